@@ -1,0 +1,1 @@
+"""Subcommands of the ``handreader`` command line, one module each."""

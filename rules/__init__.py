@@ -1,0 +1,20 @@
+"""handreader's rules engine: cards, Niu Niu, Zheng Shangyou / Pits and the other casino games."""
+
+from rules.cards import CARD_CLASSES, AnyCard, Card, Joker, Rank, Suit, parse_card, parse_cards
+from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
+
+__all__ = [
+    "CARD_CLASSES",
+    "AnyCard",
+    "Card",
+    "CardError",
+    "HandError",
+    "IllegalPlayError",
+    "Joker",
+    "ProfileError",
+    "Rank",
+    "RulesError",
+    "Suit",
+    "parse_card",
+    "parse_cards",
+]

@@ -1,0 +1,23 @@
+"""The rules engine's exception family: every bad input is a ``ValueError`` subclass."""
+
+from __future__ import annotations
+
+
+class RulesError(ValueError):
+    """Base class of every error the rules engine raises for bad input."""
+
+
+class CardError(RulesError):
+    """Card text that does not name a card, e.g. ``"1H"`` or ``"ZZ"``."""
+
+
+class HandError(RulesError):
+    """A set of cards that is not a valid hand: wrong count, duplicates in one deck."""
+
+
+class ProfileError(RulesError):
+    """An unknown profile name or an inconsistent rules option."""
+
+
+class IllegalPlayError(RulesError):
+    """A play the rules forbid; the message says why in plain words."""
