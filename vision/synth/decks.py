@@ -1,0 +1,226 @@
+"""Card art: the catalogue of Debian SVG decks and their rendering, one PNG per card, cached.
+
+Decks come from Debian's ``gnome-cards-data`` (``/usr/share/aisleriot/cards``) and
+``kdegames-card-data-kf5`` (``/usr/share/carddecks``); each card is one SVG element rendered with
+``rsvg-convert -i ID`` from ``librsvg2-bin``. ``scripts/install-card-art`` installs the packages.
+Renders are cached outside git (``$HANDREADER_CACHE`` or ``~/.cache/handreader``), keyed by deck
+and height, so a second run costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from rules.cards import CARD_CLASSES
+
+__all__ = [
+    "DECKS",
+    "Deck",
+    "cache_dir",
+    "deck_by_name",
+    "render_card",
+    "render_deck",
+]
+
+GNOME_DIR = Path("/usr/share/aisleriot/cards")
+KDE_DIR = Path("/usr/share/carddecks")
+
+_RANK_WORDS = {"A": "1", "J": "jack", "Q": "queen", "K": "king"}
+_SUIT_WORDS = {"S": "spade", "H": "heart", "D": "diamond", "C": "club"}
+
+
+@dataclass(frozen=True, slots=True)
+class Deck:
+    """One deck design: where its SVG lies, how its element ids are named, which jokers it has.
+
+    ``scheme`` is ``"suit_rank"`` (gnome: ``club_1``, ``heart_queen``) or ``"rank_suit"``
+    (kde: ``1_club``, ``queen_heart``). ``jokers`` maps ``JB``/``JR`` to element ids.
+    ``split`` is ``"train"`` or ``"holdout"`` (never used in training; validation of unseen decks).
+    ``corners`` is 2 (indices top-left and bottom-right) or 4 (indices in all four corners).
+    """
+
+    name: str
+    path: Path
+    scheme: str
+    jokers: tuple[tuple[str, str], ...]
+    split: str = "train"
+    corners: int = 2
+
+    def element_id(self, code: str) -> str:
+        """The SVG element id of a card code such as ``"10H"`` or ``"JR"``."""
+        for joker_code, joker_id in self.jokers:
+            if joker_code == code:
+                return joker_id
+        if code in ("JB", "JR"):
+            raise ValueError(f"deck {self.name!r} has no joker {code!r}")
+        rank, suit = code[:-1], code[-1]
+        rank_word = _RANK_WORDS.get(rank, rank)
+        suit_word = _SUIT_WORDS[suit]
+        if self.scheme == "suit_rank":
+            return f"{suit_word}_{rank_word}"
+        return f"{rank_word}_{suit_word}"
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """The card codes this deck can render: the 52 and the jokers it has."""
+        jokers = {code for code, _ in self.jokers}
+        return tuple(code for code in CARD_CLASSES if code not in ("JB", "JR") or code in jokers)
+
+    @property
+    def available(self) -> bool:
+        """True when the deck's SVG file is installed on this machine."""
+        return self.path.is_file()
+
+
+_GNOME_JOKERS = (("JB", "joker_black"), ("JR", "joker_red"))
+
+
+def _gnome(name: str, split: str = "train", corners: int = 2) -> Deck:
+    return Deck(name, GNOME_DIR / f"{name}.svgz", "suit_rank", _GNOME_JOKERS, split, corners)
+
+
+def _kde(folder: str, file: str, jokers: tuple[tuple[str, str], ...] = (), split: str = "train") -> Deck:
+    return Deck(f"kde-{folder}", KDE_DIR / f"svg-{folder}" / file, "rank_suit", jokers, split)
+
+
+DECKS: tuple[Deck, ...] = (
+    _gnome("anglo"),
+    _gnome("anglo_bitmap"),
+    _gnome("anglo_modern"),
+    _gnome("anglo_modern_4_color"),
+    _gnome("anglo_poker"),
+    _gnome("atlasnye"),
+    _gnome("bellot"),
+    _gnome("dondorf", corners=4),
+    _gnome("gnomangelo"),
+    _gnome("gnomangelo_bitmap"),
+    _gnome("guyenne-classic"),
+    _gnome("neoclassical"),
+    _gnome("neoclassical_4_color"),
+    _gnome("ornamental"),
+    _gnome("paris"),
+    _gnome("tango"),
+    _kde("standard", "standard.svgz"),
+    _kde("jolly-royal", "jolly-royal.svgz"),
+    _kde("ancient-egyptians", "Ancient_Egyptians.svgz"),
+    _kde("nicu-white", "white.svgz", (("JB", "black_joker"), ("JR", "red_joker"))),
+    # Held out of training entirely: unseen designs for validation (whole families, so that
+    # no recoloured twin of a held-out deck is trained on).
+    _gnome("simplistic", split="holdout"),
+    _gnome("plastic", split="holdout"),
+    _gnome("orell", split="holdout"),
+    _gnome("tigullio", split="holdout"),
+    _kde("tigullio-international", "tigullio-international.svgz", split="holdout"),
+    _kde("penguins", "penguins.svgz", split="holdout"),
+)
+"""Decks in use: every installed deck whose indices read A K Q J 10..2 in Latin letters."""
+
+EXCLUDED_DECKS: dict[str, str] = {
+    "ancient_french": "French indices (1, R, D, V)",
+    "atlasnye_skat": "German indices (D, K, B)",
+    "Атласные": "Cyrillic indices (Т, К, Д, В)",
+    "berlin": "German indices (D, K, B)",
+    "lattmann": "German indices (D, K, B)",
+    "rheinland": "German indices (D, K, B)",
+    "slavic_costumes": "Cyrillic indices (Т, К, Д, В)",
+    "swiss-xvii": "no indices on the court cards; Swiss-style aces",
+    "tarocco": "Italian indices (R, D, F)",
+    "tango_nuevo": "one index per card, rank and suit side by side on the top edge only",
+    "kde-future": "no playing-card indices (symbolic glyphs)",
+    "kde-konqi-modern": "rsvg-convert cannot render it ('the SVG has no dimensions')",
+    "kde-oxygen": "one index per card, in the top-right corner only, with no suit under it",
+    "kde-oxygen-air": "one index per card, in the top-right corner only, with no suit under it",
+    "kde-oxygen-white": "one index per card, in the top-right corner only, with no suit under it",
+    "kde-dondorf": "same design as gnome's dondorf (kept there)",
+    "kde-gm-paris": "same design as gnome's paris (kept there)",
+    "kde-nicu-ornamental": "same design as gnome's ornamental (kept there)",
+    "kde-xskat-french": "rsvg-convert cannot render it ('the SVG has no dimensions')",
+    "kde-xskat-german": "German suits and indices; rsvg-convert cannot render it",
+}
+"""Decks left out, with the reason (from inspecting their renders)."""
+
+
+def deck_by_name(name: str) -> Deck:
+    """The deck called ``name``; ValueError listing the known names otherwise."""
+    for deck in DECKS:
+        if deck.name == name:
+            return deck
+    raise ValueError(f"unknown deck {name!r}; known: {', '.join(d.name for d in DECKS)}")
+
+
+def cache_dir() -> Path:
+    """Where renders are cached: ``$HANDREADER_CACHE`` or ``~/.cache/handreader``."""
+    root = os.environ.get("HANDREADER_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "handreader"
+
+
+def _rsvg(deck: Deck, code: str, zoom: float, out: Path) -> None:
+    subprocess.run(
+        ["rsvg-convert", "-i", deck.element_id(code), "-z", f"{zoom:.5f}", str(deck.path), "-o", str(out)],
+        check=True,
+        capture_output=True,
+    )
+
+
+def _read_rgba(path: Path) -> np.ndarray:
+    """An RGBA (BGRA order) image; fully opaque renders come back as RGB and get alpha 255."""
+    image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    if image is None or image.ndim != 3:
+        raise RuntimeError(f"rsvg-convert wrote no colour image at {path}")
+    if image.shape[2] == 3:
+        image = cv2.cvtColor(image, cv2.COLOR_BGR2BGRA)
+    return image
+
+
+def _alpha_box(path: Path) -> tuple[int, int, int, int]:
+    """Bounding box (x1, y1, x2, y2) of the non-transparent pixels of an RGBA PNG."""
+    image = _read_rgba(path)
+    ys, xs = np.nonzero(image[:, :, 3] > 8)
+    if len(xs) == 0:
+        raise RuntimeError(f"render {path} is empty")
+    return int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
+
+
+def render_card(deck: Deck, code: str, height: int, out: Path) -> Path:
+    """Render one card of ``deck`` as an RGBA PNG ``height`` pixels tall at ``out``.
+
+    Some decks declare element extents far larger than the card (``<use>`` elements with the
+    whole sheet's size), so the render is cropped to its visible pixels: a first render at zoom 1
+    measures the card, a second renders it at the zoom that gives ``height``.
+    """
+    if shutil.which("rsvg-convert") is None:
+        raise RuntimeError("rsvg-convert not found: run scripts/install-card-art (librsvg2-bin)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_suffix(".part.png")
+    _rsvg(deck, code, 1.0, partial)
+    x1, y1, x2, y2 = _alpha_box(partial)
+    zoom = height / (y2 - y1)
+    _rsvg(deck, code, zoom, partial)
+    x1, y1, x2, y2 = _alpha_box(partial)
+    image = _read_rgba(partial)[y1:y2, x1:x2]
+    if abs(image.shape[0] - height) > 2:
+        image = cv2.resize(image, (round(image.shape[1] * height / image.shape[0]), height),
+                           interpolation=cv2.INTER_AREA)
+    cv2.imwrite(str(out), image)
+    partial.unlink()
+    return out
+
+
+def render_deck(deck: Deck, height: int = 400, codes: Iterable[str] | None = None) -> dict[str, Path]:
+    """Render (or reuse cached renders of) the deck's cards; returns code -> PNG path."""
+    folder = cache_dir() / "cards" / f"h{height}" / deck.name
+    result: dict[str, Path] = {}
+    for code in codes if codes is not None else deck.codes:
+        out = folder / f"{code}.png"
+        if not out.is_file():
+            render_card(deck, code, height, out)
+        result[code] = out
+    return result
