@@ -18,3 +18,37 @@ __all__ = [
     "parse_card",
     "parse_cards",
 ]
+
+from rules.pits import (
+    DEFAULT_PITS_RULES,
+    Combination,
+    CombinationError,
+    MixedWildRank,
+    PitsKind,
+    PitsRank,
+    PitsRound,
+    PitsRoundEnd,
+    PitsRules,
+    can_play,
+    classify_combination,
+    combination_readings,
+    legal_plays,
+    verify_play,
+)
+
+__all__ += [
+    "DEFAULT_PITS_RULES",
+    "Combination",
+    "CombinationError",
+    "MixedWildRank",
+    "PitsKind",
+    "PitsRank",
+    "PitsRound",
+    "PitsRoundEnd",
+    "PitsRules",
+    "can_play",
+    "classify_combination",
+    "combination_readings",
+    "legal_plays",
+    "verify_play",
+]
