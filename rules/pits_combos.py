@@ -231,6 +231,10 @@ class PitsRules:
     - ``decks``: how many copies of each card may exist (duplicates beyond that are a HandError).
     - ``round_end``: a round stops when one player alone holds cards (default, which ranks every
       player) or as soon as the first player is out. The winner is the first out either way.
+
+    Sequences never wrap and there is no option for it: the seed forbids a 2 in any sequence, so
+    K A 2 and A 2 3 cannot exist, and a wild card in a sequence never stands for a 2 (A JB 3 is
+    no sequence).
     """
 
     wild_as_itself_natural: bool = True
