@@ -16,6 +16,7 @@ from handreader import __version__
 
 COMMANDS: tuple[str, ...] = (
     "score",
+    "round",
     "pits",
 )
 """Command modules under ``handreader.commands``, in help order."""

@@ -19,6 +19,67 @@ __all__ = [
     "parse_cards",
 ]
 
+from rules.niuniu import (
+    NiuHand,
+    NiuSplit,
+    Outcome,
+    Ranking,
+    banker_outcome,
+    compare_hands,
+    evaluate_hand,
+    rank_hands,
+    score_hand,
+)
+from rules.niuniu_batch import NiuBatch, all_hands, compare_batch, hands_to_indices, score_batch
+from rules.niuniu_profiles import (
+    DEFAULT_PROFILE,
+    MULTIPLIER_TABLES,
+    NIU_PROFILES,
+    BetRule,
+    BetType,
+    MultiplierTable,
+    NiuProfile,
+    NiuScore,
+    TieBreak,
+    TieRule,
+    get_profile,
+    get_table,
+)
+from rules.settlement import RoundResult, Settlement, play_round, settle
+
+__all__ += [
+    "DEFAULT_PROFILE",
+    "MULTIPLIER_TABLES",
+    "NIU_PROFILES",
+    "BetRule",
+    "BetType",
+    "MultiplierTable",
+    "NiuBatch",
+    "NiuHand",
+    "NiuProfile",
+    "NiuScore",
+    "NiuSplit",
+    "Outcome",
+    "Ranking",
+    "RoundResult",
+    "Settlement",
+    "TieBreak",
+    "TieRule",
+    "all_hands",
+    "banker_outcome",
+    "compare_batch",
+    "compare_hands",
+    "evaluate_hand",
+    "get_profile",
+    "get_table",
+    "hands_to_indices",
+    "play_round",
+    "rank_hands",
+    "score_batch",
+    "score_hand",
+    "settle",
+]
+
 from rules.pits import (
     DEFAULT_PITS_RULES,
     Combination,

@@ -1,0 +1,130 @@
+"""``handreader score``: the Niu Niu score and split of five cards.
+
+Usage::
+
+    handreader score CARD CARD CARD CARD CARD [--profile P] [--json]
+    handreader score [--profile P] [--json] < hands.txt      # one hand per line
+
+With ``--json`` each hand prints one object on one line::
+
+    {"cards": ["3H", ...], "split": {"bull": [3 cards], "rest": [2 cards]} | null,
+     "score": "niu_4", "points": 4 | null, "label": "Niu 4", "rank": 4, "profile": "trainer"}
+
+``rank`` is the score's place in the profile's order (0 = No Niu). In stdin mode a bad line is
+reported on stderr with its line number, the other lines are still answered, and the exit
+status is 2 at the end. :func:`score_hand_text`, :func:`hand_to_json` and :func:`format_hand`
+are shared with other commands (e.g. photo input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+from rules.cards import parse_cards
+from rules.niuniu import NiuHand, evaluate_hand
+from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, NiuProfile
+
+__all__ = ["format_hand", "hand_to_json", "register", "run", "score_hand_text", "score_lines"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``score`` command to the CLI."""
+    parser = subparsers.add_parser(
+        "score",
+        help="score a Niu Niu hand: best 3 + 2 split, score and rank",
+        description=(
+            "Score five Niu Niu cards given as arguments (e.g. 3H 7S KD 8C 6D; T for 10, "
+            "lower case and suit symbols accepted), or, with no cards, one hand per line of "
+            "standard input."
+        ),
+    )
+    parser.add_argument("cards", nargs="*", metavar="CARD", help="five cards, e.g. 10H QS")
+    parser.add_argument(
+        "--profile",
+        choices=sorted(NIU_PROFILES),
+        default=DEFAULT_PROFILE,
+        help=f"house rules (default: {DEFAULT_PROFILE})",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object per hand")
+    parser.set_defaults(func=run)
+
+
+def score_hand_text(
+    text: str | Sequence[str], profile: str | NiuProfile = DEFAULT_PROFILE
+) -> NiuHand:
+    """Score a hand written as text: one string (``"3H 7S KD 8C 6D"``) or a list of tokens.
+
+    Raises CardError naming an unreadable token and HandError for a count other than five or a
+    repeated card, both ValueErrors.
+    """
+    joined = text if isinstance(text, str) else " ".join(text)  # tokens may hold several cards
+    return evaluate_hand(parse_cards(joined), profile)
+
+
+def hand_to_json(hand: NiuHand) -> dict[str, Any]:
+    """The JSON object of a scored hand (see the module docstring for its keys)."""
+    split: dict[str, list[str]] | None = None
+    if hand.split is not None:
+        split = {
+            "bull": [str(card) for card in hand.split.bull],
+            "rest": [str(card) for card in hand.split.rest],
+        }
+        if hand.split.swapped:
+            split["swapped"] = [str(card) for card in hand.split.swapped]
+    return {
+        "cards": [str(card) for card in hand.cards],
+        "split": split,
+        "score": hand.score.value,
+        "points": hand.points,
+        "label": hand.label,
+        "rank": hand.tier,
+        "profile": hand.profile.name,
+    }
+
+
+def format_hand(hand: NiuHand, as_json: bool = False) -> str:
+    """One output line for a hand: a JSON object, or a readable line such as
+    ``3H 7S KD 8C 6D: Niu 4 (KD 7S 3H | 8C 6D)``."""
+    if as_json:
+        return json.dumps(hand_to_json(hand), ensure_ascii=False)
+    return str(hand)
+
+
+def score_lines(
+    lines: Iterable[str],
+    profile: str | NiuProfile,
+    as_json: bool,
+    out: TextIO,
+    errors: TextIO,
+    command: str = "score",
+) -> int:
+    """Answer one line of ``out`` per hand line; report bad lines on ``errors``; 2 if any was bad.
+
+    Blank lines and lines starting with ``#`` are skipped.
+    """
+    status = 0
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            hand = score_hand_text(text, profile)
+        except ValueError as error:
+            print(f"handreader {command}: error: line {number}: {error}", file=errors, flush=True)
+            status = 2
+            continue
+        print(format_hand(hand, as_json), file=out, flush=True)
+    return status
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the cards of the command line, or every line of standard input when none."""
+    if not args.cards:
+        return score_lines(sys.stdin, args.profile, args.json, sys.stdout, sys.stderr)
+    hand = score_hand_text(args.cards, args.profile)
+    print(format_hand(hand, args.json))
+    return 0
