@@ -18,6 +18,9 @@ COMMANDS: tuple[str, ...] = (
     "score",
     "round",
     "pits",
+    "baccarat",
+    "blackjack",
+    "paigow",
 )
 """Command modules under ``handreader.commands``, in help order."""
 
