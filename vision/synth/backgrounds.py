@@ -1,0 +1,85 @@
+"""Table backgrounds: real photos (wallpaper packages) and procedural felt, wood and cloth."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["background", "photo_files"]
+
+_PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png"}
+
+
+@lru_cache(maxsize=8)
+def photo_files(folders: tuple[str, ...]) -> tuple[Path, ...]:
+    """Background photos under the folders, sorted so that draws are reproducible."""
+    found: list[Path] = []
+    for folder in folders:
+        root = Path(folder)
+        if root.is_dir():
+            found += [p for p in root.rglob("*") if p.suffix.lower() in _PHOTO_SUFFIXES and p.is_file()]
+    return tuple(sorted(found))
+
+
+@lru_cache(maxsize=16)
+def _load_photo(path: Path) -> NDArray[np.uint8] | None:
+    image = cv2.imread(str(path), cv2.IMREAD_REDUCED_COLOR_2)
+    return image
+
+
+def _smooth_noise(rng: np.random.Generator, width: int, height: int, cells: int) -> NDArray[np.float32]:
+    """Low-frequency noise in [0, 1]: a small random grid scaled up smoothly."""
+    grid = rng.random((max(2, cells * height // max(width, 1) + 1), cells + 1)).astype(np.float32)
+    return cv2.resize(grid, (width, height), interpolation=cv2.INTER_CUBIC).clip(0, 1)
+
+
+def _felt(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
+    palette = np.array(
+        [[40, 110, 35], [30, 90, 60], [120, 60, 20], [40, 40, 140], [60, 60, 60], [20, 70, 20],
+         [90, 30, 30], [150, 150, 150], [30, 30, 30], [200, 200, 205], [100, 140, 170]], np.float32)
+    base = palette[rng.integers(len(palette))] * rng.uniform(0.7, 1.3)
+    low = _smooth_noise(rng, width, height, int(rng.integers(3, 9)))[..., None]
+    fine = rng.normal(0, rng.uniform(2, 10), (height, width, 1)).astype(np.float32)
+    return base[None, None, :] * (0.85 + 0.3 * low) + fine
+
+
+def _wood(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
+    tone = np.array([rng.uniform(20, 70), rng.uniform(60, 120), rng.uniform(110, 190)], np.float32)
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    angle = rng.uniform(0, np.pi)
+    along = xs * np.cos(angle) + ys * np.sin(angle)
+    across = -xs * np.sin(angle) + ys * np.cos(angle)
+    warp = _smooth_noise(rng, width, height, 4) * rng.uniform(5, 30)
+    grain = 0.5 + 0.5 * np.sin((across + warp) * rng.uniform(0.05, 0.3) + 0.002 * along)
+    return tone[None, None, :] * (0.75 + 0.35 * grain[..., None])
+
+
+def _cloth(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
+    colour = rng.uniform(30, 220, 3).astype(np.float32)
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    period = rng.uniform(2, 6)
+    weave = 0.5 + 0.25 * (np.sin(xs * np.pi / period) + np.sin(ys * np.pi / period))
+    return colour[None, None, :] * (0.8 + 0.3 * weave[..., None])
+
+
+def background(
+    rng: np.random.Generator, width: int, height: int, photos: tuple[Path, ...], photo_probability: float
+) -> NDArray[np.float32]:
+    """A BGR float32 background of the given size (values about 0..255)."""
+    if photos and rng.random() < photo_probability:
+        photo = _load_photo(photos[int(rng.integers(len(photos)))])
+        if photo is not None:
+            ph, pw = photo.shape[:2]
+            scale = max(width / pw, height / ph) * rng.uniform(1.0, 2.0)
+            crop_w, crop_h = min(pw, int(width / scale) + 1), min(ph, int(height / scale) + 1)
+            x0 = int(rng.integers(0, pw - crop_w + 1))
+            y0 = int(rng.integers(0, ph - crop_h + 1))
+            crop = photo[y0 : y0 + crop_h, x0 : x0 + crop_w]
+            return cv2.resize(crop, (width, height), interpolation=cv2.INTER_LINEAR).astype(np.float32)
+    kind = rng.integers(3)
+    maker = (_felt, _wood, _cloth)[int(kind)]
+    return maker(rng, width, height).astype(np.float32)

@@ -1,0 +1,80 @@
+"""Camera and lighting effects applied to a composed scene (float32 BGR, about 0..255)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.synth.config import Photometry
+
+__all__ = ["apply_photometry", "cast_shadow"]
+
+
+def cast_shadow(canvas: NDArray[np.float32], alpha: NDArray[np.float32], x0: int, y0: int,
+                rng: np.random.Generator) -> None:
+    """Darken ``canvas`` under a blurred, offset copy of a card's alpha (in place)."""
+    height, width = canvas.shape[:2]
+    dx, dy = (int(v) for v in rng.integers(-6, 7, 2))
+    blur = int(rng.integers(1, 6)) * 2 + 1
+    shade = cv2.GaussianBlur(alpha, (blur, blur), 0) * rng.uniform(0.15, 0.45)
+    ah, aw = shade.shape
+    x1, y1 = x0 + dx, y0 + dy
+    cx0, cy0, cx1, cy1 = max(0, x1), max(0, y1), min(width, x1 + aw), min(height, y1 + ah)
+    if cx0 >= cx1 or cy0 >= cy1:
+        return
+    region = shade[cy0 - y1 : cy1 - y1, cx0 - x1 : cx1 - x1]
+    canvas[cy0:cy1, cx0:cx1] *= (1.0 - region)[..., None]
+
+
+def _gradient(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    angle = rng.uniform(0, 2 * np.pi)
+    ramp = (xs * np.cos(angle) + ys * np.sin(angle)) / max(width, height)
+    ramp -= ramp.min()
+    strength = rng.uniform(0.2, 0.6)
+    return (1.0 - strength * ramp / max(float(ramp.max()), 1e-6)) * rng.uniform(0.85, 1.25)
+
+
+def _glare(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    cx, cy = rng.uniform(0, width), rng.uniform(0, height)
+    radius = rng.uniform(0.05, 0.3) * max(width, height)
+    return np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / (2 * radius**2)) * rng.uniform(60, 180)
+
+
+def _motion_kernel(rng: np.random.Generator) -> NDArray[np.float32]:
+    length = int(rng.integers(3, 10))
+    kernel = np.zeros((length, length), np.float32)
+    kernel[length // 2, :] = 1.0
+    rotation = cv2.getRotationMatrix2D((length / 2 - 0.5, length / 2 - 0.5), rng.uniform(0, 180), 1.0)
+    kernel = cv2.warpAffine(kernel, rotation, (length, length))
+    return kernel / max(float(kernel.sum()), 1e-6)
+
+
+def apply_photometry(image: NDArray[np.float32], settings: Photometry,
+                     rng: np.random.Generator) -> NDArray[np.uint8]:
+    """Lighting, glare, colour cast, blur, noise and low resolution; returns uint8 BGR."""
+    height, width = image.shape[:2]
+    if rng.random() < settings.gradient_probability:
+        image = image * _gradient(rng, width, height)[..., None]
+    if rng.random() < settings.glare_probability:
+        image = image + _glare(rng, width, height)[..., None]
+    if rng.random() < settings.color_cast_probability:
+        casts = np.array([[1.25, 1.0, 0.8], [0.75, 0.95, 1.2], [1.0, 1.1, 1.0], [1.1, 1.05, 0.9]],
+                         np.float32)  # BGR: webcam blue, tungsten yellow, green fluorescent, warm
+        cast = casts[rng.integers(len(casts))] * rng.uniform(0.9, 1.1, 3).astype(np.float32)
+        image = image * cast[None, None, :]
+    if rng.random() < settings.blur_probability:
+        sigma = rng.uniform(0.5, 1.8)
+        image = cv2.GaussianBlur(image, (0, 0), sigma)
+    if rng.random() < settings.motion_blur_probability:
+        image = cv2.filter2D(image, -1, _motion_kernel(rng))
+    if rng.random() < settings.noise_probability:
+        image = image + rng.normal(0, rng.uniform(2, 12), image.shape).astype(np.float32)
+    if rng.random() < settings.low_resolution_probability:
+        factor = rng.uniform(0.35, 0.7)
+        small = cv2.resize(image, (max(8, int(width * factor)), max(8, int(height * factor))),
+                           interpolation=cv2.INTER_AREA)
+        image = cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR)
+    return np.clip(image, 0, 255).astype(np.uint8)
