@@ -220,7 +220,8 @@ def test_apply_orientation_is_the_exif_table(orientation: int) -> None:
     image = np.zeros((2, 3, 3), np.uint8)
     image[0, 0] = 255
     upright = apply_orientation(image, orientation)
-    corner = {1: (0, 0), 2: (0, 2), 3: (1, 2), 4: (1, 0)} | {5: (0, 0), 6: (0, 1), 7: (2, 1), 8: (2, 0)}
+    corner = {1: (0, 0), 2: (0, 2), 3: (1, 2), 4: (1, 0)}
+    corner |= {5: (0, 0), 6: (0, 1), 7: (2, 1), 8: (2, 0)}
     assert tuple(np.argwhere(upright[:, :, 0] == 255)[0]) == corner[orientation]
     assert upright.shape[:2] == ((2, 3) if orientation <= 4 else (3, 2))
 
