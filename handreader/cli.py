@@ -16,11 +16,15 @@ from handreader import __version__
 
 COMMANDS: tuple[str, ...] = (
     "score",
+    "read",
+    "eval",
     "round",
     "pits",
     "baccarat",
     "blackjack",
     "paigow",
+    "synth",
+    "train",
 )
 """Command modules under ``handreader.commands``, in help order."""
 

@@ -1,0 +1,68 @@
+"""``handreader eval MANIFEST.jsonl [...]``: precision, recall, F1 and exact photos on labelled data.
+
+Manifests use the format of ``shared/realdata`` (see :mod:`vision.evaluate`). Prints one block
+per manifest and, with ``--json``, one JSON object per manifest; ``--report DIR`` also writes a
+confusion-matrix picture per manifest; ``--split valid`` keeps only that split's entries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``eval`` command to the CLI."""
+    parser = subparsers.add_parser("eval", help="measure the reader on labelled photos",
+                                   description="Card precision, recall, F1, exact photos and confusions.")
+    parser.add_argument("manifests", nargs="+", type=Path, metavar="MANIFEST", help="manifest.jsonl files")
+    parser.add_argument("--split", help="only entries whose 'split' is this (e.g. valid)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per manifest")
+    parser.add_argument("--report", type=Path, metavar="DIR", help="write confusion-matrix pictures here")
+    parser.add_argument("--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)")
+    parser.add_argument("--limit", type=int, help="read at most this many photos per manifest")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate every manifest and print its figures."""
+    import cv2
+    from tqdm import tqdm
+
+    from vision.evaluate import EvalTotals, confusion_image, load_manifest
+    from vision.imageio import ImageError, load_image
+    from vision.reader import Reader
+
+    reader = Reader.load(args.models)
+    for manifest in args.manifests:
+        entries = load_manifest(manifest, args.split)[: args.limit]
+        totals = EvalTotals()
+        for entry in tqdm(entries, desc=manifest.parent.name, unit="photo", leave=False):
+            try:
+                image = load_image(entry.image)
+            except ImageError:
+                totals.failed += 1
+                totals.add(entry.cards, [])
+                continue
+            reading = reader.read(image)
+            certain = [card.code for card in reading.cards if not card.uncertain]
+            totals.add(entry.cards, certain, sum(card.uncertain for card in reading.cards))
+        summary = {"manifest": str(manifest), "split": args.split, **totals.summary()}
+        if args.json:
+            print(json.dumps(summary))
+        else:
+            print(f"{manifest}{' [' + args.split + ']' if args.split else ''}: {totals.photos} photos, "
+                  f"{totals.truth_cards} cards")
+            print(f"  precision {totals.precision:.4f}  recall {totals.recall:.4f}  F1 {totals.f1:.4f}  "
+                  f"exact photos {summary['exact_photos']:.4f}  uncertain {totals.uncertain}  failed {totals.failed}")
+            pairs = ", ".join(f"{t}->{p} x{n}" for t, p, n in summary["confusions"])  # type: ignore[misc]
+            print(f"  most frequent confusions: {pairs or 'none'}")
+        if args.report:
+            args.report.mkdir(parents=True, exist_ok=True)
+            picture = confusion_image(totals.confusions.items())
+            cv2.imwrite(str(args.report / f"confusion_{manifest.parent.name}.png"), picture)
+    return 0

@@ -1,0 +1,78 @@
+"""``handreader read PHOTO [PHOTO ...] [--json] [--annotate DIR]``: the cards in each photo.
+
+With ``--json`` each photo prints one line::
+
+    {"image": "PATH-AS-GIVEN", "cards": [{"card": "10H", "confidence": 0.97, "box": [x1, y1, x2, y2],
+     "corners": 2, "uncertain": false}, ...], "size": [w, h], "flags": [...], "ms": 21.3}
+
+A photo that cannot be read prints ``{"image": PATH, "error": {"code": ..., "message": ...}}``
+(on standard output with ``--json``, on standard error otherwise); the others are still read and
+the exit status is 2 if any failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from vision.detections import Reading
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``read`` command to the CLI."""
+    parser = subparsers.add_parser("read", help="read the cards in photos",
+                                   description="Find and read every card in each photo.")
+    parser.add_argument("photos", nargs="+", metavar="PHOTO", help="image files (JPEG, PNG, WebP, ...)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per photo")
+    parser.add_argument("--annotate", type=Path, metavar="DIR", help="also write annotated copies into DIR")
+    parser.add_argument("--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)")
+    parser.set_defaults(func=run)
+
+
+def format_reading(reading: Reading) -> str:
+    """A readable line: the certain cards, then the uncertain ones marked with ``?``."""
+    certain = " ".join(card.code for card in reading.cards if not card.uncertain) or "no cards"
+    unsure = [f"{card.code}?" for card in reading.cards if card.uncertain]
+    return certain + (f" (uncertain: {' '.join(unsure)})" if unsure else "")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read each photo; keep going past bad files; 2 if any failed."""
+    from vision.imageio import ImageError, load_image
+    from vision.reader import Reader
+
+    reader = Reader.load(args.models)
+    status = 0
+    if args.annotate:
+        args.annotate.mkdir(parents=True, exist_ok=True)
+    for photo in args.photos:
+        try:
+            image = load_image(photo)
+        except ImageError as error:
+            status = 2
+            code = getattr(error, "code", "unreadable")
+            if args.json:
+                print(json.dumps({"image": photo, "error": {"code": code, "message": str(error)}}))
+            else:
+                print(f"handreader read: error: {error}", file=sys.stderr)
+            continue
+        reading = reader.read(image)
+        if args.json:
+            record: dict[str, Any] = {"image": photo, **reading.to_dict(),
+                                      "ms": round(reading.timings_ms.get("total", 0.0), 1)}
+            print(json.dumps(record, ensure_ascii=False), flush=True)
+        else:
+            print(f"{photo}: {format_reading(reading)}", flush=True)
+        if args.annotate:
+            from vision.annotate import CardAnnotator
+
+            import cv2
+
+            out = args.annotate / f"{Path(photo).stem}.jpg"
+            cv2.imwrite(str(out), CardAnnotator().annotate(image, reading))
+    return status

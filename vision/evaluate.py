@@ -1,0 +1,166 @@
+"""Score readings against labelled photos (manifests in the format of ``shared/realdata``).
+
+A manifest is JSON lines: ``{"image": "file.jpg", "cards": ["10H", "K?", "JOKER"], ...}``.
+``"K?"`` is a rank without its suit (matched by rank only); ``"JOKER"`` a joker of either colour.
+Only cards read with confidence count as answers: an uncertain card is reported, not guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from rules.cards import CARD_CLASSES
+
+__all__ = ["EvalTotals", "ManifestEntry", "confusion_image", "load_manifest", "match_cards"]
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One labelled photo."""
+
+    image: Path
+    cards: tuple[str, ...]
+    split: str | None = None
+
+
+def load_manifest(path: Path, split: str | None = None) -> list[ManifestEntry]:
+    """The entries of a JSON-lines manifest (images relative to its folder), optionally one split."""
+    entries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            image, cards = raw["image"], raw["cards"]
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise ValueError(f"{path}: line {number} is not a manifest entry: {error}") from error
+        if split is not None and raw.get("split") != split:
+            continue
+        entries.append(ManifestEntry(path.parent / image, tuple(cards), raw.get("split")))
+    return entries
+
+
+def _rank(code: str) -> str:
+    return code[:-1]
+
+
+def match_cards(truth: Sequence[str], predicted: Sequence[str]) -> tuple[int, list[tuple[str, str]]]:
+    """Matched count and the confusions (truth, predicted) between two card lists.
+
+    Exact codes match first, then rank-only labels (``"K?"``) by rank, then ``"JOKER"`` with
+    either joker; left-overs are paired in order as confusions (a truth with no partner pairs
+    with ``"-"``, i.e. missed; a prediction with none pairs as ``("-", code)``, i.e. extra).
+    """
+    left_truth = list(truth)
+    left_pred = list(predicted)
+    matched = 0
+    for rule in ("exact", "rank", "joker"):
+        for label in list(left_truth):
+            for guess in left_pred:
+                ok = (
+                    (rule == "exact" and label == guess)
+                    or (rule == "rank" and label.endswith("?") and _rank(label) == _rank(guess))
+                    or (rule == "joker" and label == "JOKER" and guess in ("JB", "JR"))
+                )
+                if ok:
+                    left_truth.remove(label)
+                    left_pred.remove(guess)
+                    matched += 1
+                    break
+    confusions = []
+    for i in range(max(len(left_truth), len(left_pred))):
+        confusions.append((left_truth[i] if i < len(left_truth) else "-",
+                           left_pred[i] if i < len(left_pred) else "-"))
+    return matched, confusions
+
+
+@dataclass
+class EvalTotals:
+    """Running totals over photos."""
+
+    photos: int = 0
+    exact_photos: int = 0
+    truth_cards: int = 0
+    predicted_cards: int = 0
+    matched: int = 0
+    uncertain: int = 0
+    failed: int = 0
+    confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def add(self, truth: Sequence[str], predicted: Sequence[str], uncertain: int = 0) -> None:
+        """Add one photo's labels and certain predictions."""
+        matched, confusions = match_cards(truth, predicted)
+        self.photos += 1
+        self.truth_cards += len(truth)
+        self.predicted_cards += len(predicted)
+        self.matched += matched
+        self.uncertain += uncertain
+        self.exact_photos += int(matched == len(truth) == len(predicted))
+        self.confusions.update(confusions)
+
+    @property
+    def precision(self) -> float:
+        """Share of certain predictions that are right."""
+        return self.matched / self.predicted_cards if self.predicted_cards else 0.0
+
+    @property
+    def recall(self) -> float:
+        """Share of labelled cards read right."""
+        return self.matched / self.truth_cards if self.truth_cards else 0.0
+
+    @property
+    def f1(self) -> float:
+        """Harmonic mean of precision and recall."""
+        total = self.precision + self.recall
+        return 2 * self.precision * self.recall / total if total else 0.0
+
+    def summary(self, top: int = 10) -> dict[str, object]:
+        """The figures as a JSON-able dict."""
+        return {
+            "photos": self.photos,
+            "failed": self.failed,
+            "cards": self.truth_cards,
+            "predicted": self.predicted_cards,
+            "uncertain": self.uncertain,
+            "precision": round(self.precision, 4),
+            "recall": round(self.recall, 4),
+            "f1": round(self.f1, 4),
+            "exact_photos": round(self.exact_photos / self.photos, 4) if self.photos else 0.0,
+            "confusions": [[t, p, n] for (t, p), n in self.confusions.most_common(top)],
+        }
+
+
+def confusion_image(confusions: Iterable[tuple[tuple[str, str], int]], cell: int = 14) -> NDArray[np.uint8]:
+    """A confusion-matrix picture (truth rows, prediction columns) of the non-matching pairs."""
+    labels = [*CARD_CLASSES, "-"]
+    extra = sorted({t for (t, _), _ in confusions if t not in labels} | set())
+    labels += extra
+    position = {label: i for i, label in enumerate(labels)}
+    matrix = np.zeros((len(labels), len(labels)), np.float32)
+    for (truth, predicted), count in confusions:
+        if truth in position and predicted in position:
+            matrix[position[truth], position[predicted]] += count
+    margin = 40
+    size = margin + cell * len(labels)
+    image = np.full((size, size, 3), 255, np.uint8)
+    peak = max(float(matrix.max()), 1.0)
+    for row in range(len(labels)):
+        for column in range(len(labels)):
+            value = matrix[row, column]
+            if value:
+                shade = int(255 * (1 - value / peak))
+                y, x = margin + row * cell, margin + column * cell
+                cv2.rectangle(image, (x, y), (x + cell - 1, y + cell - 1), (shade, shade, 255), -1)
+    for i, label in enumerate(labels):
+        cv2.putText(image, label, (2, margin + i * cell + cell - 3), cv2.FONT_HERSHEY_PLAIN, 0.7, (0, 0, 0), 1)
+        cv2.putText(image, label[:3], (margin + i * cell, 12 + (i % 3) * 9), cv2.FONT_HERSHEY_PLAIN, 0.6,
+                    (0, 0, 0), 1)
+    return image

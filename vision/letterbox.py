@@ -1,0 +1,48 @@
+"""Detector preprocessing: letterbox an image to the network's square input, as in training.
+
+Ultralytics trains on images resized with their aspect ratio kept (bilinear) and padded with
+grey (114) to a square, centred; boxes map back through the returned ``Letterbox``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Letterbox", "letterbox"]
+
+PAD_VALUE = 114
+
+
+@dataclass(frozen=True, slots=True)
+class Letterbox:
+    """The transform used: network pixels = image pixels * scale + (pad_x, pad_y)."""
+
+    scale: float
+    pad_x: float
+    pad_y: float
+
+    def to_image(self, xyxy: NDArray[np.float32]) -> NDArray[np.float32]:
+        """Map (N, 4) boxes from network input pixels back to image pixels."""
+        out = xyxy.copy()
+        out[:, [0, 2]] = (out[:, [0, 2]] - self.pad_x) / self.scale
+        out[:, [1, 3]] = (out[:, [1, 3]] - self.pad_y) / self.scale
+        return out
+
+
+def letterbox(image: NDArray[np.uint8], size: int) -> tuple[NDArray[np.float32], Letterbox]:
+    """The (1, 3, size, size) RGB float32 input in [0, 1] and the transform that made it."""
+    height, width = image.shape[:2]
+    scale = min(size / height, size / width)
+    new_w, new_h = round(width * scale), round(height * scale)
+    interpolation = cv2.INTER_AREA if scale < 0.5 else cv2.INTER_LINEAR
+    resized = cv2.resize(image, (new_w, new_h), interpolation=interpolation) if scale != 1 else image
+    pad_x, pad_y = (size - new_w) / 2, (size - new_h) / 2
+    top, left = round(pad_y - 0.1), round(pad_x - 0.1)
+    canvas = np.full((size, size, 3), PAD_VALUE, np.uint8)
+    canvas[top : top + new_h, left : left + new_w] = resized
+    tensor = canvas[None, :, :, ::-1].transpose(0, 3, 1, 2).astype(np.float32) / 255.0
+    return np.ascontiguousarray(tensor), Letterbox(scale, float(left), float(top))

@@ -1,0 +1,271 @@
+"""Read the cards in an image: corner-index detector, then index classifier, then corner merging.
+
+The two ONNX models and ``models/manifest.json`` ship with the project; only onnxruntime,
+numpy and OpenCV are used here (no torch). A ``Reader`` holds two inference sessions and
+nothing per call, so one instance can serve many threads at once.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from rules.cards import CARD_CLASSES
+from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
+from vision.detections import CardReading, Detections, Reading, ReadingFlag
+from vision.letterbox import letterbox
+
+__all__ = ["ModelError", "Reader", "ReaderSettings", "default_models_dir", "non_max_suppression"]
+
+CLASSIFIER_CLASSES: tuple[str, ...] = (*CARD_CLASSES, "none")
+"""The classifier's outputs: the 54 cards in ``CARD_CLASSES`` order, then "none"."""
+
+
+class ModelError(ValueError):
+    """The shipped models are missing, corrupt, or disagree with the project's label table."""
+
+
+def default_models_dir() -> Path:
+    """``$HANDREADER_MODELS`` or the project's ``models/`` folder."""
+    configured = os.environ.get("HANDREADER_MODELS")
+    return Path(configured) if configured else Path(__file__).resolve().parent.parent / "models"
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderSettings:
+    """Thresholds of the pipeline (defaults measured on the synthetic hold-out decks)."""
+
+    detection_threshold: float = 0.25
+    nms_iou: float = 0.5
+    uncertain_below: float = 0.6
+    none_above: float = 0.5
+    merge_distance: float = 9.0
+    """Two same-card indices are one card when closer than this many index heights."""
+    tile_above_px: int = 1400
+    """Images with a longer side above this are also read in overlapping tiles."""
+    max_detections: int = 300
+
+
+def non_max_suppression(xyxy: NDArray[np.float32], scores: NDArray[np.float32], iou: float) -> NDArray[np.int64]:
+    """Indices of the boxes kept by greedy NMS, best score first."""
+    order = np.argsort(-scores, kind="stable")
+    keep: list[int] = []
+    areas = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+    while order.size:
+        best = int(order[0])
+        keep.append(best)
+        rest = order[1:]
+        ix = np.clip(np.minimum(xyxy[best, 2], xyxy[rest, 2]) - np.maximum(xyxy[best, 0], xyxy[rest, 0]), 0, None)
+        iy = np.clip(np.minimum(xyxy[best, 3], xyxy[rest, 3]) - np.maximum(xyxy[best, 1], xyxy[rest, 1]), 0, None)
+        overlap = ix * iy / (areas[best] + areas[rest] - ix * iy + 1e-9)
+        order = rest[overlap <= iou]
+    return np.array(keep, np.int64)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _session(path: Path) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own exception types
+        raise ModelError(f"cannot load model {str(path)!r}: {error}") from error
+
+
+class Reader:
+    """The card reader: ``Reader.load().read(image_bgr) -> Reading``."""
+
+    def __init__(self, detector_path: Path, classifier_path: Path, manifest: dict[str, Any],
+                 settings: ReaderSettings | None = None) -> None:
+        self.settings = settings or ReaderSettings()
+        self.manifest = manifest
+        self._detector = _session(detector_path)
+        self._classifier = _session(classifier_path)
+        self._detector_input = self._detector.get_inputs()[0].name
+        shape = self._detector.get_inputs()[0].shape
+        self.detector_size = int(shape[2]) if isinstance(shape[2], int) else int(manifest["detector"]["imgsz"])
+        metadata = self._detector.get_modelmeta().custom_metadata_map
+        names = ast.literal_eval(metadata["names"]) if "names" in metadata else None
+        if names is not None and names != {0: "index"}:
+            raise ModelError(f"detector {str(detector_path)!r} has classes {names}, expected {{0: 'index'}}")
+        classes = tuple(manifest["classifier"]["classes"])
+        if classes != CLASSIFIER_CLASSES:
+            raise ModelError("classifier classes in the manifest differ from the project's label table "
+                             f"(expected {len(CLASSIFIER_CLASSES)} classes ending with 'none')")
+        outputs = [output.name for output in self._classifier.get_outputs()]
+        if outputs[:2] != ["logits", "embedding"]:
+            raise ModelError(f"classifier outputs are {outputs}, expected ['logits', 'embedding']")
+        if self._classifier.get_outputs()[0].shape[1] != len(CLASSIFIER_CLASSES):
+            raise ModelError(f"classifier has {self._classifier.get_outputs()[0].shape[1]} outputs, "
+                             f"expected {len(CLASSIFIER_CLASSES)}")
+
+    @classmethod
+    def load(cls, models_dir: Path | None = None, settings: ReaderSettings | None = None,
+             verify_hashes: bool = True) -> Reader:
+        """Load the models named by ``models_dir/manifest.json``, checking their hashes."""
+        folder = models_dir or default_models_dir()
+        manifest_path = folder / "manifest.json"
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except FileNotFoundError as error:
+            raise ModelError(f"no model manifest at {str(manifest_path)!r}") from error
+        except (OSError, json.JSONDecodeError) as error:
+            raise ModelError(f"model manifest {str(manifest_path)!r} is unreadable: {error}") from error
+        paths = {}
+        for part in ("detector", "classifier"):
+            try:
+                entry = manifest[part]
+                path = folder / entry["file"]
+            except (KeyError, TypeError) as error:
+                raise ModelError(f"model manifest {str(manifest_path)!r} lacks {part}.file") from error
+            if not path.is_file():
+                raise ModelError(f"{part} model {str(path)!r} named in the manifest is missing")
+            if verify_hashes and entry.get("sha256") and _sha256(path) != entry["sha256"]:
+                raise ModelError(f"{part} model {str(path)!r} does not match its sha256 in the manifest")
+            paths[part] = path
+        return cls(paths["detector"], paths["classifier"], manifest, settings)
+
+    # -- stages -------------------------------------------------------------------------------
+
+    def _detect_once(self, image: NDArray[np.uint8], offset: tuple[float, float] = (0.0, 0.0)) -> Detections:
+        tensor, transform = letterbox(image, self.detector_size)
+        output = self._detector.run(None, {self._detector_input: tensor})[0][0]  # (5, anchors)
+        scores = output[4]
+        keep = scores >= self.settings.detection_threshold
+        if not keep.any():
+            return Detections.empty()
+        cx, cy, w, h = output[0][keep], output[1][keep], output[2][keep], output[3][keep]
+        xyxy = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1).astype(np.float32)
+        xyxy = transform.to_image(xyxy)
+        xyxy[:, [0, 2]] += offset[0]
+        xyxy[:, [1, 3]] += offset[1]
+        confidence = scores[keep].astype(np.float32)
+        return Detections(xyxy, confidence, np.zeros(len(confidence), np.int64))
+
+    def detect(self, image: NDArray[np.uint8]) -> Detections:
+        """Corner-index boxes in image pixels (whole image, plus tiles for large photos), after NMS."""
+        height, width = image.shape[:2]
+        parts = [self._detect_once(image)]
+        if max(height, width) > self.settings.tile_above_px:
+            tile_w, tile_h = int(width * 0.6), int(height * 0.6)
+            for top in (0, height - tile_h):
+                for left in (0, width - tile_w):
+                    tile = image[top : top + tile_h, left : left + tile_w]
+                    parts.append(self._detect_once(tile, (float(left), float(top))))
+        xyxy = np.concatenate([p.xyxy for p in parts])
+        confidence = np.concatenate([p.confidence for p in parts])
+        if len(confidence) == 0:
+            return Detections.empty()
+        xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)
+        xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, height)
+        keep = non_max_suppression(xyxy, confidence, self.settings.nms_iou)[: self.settings.max_detections]
+        return Detections(xyxy[keep], confidence[keep], np.zeros(len(keep), np.int64))
+
+    def classify(self, image: NDArray[np.uint8], xyxy: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """Class probabilities (N, 55) and embeddings (N, 128) of the crops around the boxes."""
+        if len(xyxy) == 0:
+            return np.zeros((0, len(CLASSIFIER_CLASSES)), np.float32), np.zeros((0, 128), np.float32)
+        crops = np.stack([crop_index(image, box) for box in xyxy])
+        logits, embedding = self._classifier.run(None, {"crops": crops_to_tensor(crops)})
+        logits = logits - logits.max(axis=1, keepdims=True)
+        probabilities = np.exp(logits)
+        probabilities /= probabilities.sum(axis=1, keepdims=True)
+        return probabilities.astype(np.float32), embedding.astype(np.float32)
+
+    def merge_corners(self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]) -> list[CardReading]:
+        """Group the indices of one card (same reading, close together) into one CardReading."""
+        settings = self.settings
+        is_index = probabilities[:, -1] < settings.none_above
+        xyxy, probabilities = xyxy[is_index], probabilities[is_index, :-1]
+        if len(xyxy) == 0:
+            return []
+        codes = probabilities.argmax(axis=1)
+        heights = np.maximum(xyxy[:, 3] - xyxy[:, 1], xyxy[:, 2] - xyxy[:, 0])
+        centers = (xyxy[:, :2] + xyxy[:, 2:]) / 2
+        order = np.argsort(-probabilities.max(axis=1), kind="stable")
+        used = np.zeros(len(xyxy), bool)
+        cards: list[CardReading] = []
+        for first in order:
+            if used[first]:
+                continue
+            group = [int(first)]
+            used[first] = True
+            for other in order:
+                if used[other] or codes[other] != codes[first]:
+                    continue
+                reach = settings.merge_distance * max(heights[first], heights[other])
+                if np.linalg.norm(centers[other] - centers[first]) <= reach and len(group) < 4:
+                    group.append(int(other))
+                    used[other] = True
+            # corners of one card are independent looks at it: multiply their probabilities
+            joint = np.exp(np.log(probabilities[group] + 1e-9).sum(axis=0))
+            joint /= joint.sum()
+            best = int(joint.argmax())
+            ranked = np.argsort(-joint)[1:3]
+            boxes = xyxy[group]
+            box = (float(boxes[:, 0].min()), float(boxes[:, 1].min()), float(boxes[:, 2].max()),
+                   float(boxes[:, 3].max()))
+            confidence = float(joint[best])
+            cards.append(CardReading(
+                code=CARD_CLASSES[best],
+                confidence=confidence,
+                box_xyxy=box,
+                corners=len(group),
+                uncertain=confidence < settings.uncertain_below,
+                alternatives=tuple((CARD_CLASSES[int(i)], round(float(joint[i]), 4)) for i in ranked),
+            ))
+        cards.sort(key=lambda card: (card.center_xy[0], card.center_xy[1]))
+        return cards
+
+    def read(self, image: NDArray[np.uint8]) -> Reading:
+        """All the cards in a BGR uint8 image (H, W, 3)."""
+        if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
+            shape = getattr(image, "shape", None)
+            raise ValueError(f"expected a BGR uint8 image of shape (H, W, 3), got {shape}")
+        started = time.perf_counter()
+        detections = self.detect(image)
+        detected = time.perf_counter()
+        probabilities, _ = self.classify(image, detections.xyxy)
+        classified = time.perf_counter()
+        cards = self.merge_corners(detections.xyxy, probabilities)
+        flags = ReadingFlag.NONE
+        if any(card.uncertain for card in cards):
+            flags |= ReadingFlag.LOW_CONFIDENCE
+        codes = [card.code for card in cards if not card.uncertain]
+        if len(codes) != len(set(codes)):
+            flags |= ReadingFlag.DUPLICATE
+        timings = {
+            "detect": (detected - started) * 1000,
+            "classify": (classified - detected) * 1000,
+            "total": (time.perf_counter() - started) * 1000,
+        }
+        return Reading((image.shape[1], image.shape[0]), tuple(cards), flags, timings)
+
+
+def read_many(reader: Reader, images: Sequence[NDArray[np.uint8]]) -> list[Reading]:
+    """Read several images one after the other (convenience for scripts)."""
+    return [reader.read(image) for image in images]
+
+
+def _check_image(image: NDArray[np.uint8]) -> None:
+    if image.size == 0:
+        raise ValueError("empty image")
+
+
+_ = (cv2, CROP_SIZE)

@@ -1,0 +1,1 @@
+"""Training of the recognizer's models (needs the ``train`` extra: torch, ultralytics)."""

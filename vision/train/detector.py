@@ -1,0 +1,91 @@
+"""Train the corner-index detector (YOLOv8n, one class) on synthetic scenes and export it to ONNX."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vision.train.environment import offline_ultralytics
+
+__all__ = ["DetectorTraining", "export_detector", "train_detector"]
+
+
+@dataclass(frozen=True)
+class DetectorTraining:
+    """Settings of one detector training run."""
+
+    train_images: Path
+    val_images: Path
+    run_dir: Path
+    epochs: int = 10
+    imgsz: int = 320
+    batch: int = 32
+    model: str = "yolov8n.yaml"
+    seed: int = 0
+    workers: int = 0
+    device: str = "cpu"
+
+
+def _dataset_yaml(settings: DetectorTraining) -> Path:
+    settings.run_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.run_dir / "dataset.yaml"
+    path.write_text(yaml.safe_dump({
+        "train": str(settings.train_images.resolve()),
+        "val": str(settings.val_images.resolve()),
+        "names": {0: "index"},
+    }))
+    return path
+
+
+def train_detector(settings: DetectorTraining) -> Path:
+    """Train (or resume an interrupted run of) the detector; returns the best weights' path."""
+    offline_ultralytics(settings.run_dir / "ultralytics")
+    from ultralytics import YOLO
+
+    last = settings.run_dir / "detector" / "weights" / "last.pt"
+    if last.is_file():
+        try:
+            YOLO(str(last)).train(resume=True)
+        except AssertionError as error:  # "training to N epochs is finished, nothing to resume"
+            if "nothing to resume" not in str(error):
+                raise
+    else:
+        arguments: dict[str, Any] = {
+            "data": str(_dataset_yaml(settings)),
+            "epochs": settings.epochs,
+            "imgsz": settings.imgsz,
+            "batch": settings.batch,
+            "workers": settings.workers,
+            "device": settings.device,
+            "project": str(settings.run_dir.resolve()),
+            "name": "detector",
+            "exist_ok": True,
+            "seed": settings.seed,
+            "deterministic": True,
+            "pretrained": False,
+            "amp": False,
+            "fliplr": 0.0,  # a mirrored index is not a card
+            "mosaic": 1.0,
+            "close_mosaic": max(1, settings.epochs // 5),
+            "degrees": 0.0,  # the scenes already turn cards every way
+            "plots": False,
+            "patience": 100,
+        }
+        YOLO(settings.model).train(**arguments)
+    best = settings.run_dir / "detector" / "weights" / "best.pt"
+    return best if best.is_file() else last
+
+
+def export_detector(weights: Path, imgsz: int, out: Path) -> Path:
+    """Export trained weights to ONNX (opset 17, static batch 1, no NMS) at ``out``."""
+    offline_ultralytics(weights.parent / "ultralytics")
+    from ultralytics import YOLO
+
+    exported = Path(YOLO(str(weights)).export(format="onnx", imgsz=imgsz, opset=17, simplify=True,
+                                              dynamic=False))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    exported.replace(out)
+    return out
