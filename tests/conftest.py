@@ -1,0 +1,23 @@
+"""Test tiers: fast by default; ``slow``, ``train`` and ``browser`` tests skip with a reason when
+what they need is missing (torch and ultralytics; chromium and playwright)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+
+import pytest
+
+
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    train_ready = _has("torch") and _has("ultralytics")
+    browser_ready = shutil.which("chromium") is not None and _has("playwright")
+    for item in items:
+        if "train" in item.keywords and not train_ready:
+            item.add_marker(pytest.mark.skip(reason="needs the train extra: pip install -e '.[train]'"))
+        if "browser" in item.keywords and not browser_ready:
+            item.add_marker(pytest.mark.skip(reason="needs Debian's chromium and playwright"))
