@@ -148,9 +148,9 @@ def test_round_seed_002_double_bet_json(capsys: pytest.CaptureFixture[str]) -> N
         "--json",
     )  # fmt: skip
     assert status == 0 and err == ""
-    answer = json.loads(out)
-    assert answer["banker"]["score"] == "no_niu"
-    players = answer["players"]
+    players = [json.loads(line) for line in out.splitlines()]  # one object per player
+    assert all(p["banker_score"] == "no_niu" and p["bet"] == "double" for p in players)
+    assert [p["seat"] for p in players] == [1, 2]
     assert [(p["outcome"], p["net"]) for p in players] == [("win", 285), ("win", 95)]
     assert players[0]["score"] == "niu_niu" and isinstance(players[0]["net"], int)
 
@@ -159,7 +159,7 @@ def test_round_seed_002_equal_bet(capsys: pytest.CaptureFixture[str]) -> None:
     """Seed 002: Equal bet 100: +95."""
     argv = ["round", "--banker", NO_NIU, "--player", NIU_NIU, "--profile", "trainer"]
     _, out, _ = run_cli(capsys, *argv, "--bet", "equal", "--stake", "100", "--json")
-    assert [(p["outcome"], p["net"]) for p in json.loads(out)["players"]] == [("win", 95)]
+    assert [(p["outcome"], p["net"]) for p in map(json.loads, out.splitlines())] == [("win", 95)]
 
 
 def test_round_loss_tie_and_fractional_stake(capsys: pytest.CaptureFixture[str]) -> None:
@@ -174,7 +174,7 @@ def test_round_loss_tie_and_fractional_stake(capsys: pytest.CaptureFixture[str])
         "--stake", "2.5",
         "--json",
     )  # fmt: skip
-    players = json.loads(out)["players"]
+    players = [json.loads(line) for line in out.splitlines()]
     assert [(p["outcome"], p["net"]) for p in players] == [("lose", -2.5), ("tie", 0)]
 
 

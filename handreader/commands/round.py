@@ -5,12 +5,13 @@ Usage::
     handreader round --banker "C C C C C" --player "C C C C C" [--player ...]
                      [--profile P] [--bet equal|double] [--stake N] [--json]
 
-With ``--json`` one object is printed::
+With ``--json`` one object is printed per player, one per line::
 
-    {"profile": "trainer", "bet": "double", "stake": 100,
-     "banker": {<hand as in ``score --json``>},
-     "players": [{"seat": 1, <hand keys>, "outcome": "win" | "lose" | "tie",
-                  "net": 285, "multiple": 3, "commission": 15}, ...]}
+    {"seat": 1, <hand keys as in ``score --json``>, "outcome": "win" | "lose" | "tie",
+     "net": 285, "multiple": 3, "commission": 15, "profile": "trainer", "bet": "double",
+     "stake": 100, "banker_score": "no_niu"}
+
+(:func:`round_to_json` gives the whole round as one object, for the API.)
 
 ``net`` is the player's gain (negative for a loss, 0 for a push) after commission; amounts
 are exact, printed as integers when whole. Without ``--json`` one line per hand.
@@ -60,7 +61,7 @@ def register(subparsers: Any) -> None:
         help="bet type (default: the profile's default bet)",
     )
     parser.add_argument("--stake", default="1", metavar="N", help="amount bet (default: 1)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per player")
     parser.set_defaults(func=run)
 
 
@@ -105,8 +106,12 @@ def run(args: argparse.Namespace) -> int:
             raise type(error)(f"{label} {text!r}: {error}") from None
     stake = parse_stake(args.stake)
     result = play_round(args.banker, args.player, args.profile, args.bet, stake)
-    if args.json:
-        print(json.dumps(round_to_json(result), ensure_ascii=False))
+    if args.json:  # one line per player, each carrying the round's common keys
+        whole = round_to_json(result)
+        common = {key: whole[key] for key in ("profile", "bet", "stake")}
+        for player in whole["players"]:
+            line = {**player, **common, "banker_score": whole["banker"]["score"]}
+            print(json.dumps(line, ensure_ascii=False))
         return 0
     print(f"banker: {format_hand(result.banker)}")
     for seat, player in enumerate(result.players, start=1):
