@@ -25,6 +25,7 @@ COMMANDS: tuple[str, ...] = (
     "paigow",
     "synth",
     "train",
+    "webcam",
 )
 """Command modules under ``handreader.commands``, in help order."""
 

@@ -87,12 +87,22 @@ def _number(value: Any, where: str, low: float, high: float) -> float:
     return float(value)
 
 
+def _whole(value: Any, where: str, low: float, high: float) -> int:
+    """A whole number in range (``480.0`` is accepted, ``480.7`` is not silently truncated)."""
+    number = _number(value, where, low, high)
+    if not number.is_integer():
+        raise ConfigError(f"{where}: expected a whole number in [{low}, {high}], got {value!r}")
+    return int(number)
+
+
 def _pair(
-    value: Any, where: str, low: float, high: float, integer: bool = False, ordered: bool = True
+    value: Any, where: str, low: float, high: float, integer: bool = False, ordered: bool = True,
+    shape: str = "[low, high]",
 ) -> tuple[Any, Any]:
     if not isinstance(value, list | tuple) or len(value) != 2:
-        raise ConfigError(f"{where}: expected a pair [low, high], got {value!r}")
-    first, second = (_number(item, where, low, high) for item in value)
+        raise ConfigError(f"{where}: expected a pair {shape}, got {value!r}")
+    convert = _whole if integer else _number
+    first, second = (convert(item, where, low, high) for item in value)
     if ordered and first > second:
         raise ConfigError(f"{where}: low {first} is above high {second}")
     return (int(first), int(second)) if integer else (first, second)
@@ -156,12 +166,17 @@ def parse_config(raw: Any) -> SceneConfig:
             raise ConfigError(f"deck_split: expected train, holdout or all, got {raw['deck_split']!r}")
         values["deck_split"] = raw["deck_split"]
     if "card_render_height" in raw:
-        values["card_render_height"] = int(_number(raw["card_render_height"], "card_render_height", 64, 2000))
+        height = raw["card_render_height"]
+        values["card_render_height"] = _whole(height, "card_render_height", 64, 2000)
     if "sizes" in raw:
         sizes = raw["sizes"]
         if not isinstance(sizes, list) or not sizes:
             raise ConfigError(f"sizes: expected a list of [width, height] pairs, got {sizes!r}")
-        values["sizes"] = tuple(_pair(size, "sizes", 64, 8192, integer=True, ordered=False) for size in sizes)
+        values["sizes"] = tuple(
+            _pair(size, f"sizes[{number}]", 64, 8192, integer=True, ordered=False,
+                  shape="[width, height]")
+            for number, size in enumerate(sizes)
+        )
     if "min_visible" in raw:
         values["min_visible"] = _number(raw["min_visible"], "min_visible", 0.05, 1)
     for name, kind in _SECTIONS.items():

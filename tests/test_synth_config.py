@@ -1,0 +1,202 @@
+"""Synthetic-scene config validation (issue 3: "a bad config gets a clear error naming the field").
+
+Each bad config in the table must raise ``ConfigError`` (a ``ValueError``) whose message names
+the offending field (dotted for nested sections, ``sizes[i]`` for list items); the CLI turns it
+into ``handreader synth: error: ...`` and exit status 2. No card art is needed here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from handreader import cli
+from vision.synth.config import ConfigError, SceneConfig, load_config, parse_config
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYOUT_NAMES = ("single", "table", "hand", "fan", "pits", "pile")
+
+BAD_CONFIGS: list[tuple[str, Any, str]] = [
+    # (case, parsed YAML, substring the message must contain)
+    ("top level is a list", [1, 2], "config: expected a mapping"),
+    ("empty file", None, "config: expected a mapping"),
+    ("unknown top-level key", {"seeds": 3}, "seeds: unknown field"),
+    ("negative seed", {"seed": -1}, "seed: expected a non-negative integer, got -1"),
+    ("boolean seed", {"seed": True}, "seed: expected a non-negative integer, got True"),
+    ("text seed", {"seed": "7"}, "seed: expected a non-negative integer, got '7'"),
+    ("unknown split", {"deck_split": "test"}, "deck_split: expected train, holdout or all"),
+    ("render height too small", {"card_render_height": 10}, "card_render_height: expected"),
+    ("render height fractional", {"card_render_height": 480.7},
+     "card_render_height: expected a whole"),
+    ("sizes not a list", {"sizes": "640x480"}, "sizes: expected a list of [width, height]"),
+    ("sizes empty", {"sizes": []}, "sizes: expected a list of [width, height]"),
+    ("size flat pair", {"sizes": [640, 480]}, "sizes[0]: expected a pair [width, height], got 640"),
+    ("size of three", {"sizes": [[640, 480, 3]]}, "sizes[0]: expected a pair [width, height]"),
+    ("second size too small", {"sizes": [[640, 480], [32, 24]]}, "sizes[1]: expected"),
+    ("size fractional", {"sizes": [[640.5, 480]]}, "sizes[0]: expected a whole number"),
+    ("size text", {"sizes": [["640", 480]]}, "sizes[0]: expected"),
+    ("min_visible zero", {"min_visible": 0}, "min_visible: expected a number in [0.05, 1]"),
+    ("min_visible above one", {"min_visible": 1.5}, "min_visible: expected a number"),
+    ("section not a mapping", {"geometry": [1]}, "geometry: expected a mapping"),
+    ("unknown section key", {"photometry": {"blur": 0.3}}, "photometry.blur: unknown field"),
+    ("probability as text", {"photometry": {"blur_probability": "yes"}},
+     "photometry.blur_probability: expected a number in [0, 1], got 'yes'"),
+    ("probability as bool", {"photometry": {"noise_probability": True}},
+     "photometry.noise_probability: expected a number"),
+    ("probability above one", {"photometry": {"glare_probability": 1.2}},
+     "photometry.glare_probability: expected a number in [0, 1]"),
+    ("probability not a number", {"geometry": {"joker_probability": float("nan")}},
+     "geometry.joker_probability: expected a number"),
+    ("jpeg quality reversed", {"photometry": {"jpeg_quality": [90, 40]}},
+     "photometry.jpeg_quality: low 90 is above high 40"),
+    ("jpeg quality out of range", {"photometry": {"jpeg_quality": [0, 90]}},
+     "photometry.jpeg_quality: expected"),
+    ("jpeg quality fractional", {"photometry": {"jpeg_quality": [35.5, 90]}},
+     "photometry.jpeg_quality: expected a whole number"),
+    ("jpeg quality single", {"photometry": {"jpeg_quality": 80}},
+     "photometry.jpeg_quality: expected a pair [low, high], got 80"),
+    ("tilt beyond 75", {"geometry": {"max_tilt_degrees": 80}},
+     "geometry.max_tilt_degrees: expected a number in [0, 75]"),
+    ("card size reversed", {"geometry": {"card_height_fraction": [0.5, 0.2]}},
+     "geometry.card_height_fraction: low 0.5 is above high 0.2"),
+    ("card size zero", {"geometry": {"card_height_fraction": [0, 0.5]}},
+     "geometry.card_height_fraction: expected"),
+    ("index size zero", {"geometry": {"min_index_px": 0}}, "geometry.min_index_px: expected"),
+    ("negative layout weight", {"layouts": {"fan": -1}}, "layouts.fan: expected a number"),
+    ("unknown layout", {"layouts": {"poker": 1}}, "layouts.poker: unknown field"),
+    ("all layouts off", {"layouts": dict.fromkeys(LAYOUT_NAMES, 0)},
+     "layouts: at least one layout needs a positive weight"),
+    ("photo dirs a string", {"backgrounds": {"photo_dirs": "/usr/share/wallpapers"}},
+     "backgrounds.photo_dirs: expected a list of folder paths"),
+    ("photo dirs numbers", {"backgrounds": {"photo_dirs": [1, 2]}},
+     "backgrounds.photo_dirs: expected a list of folder paths"),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), [(raw, expected) for _, raw, expected in BAD_CONFIGS],
+                         ids=[case for case, _, _ in BAD_CONFIGS])
+def test_bad_config_names_the_field(raw: Any, expected: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_config(raw)
+    assert expected in str(raised.value)
+    assert isinstance(raised.value, ValueError)  # so the CLI reports it and exits 2
+
+
+GOOD_CONFIGS: list[tuple[str, Any, dict[str, Any]]] = [
+    # (case, parsed YAML, attribute path -> expected value)
+    ("empty mapping keeps defaults", {}, {"seed": 0, "deck_split": "train"}),
+    ("whole float height", {"card_render_height": 480.0}, {"card_render_height": 480}),
+    ("sizes as pairs", {"sizes": [[320, 240], [480, 640]]}, {"sizes": ((320, 240), (480, 640))}),
+    ("one layout on", {"layouts": {"single": 1, "table": 0, "hand": 0, "fan": 0, "pits": 0,
+                                   "pile": 0}}, {"layouts.single": 1.0, "layouts.fan": 0.0}),
+    ("partial section keeps other defaults", {"photometry": {"blur_probability": 0}},
+     {"photometry.blur_probability": 0.0, "photometry.noise_probability": 0.5}),
+    ("no photos", {"backgrounds": {"photo_dirs": []}}, {"backgrounds.photo_dirs": ()}),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"),
+                         [(raw, expected) for _, raw, expected in GOOD_CONFIGS],
+                         ids=[case for case, _, _ in GOOD_CONFIGS])
+def test_good_config_values(raw: Any, expected: dict[str, Any]) -> None:
+    config = parse_config(raw)
+    for path, value in expected.items():
+        found: Any = config
+        for part in path.split("."):
+            found = getattr(found, part)
+        assert found == value, path
+
+
+@pytest.mark.parametrize(("name", "split"), [("scenes.yaml", "train"), ("holdout.yaml", "holdout")])
+def test_shipped_configs_load(name: str, split: str) -> None:
+    """The configs in datasets/ are valid; training uses train decks, validation held-out ones."""
+    config = load_config(ROOT / "datasets" / name)
+    assert config.deck_split == split
+    assert (640, 480) in config.sizes
+
+
+def test_shipped_configs_have_different_seeds() -> None:
+    """Training and validation scenes must not be the same draws."""
+    train = load_config(ROOT / "datasets" / "scenes.yaml")
+    holdout = load_config(ROOT / "datasets" / "holdout.yaml")
+    assert train.seed != holdout.seed
+
+
+def test_config_equality_is_by_value() -> None:
+    """Workers compare configs to reuse loaded decks; equal files must give equal configs."""
+    assert parse_config({"seed": 5}) == parse_config({"seed": 5}) == SceneConfig(seed=5)
+    assert parse_config({"seed": 5}) != parse_config({"seed": 6})
+
+
+def test_load_config_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("seed: 1\nphotometry:\n  blur_probability: 2\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"bad\.yaml: photometry\.blur_probability: expected"):
+        load_config(path)
+
+
+def test_load_config_rejects_invalid_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("seed: [1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="is not valid YAML"):
+        load_config(path)
+
+
+def test_load_config_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(tmp_path / "absent.yaml")
+
+
+# ---------------------------------------------------------------------------------------------
+# the CLI's error path (no scene is rendered: every case fails before generation)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of ``handreader ARGV`` (argparse usage errors exit)."""
+    try:
+        status = cli.main(list(argv))
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else 1
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_cli_bad_config_exits_2_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text("geometry:\n  max_tilt_degrees: 90\n", encoding="utf-8")
+    status, out, err = run_cli(capsys, "synth", "--config", str(config), "--out",
+                               str(tmp_path / "out"), "--count", "2")
+    assert status == 2
+    assert out == ""
+    assert err.startswith("handreader synth: error: ")
+    assert "geometry.max_tilt_degrees: expected a number in [0, 75], got 90" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--out", "OUT", "--count", "2"], "--config is required"),
+        (["--config", "datasets/scenes.yaml", "--out", "OUT"], "--count is required"),
+        (["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "0"],
+         "expected at least 1"),
+        (["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "x"], "expected a whole"),
+        (["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "1", "--workers", "0"],
+         "expected at least 1"),
+        (["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "1", "--start", "-1"],
+         "expected 0 or more"),
+        (["--preview-only", "--out", "OUT"], "no scenes to preview"),
+    ],
+)
+def test_cli_bad_arguments_exit_2(
+    argv: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [str(tmp_path / "out") if item == "OUT" else item for item in argv]
+    argv = [str(ROOT / item) if item.startswith("datasets/") else item for item in argv]
+    status, _, err = run_cli(capsys, "synth", *argv)
+    assert status == 2
+    assert expected in err
