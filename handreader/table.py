@@ -27,6 +27,7 @@ Results are frozen records with ``to_dict()`` (the JSON of the HTTP API).
 from __future__ import annotations
 
 import enum
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from handreader.table_grouping import (
     assign_regions,
     group_cards,
 )
-from rules.cards import check_distinct, parse_card, parse_cards
+from rules.cards import check_distinct, parse_card
 from rules.errors import HandError, RulesError
 from rules.niuniu import HAND_SIZE, NiuHand, Outcome, banker_outcome, evaluate_hand, rank_hands
 from rules.niuniu_profiles import DEFAULT_PROFILE, BetType, NiuProfile, get_profile
@@ -156,6 +157,9 @@ class TableOptions:
 
 _E = TypeVar("_E", bound=enum.Enum)
 
+_parse = functools.lru_cache(maxsize=1024)(parse_card)
+"""``parse_card`` remembered: a table parses the same few codes many times."""
+
 
 def _enum(kind: type[_E], value: _E | str, what: str) -> _E:
     if isinstance(value, kind):
@@ -246,7 +250,7 @@ class HandResult:
         left: Counter[str] = Counter(str(card) for card in self.hand.split.bull)
         found: list[str | None] = []
         for card in self.cards:
-            code = str(parse_card(card.code))
+            code = str(_parse(card.code))
             if left[code] > 0:
                 left[code] -= 1
                 found.append("bull")
@@ -373,7 +377,7 @@ def _judge_hand(
         problem = f"duplicate card {', '.join(repeated)} on the table: more copies than {what}"
         return HandResult(seat, role, HandStatus.INVALID, cards, None, problem)
     try:
-        hand = evaluate_hand([parse_card(card.code) for card in cards], profile)
+        hand = evaluate_hand([_parse(card.code) for card in cards], profile)
     except RulesError as error:
         return HandResult(seat, role, HandStatus.INVALID, cards, None, str(error))
     doubtful = [card for card in cards if card.uncertain]
@@ -392,7 +396,7 @@ def _duplicates(groups: Sequence[Sequence[TableCard]], decks: int) -> set[str]:
     for group in groups:
         for card in group:
             try:
-                counts[str(parse_card(card.code))] += 1
+                counts[str(_parse(card.code))] += 1
             except RulesError:
                 continue
     return {code for code, count in counts.items() if count > decks}
@@ -561,14 +565,17 @@ def score_codes(
         raise HandError("no hands given")
     groups: list[tuple[TableCard, ...]] = []
     for seat, hand in enumerate(hands):
-        cards = parse_cards(hand)
+        tokens = hand.replace(",", " ").split() if isinstance(hand, str) else hand
+        cards = tuple(
+            _parse(token) if isinstance(token, str) else parse_card(token) for token in tokens
+        )
         if len(cards) != HAND_SIZE:
             shown = " ".join(map(str, cards))
             raise HandError(
                 f"hand {seat}: a Niu Niu hand is {HAND_SIZE} cards, got {len(cards)}: {shown!r}"
             )
         groups.append(tuple(TableCard(str(card)) for card in cards))
-    every = [parse_card(card.code) for group in groups for card in group]
+    every = [_parse(card.code) for group in groups for card in group]
     check_distinct(every, chosen.profile.decks)
     if chosen.mode is TableMode.TRAINER:
         if not 2 <= len(groups) <= 4:

@@ -1,0 +1,754 @@
+"""The handreader HTTP API: photos of card tables in, hands, scores, winners and payouts out.
+
+Run it with ``python serve.py`` (or ``handreader serve``): 127.0.0.1:8000, one worker; flags
+``--host --port --workers`` or the environment ``HANDREADER_HOST / _PORT / _WORKERS``. The
+models load once per worker, in the app's lifespan; inference runs in a thread pool, so the
+event loop keeps answering.
+
+Endpoints (documented with examples at ``/docs``):
+
+- ``GET /health``: 200 when the models are loaded, 503 otherwise.
+- ``POST /v1/read``: image -> the cards read, with boxes and confidences.
+- ``POST /v1/score``: image, or JSON card codes -> hands, splits, scores, winner, payouts.
+- ``POST /v1/pits``: image, or JSON card codes -> the play's combination and its verdict.
+- ``POST /v1/annotated``: image -> the score drawn over it, JPEG or PNG (``?format=`` or
+  ``Accept``).
+
+An image comes as a multipart upload (field ``image``, optional JSON field ``options``) or as
+the raw request body (options as query parameters: each by name, or all as ``options=<JSON>``).
+The type is told from the bytes, never from a name or a header.
+
+Errors become statuses in one place (:data:`ERROR_STATUS` and the handlers installed by
+:func:`create_app`); the body is always ``{"error": {"code": ..., "message": ...}}``:
+
+====  ========================================================================================
+400   ``malformed_json``, ``malformed_multipart``, ``bad_card``, ``bad_hand``,
+      ``unknown_profile``, ``bad_options``, ``no_combination``, ``empty``, ``corrupt``
+406   ``not_acceptable``: the annotated image in no format the client accepts
+413   ``too_large`` (bytes), ``too_many_pixels`` (read from the header, before decoding)
+415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF
+422   ``validation_error`` (a field of the wrong type or shape), ``missing_image``,
+      ``too_small`` (a side under 32 pixels)
+500   ``recognizer_failed``, ``internal_error`` (a bug: logged, the server keeps serving)
+503   ``not_ready`` (models not loaded), ``recognizer_timeout``, ``busy``
+====  ========================================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar
+
+import cv2
+import numpy as np
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from numpy.typing import NDArray
+from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException, MultiPartParser
+
+from handreader.table import TableCard, score_codes, score_reading
+from handreader.table_grouping import GroupingError, Region
+from handreader.table_pits import judge_play, judge_reading
+from handreader.table_schema import (
+    ErrorOut,
+    HealthOut,
+    PitsCodesIn,
+    PitsOptionsIn,
+    PitsOut,
+    ReadOut,
+    ScoreCodesIn,
+    TableOptionsIn,
+    TableOut,
+)
+from rules.cards import AnyCard, parse_cards
+from rules.errors import CardError, HandError, ProfileError, RulesError
+from rules.pits import CombinationError
+from vision.annotate import Annotator
+from vision.detections import Reading
+from vision.imageio import DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, ImageError, decode_image
+
+__all__ = [
+    "ERROR_STATUS",
+    "ReaderDep",
+    "ServiceError",
+    "Settings",
+    "create_app",
+    "get_reader",
+    "main",
+]
+
+LOG = logging.getLogger("handreader.serve")
+JSON_LIMIT = 1024 * 1024
+"""Largest JSON body (card codes) accepted."""
+MULTIPART_SLACK = 64 * 1024
+"""Room for the multipart framing and the options field around the image."""
+
+
+# --- settings and errors --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Service limits and the models' place; :meth:`from_env` reads ``HANDREADER_*``."""
+
+    models_dir: Path | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_pixels: int = DEFAULT_MAX_PIXELS
+    read_timeout_s: float = 30.0
+    read_threads: int = 2
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
+        """Settings from ``HANDREADER_MODELS``, ``_MAX_BYTES``, ``_MAX_PIXELS``,
+        ``_READ_TIMEOUT`` and ``_READ_THREADS``; ValueError names a bad value."""
+
+        def number(name: str, default: float, kind: Callable[[str], float]) -> Any:
+            text = environ.get(f"HANDREADER_{name}")
+            if text is None:
+                return default
+            try:
+                value = kind(text)
+            except ValueError:
+                raise ValueError(f"HANDREADER_{name}={text!r} is not a number") from None
+            if value <= 0:
+                raise ValueError(f"HANDREADER_{name}={text!r} must be positive")
+            return value
+
+        models = environ.get("HANDREADER_MODELS")
+        return cls(
+            models_dir=Path(models) if models else None,
+            max_bytes=number("MAX_BYTES", DEFAULT_MAX_BYTES, int),
+            max_pixels=number("MAX_PIXELS", DEFAULT_MAX_PIXELS, int),
+            read_timeout_s=number("READ_TIMEOUT", 30.0, float),
+            read_threads=number("READ_THREADS", 2, int),
+        )
+
+
+class ServiceError(Exception):
+    """An error of the request or of the service itself; ``code`` picks the status."""
+
+    code: ClassVar[str] = "internal_error"
+
+
+class MalformedJsonError(ServiceError, ValueError):
+    """A JSON body or ``options`` field that does not parse."""
+
+    code = "malformed_json"
+
+
+class MalformedMultipartError(ServiceError, ValueError):
+    """A multipart body that does not parse."""
+
+    code = "malformed_multipart"
+
+
+class MissingImageError(ServiceError, ValueError):
+    """A multipart upload without the ``image`` field."""
+
+    code = "missing_image"
+
+
+class BadOptionsError(ServiceError, ValueError):
+    """Options that are well-formed JSON but mean nothing here."""
+
+    code = "bad_options"
+
+
+class PayloadTooLargeError(ServiceError, ValueError):
+    """A request body over the limit."""
+
+    code = "too_large"
+
+
+class NotAcceptableError(ServiceError, ValueError):
+    """No image format the client accepts."""
+
+    code = "not_acceptable"
+
+
+class NotReadyError(ServiceError):
+    """The recognizer's models are not loaded."""
+
+    code = "not_ready"
+
+
+class RecognizerTimeoutError(ServiceError):
+    """The recognizer took longer than the limit."""
+
+    code = "recognizer_timeout"
+
+
+class RecognizerFailedError(ServiceError):
+    """The recognizer raised on an image it had accepted."""
+
+    code = "recognizer_failed"
+
+
+ERROR_STATUS: Mapping[str, int] = {
+    "malformed_json": 400,
+    "malformed_multipart": 400,
+    "bad_card": 400,
+    "bad_hand": 400,
+    "unknown_profile": 400,
+    "bad_options": 400,
+    "no_combination": 400,
+    "empty": 400,
+    "corrupt": 400,
+    "unreadable_file": 400,
+    "not_found": 404,
+    "method_not_allowed": 405,
+    "not_acceptable": 406,
+    "too_large": 413,
+    "too_many_pixels": 413,
+    "unsupported_type": 415,
+    "validation_error": 422,
+    "missing_image": 422,
+    "too_small": 422,
+    "internal_error": 500,
+    "recognizer_failed": 500,
+    "not_ready": 503,
+    "recognizer_timeout": 503,
+}
+"""The one table from error codes to HTTP statuses."""
+
+
+def _error_code(error: BaseException) -> str:
+    """The API error code of an exception (the families the service knows; else a bug)."""
+    if isinstance(error, ServiceError | ImageError):
+        return error.code
+    if isinstance(error, ValidationError | RequestValidationError):
+        return "validation_error"
+    if isinstance(error, CombinationError):
+        return "no_combination"
+    for family, code in (
+        (CardError, "bad_card"),
+        (HandError, "bad_hand"),
+        (ProfileError, "unknown_profile"),
+        (RulesError, "bad_options"),
+        (GroupingError, "bad_options"),
+    ):
+        if isinstance(error, family):
+            return code
+    return "internal_error"
+
+
+def _error_message(error: BaseException) -> str:
+    if isinstance(error, ValidationError | RequestValidationError):
+        parts = []
+        for problem in error.errors():
+            where = ".".join(str(item) for item in problem.get("loc", ()) if item != "body")
+            parts.append(f"{where or 'body'}: {problem.get('msg', 'invalid')}")
+        return "; ".join(parts) or "invalid request"
+    return str(error) or type(error).__name__
+
+
+def error_response(code: str, message: str) -> JSONResponse:
+    """The JSON error body with the status of ``code``."""
+    status = ERROR_STATUS.get(code, 500)
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+async def _handle_error(request: Request, error: Exception) -> JSONResponse:
+    code = _error_code(error)
+    if ERROR_STATUS.get(code, 500) >= 500:
+        LOG.error("%s %s failed: %s", request.method, request.url.path, error, exc_info=error)
+    return error_response(code, _error_message(error))
+
+
+async def _handle_http(request: Request, error: Exception) -> JSONResponse:
+    status = error.status_code if isinstance(error, HTTPException) else 500
+    code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
+    response = error_response(code, str(getattr(error, "detail", "")) or code)
+    response.status_code = status
+    return response
+
+
+# --- the recognizer ------------------------------------------------------------------------------
+
+
+class ReaderLike(Protocol):
+    """What the service needs of a recognizer: ``vision.reader.Reader`` or a test fake."""
+
+    def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
+        """The cards read from a BGR image."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _NoReader:
+    """Stands in for the recognizer when its models did not load; every read is 503."""
+
+    reason: str
+
+    def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
+        raise NotReadyError(f"the recognizer is not ready: {self.reason}")
+
+
+def _load_reader(settings: Settings) -> ReaderLike:
+    """Load the models once; a failure leaves a stand-in that answers 503 (and is logged)."""
+    try:
+        from vision.reader import Reader  # imported here: loading models is the lifespan's job
+
+        reader: ReaderLike = Reader.load(settings.models_dir)
+    except (ImportError, ValueError, OSError) as error:
+        LOG.error("models not loaded, image endpoints answer 503: %s", error)
+        return _NoReader(str(error))
+    return reader
+
+
+@dataclass
+class _Runtime:
+    """Per-app state: the settings and the pool that runs the recognizer with a timeout."""
+
+    settings: Settings
+    pool: ThreadPoolExecutor = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pool = ThreadPoolExecutor(self.settings.read_threads, thread_name_prefix="reader")
+
+    def read(self, reader: ReaderLike, image: NDArray[np.uint8]) -> Reading:
+        """``reader.read(image)`` within the time limit; service errors when it fails."""
+        future: Future[Reading] = self.pool.submit(reader.read, image)
+        try:
+            return future.result(timeout=self.settings.read_timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            raise RecognizerTimeoutError(
+                f"the recognizer took longer than {self.settings.read_timeout_s:g} s"
+            ) from None
+        except (ServiceError, ImageError):
+            raise
+        except Exception as error:
+            LOG.exception("the recognizer failed")
+            raise RecognizerFailedError(f"the recognizer failed: {error}") from error
+
+
+async def get_reader(request: Request) -> ReaderLike:
+    """The app's recognizer (override this dependency in tests with a fake).
+
+    ``async`` only so that FastAPI calls it on the event loop instead of handing a trivial
+    look-up to the thread pool; it never waits.
+    """
+    reader: ReaderLike = request.app.state.reader
+    return reader
+
+
+async def _get_runtime(request: Request) -> _Runtime:
+    runtime: _Runtime = request.app.state.runtime
+    return runtime
+
+
+ReaderDep = Annotated[ReaderLike, Depends(get_reader)]
+RuntimeDep = Annotated[_Runtime, Depends(_get_runtime)]
+
+
+# --- request bodies ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A request body: image bytes with options, or a JSON document (card codes)."""
+
+    image: bytes | None
+    options: dict[str, Any]
+    document: dict[str, Any] | None = None
+
+
+def _parse_json(text: str | bytes, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise MalformedJsonError(f"{what} is not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise MalformedJsonError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLargeError(
+            f"request body of {int(declared):,} bytes is over the limit of {limit:,} bytes"
+        )
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLargeError(f"request body is over the limit of {limit:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+_QUERY_ONLY = frozenset({"format", "game"})
+
+
+def _query_options(request: Request) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    query = request.query_params
+    if "options" in query:
+        options.update(_parse_json(query["options"], "the options query parameter"))
+    for name, value in query.items():
+        if name != "options" and name not in _QUERY_ONLY:
+            options[name] = value
+    return options
+
+
+async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, Any]]:
+    async def stream() -> AsyncGenerator[bytes, None]:
+        yield body
+
+    parser = MultiPartParser(
+        request.headers, stream(), max_files=4, max_fields=16, max_part_size=JSON_LIMIT
+    )
+    try:
+        form = await parser.parse()
+    except MultiPartException as error:
+        raise MalformedMultipartError(f"malformed multipart body: {error.message}") from None
+    try:
+        image = form.get("image")
+        if image is None:
+            raise MissingImageError("multipart upload without an 'image' field")
+        data = image.encode() if isinstance(image, str) else await image.read()
+        options = form.get("options")
+        found: dict[str, Any] = {}
+        if isinstance(options, str):
+            found = _parse_json(options, "the options field")
+        elif options is not None:
+            found = _parse_json(await options.read(), "the options field")
+        return data, found
+    finally:
+        await form.close()
+
+
+async def read_upload(request: Request) -> Upload:
+    """Read the body within the limits: multipart, JSON or a raw image (see the module doc)."""
+    settings = (await _get_runtime(request)).settings
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    options = _query_options(request)
+    if kind == "application/json":
+        body = await _read_body(request, JSON_LIMIT)
+        return Upload(None, options, _parse_json(body, "the request body"))
+    if kind == "multipart/form-data":
+        body = await _read_body(request, settings.max_bytes + MULTIPART_SLACK)
+        image, fields = await _multipart(request, body)
+        return Upload(image, {**options, **fields})
+    return Upload(await _read_body(request, settings.max_bytes), options)
+
+
+UploadDep = Annotated[Upload, Depends(read_upload)]
+
+
+# --- endpoints ----------------------------------------------------------------------------------
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _validate(model: type[_Model], values: Mapping[str, Any]) -> _Model:
+    """The model of ``values``: pydantic's ValidationError (422) when a field is wrong."""
+    return model.model_validate(dict(values))
+
+
+def _json(payload: dict[str, Any], timings: dict[str, float] | None = None) -> Response:
+    if timings is not None:
+        payload["timings_ms"] = {name: round(value, 2) for name, value in timings.items()}
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return Response(text, media_type="application/json")
+
+
+def _read_image(
+    upload: Upload, reader: ReaderLike, runtime: _Runtime
+) -> tuple[NDArray[np.uint8], Reading, dict[str, float]]:
+    """Decode the upload and read its cards; the timings of both, in milliseconds."""
+    settings = runtime.settings
+    start = time.perf_counter()
+    image = decode_image(
+        upload.image or b"", max_bytes=settings.max_bytes, max_pixels=settings.max_pixels
+    )
+    decoded = time.perf_counter()
+    reading = runtime.read(reader, image)
+    done = time.perf_counter()
+    return image, reading, {"decode": (decoded - start) * 1e3, "read": (done - decoded) * 1e3}
+
+
+_IMAGE_BODY: dict[str, Any] = {
+    "multipart/form-data": {
+        "schema": {
+            "type": "object",
+            "required": ["image"],
+            "properties": {
+                "image": {"type": "string", "format": "binary"},
+                "options": {"type": "string", "description": "options as a JSON object"},
+            },
+        }
+    },
+    "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
+    "image/png": {"schema": {"type": "string", "format": "binary"}},
+    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+}
+
+
+def _body(json_model: type[BaseModel] | None = None) -> dict[str, Any]:
+    content = dict(_IMAGE_BODY)
+    if json_model is not None:
+        schema = json_model.model_json_schema()
+        examples = schema.get("examples", [])
+        named = {f"example {n}": {"value": value} for n, value in enumerate(examples, start=1)}
+        content = {"application/json": {"schema": schema, "examples": named}} | content
+    return {"requestBody": {"required": True, "content": content}}
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": description}
+    for status, description in {
+        400: "malformed JSON or multipart, bad card text, unknown profile, bad options, "
+        "empty or corrupt image",
+        413: "upload over the byte limit, or image over the pixel limit",
+        415: "not a JPEG, PNG, WebP, BMP, GIF or TIFF",
+        422: "a field of the wrong type or shape, no image field, image under 32 px",
+        500: "the recognizer failed",
+        503: "models not loaded, recognizer too slow",
+    }.items()
+}
+
+
+def _routes(app: FastAPI, annotator: Annotator) -> None:
+    @app.get("/health", responses={200: {"model": HealthOut}, 503: {"model": ErrorOut}})
+    def health(reader: ReaderDep) -> Response:
+        """200 when the models are loaded, 503 otherwise."""
+        if isinstance(reader, _NoReader):
+            return error_response("not_ready", f"the recognizer is not ready: {reader.reason}")
+        return _json({"status": "ok", "models": _model_info(reader)})
+
+    @app.post("/v1/read", responses={200: {"model": ReadOut}, **_ERRORS}, openapi_extra=_body())
+    def read(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
+        """Read the cards of a photo: codes, boxes, confidences, flags."""
+        _, reading, timings = _read_image(upload, reader, runtime)
+        return _json(dict(reading.to_dict()), timings)
+
+    @app.post(
+        "/v1/score",
+        responses={200: {"model": TableOut}, **_ERRORS},
+        openapi_extra=_body(ScoreCodesIn),
+    )
+    def score(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
+        """Score a Niu Niu table: hands, splits, scores, outcomes and payouts, or the trainer's
+        winner. Send a photo (options: ``TableOptionsIn``) or card codes as JSON."""
+        if upload.document is not None:
+            codes = _validate(ScoreCodesIn, {**upload.options, **upload.document})
+            result = score_codes(codes.hands, codes.banker, codes.to_options())
+            return _json(result.to_dict())
+        options = _validate(TableOptionsIn, upload.options).to_options()
+        _, reading, timings = _read_image(upload, reader, runtime)
+        start = time.perf_counter()
+        table = score_reading(reading, options)
+        timings["score"] = (time.perf_counter() - start) * 1e3
+        return _json(table.to_dict(), timings)
+
+    @app.post(
+        "/v1/pits",
+        responses={200: {"model": PitsOut}, **_ERRORS},
+        openapi_extra=_body(PitsCodesIn),
+    )
+    def pits(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
+        """Judge a Zheng Shangyou / Pits play: its combination and whether it beats the table.
+        Send a photo (options: ``PitsOptionsIn``) or card codes as JSON."""
+        if upload.document is not None:
+            codes = _validate(PitsCodesIn, {**upload.options, **upload.document})
+            play = [_code(card) for card in parse_cards(codes.play)]
+            table = [_code(card) for card in parse_cards(codes.table)]
+            return _json(judge_play(play, table).to_dict())
+        options = _validate(PitsOptionsIn, upload.options)
+        table_codes = [str(card) for card in parse_cards(options.table)]
+        region = _region(options.table_region)
+        _, reading, timings = _read_image(upload, reader, runtime)
+        return _json(judge_reading(reading, table_codes, region).to_dict(), timings)
+
+    @app.post(
+        "/v1/annotated",
+        responses={
+            200: {"content": {"image/jpeg": {}, "image/png": {}}, "description": "the drawing"},
+            406: {"model": ErrorOut, "description": "no accepted image format"},
+            **_ERRORS,
+        },
+        openapi_extra=_body(),
+    )
+    def annotated(
+        request: Request, upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep
+    ) -> Response:
+        """The photo with the score drawn over it (boxes, splits, results), same size, as JPEG
+        or PNG: ``?format=jpeg|png`` or the ``Accept`` header. ``?game=pits`` draws a Pits
+        verdict instead of a Niu Niu table."""
+        extension, media = _image_format(request)
+        game = request.query_params.get("game", "niuniu")
+        if game not in ("niuniu", "pits"):
+            raise BadOptionsError(f"unknown game {game!r}: niuniu or pits")
+        if game == "pits":
+            pits_options = _validate(PitsOptionsIn, upload.options)
+            table_codes = [str(card) for card in parse_cards(pits_options.table)]
+            image, reading, _ = _read_image(upload, reader, runtime)
+            region = _region(pits_options.table_region)
+            drawing = annotator.annotate(image, judge_reading(reading, table_codes, region))
+        else:
+            options = _validate(TableOptionsIn, upload.options).to_options()
+            image, reading, _ = _read_image(upload, reader, runtime)
+            drawing = annotator.annotate(image, score_reading(reading, options))
+        ok, encoded = cv2.imencode(extension, drawing)
+        if not ok:
+            raise RuntimeError(f"could not encode the drawing as {extension}")
+        return Response(encoded.tobytes(), media_type=media)
+
+
+def _model_info(reader: ReaderLike) -> dict[str, Any]:
+    """The model files named by the reader's manifest (empty for a reader without one)."""
+    manifest = getattr(reader, "manifest", None)
+    if not isinstance(manifest, dict):
+        return {}
+    return {
+        part: entry.get("file")
+        for part, entry in manifest.items()
+        if isinstance(entry, dict) and "file" in entry
+    }
+
+
+def _code(card: AnyCard) -> TableCard:
+    return TableCard(str(card))
+
+
+def _region(values: Sequence[float] | None) -> Region | None:
+    return None if values is None else Region.parse(values)
+
+
+_FORMATS = {
+    "jpeg": (".jpg", "image/jpeg"),
+    "jpg": (".jpg", "image/jpeg"),
+    "png": (".png", "image/png"),
+}
+
+
+def _image_format(request: Request) -> tuple[str, str]:
+    """The drawing's format from ``?format=``, else the first the ``Accept`` header allows."""
+    asked = request.query_params.get("format")
+    if asked is not None:
+        if asked.lower() not in _FORMATS:
+            raise BadOptionsError(f"unknown format {asked!r}: jpeg or png")
+        return _FORMATS[asked.lower()]
+    accepted: list[tuple[float, int, str]] = []
+    for position, item in enumerate(request.headers.get("accept", "*/*").split(",")):
+        media, *parameters = (part.strip().lower() for part in item.split(";"))
+        quality = 1.0
+        for parameter in parameters:
+            if parameter.startswith("q="):
+                try:
+                    quality = float(parameter[2:])
+                except ValueError:
+                    quality = 0.0
+        if quality > 0:
+            accepted.append((-quality, position, media))
+    for _, _, media in sorted(accepted):
+        if media == "image/png":
+            return _FORMATS["png"]
+        if media in ("image/jpeg", "image/*", "*/*"):
+            return _FORMATS["jpeg"]
+    raise NotAcceptableError(
+        f"cannot answer Accept {request.headers.get('accept')!r}: image/jpeg or image/png"
+    )
+
+
+# --- the app -------------------------------------------------------------------------------------
+
+
+def create_app(reader: ReaderLike | None = None, settings: Settings | None = None) -> FastAPI:
+    """The API. ``reader`` given: used as is; None: ``vision.reader.Reader.load`` runs once in
+    the lifespan (a failure leaves the image endpoints answering 503 and is logged).
+    ``settings`` None: read from the environment."""
+    chosen = settings or Settings.from_env()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if reader is None:
+            app.state.reader = _load_reader(chosen)
+        yield
+        app.state.runtime.pool.shutdown(wait=False, cancel_futures=True)
+
+    app = FastAPI(
+        title="handreader",
+        version="1",
+        summary="Read card hands from photos and score them: Niu Niu tables and Pits plays.",
+        description=(__doc__ or "").split("\n\n", 1)[0],
+        lifespan=lifespan,
+    )
+    app.state.reader = reader if reader is not None else _NoReader("the models are loading")
+    app.state.runtime = _Runtime(chosen)
+    known: tuple[type[Exception], ...] = (ServiceError, ImageError, RulesError, GroupingError)
+    for family in (*known, RequestValidationError, ValidationError, Exception):
+        app.add_exception_handler(family, _handle_error)  # Exception: a bug, answered 500
+    app.add_exception_handler(HTTPException, _handle_http)
+    _routes(app, Annotator())
+    return app
+
+
+# --- running it ----------------------------------------------------------------------------------
+
+
+def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
+    """``--host --port --workers --models --access-log`` with defaults from the environment."""
+    parser.add_argument("--host", default=environ.get("HANDREADER_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(environ.get("HANDREADER_PORT", "8000")))
+    parser.add_argument("--workers", type=int, default=int(environ.get("HANDREADER_WORKERS", "1")))
+    parser.add_argument(
+        "--models", type=Path, default=None, help="models folder (default: the shipped models)"
+    )
+    parser.add_argument("--access-log", action="store_true", help="log every request")
+
+
+def run_server(args: argparse.Namespace) -> int:
+    """Start uvicorn with the app factory; the settings reach every worker by the environment."""
+    import uvicorn
+
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    if args.models is not None:
+        os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
+    Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    uvicorn.run(
+        "serve:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        access_log=args.access_log,
+        log_level="info",
+    )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python serve.py [--host H] [--port P] [--workers N] [--models DIR]``."""
+    parser = argparse.ArgumentParser(prog="serve.py", description="Run the handreader API.")
+    add_server_arguments(parser, os.environ)
+    try:
+        return run_server(parser.parse_args(argv))
+    except ValueError as error:
+        print(f"serve.py: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
