@@ -60,6 +60,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException, MultiPartParser
 
+from handreader.commands.serve import add_server_arguments
 from handreader.table import TableCard, score_codes, score_reading
 from handreader.table_grouping import GroupingError, Region
 from handreader.table_pits import judge_play, judge_reading
@@ -704,17 +705,6 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
 
 
 # --- running it ----------------------------------------------------------------------------------
-
-
-def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
-    """``--host --port --workers --models --access-log`` with defaults from the environment."""
-    parser.add_argument("--host", default=environ.get("HANDREADER_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(environ.get("HANDREADER_PORT", "8000")))
-    parser.add_argument("--workers", type=int, default=int(environ.get("HANDREADER_WORKERS", "1")))
-    parser.add_argument(
-        "--models", type=Path, default=None, help="models folder (default: the shipped models)"
-    )
-    parser.add_argument("--access-log", action="store_true", help="log every request")
 
 
 def run_server(args: argparse.Namespace) -> int:

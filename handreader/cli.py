@@ -26,6 +26,7 @@ COMMANDS: tuple[str, ...] = (
     "synth",
     "train",
     "webcam",
+    "serve",
 )
 """Command modules under ``handreader.commands``, in help order."""
 
