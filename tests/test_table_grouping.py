@@ -1,0 +1,217 @@
+"""Grouping the cards of a photo into hands (handreader/table_grouping.py).
+
+Expectations come from the module's documented rule (single linkage at ``link_factor`` times
+the median box size; oversized groups split at their longest link that leaves whole hands;
+regions by box centre) and from invariants of any geometric rule: the result does not depend on
+the order of the cards, nor on moving or scaling the whole photo.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from handreader.table_grouping import (
+    CardGroup,
+    GroupingError,
+    Region,
+    assign_regions,
+    distance_scale,
+    group_cards,
+    reading_order,
+)
+from vision.detections import CardReading
+
+INDEX = 40.0  # index box height in pixels
+CODES = "AS 2S 3S 4S 5S 6S 7S 8S 9S 10S JS QS KS AH 2H 3H 4H 5H 6H 7H 8H 9H 10H JH QH KH".split()
+CODES += "AD 2D 3D 4D 5D 6D 7D 8D 9D 10D JD QD KD".split()
+
+
+def _card(code: str, x: float, y: float, size: float = INDEX) -> CardReading:
+    """A card whose index box (size x 0.6 size) has its top-left corner at x, y."""
+    return CardReading(code, 0.95, (x, y, x + 0.6 * size, y + size))
+
+
+def _row(
+    codes: list[str], x: float, y: float, step: float = 30.0, angle: float = 0.0,
+    size: float = INDEX,
+) -> list[CardReading]:  # fmt: skip
+    """A spread hand: cards ``step`` pixels apart along ``angle`` (degrees)."""
+    dx, dy = math.cos(math.radians(angle)) * step, math.sin(math.radians(angle)) * step
+    return [_card(code, x + i * dx, y + i * dy, size) for i, code in enumerate(codes)]
+
+
+def _codes(groups: tuple[CardGroup, ...]) -> list[list[str]]:
+    return [[card.code for card in group.cards] for group in groups]
+
+
+def test_scale_is_the_median_longer_side() -> None:
+    cards = [_card("AS", 0, 0, 10), _card("2S", 0, 0, 40), _card("3S", 0, 0, 100)]
+    assert distance_scale(cards) == 40
+    assert distance_scale([]) == 1.0
+
+
+def test_one_hand_of_five() -> None:
+    cards = _row(CODES[:5], 100, 100)
+    assert _codes(group_cards(cards)) == [CODES[:5]]
+
+
+def test_banker_and_six_players_spread() -> None:
+    # A table laid out as the synthetic "table" layout: banker on top, players in 2 rows of 3.
+    banker = _row(CODES[:5], 400, 40)
+    players = []
+    for seat in range(6):
+        column, row = seat % 3, seat // 3
+        codes = CODES[5 + 5 * seat : 10 + 5 * seat]
+        players.append(_row(codes, 60 + 330 * column, 300 + 200 * row, angle=10 * (seat - 3)))
+    cards = banker + [card for hand in players for card in hand]
+    groups = group_cards(cards)
+    # reading order: the banker's row first, then each row left to right
+    assert _codes(groups) == [CODES[:5]] + [CODES[5 + 5 * s : 10 + 5 * s] for s in range(6)]
+
+
+def test_two_touching_hands_split_at_the_link_between_them() -> None:
+    # Two rows whose ends lie 70 px apart: within the link distance (2 x 40 = 80 px), so one
+    # cluster of 10; the 70 px link is longer than every 30 px link inside the hands.
+    first = _row(CODES[:5], 0, 0)
+    second = _row(CODES[5:10], 4 * 30 + 70, 0)
+    assert _codes(group_cards(first + second)) == [CODES[:5], CODES[5:10]]
+
+
+def test_a_stray_card_beside_a_hand_is_its_own_group() -> None:
+    cards = _row(CODES[:5], 0, 0) + [_card("KD", 4 * 30 + 60, 0)]
+    groups = group_cards(cards)
+    assert sorted(map(len, (g.cards for g in groups))) == [1, 5]
+
+
+def test_evenly_spread_cards_are_not_forced_into_a_hand() -> None:
+    # Seven cards equally spaced: no link is longer than the typical one, so no split.
+    cards = _row(CODES[:7], 0, 0)
+    assert _codes(group_cards(cards)) == [CODES[:7]]
+
+
+def test_far_apart_groups_stay_apart_whatever_their_size() -> None:
+    cards = _row(CODES[:3], 0, 0) + _row(CODES[3:5], 600, 0) + _row(CODES[5:9], 0, 600)
+    assert _codes(group_cards(cards)) == [CODES[:3], CODES[3:5], CODES[5:9]]
+
+
+def test_link_factor_decides_what_touches() -> None:
+    cards = _row(CODES[:5], 0, 0) + _row(CODES[5:10], 4 * 30 + 100, 0)
+    assert len(group_cards(cards, link_factor=2.0)) == 2  # a 100 px gap: over 80 px
+    assert len(group_cards(cards, link_factor=3.0)) == 2  # one cluster of 10, split at the gap
+    assert len(group_cards(cards, link_factor=0.5)) == 10  # 30 px steps: over 20 px
+
+
+@pytest.mark.parametrize("factor", [0.0, -1.0, 101.0, math.nan, math.inf])
+def test_bad_link_factor(factor: float) -> None:
+    with pytest.raises(GroupingError, match="link factor"):
+        group_cards(_row(CODES[:5], 0, 0), link_factor=factor)
+
+
+def test_no_cards_no_groups() -> None:
+    assert group_cards([]) == ()
+    assert reading_order([]) == ()
+
+
+def _table() -> list[CardReading]:
+    banker = _row(CODES[:5], 400, 40)
+    left = _row(CODES[5:10], 50, 400, angle=-20)
+    right = _row(CODES[10:15], 600, 380, angle=15)
+    stray = [_card("QD", 900, 700)]
+    return banker + left + right + stray
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.permutations(list(range(16))))
+def test_card_order_never_changes_the_groups(order: list[int]) -> None:
+    cards = _table()
+    shuffled = [cards[i] for i in order]
+    assert _codes(group_cards(shuffled)) == _codes(group_cards(cards))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.25, 8.0), st.floats(-500, 500), st.floats(-500, 500))
+def test_moving_or_scaling_the_photo_never_changes_the_groups(
+    scale: float, dx: float, dy: float
+) -> None:
+    # The distance scale follows the boxes, so no pixel constant is involved.
+    cards = _table()
+    moved = [
+        CardReading(
+            card.code,
+            card.confidence,
+            tuple(  # type: ignore[arg-type]
+                value * scale + (dx if i % 2 == 0 else dy) for i, value in enumerate(card.box_xyxy)
+            ),
+        )
+        for card in cards
+    ]
+    assert _codes(group_cards(moved)) == _codes(group_cards(cards))
+
+
+def test_group_box_and_centre() -> None:
+    group = CardGroup(tuple(_row(CODES[:2], 10, 20)))
+    assert group.box_xyxy == (10, 20, 40 + 0.6 * INDEX, 20 + INDEX)
+    assert group.center_xy == pytest.approx((10 + 15 + 0.3 * INDEX, 20 + INDEX / 2))
+    assert CardGroup(()).box_xyxy == (0, 0, 0, 0)
+
+
+# --- regions -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("values", "fractional", "pixels"),
+    [
+        ([0, 0, 1, 0.5], True, (0, 0, 800, 300)),
+        ([0.25, 0.5, 0.75, 1], True, (200, 300, 600, 600)),
+        ([10, 20, 300, 400], False, (10, 20, 300, 400)),
+        ([0, 0, 2, 1], False, (0, 0, 2, 1)),  # a number above 1: pixels
+    ],
+)
+def test_region_units(values: list[float], fractional: bool, pixels: tuple[float, ...]) -> None:
+    region = Region.parse(values)
+    assert region.fractional is fractional
+    assert region.pixels((800, 600)) == pixels
+    assert region.to_list() == values
+
+
+@pytest.mark.parametrize(
+    ("values", "words"),
+    [
+        ([0, 0, 1], "4 numbers"),
+        ([0, 0, 1, 1, 1], "4 numbers"),
+        ([10, 10, 5, 20], "x1 < x2"),
+        ([0, 0.5, 1, 0.5], "y1 < y2"),
+        ([-1, 0, 5, 5], ">= 0"),
+        ([0, 0, math.nan, 1], "finite"),
+        (["a", 0, 1, 1], "4 numbers"),
+    ],
+)
+def test_bad_regions(values: list[object], words: str) -> None:
+    with pytest.raises(GroupingError, match=words):
+        Region.parse(values)  # type: ignore[arg-type]
+
+
+def test_fractional_region_must_stay_within_one() -> None:
+    with pytest.raises(GroupingError, match="within 0..1"):
+        Region(0, 0, 2, 1, fractional=True)
+
+
+def test_cards_go_to_the_region_holding_their_centre() -> None:
+    cards = _row(CODES[:5], 100, 50) + _row(CODES[5:10], 100, 450) + [_card("KD", 700, 300)]
+    top, bottom = Region.parse([0, 0, 1, 0.4]), Region.parse([0, 0.6, 1, 1])
+    groups, left_over = assign_regions(cards, [top, bottom], (800, 600))
+    assert _codes(groups) == [CODES[:5], CODES[5:10]]
+    assert [group.region for group in groups] == [0, 1]
+    assert [card.code for card in left_over] == ["KD"]
+
+
+def test_overlapping_regions_take_the_nearest_centre() -> None:
+    card = _card("AS", 290, 90)  # centre (302, 110)
+    wide, near = Region(0, 0, 600, 600), Region(200, 0, 400, 200)
+    groups, left_over = assign_regions([card], [wide, near], (600, 600))
+    assert [len(group.cards) for group in groups] == [0, 1]
+    assert left_over == ()
