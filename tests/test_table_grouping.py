@@ -26,8 +26,8 @@ from handreader.table_grouping import (
 from vision.detections import CardReading
 
 INDEX = 40.0  # index box height in pixels
-CODES = "AS 2S 3S 4S 5S 6S 7S 8S 9S 10S JS QS KS AH 2H 3H 4H 5H 6H 7H 8H 9H 10H JH QH KH".split()
-CODES += "AD 2D 3D 4D 5D 6D 7D 8D 9D 10D JD QD KD".split()
+RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+CODES = [rank + suit for suit in "SHD" for rank in RANKS]
 
 
 def _card(code: str, x: float, y: float, size: float = INDEX) -> CardReading:
@@ -82,7 +82,7 @@ def test_two_touching_hands_split_at_the_link_between_them() -> None:
 
 
 def test_a_stray_card_beside_a_hand_is_its_own_group() -> None:
-    cards = _row(CODES[:5], 0, 0) + [_card("KD", 4 * 30 + 60, 0)]
+    cards = [*_row(CODES[:5], 0, 0), _card("KD", 4 * 30 + 60, 0)]
     groups = group_cards(cards)
     assert sorted(map(len, (g.cards for g in groups))) == [1, 5]
 
@@ -196,7 +196,7 @@ def test_bad_regions(values: list[object], words: str) -> None:
 
 
 def test_fractional_region_must_stay_within_one() -> None:
-    with pytest.raises(GroupingError, match="within 0..1"):
+    with pytest.raises(GroupingError, match=r"within 0\.\.1"):
         Region(0, 0, 2, 1, fractional=True)
 
 
