@@ -18,6 +18,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     browser_ready = shutil.which("chromium") is not None and _has("playwright")
     for item in items:
         if "train" in item.keywords and not train_ready:
-            item.add_marker(pytest.mark.skip(reason="needs the train extra: pip install -e '.[train]'"))
+            item.add_marker(
+                pytest.mark.skip(reason="needs the train extra: pip install -e '.[train]'")
+            )
         if "browser" in item.keywords and not browser_ready:
             item.add_marker(pytest.mark.skip(reason="needs Debian's chromium and playwright"))

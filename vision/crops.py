@@ -15,8 +15,12 @@ CROP_CONTEXT = 1.3
 """The crop's side is this many times the box's longer side (keeps the whole glyph and pip)."""
 
 
-def crop_index(image: NDArray[np.uint8], box_xyxy: tuple[float, float, float, float] | NDArray[np.float32],
-               size: int = CROP_SIZE, context: float = CROP_CONTEXT) -> NDArray[np.uint8]:
+def crop_index(
+    image: NDArray[np.uint8],
+    box_xyxy: tuple[float, float, float, float] | NDArray[np.float32],
+    size: int = CROP_SIZE,
+    context: float = CROP_CONTEXT,
+) -> NDArray[np.uint8]:
     """A ``size`` x ``size`` BGR crop centred on the box, ``context`` times its longer side.
 
     Parts outside the image are filled by replicating the border; shrinking uses area
@@ -34,7 +38,9 @@ def crop_index(image: NDArray[np.uint8], box_xyxy: tuple[float, float, float, fl
     if region.size == 0:
         return np.zeros((size, size, 3), np.uint8)
     if pad_left or pad_top or pad_right or pad_bottom:
-        region = cv2.copyMakeBorder(region, pad_top, pad_bottom, pad_left, pad_right, cv2.BORDER_REPLICATE)
+        region = cv2.copyMakeBorder(
+            region, pad_top, pad_bottom, pad_left, pad_right, cv2.BORDER_REPLICATE
+        )
     interpolation = cv2.INTER_AREA if span > size else cv2.INTER_LINEAR
     return cv2.resize(region, (size, size), interpolation=interpolation)
 

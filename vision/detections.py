@@ -1,4 +1,4 @@
-"""The recognizer's data types: raw detections (struct of arrays) and the cards read from an image."""
+"""The recognizer's data types: raw detections (struct of arrays) and the cards read."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ __all__ = ["CardReading", "Detections", "Reading", "ReadingFlag"]
 
 @dataclass(frozen=True)
 class Detections:
-    """Boxes found by the detector: ``xyxy`` (N, 4) pixels, ``confidence`` (N,), ``class_id`` (N,)."""
+    """Detector boxes: ``xyxy`` (N, 4) pixels, ``confidence`` (N,), ``class_id`` (N,)."""
 
     xyxy: NDArray[np.float32]
     confidence: NDArray[np.float32]
@@ -109,5 +109,9 @@ class Reading:
         return {
             "size": list(self.size_wh),
             "cards": [card.to_dict() for card in self.cards],
-            "flags": [flag.name.lower() for flag in ReadingFlag if flag and flag in self.flags and flag.name],
+            "flags": [
+                flag.name.lower()
+                for flag in ReadingFlag
+                if flag and flag in self.flags and flag.name
+            ],
         }

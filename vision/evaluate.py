@@ -32,7 +32,7 @@ class ManifestEntry:
 
 
 def load_manifest(path: Path, split: str | None = None) -> list[ManifestEntry]:
-    """The entries of a JSON-lines manifest (images relative to its folder), optionally one split."""
+    """The entries of a JSON-lines manifest (images relative to its folder), maybe one split."""
     entries = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -52,7 +52,9 @@ def _rank(code: str) -> str:
     return code[:-1]
 
 
-def match_cards(truth: Sequence[str], predicted: Sequence[str]) -> tuple[int, list[tuple[str, str]]]:
+def match_cards(
+    truth: Sequence[str], predicted: Sequence[str]
+) -> tuple[int, list[tuple[str, str]]]:
     """Matched count and the confusions (truth, predicted) between two card lists.
 
     Exact codes match first, then rank-only labels (``"K?"``) by rank, then ``"JOKER"`` with
@@ -77,8 +79,12 @@ def match_cards(truth: Sequence[str], predicted: Sequence[str]) -> tuple[int, li
                     break
     confusions = []
     for i in range(max(len(left_truth), len(left_pred))):
-        confusions.append((left_truth[i] if i < len(left_truth) else "-",
-                           left_pred[i] if i < len(left_pred) else "-"))
+        confusions.append(
+            (
+                left_truth[i] if i < len(left_truth) else "-",
+                left_pred[i] if i < len(left_pred) else "-",
+            )
+        )
     return matched, confusions
 
 
@@ -138,7 +144,9 @@ class EvalTotals:
         }
 
 
-def confusion_image(confusions: Iterable[tuple[tuple[str, str], int]], cell: int = 14) -> NDArray[np.uint8]:
+def confusion_image(
+    confusions: Iterable[tuple[tuple[str, str], int]], cell: int = 14
+) -> NDArray[np.uint8]:
     """A confusion-matrix picture (truth rows, prediction columns) of the non-matching pairs."""
     labels = [*CARD_CLASSES, "-"]
     extra = sorted({t for (t, _), _ in confusions if t not in labels} | set())
@@ -160,7 +168,22 @@ def confusion_image(confusions: Iterable[tuple[tuple[str, str], int]], cell: int
                 y, x = margin + row * cell, margin + column * cell
                 cv2.rectangle(image, (x, y), (x + cell - 1, y + cell - 1), (shade, shade, 255), -1)
     for i, label in enumerate(labels):
-        cv2.putText(image, label, (2, margin + i * cell + cell - 3), cv2.FONT_HERSHEY_PLAIN, 0.7, (0, 0, 0), 1)
-        cv2.putText(image, label[:3], (margin + i * cell, 12 + (i % 3) * 9), cv2.FONT_HERSHEY_PLAIN, 0.6,
-                    (0, 0, 0), 1)
+        cv2.putText(
+            image,
+            label,
+            (2, margin + i * cell + cell - 3),
+            cv2.FONT_HERSHEY_PLAIN,
+            0.7,
+            (0, 0, 0),
+            1,
+        )
+        cv2.putText(
+            image,
+            label[:3],
+            (margin + i * cell, 12 + (i % 3) * 9),
+            cv2.FONT_HERSHEY_PLAIN,
+            0.6,
+            (0, 0, 0),
+            1,
+        )
     return image

@@ -39,7 +39,9 @@ def letterbox(image: NDArray[np.uint8], size: int) -> tuple[NDArray[np.float32],
     scale = min(size / height, size / width)
     new_w, new_h = round(width * scale), round(height * scale)
     interpolation = cv2.INTER_AREA if scale < 0.5 else cv2.INTER_LINEAR
-    resized = cv2.resize(image, (new_w, new_h), interpolation=interpolation) if scale != 1 else image
+    resized = (
+        cv2.resize(image, (new_w, new_h), interpolation=interpolation) if scale != 1 else image
+    )
     pad_x, pad_y = (size - new_w) / 2, (size - new_h) / 2
     top, left = round(pad_y - 0.1), round(pad_x - 0.1)
     canvas = np.full((size, size, 3), PAD_VALUE, np.uint8)

@@ -12,17 +12,16 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
-from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
+from vision.calibration import DeckProfile, combine_with_profile
+from vision.crops import crop_index, crops_to_tensor
 from vision.detections import CardReading, Detections, Reading, ReadingFlag
 from vision.letterbox import letterbox
 
@@ -57,7 +56,9 @@ class ReaderSettings:
     max_detections: int = 300
 
 
-def non_max_suppression(xyxy: NDArray[np.float32], scores: NDArray[np.float32], iou: float) -> NDArray[np.int64]:
+def non_max_suppression(
+    xyxy: NDArray[np.float32], scores: NDArray[np.float32], iou: float
+) -> NDArray[np.int64]:
     """Indices of the boxes kept by greedy NMS, best score first."""
     order = np.argsort(-scores, kind="stable")
     keep: list[int] = []
@@ -66,8 +67,16 @@ def non_max_suppression(xyxy: NDArray[np.float32], scores: NDArray[np.float32], 
         best = int(order[0])
         keep.append(best)
         rest = order[1:]
-        ix = np.clip(np.minimum(xyxy[best, 2], xyxy[rest, 2]) - np.maximum(xyxy[best, 0], xyxy[rest, 0]), 0, None)
-        iy = np.clip(np.minimum(xyxy[best, 3], xyxy[rest, 3]) - np.maximum(xyxy[best, 1], xyxy[rest, 1]), 0, None)
+        ix = np.clip(
+            np.minimum(xyxy[best, 2], xyxy[rest, 2]) - np.maximum(xyxy[best, 0], xyxy[rest, 0]),
+            0,
+            None,
+        )
+        iy = np.clip(
+            np.minimum(xyxy[best, 3], xyxy[rest, 3]) - np.maximum(xyxy[best, 1], xyxy[rest, 1]),
+            0,
+            None,
+        )
         overlap = ix * iy / (areas[best] + areas[rest] - ix * iy + 1e-9)
         order = rest[overlap <= iou]
     return np.array(keep, np.int64)
@@ -91,33 +100,50 @@ def _session(path: Path) -> Any:
 class Reader:
     """The card reader: ``Reader.load().read(image_bgr) -> Reading``."""
 
-    def __init__(self, detector_path: Path, classifier_path: Path, manifest: dict[str, Any],
-                 settings: ReaderSettings | None = None) -> None:
+    def __init__(
+        self,
+        detector_path: Path,
+        classifier_path: Path,
+        manifest: dict[str, Any],
+        settings: ReaderSettings | None = None,
+    ) -> None:
         self.settings = settings or ReaderSettings()
         self.manifest = manifest
         self._detector = _session(detector_path)
         self._classifier = _session(classifier_path)
         self._detector_input = self._detector.get_inputs()[0].name
         shape = self._detector.get_inputs()[0].shape
-        self.detector_size = int(shape[2]) if isinstance(shape[2], int) else int(manifest["detector"]["imgsz"])
+        self.detector_size = (
+            int(shape[2]) if isinstance(shape[2], int) else int(manifest["detector"]["imgsz"])
+        )
         metadata = self._detector.get_modelmeta().custom_metadata_map
         names = ast.literal_eval(metadata["names"]) if "names" in metadata else None
         if names is not None and names != {0: "index"}:
-            raise ModelError(f"detector {str(detector_path)!r} has classes {names}, expected {{0: 'index'}}")
+            raise ModelError(
+                f"detector {str(detector_path)!r} has classes {names}, expected {{0: 'index'}}"
+            )
         classes = tuple(manifest["classifier"]["classes"])
         if classes != CLASSIFIER_CLASSES:
-            raise ModelError("classifier classes in the manifest differ from the project's label table "
-                             f"(expected {len(CLASSIFIER_CLASSES)} classes ending with 'none')")
+            raise ModelError(
+                "classifier classes in the manifest differ from the project's label table "
+                f"(expected {len(CLASSIFIER_CLASSES)} classes ending with 'none')"
+            )
         outputs = [output.name for output in self._classifier.get_outputs()]
         if outputs[:2] != ["logits", "embedding"]:
             raise ModelError(f"classifier outputs are {outputs}, expected ['logits', 'embedding']")
         if self._classifier.get_outputs()[0].shape[1] != len(CLASSIFIER_CLASSES):
-            raise ModelError(f"classifier has {self._classifier.get_outputs()[0].shape[1]} outputs, "
-                             f"expected {len(CLASSIFIER_CLASSES)}")
+            raise ModelError(
+                f"classifier has {self._classifier.get_outputs()[0].shape[1]} outputs, "
+                f"expected {len(CLASSIFIER_CLASSES)}"
+            )
 
     @classmethod
-    def load(cls, models_dir: Path | None = None, settings: ReaderSettings | None = None,
-             verify_hashes: bool = True) -> Reader:
+    def load(
+        cls,
+        models_dir: Path | None = None,
+        settings: ReaderSettings | None = None,
+        verify_hashes: bool = True,
+    ) -> Reader:
         """Load the models named by ``models_dir/manifest.json``, checking their hashes."""
         folder = models_dir or default_models_dir()
         manifest_path = folder / "manifest.json"
@@ -126,24 +152,32 @@ class Reader:
         except FileNotFoundError as error:
             raise ModelError(f"no model manifest at {str(manifest_path)!r}") from error
         except (OSError, json.JSONDecodeError) as error:
-            raise ModelError(f"model manifest {str(manifest_path)!r} is unreadable: {error}") from error
+            raise ModelError(
+                f"model manifest {str(manifest_path)!r} is unreadable: {error}"
+            ) from error
         paths = {}
         for part in ("detector", "classifier"):
             try:
                 entry = manifest[part]
                 path = folder / entry["file"]
             except (KeyError, TypeError) as error:
-                raise ModelError(f"model manifest {str(manifest_path)!r} lacks {part}.file") from error
+                raise ModelError(
+                    f"model manifest {str(manifest_path)!r} lacks {part}.file"
+                ) from error
             if not path.is_file():
                 raise ModelError(f"{part} model {str(path)!r} named in the manifest is missing")
             if verify_hashes and entry.get("sha256") and _sha256(path) != entry["sha256"]:
-                raise ModelError(f"{part} model {str(path)!r} does not match its sha256 in the manifest")
+                raise ModelError(
+                    f"{part} model {str(path)!r} does not match its sha256 in the manifest"
+                )
             paths[part] = path
         return cls(paths["detector"], paths["classifier"], manifest, settings)
 
     # -- stages -------------------------------------------------------------------------------
 
-    def _detect_once(self, image: NDArray[np.uint8], offset: tuple[float, float] = (0.0, 0.0)) -> Detections:
+    def _detect_once(
+        self, image: NDArray[np.uint8], offset: tuple[float, float] = (0.0, 0.0)
+    ) -> Detections:
         tensor, transform = letterbox(image, self.detector_size)
         output = self._detector.run(None, {self._detector_input: tensor})[0][0]  # (5, anchors)
         scores = output[4]
@@ -159,7 +193,7 @@ class Reader:
         return Detections(xyxy, confidence, np.zeros(len(confidence), np.int64))
 
     def detect(self, image: NDArray[np.uint8]) -> Detections:
-        """Corner-index boxes in image pixels (whole image, plus tiles for large photos), after NMS."""
+        """Corner-index boxes in image pixels (whole image, and tiles of large photos), after NMS."""
         height, width = image.shape[:2]
         parts = [self._detect_once(image)]
         if max(height, width) > self.settings.tile_above_px:
@@ -174,13 +208,19 @@ class Reader:
             return Detections.empty()
         xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)
         xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, height)
-        keep = non_max_suppression(xyxy, confidence, self.settings.nms_iou)[: self.settings.max_detections]
+        keep = non_max_suppression(xyxy, confidence, self.settings.nms_iou)[
+            : self.settings.max_detections
+        ]
         return Detections(xyxy[keep], confidence[keep], np.zeros(len(keep), np.int64))
 
-    def classify(self, image: NDArray[np.uint8], xyxy: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    def classify(
+        self, image: NDArray[np.uint8], xyxy: NDArray[np.float32]
+    ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
         """Class probabilities (N, 55) and embeddings (N, 128) of the crops around the boxes."""
         if len(xyxy) == 0:
-            return np.zeros((0, len(CLASSIFIER_CLASSES)), np.float32), np.zeros((0, 128), np.float32)
+            return np.zeros((0, len(CLASSIFIER_CLASSES)), np.float32), np.zeros(
+                (0, 128), np.float32
+            )
         crops = np.stack([crop_index(image, box) for box in xyxy])
         logits, embedding = self._classifier.run(None, {"crops": crops_to_tensor(crops)})
         logits = logits - logits.max(axis=1, keepdims=True)
@@ -188,7 +228,9 @@ class Reader:
         probabilities /= probabilities.sum(axis=1, keepdims=True)
         return probabilities.astype(np.float32), embedding.astype(np.float32)
 
-    def merge_corners(self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]) -> list[CardReading]:
+    def merge_corners(
+        self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]
+    ) -> list[CardReading]:
         """Group the indices of one card (same reading, close together) into one CardReading."""
         settings = self.settings
         is_index = probabilities[:, -1] < settings.none_above
@@ -219,29 +261,44 @@ class Reader:
             best = int(joint.argmax())
             ranked = np.argsort(-joint)[1:3]
             boxes = xyxy[group]
-            box = (float(boxes[:, 0].min()), float(boxes[:, 1].min()), float(boxes[:, 2].max()),
-                   float(boxes[:, 3].max()))
+            box = (
+                float(boxes[:, 0].min()),
+                float(boxes[:, 1].min()),
+                float(boxes[:, 2].max()),
+                float(boxes[:, 3].max()),
+            )
             confidence = float(joint[best])
-            cards.append(CardReading(
-                code=CARD_CLASSES[best],
-                confidence=confidence,
-                box_xyxy=box,
-                corners=len(group),
-                uncertain=confidence < settings.uncertain_below,
-                alternatives=tuple((CARD_CLASSES[int(i)], round(float(joint[i]), 4)) for i in ranked),
-            ))
+            cards.append(
+                CardReading(
+                    code=CARD_CLASSES[best],
+                    confidence=confidence,
+                    box_xyxy=box,
+                    corners=len(group),
+                    uncertain=confidence < settings.uncertain_below,
+                    alternatives=tuple(
+                        (CARD_CLASSES[int(i)], round(float(joint[i]), 4)) for i in ranked
+                    ),
+                )
+            )
         cards.sort(key=lambda card: (card.center_xy[0], card.center_xy[1]))
         return cards
 
-    def read(self, image: NDArray[np.uint8]) -> Reading:
-        """All the cards in a BGR uint8 image (H, W, 3)."""
-        if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
+    def read(self, image: NDArray[np.uint8], deck: DeckProfile | None = None) -> Reading:
+        """All the cards in a BGR uint8 image (H, W, 3), optionally with a calibrated deck."""
+        if (
+            not isinstance(image, np.ndarray)
+            or image.dtype != np.uint8
+            or image.ndim != 3
+            or image.shape[2] != 3
+        ):
             shape = getattr(image, "shape", None)
             raise ValueError(f"expected a BGR uint8 image of shape (H, W, 3), got {shape}")
         started = time.perf_counter()
         detections = self.detect(image)
         detected = time.perf_counter()
-        probabilities, _ = self.classify(image, detections.xyxy)
+        probabilities, embeddings = self.classify(image, detections.xyxy)
+        if deck is not None:
+            probabilities = combine_with_profile(probabilities, embeddings, deck)
         classified = time.perf_counter()
         cards = self.merge_corners(detections.xyxy, probabilities)
         flags = ReadingFlag.NONE
@@ -256,16 +313,3 @@ class Reader:
             "total": (time.perf_counter() - started) * 1000,
         }
         return Reading((image.shape[1], image.shape[0]), tuple(cards), flags, timings)
-
-
-def read_many(reader: Reader, images: Sequence[NDArray[np.uint8]]) -> list[Reading]:
-    """Read several images one after the other (convenience for scripts)."""
-    return [reader.read(image) for image in images]
-
-
-def _check_image(image: NDArray[np.uint8]) -> None:
-    if image.size == 0:
-        raise ValueError("empty image")
-
-
-_ = (cv2, CROP_SIZE)

@@ -1,4 +1,4 @@
-"""``handreader eval MANIFEST.jsonl [...]``: precision, recall, F1 and exact photos on labelled data.
+"""``handreader eval MANIFEST.jsonl [...]``: precision, recall, F1, exact photos on labelled data.
 
 Manifests use the format of ``shared/realdata`` (see :mod:`vision.evaluate`). Prints one block
 per manifest and, with ``--json``, one JSON object per manifest; ``--report DIR`` also writes a
@@ -17,13 +17,22 @@ __all__ = ["register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``eval`` command to the CLI."""
-    parser = subparsers.add_parser("eval", help="measure the reader on labelled photos",
-                                   description="Card precision, recall, F1, exact photos and confusions.")
-    parser.add_argument("manifests", nargs="+", type=Path, metavar="MANIFEST", help="manifest.jsonl files")
+    parser = subparsers.add_parser(
+        "eval",
+        help="measure the reader on labelled photos",
+        description="Card precision, recall, F1, exact photos and confusions.",
+    )
+    parser.add_argument(
+        "manifests", nargs="+", type=Path, metavar="MANIFEST", help="manifest.jsonl files"
+    )
     parser.add_argument("--split", help="only entries whose 'split' is this (e.g. valid)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per manifest")
-    parser.add_argument("--report", type=Path, metavar="DIR", help="write confusion-matrix pictures here")
-    parser.add_argument("--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)")
+    parser.add_argument(
+        "--report", type=Path, metavar="DIR", help="write confusion-matrix pictures here"
+    )
+    parser.add_argument(
+        "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
+    )
     parser.add_argument("--limit", type=int, help="read at most this many photos per manifest")
     parser.set_defaults(func=run)
 
@@ -55,10 +64,13 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(summary))
         else:
-            print(f"{manifest}{' [' + args.split + ']' if args.split else ''}: {totals.photos} photos, "
-                  f"{totals.truth_cards} cards")
-            print(f"  precision {totals.precision:.4f}  recall {totals.recall:.4f}  F1 {totals.f1:.4f}  "
-                  f"exact photos {summary['exact_photos']:.4f}  uncertain {totals.uncertain}  failed {totals.failed}")
+            where = f"{manifest} [{args.split}]" if args.split else str(manifest)
+            print(f"{where}: {totals.photos} photos, {totals.truth_cards} cards")
+            print(
+                f"  precision {totals.precision:.4f}  recall {totals.recall:.4f}  "
+                f"F1 {totals.f1:.4f}  exact photos {summary['exact_photos']:.4f}  "
+                f"uncertain {totals.uncertain}  failed {totals.failed}"
+            )
             pairs = ", ".join(f"{t}->{p} x{n}" for t, p, n in summary["confusions"])  # type: ignore[misc]
             print(f"  most frequent confusions: {pairs or 'none'}")
         if args.report:

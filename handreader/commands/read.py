@@ -2,7 +2,8 @@
 
 With ``--json`` each photo prints one line::
 
-    {"image": "PATH-AS-GIVEN", "cards": [{"card": "10H", "confidence": 0.97, "box": [x1, y1, x2, y2],
+    {"image": "PATH-AS-GIVEN",
+     "cards": [{"card": "10H", "confidence": 0.97, "box": [x1, y1, x2, y2],
      "corners": 2, "uncertain": false}, ...], "size": [w, h], "flags": [...], "ms": 21.3}
 
 A photo that cannot be read prints ``{"image": PATH, "error": {"code": ..., "message": ...}}``
@@ -25,12 +26,21 @@ __all__ = ["register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``read`` command to the CLI."""
-    parser = subparsers.add_parser("read", help="read the cards in photos",
-                                   description="Find and read every card in each photo.")
-    parser.add_argument("photos", nargs="+", metavar="PHOTO", help="image files (JPEG, PNG, WebP, ...)")
+    parser = subparsers.add_parser(
+        "read",
+        help="read the cards in photos",
+        description="Find and read every card in each photo.",
+    )
+    parser.add_argument(
+        "photos", nargs="+", metavar="PHOTO", help="image files (JPEG, PNG, WebP, ...)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object per photo")
-    parser.add_argument("--annotate", type=Path, metavar="DIR", help="also write annotated copies into DIR")
-    parser.add_argument("--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)")
+    parser.add_argument(
+        "--annotate", type=Path, metavar="DIR", help="also write annotated copies into DIR"
+    )
+    parser.add_argument(
+        "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -63,15 +73,18 @@ def run(args: argparse.Namespace) -> int:
             continue
         reading = reader.read(image)
         if args.json:
-            record: dict[str, Any] = {"image": photo, **reading.to_dict(),
-                                      "ms": round(reading.timings_ms.get("total", 0.0), 1)}
+            record: dict[str, Any] = {
+                "image": photo,
+                **reading.to_dict(),
+                "ms": round(reading.timings_ms.get("total", 0.0), 1),
+            }
             print(json.dumps(record, ensure_ascii=False), flush=True)
         else:
             print(f"{photo}: {format_reading(reading)}", flush=True)
         if args.annotate:
-            from vision.annotate import CardAnnotator
-
             import cv2
+
+            from vision.annotate import CardAnnotator
 
             out = args.annotate / f"{Path(photo).stem}.jpg"
             cv2.imwrite(str(out), CardAnnotator().annotate(image, reading))

@@ -15,17 +15,28 @@ __all__ = ["register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``train`` command to the CLI."""
-    parser = subparsers.add_parser("train", help="train the detector and classifier, export ONNX",
-                                   description="Synthetic scenes -> detector -> classifier -> ONNX + manifest.")
-    parser.add_argument("--work", type=Path, default=Path("runs"), help="working folder (default: runs)")
-    parser.add_argument("--models", type=Path, default=Path("models"), help="where to write the ONNX models")
+    parser = subparsers.add_parser(
+        "train",
+        help="train the detector and classifier, export ONNX",
+        description="Synthetic scenes -> detector -> classifier -> ONNX + manifest.",
+    )
+    parser.add_argument(
+        "--work", type=Path, default=Path("runs"), help="working folder (default: runs)"
+    )
+    parser.add_argument(
+        "--models", type=Path, default=Path("models"), help="where to write the ONNX models"
+    )
     parser.add_argument("--scenes", type=int, default=4500, help="training scenes (default 4500)")
-    parser.add_argument("--holdout-scenes", type=int, default=400, help="validation scenes, held-out decks")
+    parser.add_argument(
+        "--holdout-scenes", type=int, default=400, help="validation scenes, held-out decks"
+    )
     parser.add_argument("--detector-epochs", type=int, default=6)
     parser.add_argument("--classifier-epochs", type=int, default=4)
     parser.add_argument("--imgsz", type=int, default=320, help="detector input size (default 320)")
     parser.add_argument("--batch", type=int, default=32, help="detector batch (default 32)")
-    parser.add_argument("--workers", type=int, help="scene-generation processes (default: all cores)")
+    parser.add_argument(
+        "--workers", type=int, help="scene-generation processes (default: all cores)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -35,16 +46,34 @@ def run(args: argparse.Namespace) -> int:
         import torch  # noqa: F401
         import ultralytics  # noqa: F401
     except ImportError as error:
-        raise ValueError(f"training needs the train extra (pip install -e '.[train]'): {error}") from error
+        raise ValueError(
+            f"training needs the train extra (pip install -e '.[train]'): {error}"
+        ) from error
     from vision.train.pipeline import TrainingPlan, run_training
 
-    for name in ("scenes", "holdout_scenes", "detector_epochs", "classifier_epochs", "imgsz", "batch"):
+    for name in (
+        "scenes",
+        "holdout_scenes",
+        "detector_epochs",
+        "classifier_epochs",
+        "imgsz",
+        "batch",
+    ):
         if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    plan = TrainingPlan(work_dir=args.work, models_dir=args.models, train_scenes=args.scenes,
-                        holdout_scenes=args.holdout_scenes, detector_epochs=args.detector_epochs,
-                        classifier_epochs=args.classifier_epochs, detector_imgsz=args.imgsz,
-                        detector_batch=args.batch, workers=args.workers)
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
+            )
+    plan = TrainingPlan(
+        work_dir=args.work,
+        models_dir=args.models,
+        train_scenes=args.scenes,
+        holdout_scenes=args.holdout_scenes,
+        detector_epochs=args.detector_epochs,
+        classifier_epochs=args.classifier_epochs,
+        detector_imgsz=args.imgsz,
+        detector_batch=args.batch,
+        workers=args.workers,
+    )
     manifest = run_training(plan)
     print(f"models written; manifest {manifest}")
     return 0

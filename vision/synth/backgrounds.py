@@ -21,7 +21,9 @@ def photo_files(folders: tuple[str, ...]) -> tuple[Path, ...]:
     for folder in folders:
         root = Path(folder)
         if root.is_dir():
-            found += [p for p in root.rglob("*") if p.suffix.lower() in _PHOTO_SUFFIXES and p.is_file()]
+            found += [
+                p for p in root.rglob("*") if p.suffix.lower() in _PHOTO_SUFFIXES and p.is_file()
+            ]
     return tuple(sorted(found))
 
 
@@ -31,7 +33,9 @@ def _load_photo(path: Path) -> NDArray[np.uint8] | None:
     return image
 
 
-def _smooth_noise(rng: np.random.Generator, width: int, height: int, cells: int) -> NDArray[np.float32]:
+def _smooth_noise(
+    rng: np.random.Generator, width: int, height: int, cells: int
+) -> NDArray[np.float32]:
     """Low-frequency noise in [0, 1]: a small random grid scaled up smoothly."""
     grid = rng.random((max(2, cells * height // max(width, 1) + 1), cells + 1)).astype(np.float32)
     return cv2.resize(grid, (width, height), interpolation=cv2.INTER_CUBIC).clip(0, 1)
@@ -39,8 +43,21 @@ def _smooth_noise(rng: np.random.Generator, width: int, height: int, cells: int)
 
 def _felt(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
     palette = np.array(
-        [[40, 110, 35], [30, 90, 60], [120, 60, 20], [40, 40, 140], [60, 60, 60], [20, 70, 20],
-         [90, 30, 30], [150, 150, 150], [30, 30, 30], [200, 200, 205], [100, 140, 170]], np.float32)
+        [
+            [40, 110, 35],
+            [30, 90, 60],
+            [120, 60, 20],
+            [40, 40, 140],
+            [60, 60, 60],
+            [20, 70, 20],
+            [90, 30, 30],
+            [150, 150, 150],
+            [30, 30, 30],
+            [200, 200, 205],
+            [100, 140, 170],
+        ],
+        np.float32,
+    )
     base = palette[rng.integers(len(palette))] * rng.uniform(0.7, 1.3)
     low = _smooth_noise(rng, width, height, int(rng.integers(3, 9)))[..., None]
     fine = rng.normal(0, rng.uniform(2, 10), (height, width, 1)).astype(np.float32)
@@ -67,7 +84,11 @@ def _cloth(rng: np.random.Generator, width: int, height: int) -> NDArray[np.floa
 
 
 def background(
-    rng: np.random.Generator, width: int, height: int, photos: tuple[Path, ...], photo_probability: float
+    rng: np.random.Generator,
+    width: int,
+    height: int,
+    photos: tuple[Path, ...],
+    photo_probability: float,
 ) -> NDArray[np.float32]:
     """A BGR float32 background of the given size (values about 0..255)."""
     if photos and rng.random() < photo_probability:
@@ -79,7 +100,9 @@ def background(
             x0 = int(rng.integers(0, pw - crop_w + 1))
             y0 = int(rng.integers(0, ph - crop_h + 1))
             crop = photo[y0 : y0 + crop_h, x0 : x0 + crop_w]
-            return cv2.resize(crop, (width, height), interpolation=cv2.INTER_LINEAR).astype(np.float32)
+            return cv2.resize(crop, (width, height), interpolation=cv2.INTER_LINEAR).astype(
+                np.float32
+            )
     kind = rng.integers(3)
     maker = (_felt, _wood, _cloth)[int(kind)]
     return maker(rng, width, height).astype(np.float32)

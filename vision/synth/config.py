@@ -73,7 +73,13 @@ class SceneConfig:
     seed: int = 0
     deck_split: str = "train"
     card_render_height: int = 480
-    sizes: tuple[tuple[int, int], ...] = ((640, 480), (480, 640), (800, 600), (320, 240), (1024, 768))
+    sizes: tuple[tuple[int, int], ...] = (
+        (640, 480),
+        (480, 640),
+        (800, 600),
+        (320, 240),
+        (1024, 768),
+    )
     min_visible: float = 0.8
     layouts: Layouts = field(default_factory=Layouts)
     geometry: Geometry = field(default_factory=Geometry)
@@ -96,7 +102,12 @@ def _whole(value: Any, where: str, low: float, high: float) -> int:
 
 
 def _pair(
-    value: Any, where: str, low: float, high: float, integer: bool = False, ordered: bool = True,
+    value: Any,
+    where: str,
+    low: float,
+    high: float,
+    integer: bool = False,
+    ordered: bool = True,
     shape: str = "[low, high]",
 ) -> tuple[Any, Any]:
     if not isinstance(value, list | tuple) or len(value) != 2:
@@ -108,7 +119,12 @@ def _pair(
     return (int(first), int(second)) if integer else (first, second)
 
 
-_SECTIONS = {"layouts": Layouts, "geometry": Geometry, "photometry": Photometry, "backgrounds": Backgrounds}
+_SECTIONS = {
+    "layouts": Layouts,
+    "geometry": Geometry,
+    "photometry": Photometry,
+    "backgrounds": Backgrounds,
+}
 
 
 def _section(kind: type, raw: Any, name: str) -> Any:
@@ -163,7 +179,9 @@ def parse_config(raw: Any) -> SceneConfig:
         values["seed"] = seed
     if "deck_split" in raw:
         if raw["deck_split"] not in ("train", "holdout", "all"):
-            raise ConfigError(f"deck_split: expected train, holdout or all, got {raw['deck_split']!r}")
+            raise ConfigError(
+                f"deck_split: expected train, holdout or all, got {raw['deck_split']!r}"
+            )
         values["deck_split"] = raw["deck_split"]
     if "card_render_height" in raw:
         height = raw["card_render_height"]
@@ -173,8 +191,15 @@ def parse_config(raw: Any) -> SceneConfig:
         if not isinstance(sizes, list) or not sizes:
             raise ConfigError(f"sizes: expected a list of [width, height] pairs, got {sizes!r}")
         values["sizes"] = tuple(
-            _pair(size, f"sizes[{number}]", 64, 8192, integer=True, ordered=False,
-                  shape="[width, height]")
+            _pair(
+                size,
+                f"sizes[{number}]",
+                64,
+                8192,
+                integer=True,
+                ordered=False,
+                shape="[width, height]",
+            )
             for number, size in enumerate(sizes)
         )
     if "min_visible" in raw:

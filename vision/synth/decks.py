@@ -87,7 +87,9 @@ def _gnome(name: str, split: str = "train", corners: int = 2) -> Deck:
     return Deck(name, GNOME_DIR / f"{name}.svgz", "suit_rank", _GNOME_JOKERS, split, corners)
 
 
-def _kde(folder: str, file: str, jokers: tuple[tuple[str, str], ...] = (), split: str = "train") -> Deck:
+def _kde(
+    folder: str, file: str, jokers: tuple[tuple[str, str], ...] = (), split: str = "train"
+) -> Deck:
     return Deck(f"kde-{folder}", KDE_DIR / f"svg-{folder}" / file, "rank_suit", jokers, split)
 
 
@@ -164,7 +166,16 @@ def cache_dir() -> Path:
 
 def _rsvg(deck: Deck, code: str, zoom: float, out: Path) -> None:
     subprocess.run(
-        ["rsvg-convert", "-i", deck.element_id(code), "-z", f"{zoom:.5f}", str(deck.path), "-o", str(out)],
+        [
+            "rsvg-convert",
+            "-i",
+            deck.element_id(code),
+            "-z",
+            f"{zoom:.5f}",
+            str(deck.path),
+            "-o",
+            str(out),
+        ],
         check=True,
         capture_output=True,
     )
@@ -207,14 +218,19 @@ def render_card(deck: Deck, code: str, height: int, out: Path) -> Path:
     x1, y1, x2, y2 = _alpha_box(partial)
     image = _read_rgba(partial)[y1:y2, x1:x2]
     if abs(image.shape[0] - height) > 2:
-        image = cv2.resize(image, (round(image.shape[1] * height / image.shape[0]), height),
-                           interpolation=cv2.INTER_AREA)
+        image = cv2.resize(
+            image,
+            (round(image.shape[1] * height / image.shape[0]), height),
+            interpolation=cv2.INTER_AREA,
+        )
     cv2.imwrite(str(out), image)
     partial.unlink()
     return out
 
 
-def render_deck(deck: Deck, height: int = 400, codes: Iterable[str] | None = None) -> dict[str, Path]:
+def render_deck(
+    deck: Deck, height: int = 400, codes: Iterable[str] | None = None
+) -> dict[str, Path]:
     """Render (or reuse cached renders of) the deck's cards; returns code -> PNG path."""
     folder = cache_dir() / "cards" / f"h{height}" / deck.name
     result: dict[str, Path] = {}

@@ -74,14 +74,23 @@ def _write_one(task: tuple[SceneConfig, int, str]) -> int:
         raise RuntimeError(f"could not encode scene {index}")
     (root / "images" / f"{name}.jpg").write_bytes(encoded.tobytes())
     (root / "labels" / f"{name}.txt").write_text("".join(line + "\n" for line in yolo_lines(scene)))
-    meta = {"layout": scene.layout, "size_wh": [scene.image.shape[1], scene.image.shape[0]],
-            "indices": [label.to_dict() for label in scene.labels]}
+    meta = {
+        "layout": scene.layout,
+        "size_wh": [scene.image.shape[1], scene.image.shape[0]],
+        "indices": [label.to_dict() for label in scene.labels],
+    }
     (root / "meta" / f"{name}.json").write_text(json.dumps(meta))
     return len(scene.labels)
 
 
-def generate(config: SceneConfig, out: Path, count: int, start: int = 0, workers: int | None = None,
-             progress: bool = True) -> int:
+def generate(
+    config: SceneConfig,
+    out: Path,
+    count: int,
+    start: int = 0,
+    workers: int | None = None,
+    progress: bool = True,
+) -> int:
     """Render scenes ``start .. start+count-1`` into ``out``; returns the number of labels."""
     if count < 0 or start < 0:
         raise ValueError(f"count and start must be non-negative, got count={count}, start={start}")
@@ -100,7 +109,9 @@ def generate(config: SceneConfig, out: Path, count: int, start: int = 0, workers
             total += labels
             bar.update()
     else:
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(config,)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, initializer=_init_worker, initargs=(config,)
+        ) as pool:
             for labels in pool.map(_write_one, tasks, chunksize=4):
                 total += labels
                 bar.update()
@@ -108,7 +119,9 @@ def generate(config: SceneConfig, out: Path, count: int, start: int = 0, workers
     return total
 
 
-def contact_sheet(out: Path, count: int = 16, columns: int = 4, tile_width: int = 480) -> NDArray[np.uint8]:
+def contact_sheet(
+    out: Path, count: int = 16, columns: int = 4, tile_width: int = 480
+) -> NDArray[np.uint8]:
     """A grid of the first ``count`` scenes in ``out`` with their labels drawn (for a person)."""
     tiles = []
     for image_path in sorted((out / "images").glob("*.jpg"))[:count]:
@@ -118,13 +131,23 @@ def contact_sheet(out: Path, count: int = 16, columns: int = 4, tile_width: int 
             quad = np.array(item["quad"], np.int32)
             cv2.polylines(image, [quad], True, (0, 255, 0), 1, cv2.LINE_AA)
             x, y = int(item["box_xyxy"][0]), int(item["box_xyxy"][1])
-            cv2.putText(image, item["card"], (x, max(10, y - 2)), cv2.FONT_HERSHEY_SIMPLEX, 0.4,
-                        (0, 0, 255), 1, cv2.LINE_AA)
+            cv2.putText(
+                image,
+                item["card"],
+                (x, max(10, y - 2)),
+                cv2.FONT_HERSHEY_SIMPLEX,
+                0.4,
+                (0, 0, 255),
+                1,
+                cv2.LINE_AA,
+            )
         scale = tile_width / image.shape[1]
         tile = cv2.resize(image, (tile_width, int(image.shape[0] * scale)))
         canvas = np.zeros((tile_width * 3 // 4, tile_width, 3), np.uint8)
         canvas[: min(tile.shape[0], canvas.shape[0])] = tile[: canvas.shape[0]]
-        cv2.putText(canvas, image_path.stem, (4, 14), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (255, 255, 0), 1)
+        cv2.putText(
+            canvas, image_path.stem, (4, 14), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (255, 255, 0), 1
+        )
         tiles.append(canvas)
     if not tiles:
         raise ValueError(f"no scenes under {out / 'images'}")

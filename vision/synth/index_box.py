@@ -2,8 +2,8 @@
 
 The index (rank glyph with the small suit pip under it) sits in the top-left corner, and the
 same index turned half a turn in the bottom-right corner (some decks repeat it in all four
-corners). Its box is measured once per deck: the ink near the corner of the aces, twos and threes gives
-the box of a one-character rank, widened to cover the ink of the two-character "10".
+corners). Its box is measured once per deck: the ink near the corner of the aces, twos and
+threes gives the box of a one-character rank, widened to cover the ink of the two-character "10".
 """
 
 from __future__ import annotations
@@ -34,12 +34,15 @@ def _ink_mask(rgba: NDArray[np.uint8]) -> NDArray[np.bool_]:
     paper = np.median(region.reshape(-1, 3), axis=0)
     ink = np.abs(rgb - paper).sum(axis=2) > 90
     margin = max(2, round(0.035 * width))
-    inside = cv2.erode((rgba[:, :, 3] > 250).astype(np.uint8), np.ones((3, 3), np.uint8),
-                       iterations=margin)
+    inside = cv2.erode(
+        (rgba[:, :, 3] > 250).astype(np.uint8), np.ones((3, 3), np.uint8), iterations=margin
+    )
     return ink & (inside > 0)
 
 
-def _corner_ink_box(ink: NDArray[np.bool_], max_x: float, max_y: float) -> tuple[int, int, int, int] | None:
+def _corner_ink_box(
+    ink: NDArray[np.bool_], max_x: float, max_y: float
+) -> tuple[int, int, int, int] | None:
     """Box of the connected ink blobs that start in the top-left corner area."""
     height, width = ink.shape
     area = np.zeros_like(ink)
@@ -57,7 +60,12 @@ def _corner_ink_box(ink: NDArray[np.bool_], max_x: float, max_y: float) -> tuple
     if not boxes:
         return None
     array = np.array(boxes)
-    return int(array[:, 0].min()), int(array[:, 1].min()), int(array[:, 2].max()), int(array[:, 3].max())
+    return (
+        int(array[:, 0].min()),
+        int(array[:, 1].min()),
+        int(array[:, 2].max()),
+        int(array[:, 3].max()),
+    )
 
 
 def measure_index_box(cards: Mapping[str, NDArray[np.uint8]]) -> IndexBox:
@@ -101,7 +109,9 @@ def measure_index_box(cards: Mapping[str, NDArray[np.uint8]]) -> IndexBox:
     )
 
 
-def corner_quads(box: IndexBox, width: float, height: float, corners: int = 2) -> Sequence[NDArray[np.float32]]:
+def corner_quads(
+    box: IndexBox, width: float, height: float, corners: int = 2
+) -> Sequence[NDArray[np.float32]]:
     """The index quads (4 points each, clockwise from the glyph's own top-left) in card pixels.
 
     The first is the top-left index, the second the bottom-right one (turned half a turn);

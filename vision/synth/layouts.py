@@ -37,11 +37,19 @@ class Occluder:
     colour_bgr: tuple[float, float, float]
 
 
-_SKIN_BGR = ((150, 180, 225), (120, 160, 210), (90, 130, 190), (60, 90, 140), (45, 65, 100), (170, 200, 240))
+_SKIN_BGR = (
+    (150, 180, 225),
+    (120, 160, 210),
+    (90, 130, 190),
+    (60, 90, 140),
+    (45, 65, 100),
+    (170, 200, 240),
+)
 
 
-def _card_matrix(assets: DeckAssets, code: str, center: tuple[float, float], angle: float,
-                 height_px: float) -> NDArray[np.float64]:
+def _card_matrix(
+    assets: DeckAssets, code: str, center: tuple[float, float], angle: float, height_px: float
+) -> NDArray[np.float64]:
     card = assets.cards[code]
     h, w = card.shape[:2]
     scale = height_px / h
@@ -57,8 +65,10 @@ def _card_matrix(assets: DeckAssets, code: str, center: tuple[float, float], ang
     )
 
 
-def choose_codes(rng: np.random.Generator, assets: DeckAssets, count: int, joker_probability: float) -> list[str]:
-    """``count`` distinct codes of the deck; jokers (when the deck has them) at about the given rate."""
+def choose_codes(
+    rng: np.random.Generator, assets: DeckAssets, count: int, joker_probability: float
+) -> list[str]:
+    """``count`` distinct codes of the deck; jokers (if the deck has them) at about the given rate."""
     plain = [code for code in assets.deck.codes if code not in ("JB", "JR")]
     jokers = [code for code in assets.deck.codes if code in ("JB", "JR")]
     codes: list[str] = []
@@ -72,7 +82,7 @@ def choose_codes(rng: np.random.Generator, assets: DeckAssets, count: int, joker
 
 
 def _deck_for(decks: Sequence[DeckAssets], position: int, code: str) -> DeckAssets:
-    """The deck of the card at ``position`` when decks are mixed (the first deck if it lacks the code)."""
+    """The deck of the card at ``position`` (decks mixed; the first deck if it lacks the code)."""
     assets = decks[position % len(decks)]
     return assets if code in assets.cards else decks[0]
 
@@ -82,8 +92,16 @@ def _aspect(assets: DeckAssets) -> float:
     return float(card.shape[1] / card.shape[0])
 
 
-def _row(rng: np.random.Generator, decks: Sequence[DeckAssets], codes: Sequence[str], center: tuple[float, float],
-         height_px: float, angle: float, spacing: float, jitter_degrees: float) -> list[Placement]:
+def _row(
+    rng: np.random.Generator,
+    decks: Sequence[DeckAssets],
+    codes: Sequence[str],
+    center: tuple[float, float],
+    height_px: float,
+    angle: float,
+    spacing: float,
+    jitter_degrees: float,
+) -> list[Placement]:
     """Cards in an overlapping row along ``angle``, ``spacing`` card widths apart."""
     placements = []
     count = len(codes)
@@ -95,16 +113,26 @@ def _row(rng: np.random.Generator, decks: Sequence[DeckAssets], codes: Sequence[
         y = center[1] + offset * math.sin(angle) + across * math.cos(angle)
         tilt = angle + math.radians(rng.normal(0, jitter_degrees))
         assets = _deck_for(decks, i, code)
-        placements.append(Placement(assets, code, _card_matrix(assets, code, (x, y), tilt, height_px)))
+        placements.append(
+            Placement(assets, code, _card_matrix(assets, code, (x, y), tilt, height_px))
+        )
     return placements
 
 
 LayoutResult = tuple[list[Placement], list[Occluder]]
-LayoutFunction = Callable[[np.random.Generator, Sequence[DeckAssets], int, int, tuple[float, float], float], LayoutResult]
+LayoutFunction = Callable[
+    [np.random.Generator, Sequence[DeckAssets], int, int, tuple[float, float], float], LayoutResult
+]
 
 
-def _hand(rng: np.random.Generator, decks: Sequence[DeckAssets], width: int, height: int,
-          size_range: tuple[float, float], joker_probability: float) -> LayoutResult:
+def _hand(
+    rng: np.random.Generator,
+    decks: Sequence[DeckAssets],
+    width: int,
+    height: int,
+    size_range: tuple[float, float],
+    joker_probability: float,
+) -> LayoutResult:
     """One hand (usually five cards) spread on the table, at any rotation."""
     count = int(rng.choice([5, 5, 5, 3, 4, 6, 2]))
     height_px = rng.uniform(*size_range) * min(width, height)
@@ -115,8 +143,14 @@ def _hand(rng: np.random.Generator, decks: Sequence[DeckAssets], width: int, hei
     return _row(rng, decks, codes, center, height_px, angle, spacing, 6.0), []
 
 
-def _fan(rng: np.random.Generator, decks: Sequence[DeckAssets], width: int, height: int,
-         size_range: tuple[float, float], joker_probability: float) -> LayoutResult:
+def _fan(
+    rng: np.random.Generator,
+    decks: Sequence[DeckAssets],
+    width: int,
+    height: int,
+    size_range: tuple[float, float],
+    joker_probability: float,
+) -> LayoutResult:
     """A hand held in a fan: cards turned about a pivot, fingers over the lower part."""
     count = int(rng.integers(3, 14))
     height_px = rng.uniform(size_range[0], size_range[1] * 0.85) * min(width, height)
@@ -130,26 +164,42 @@ def _fan(rng: np.random.Generator, decks: Sequence[DeckAssets], width: int, heig
         turn = base + (i - (count - 1) / 2) * step
         center = (pivot[0] + radius * math.sin(turn), pivot[1] - radius * math.cos(turn))
         assets = _deck_for(decks, i, code)
-        placements.append(Placement(assets, code, _card_matrix(assets, code, center, turn, height_px)))
+        placements.append(
+            Placement(assets, code, _card_matrix(assets, code, center, turn, height_px))
+        )
     occluders = []
     skin = _SKIN_BGR[int(rng.integers(len(_SKIN_BGR)))]
-    colour = (skin[0] * rng.uniform(0.85, 1.1), skin[1] * rng.uniform(0.85, 1.1), skin[2] * rng.uniform(0.85, 1.1))
+    colour = (
+        skin[0] * rng.uniform(0.85, 1.1),
+        skin[1] * rng.uniform(0.85, 1.1),
+        skin[2] * rng.uniform(0.85, 1.1),
+    )
     for _ in range(int(rng.integers(1, 5))):
         # fingers and thumb grip the lower part of the fan, around the pivot, pointing up it
         along = rng.uniform(0.0, 0.45) * height_px
         aside = rng.normal(0, 0.25 * height_px)
-        center = (pivot[0] + along * math.sin(base) + aside * math.cos(base),
-                  pivot[1] - along * math.cos(base) + aside * math.sin(base))
+        center = (
+            pivot[0] + along * math.sin(base) + aside * math.cos(base),
+            pivot[1] - along * math.cos(base) + aside * math.sin(base),
+        )
         axes = (height_px * rng.uniform(0.07, 0.12), height_px * rng.uniform(0.2, 0.4))
         occluders.append(Occluder(center, axes, math.degrees(base) + rng.normal(0, 25), colour))
     return placements, occluders
 
 
-def _table(rng: np.random.Generator, decks: Sequence[DeckAssets], width: int, height: int,
-           size_range: tuple[float, float], joker_probability: float) -> LayoutResult:
+def _table(
+    rng: np.random.Generator,
+    decks: Sequence[DeckAssets],
+    width: int,
+    height: int,
+    size_range: tuple[float, float],
+    joker_probability: float,
+) -> LayoutResult:
     """A Niu Niu table: a banker hand at the top, 1 to 6 player hands below it."""
     players = int(rng.integers(1, 7))
-    height_px = rng.uniform(size_range[0], max(size_range[0], size_range[1] * 0.45)) * min(width, height)
+    height_px = rng.uniform(size_range[0], max(size_range[0], size_range[1] * 0.45)) * min(
+        width, height
+    )
     codes = choose_codes(rng, decks[0], 5 * (players + 1), joker_probability * 0.3)
     placements = []
     banker = (rng.uniform(0.4, 0.6) * width, rng.uniform(0.12, 0.25) * height)
@@ -165,15 +215,23 @@ def _table(rng: np.random.Generator, decks: Sequence[DeckAssets], width: int, he
     for hand, center in enumerate(centers):
         spacing = rng.uniform(0.3, 1.05)
         angle = tilt + rng.normal(0, 0.12)
-        placements += _row(rng, decks, codes[5 * hand : 5 * hand + 5], center, height_px, angle, spacing, 4.0)
+        placements += _row(
+            rng, decks, codes[5 * hand : 5 * hand + 5], center, height_px, angle, spacing, 4.0
+        )
     return placements, []
 
 
 _PITS_RANKS = ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2"]
 
 
-def _pits(rng: np.random.Generator, decks: Sequence[DeckAssets], width: int, height: int,
-          size_range: tuple[float, float], joker_probability: float) -> LayoutResult:
+def _pits(
+    rng: np.random.Generator,
+    decks: Sequence[DeckAssets],
+    width: int,
+    height: int,
+    size_range: tuple[float, float],
+    joker_probability: float,
+) -> LayoutResult:
     """A Zheng Shangyou play: a single, a pair, a triple or a sequence, sometimes with jokers."""
     assets = decks[0]
     kind = int(rng.integers(4))
@@ -195,36 +253,56 @@ def _pits(rng: np.random.Generator, decks: Sequence[DeckAssets], width: int, hei
     return _row(rng, decks, codes, center, height_px, angle, rng.uniform(0.3, 1.1), 5.0), []
 
 
-def _pile(rng: np.random.Generator, decks: Sequence[DeckAssets], width: int, height: int,
-          size_range: tuple[float, float], joker_probability: float) -> LayoutResult:
+def _pile(
+    rng: np.random.Generator,
+    decks: Sequence[DeckAssets],
+    width: int,
+    height: int,
+    size_range: tuple[float, float],
+    joker_probability: float,
+) -> LayoutResult:
     """Loose cards thrown on the table, overlapping at random; often only corners remain."""
     count = int(rng.integers(4, 22))
-    height_px = rng.uniform(size_range[0], max(size_range[0], size_range[1] * 0.6)) * min(width, height)
+    height_px = rng.uniform(size_range[0], max(size_range[0], size_range[1] * 0.6)) * min(
+        width, height
+    )
     codes = choose_codes(rng, decks[0], count, joker_probability)
     placements = []
     for i, code in enumerate(codes):
         center = (rng.uniform(0.05, 0.95) * width, rng.uniform(0.05, 0.95) * height)
         assets = _deck_for(decks, i, code)
         angle = rng.uniform(-math.pi, math.pi)
-        placements.append(Placement(assets, code, _card_matrix(assets, code, center, angle, height_px)))
+        placements.append(
+            Placement(assets, code, _card_matrix(assets, code, center, angle, height_px))
+        )
     return placements, []
 
 
-def _single(rng: np.random.Generator, decks: Sequence[DeckAssets], width: int, height: int,
-            size_range: tuple[float, float], joker_probability: float) -> LayoutResult:
+def _single(
+    rng: np.random.Generator,
+    decks: Sequence[DeckAssets],
+    width: int,
+    height: int,
+    size_range: tuple[float, float],
+    joker_probability: float,
+) -> LayoutResult:
     """One or two cards close up, filling most of the frame (a card photographed alone)."""
     count = 1 if rng.random() < 0.7 else 2
     codes = choose_codes(rng, decks[0], count, joker_probability)
     height_px = rng.uniform(0.55, 1.0) * height
     placements = []
     for i, code in enumerate(codes):
-        center = (width * (0.5 + (i - (count - 1) / 2) * 0.35) + rng.normal(0, 0.05 * width),
-                  height * 0.5 + rng.normal(0, 0.05 * height))
+        center = (
+            width * (0.5 + (i - (count - 1) / 2) * 0.35) + rng.normal(0, 0.05 * width),
+            height * 0.5 + rng.normal(0, 0.05 * height),
+        )
         angle = rng.normal(0, 0.12) + (math.pi if rng.random() < 0.25 else 0.0)
         if rng.random() < 0.15:
             angle += math.pi / 2
         assets = _deck_for(decks, i, code)
-        placements.append(Placement(assets, code, _card_matrix(assets, code, center, angle, height_px)))
+        placements.append(
+            Placement(assets, code, _card_matrix(assets, code, center, angle, height_px))
+        )
     return placements, []
 
 

@@ -11,8 +11,13 @@ from vision.synth.config import Photometry
 __all__ = ["apply_photometry", "cast_shadow"]
 
 
-def cast_shadow(canvas: NDArray[np.float32], alpha: NDArray[np.float32], x0: int, y0: int,
-                rng: np.random.Generator) -> None:
+def cast_shadow(
+    canvas: NDArray[np.float32],
+    alpha: NDArray[np.float32],
+    x0: int,
+    y0: int,
+    rng: np.random.Generator,
+) -> None:
     """Darken ``canvas`` under a blurred, offset copy of a card's alpha (in place)."""
     height, width = canvas.shape[:2]
     dx, dy = (int(v) for v in rng.integers(-6, 7, 2))
@@ -47,13 +52,16 @@ def _motion_kernel(rng: np.random.Generator) -> NDArray[np.float32]:
     length = int(rng.integers(3, 10))
     kernel = np.zeros((length, length), np.float32)
     kernel[length // 2, :] = 1.0
-    rotation = cv2.getRotationMatrix2D((length / 2 - 0.5, length / 2 - 0.5), rng.uniform(0, 180), 1.0)
+    rotation = cv2.getRotationMatrix2D(
+        (length / 2 - 0.5, length / 2 - 0.5), rng.uniform(0, 180), 1.0
+    )
     kernel = cv2.warpAffine(kernel, rotation, (length, length))
     return kernel / max(float(kernel.sum()), 1e-6)
 
 
-def apply_photometry(image: NDArray[np.float32], settings: Photometry,
-                     rng: np.random.Generator) -> NDArray[np.uint8]:
+def apply_photometry(
+    image: NDArray[np.float32], settings: Photometry, rng: np.random.Generator
+) -> NDArray[np.uint8]:
     """Lighting, glare, colour cast, blur, noise and low resolution; returns uint8 BGR."""
     height, width = image.shape[:2]
     if rng.random() < settings.gradient_probability:
@@ -61,8 +69,9 @@ def apply_photometry(image: NDArray[np.float32], settings: Photometry,
     if rng.random() < settings.glare_probability:
         image = image + _glare(rng, width, height)[..., None]
     if rng.random() < settings.color_cast_probability:
-        casts = np.array([[1.25, 1.0, 0.8], [0.75, 0.95, 1.2], [1.0, 1.1, 1.0], [1.1, 1.05, 0.9]],
-                         np.float32)  # BGR: webcam blue, tungsten yellow, green fluorescent, warm
+        casts = np.array(
+            [[1.25, 1.0, 0.8], [0.75, 0.95, 1.2], [1.0, 1.1, 1.0], [1.1, 1.05, 0.9]], np.float32
+        )  # BGR: webcam blue, tungsten yellow, green fluorescent, warm
         cast = casts[rng.integers(len(casts))] * rng.uniform(0.9, 1.1, 3).astype(np.float32)
         image = image * cast[None, None, :]
     if rng.random() < settings.blur_probability:
@@ -74,7 +83,10 @@ def apply_photometry(image: NDArray[np.float32], settings: Photometry,
         image = image + rng.normal(0, rng.uniform(2, 12), image.shape).astype(np.float32)
     if rng.random() < settings.low_resolution_probability:
         factor = rng.uniform(0.35, 0.7)
-        small = cv2.resize(image, (max(8, int(width * factor)), max(8, int(height * factor))),
-                           interpolation=cv2.INTER_AREA)
+        small = cv2.resize(
+            image,
+            (max(8, int(width * factor)), max(8, int(height * factor))),
+            interpolation=cv2.INTER_AREA,
+        )
         image = cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR)
     return np.clip(image, 0, 255).astype(np.uint8)

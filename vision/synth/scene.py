@@ -62,7 +62,9 @@ class Scene:
     jpeg_quality: int
 
 
-def _tilt_homography(rng: np.random.Generator, width: int, height: int, max_tilt: float) -> NDArray[np.float64]:
+def _tilt_homography(
+    rng: np.random.Generator, width: int, height: int, max_tilt: float
+) -> NDArray[np.float64]:
     """Plane-to-image homography of a camera tilted up to ``max_tilt`` degrees, in any direction."""
     tilt = math.radians(max_tilt) * rng.random() ** 1.3
     near = 1.0
@@ -72,16 +74,25 @@ def _tilt_homography(rng: np.random.Generator, width: int, height: int, max_tilt
     top = (1 - far) * width / 2
     bottom = (1 - near) * width / 2
     target = np.array(
-        [[top, squash * height], [width - top, squash * height], [width - bottom, height], [bottom, height]],
+        [
+            [top, squash * height],
+            [width - top, squash * height],
+            [width - bottom, height],
+            [bottom, height],
+        ],
         np.float32,
     )
     center = np.array([width / 2, height / 2], np.float32)
     turn = rng.uniform(-math.pi, math.pi) if tilt > 0.05 else 0.0
-    rotation = np.array([[math.cos(turn), -math.sin(turn)], [math.sin(turn), math.cos(turn)]], np.float32)
+    rotation = np.array(
+        [[math.cos(turn), -math.sin(turn)], [math.sin(turn), math.cos(turn)]], np.float32
+    )
     target = (target - center) @ rotation.T
     span = target.max(axis=0) - target.min(axis=0)
     zoom = min(width / span[0], height / span[1]) * rng.uniform(0.95, 1.35)
-    target = (target - target.mean(axis=0)) * zoom + center + rng.normal(0, 0.04, 2) * [width, height]
+    target = (
+        (target - target.mean(axis=0)) * zoom + center + rng.normal(0, 0.04, 2) * [width, height]
+    )
     return cv2.getPerspectiveTransform(source, target.astype(np.float32)).astype(np.float64)
 
 
@@ -110,8 +121,15 @@ def _source(assets: DeckAssets, code: str, scale: float) -> tuple[NDArray[np.uin
     return image, assets.cards[code].shape[0] / image.shape[0]
 
 
-def _draw_card(canvas: NDArray[np.float32], owner: NDArray[np.int16], placement: Placement, index: int,
-               homography: NDArray[np.float64], rng: np.random.Generator, shadow: bool) -> None:
+def _draw_card(
+    canvas: NDArray[np.float32],
+    owner: NDArray[np.int16],
+    placement: Placement,
+    index: int,
+    homography: NDArray[np.float64],
+    rng: np.random.Generator,
+    shadow: bool,
+) -> None:
     full = placement.assets.cards[placement.code]
     h, w = full.shape[:2]
     matrix = homography @ placement.matrix
@@ -128,8 +146,14 @@ def _draw_card(canvas: NDArray[np.float32], owner: NDArray[np.int16], placement:
     to_source = np.diag([factor, factor, 1.0])
     shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
     warp = shift @ matrix @ to_source
-    patch = cv2.warpPerspective(source, warp, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR,
-                                borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
+    patch = cv2.warpPerspective(
+        source,
+        warp,
+        (x1 - x0, y1 - y0),
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=(0, 0, 0, 0),
+    )
     alpha = patch[:, :, 3].astype(np.float32) / 255.0
     if shadow:
         cast_shadow(canvas, alpha, x0, y0, rng)
@@ -141,12 +165,19 @@ def _draw_card(canvas: NDArray[np.float32], owner: NDArray[np.int16], placement:
     owner[y0:y1, x0:x1][alpha > 0.5] = index
 
 
-def _draw_occluder(canvas: NDArray[np.float32], owner: NDArray[np.int16], occluder: Occluder,
-                   homography: NDArray[np.float64]) -> None:
+def _draw_occluder(
+    canvas: NDArray[np.float32],
+    owner: NDArray[np.int16],
+    occluder: Occluder,
+    homography: NDArray[np.float64],
+) -> None:
     outline = cv2.ellipse2Poly(
         (int(occluder.center[0]), int(occluder.center[1])),
         (max(1, int(occluder.axes[0])), max(1, int(occluder.axes[1]))),
-        int(occluder.angle_degrees), 0, 360, 10,
+        int(occluder.angle_degrees),
+        0,
+        360,
+        10,
     ).astype(np.float32)
     projected = np.round(_project(homography, outline)).astype(np.int32)
     mask = np.zeros(owner.shape, np.uint8)
@@ -157,8 +188,13 @@ def _draw_occluder(canvas: NDArray[np.float32], owner: NDArray[np.int16], occlud
     owner[mask > 0] = _OCCLUDED
 
 
-def _labels(owner: NDArray[np.int16], placements: Sequence[Placement], homography: NDArray[np.float64],
-            min_visible: float, min_index_px: float) -> list[IndexLabel]:
+def _labels(
+    owner: NDArray[np.int16],
+    placements: Sequence[Placement],
+    homography: NDArray[np.float64],
+    min_visible: float,
+    min_index_px: float,
+) -> list[IndexLabel]:
     height, width = owner.shape
     labels = []
     for index, placement in enumerate(placements):
@@ -184,13 +220,23 @@ def _labels(owner: NDArray[np.int16], placements: Sequence[Placement], homograph
             visible = mine / max(area, float(filled), 1.0)
             if visible < min_visible:
                 continue
-            box = (float(max(projected[:, 0].min(), 0)), float(max(projected[:, 1].min(), 0)),
-                   float(min(projected[:, 0].max(), width)), float(min(projected[:, 1].max(), height)))
-            labels.append(IndexLabel(placement.code, placement.assets.deck.name, projected, box, visible, index))
+            box = (
+                float(max(projected[:, 0].min(), 0)),
+                float(max(projected[:, 1].min(), 0)),
+                float(min(projected[:, 0].max(), width)),
+                float(min(projected[:, 1].max(), height)),
+            )
+            labels.append(
+                IndexLabel(
+                    placement.code, placement.assets.deck.name, projected, box, visible, index
+                )
+            )
     return labels
 
 
-def render_scene(config: SceneConfig, decks: Sequence[DeckAssets], rng: np.random.Generator) -> Scene:
+def render_scene(
+    config: SceneConfig, decks: Sequence[DeckAssets], rng: np.random.Generator
+) -> Scene:
     """Render one scene with the given decks (one design per scene, sometimes a mix)."""
     width, height = config.sizes[int(rng.integers(len(config.sizes)))]
     names = [f.name for f in fields(config.layouts)]
@@ -201,7 +247,12 @@ def render_scene(config: SceneConfig, decks: Sequence[DeckAssets], rng: np.rando
     if len(decks) > 1 and rng.random() < config.geometry.mixed_decks_probability:
         chosen.append(decks[int(rng.integers(len(decks)))])
     placements, occluders = LAYOUTS[layout](
-        rng, chosen, width, height, config.geometry.card_height_fraction, config.geometry.joker_probability
+        rng,
+        chosen,
+        width,
+        height,
+        config.geometry.card_height_fraction,
+        config.geometry.joker_probability,
     )
     homography = _tilt_homography(rng, width, height, config.geometry.max_tilt_degrees)
     photos = photo_files(config.backgrounds.photo_dirs)
@@ -212,7 +263,9 @@ def render_scene(config: SceneConfig, decks: Sequence[DeckAssets], rng: np.rando
         _draw_card(canvas, owner, placement, index, homography, rng, shadows)
     for occluder in occluders:
         _draw_occluder(canvas, owner, occluder, homography)
-    labels = _labels(owner, placements, homography, config.min_visible, config.geometry.min_index_px)
+    labels = _labels(
+        owner, placements, homography, config.min_visible, config.geometry.min_index_px
+    )
     image = apply_photometry(canvas, config.photometry, rng)
     low, high = config.photometry.jpeg_quality
     return Scene(image, labels, layout, int(rng.integers(low, high + 1)))

@@ -63,8 +63,13 @@ def _overlaps(box: NDArray[np.float64], boxes: NDArray[np.float64]) -> bool:
     return bool(((ix > 0) & (iy > 0)).any())
 
 
-def extract_crops(scene_dirs: tuple[Path, ...], jitter_copies: int, none_per_scene: int, seed: int,
-                  max_scenes: int | None = None) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+def extract_crops(
+    scene_dirs: tuple[Path, ...],
+    jitter_copies: int,
+    none_per_scene: int,
+    seed: int,
+    max_scenes: int | None = None,
+) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
     """Crops (N, S, S, 3) and class ids from scene folders written by ``vision.synth.generate``.
 
     Each labelled index gives ``jitter_copies`` crops with jittered boxes; ``none_per_scene``
@@ -105,17 +110,29 @@ def _network(width: int, classes: int) -> Any:
     from torch import nn
 
     def block(cin: int, cout: int) -> list[nn.Module]:
-        return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+        return [
+            nn.Conv2d(cin, cout, 3, padding=1, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU(inplace=True),
+        ]
 
     class IndexNet(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             w = width
             self.features = nn.Sequential(
-                *block(3, w), *block(w, w), nn.MaxPool2d(2),
-                *block(w, 2 * w), *block(2 * w, 2 * w), nn.MaxPool2d(2),
-                *block(2 * w, 4 * w), *block(4 * w, 4 * w), nn.MaxPool2d(2),
-                *block(4 * w, 8 * w), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                *block(3, w),
+                *block(w, w),
+                nn.MaxPool2d(2),
+                *block(w, 2 * w),
+                *block(2 * w, 2 * w),
+                nn.MaxPool2d(2),
+                *block(2 * w, 4 * w),
+                *block(4 * w, 4 * w),
+                nn.MaxPool2d(2),
+                *block(4 * w, 8 * w),
+                nn.AdaptiveAvgPool2d(1),
+                nn.Flatten(),
             )
             self.embed = nn.Linear(8 * w, 128)
             self.head = nn.Linear(128, classes)
@@ -143,8 +160,11 @@ def _augment(batch: Any, generator: Any) -> Any:
     return out.clamp(0, 1)
 
 
-def train_classifier(settings: ClassifierTraining, crops: NDArray[np.uint8] | None = None,
-                     labels: NDArray[np.int64] | None = None) -> Path:
+def train_classifier(
+    settings: ClassifierTraining,
+    crops: NDArray[np.uint8] | None = None,
+    labels: NDArray[np.int64] | None = None,
+) -> Path:
     """Train (resuming from ``run_dir/classifier_last.pt`` if there) and return the weights path."""
     import torch
     from torch import nn
@@ -159,16 +179,18 @@ def train_classifier(settings: ClassifierTraining, crops: NDArray[np.uint8] | No
             stored = np.load(cache)
             crops, labels = stored["crops"], stored["labels"]
         else:
-            crops, labels = extract_crops(settings.scene_dirs, settings.jitter_copies,
-                                          settings.none_per_scene, settings.seed)
+            crops, labels = extract_crops(
+                settings.scene_dirs, settings.jitter_copies, settings.none_per_scene, settings.seed
+            )
             np.savez(cache, crops=crops, labels=labels)
     inputs = torch.from_numpy(crops_to_tensor(crops))
     targets = torch.from_numpy(labels)
     model = _network(settings.width, len(CLASSIFIER_CLASSES))
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=1e-4)
     steps_per_epoch = math.ceil(len(inputs) / settings.batch)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, settings.learning_rate,
-                                                   total_steps=settings.epochs * steps_per_epoch)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, settings.learning_rate, total_steps=settings.epochs * steps_per_epoch
+    )
     state_path = settings.run_dir / "classifier_last.pt"
     start = 0
     if state_path.is_file():
@@ -183,7 +205,9 @@ def train_classifier(settings: ClassifierTraining, crops: NDArray[np.uint8] | No
         model.train()
         order = torch.randperm(len(inputs), generator=generator)
         correct, seen, total_loss = 0, 0, 0.0
-        bar = tqdm(range(steps_per_epoch), desc=f"classifier {epoch + 1}/{settings.epochs}", unit="batch")
+        bar = tqdm(
+            range(steps_per_epoch), desc=f"classifier {epoch + 1}/{settings.epochs}", unit="batch"
+        )
         for step in bar:
             index = order[step * settings.batch : (step + 1) * settings.batch]
             batch = _augment(inputs[index], generator)
@@ -197,8 +221,16 @@ def train_classifier(settings: ClassifierTraining, crops: NDArray[np.uint8] | No
             correct += int((logits.argmax(1) == targets[index]).sum())
             seen += len(index)
             bar.set_postfix(loss=f"{total_loss / seen:.3f}", acc=f"{correct / seen:.3f}")
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                    "schedule": schedule.state_dict(), "epoch": epoch, "width": settings.width}, state_path)
+        torch.save(
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "schedule": schedule.state_dict(),
+                "epoch": epoch,
+                "width": settings.width,
+            },
+            state_path,
+        )
     return state_path
 
 
@@ -212,8 +244,14 @@ def export_classifier(state_path: Path, out: Path) -> Path:
     model.eval()
     out.parent.mkdir(parents=True, exist_ok=True)
     example = torch.zeros(1, 3, CROP_SIZE, CROP_SIZE)
-    torch.onnx.export(model, (example,), str(out), input_names=["crops"],
-                      output_names=["logits", "embedding"],
-                      dynamic_axes={"crops": {0: "batch"}, "logits": {0: "batch"}, "embedding": {0: "batch"}},
-                      opset_version=17, dynamo=False)
+    torch.onnx.export(
+        model,
+        (example,),
+        str(out),
+        input_names=["crops"],
+        output_names=["logits", "embedding"],
+        dynamic_axes={"crops": {0: "batch"}, "logits": {0: "batch"}, "embedding": {0: "batch"}},
+        opset_version=17,
+        dynamo=False,
+    )
     return out

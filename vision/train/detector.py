@@ -1,4 +1,4 @@
-"""Train the corner-index detector (YOLOv8n, one class) on synthetic scenes and export it to ONNX."""
+"""Train the corner-index detector (YOLOv8n, one class) on synthetic scenes; export to ONNX."""
 
 from __future__ import annotations
 
@@ -32,11 +32,15 @@ class DetectorTraining:
 def _dataset_yaml(settings: DetectorTraining) -> Path:
     settings.run_dir.mkdir(parents=True, exist_ok=True)
     path = settings.run_dir / "dataset.yaml"
-    path.write_text(yaml.safe_dump({
-        "train": str(settings.train_images.resolve()),
-        "val": str(settings.val_images.resolve()),
-        "names": {0: "index"},
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "train": str(settings.train_images.resolve()),
+                "val": str(settings.val_images.resolve()),
+                "names": {0: "index"},
+            }
+        )
+    )
     return path
 
 
@@ -84,8 +88,11 @@ def export_detector(weights: Path, imgsz: int, out: Path) -> Path:
     offline_ultralytics(weights.parent / "ultralytics")
     from ultralytics import YOLO
 
-    exported = Path(YOLO(str(weights)).export(format="onnx", imgsz=imgsz, opset=17, simplify=True,
-                                              dynamic=False))
+    exported = Path(
+        YOLO(str(weights)).export(
+            format="onnx", imgsz=imgsz, opset=17, simplify=True, dynamic=False
+        )
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     exported.replace(out)
     return out

@@ -45,7 +45,9 @@ def _count(folder: Path) -> int:
     return len(list((folder / "images").glob("*.jpg"))) if (folder / "images").is_dir() else 0
 
 
-def write_manifest(plan: TrainingPlan, detector: Path, classifier: Path, extra: dict[str, Any] | None = None) -> Path:
+def write_manifest(
+    plan: TrainingPlan, detector: Path, classifier: Path, extra: dict[str, Any] | None = None
+) -> Path:
     """Write ``models/manifest.json``: files, hashes, classes, input sizes, data and recipe."""
     from vision.crops import CROP_CONTEXT, CROP_SIZE
     from vision.reader import CLASSIFIER_CLASSES
@@ -58,19 +60,29 @@ def write_manifest(plan: TrainingPlan, detector: Path, classifier: Path, extra: 
         "format": 1,
         "created": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "detector": {
-            "file": detector.name, "sha256": _sha256(detector), "bytes": detector.stat().st_size,
-            "architecture": "YOLOv8n (ultralytics), from scratch, one class", "classes": ["index"],
-            "imgsz": plan.detector_imgsz, "input": "1x3xSxS RGB float [0,1], letterboxed, pad 114",
+            "file": detector.name,
+            "sha256": _sha256(detector),
+            "bytes": detector.stat().st_size,
+            "architecture": "YOLOv8n (ultralytics), from scratch, one class",
+            "classes": ["index"],
+            "imgsz": plan.detector_imgsz,
+            "input": "1x3xSxS RGB float [0,1], letterboxed, pad 114",
             "output": "1x5xA: cx, cy, w, h, score (NMS done by the reader)",
         },
         "classifier": {
-            "file": classifier.name, "sha256": _sha256(classifier), "bytes": classifier.stat().st_size,
-            "architecture": "7-conv CNN, width 16, 128-d embedding", "classes": list(CLASSIFIER_CLASSES),
-            "input": f"Nx3x{CROP_SIZE}x{CROP_SIZE} RGB float [0,1]; square crop {CROP_CONTEXT}x the box's longer side",
+            "file": classifier.name,
+            "sha256": _sha256(classifier),
+            "bytes": classifier.stat().st_size,
+            "architecture": "7-conv CNN, width 16, 128-d embedding",
+            "classes": list(CLASSIFIER_CLASSES),
+            "input": f"Nx3x{CROP_SIZE}x{CROP_SIZE} RGB float [0,1]; "
+            f"square crop {CROP_CONTEXT}x the box's longer side",
             "outputs": {"logits": "Nx55", "embedding": "Nx128, L2-normalised"},
         },
-        "training": {**{k: str(v) if isinstance(v, Path) else v for k, v in asdict(plan).items()},
-                     "decks": "datasets/README.md; holdout decks never trained on"},
+        "training": {
+            **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(plan).items()},
+            "decks": "datasets/README.md; holdout decks never trained on",
+        },
         "metrics": previous.get("metrics", {}),
     }
     if extra:
@@ -85,18 +97,36 @@ def run_training(plan: TrainingPlan) -> Path:
     from vision.train.detector import DetectorTraining, export_detector, train_detector
 
     train_dir, holdout_dir = plan.work_dir / "scenes-train", plan.work_dir / "scenes-holdout"
-    for config_path, folder, count in ((plan.train_config, train_dir, plan.train_scenes),
-                                       (plan.holdout_config, holdout_dir, plan.holdout_scenes)):
+    for config_path, folder, count in (
+        (plan.train_config, train_dir, plan.train_scenes),
+        (plan.holdout_config, holdout_dir, plan.holdout_scenes),
+    ):
         have = _count(folder)
         if have < count:
-            generate(load_config(config_path), folder, count - have, start=have, workers=plan.workers)
-    weights = train_detector(DetectorTraining(
-        train_images=train_dir / "images", val_images=holdout_dir / "images", run_dir=plan.work_dir,
-        epochs=plan.detector_epochs, imgsz=plan.detector_imgsz, batch=plan.detector_batch))
+            generate(
+                load_config(config_path), folder, count - have, start=have, workers=plan.workers
+            )
+    weights = train_detector(
+        DetectorTraining(
+            train_images=train_dir / "images",
+            val_images=holdout_dir / "images",
+            run_dir=plan.work_dir,
+            epochs=plan.detector_epochs,
+            imgsz=plan.detector_imgsz,
+            batch=plan.detector_batch,
+        )
+    )
     plan.models_dir.mkdir(parents=True, exist_ok=True)
     detector = export_detector(weights, plan.detector_imgsz, plan.models_dir / "detector.onnx")
-    state = train_classifier(ClassifierTraining(scene_dirs=(train_dir,), run_dir=plan.work_dir / "classifier",
-                                                epochs=plan.classifier_epochs, jitter_copies=1, none_per_scene=2))
+    state = train_classifier(
+        ClassifierTraining(
+            scene_dirs=(train_dir,),
+            run_dir=plan.work_dir / "classifier",
+            epochs=plan.classifier_epochs,
+            jitter_copies=1,
+            none_per_scene=2,
+        )
+    )
     classifier = export_classifier(state, plan.models_dir / "classifier.onnx")
     shutil.copyfile(plan.train_config, plan.work_dir / "scenes.yaml")
     return write_manifest(plan, detector, classifier)

@@ -1,0 +1,85 @@
+"""Recognizer speed and memory: 640x480 frame with five cards, 12 MP photo, model load, peak RSS.
+
+Prints the bare detector's onnxruntime time beside the whole pipeline's, so the overhead is
+visible. Medians of many runs (this machine is shared and noisy).
+
+    python benchmarks/bench_reader.py [--frame examples/hand.jpg] [--runs 50]
+
+Targets (issue 4): frame <= 25 ms, 12 MP <= 200 ms, load < 0.5 s, peak memory < 500 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.imageio import decode_image
+from vision.letterbox import letterbox
+from vision.reader import Reader
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _median_ms(function, runs: int) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        function()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--frame", type=Path, default=ROOT / "examples" / "hand.jpg")
+    parser.add_argument("--runs", type=int, default=50)
+    args = parser.parse_args()
+
+    loads = []
+    for _ in range(5):
+        started = time.perf_counter()
+        reader = Reader.load()
+        loads.append(time.perf_counter() - started)
+    print(f"model load: median {statistics.median(loads) * 1000:.0f} ms (target < 500 ms)")
+
+    frame = cv2.imread(str(args.frame))
+    if frame is None:
+        raise SystemExit(f"cannot read {args.frame}")
+    frame = cv2.resize(frame, (640, 480), interpolation=cv2.INTER_AREA)
+    session = reader._detector  # the bare detector, for the overhead comparison
+    tensor, _ = letterbox(frame, reader.detector_size)
+    name = session.get_inputs()[0].name
+    bare = _median_ms(lambda: session.run(None, {name: tensor}), args.runs)
+    whole = _median_ms(lambda: reader.read(frame), args.runs)
+    cards = len(reader.read(frame).cards)
+    print(
+        f"640x480 frame ({cards} cards): bare detector {bare:.1f} ms, "
+        f"whole pipeline {whole:.1f} ms "
+        f"(overhead {whole - bare:.1f} ms; target <= 25 ms)"
+    )
+
+    big = cv2.resize(frame, (4000, 3000), interpolation=cv2.INTER_CUBIC)
+    big = np.clip(
+        big.astype(np.int16) + np.random.default_rng(0).integers(-6, 7, big.shape), 0, 255
+    ).astype(np.uint8)
+    _, encoded = cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    data = encoded.tobytes()
+    decode = _median_ms(lambda: decode_image(data), max(5, args.runs // 5))
+    read_big = _median_ms(lambda: reader.read(big), max(5, args.runs // 5))
+    print(
+        f"12 MP photo ({len(data) / 1e6:.1f} MB JPEG): decode {decode:.0f} ms, "
+        f"read {read_big:.0f} ms, "
+        f"total {decode + read_big:.0f} ms (target <= 200 ms)"
+    )
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory (max RSS of this process): {peak_mb:.0f} MB (target < 500 MB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""handreader's vision: synthetic scenes, the card reader (ONNX), evaluation, calibration."""

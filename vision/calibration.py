@@ -1,0 +1,262 @@
+"""Deck profiles: a few photos of the user's own deck make the reader read it like a known one.
+
+A profile holds, for each card of the deck, prototypes: the classifier's L2-normalised
+embeddings of that card's corner indices as photographed by the user. When reading with a
+profile, each index's classifier probabilities are combined with a softmax over its cosine
+similarity to the prototypes (a product of experts, weighted). No training runs: calibrating
+is detection, cropping and one forward pass per index, seconds on two cores.
+
+Profiles live in the user's data folder (``$HANDREADER_DATA`` or
+``$XDG_DATA_HOME/handreader`` or ``~/.local/share/handreader``), under ``decks/NAME.json``,
+never in ``models/``. Reading without a profile is unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rules.cards import CARD_CLASSES, parse_card
+
+__all__ = [
+    "DeckProfile",
+    "DeckProfileError",
+    "combine_with_profile",
+    "data_dir",
+    "grid_order",
+    "list_profiles",
+    "load_profile",
+    "save_profile",
+]
+
+PROFILE_FORMAT = 1
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class DeckProfileError(ValueError):
+    """A deck profile that is missing, corrupt, badly named or made for other models."""
+
+
+@dataclass(frozen=True)
+class DeckProfile:
+    """A calibrated deck: per-card prototype embeddings (k, D) and how they were made."""
+
+    name: str
+    prototypes: Mapping[str, NDArray[np.float32]]
+    model_sha256: str
+    created: str
+    photos: tuple[str, ...] = ()
+    weight: float = 0.7
+    temperature: float = 0.05
+
+    def matrix(self) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+        """All prototypes stacked (P, D) and the class index (in CARD_CLASSES) of each."""
+        rows, owners = [], []
+        for code, vectors in self.prototypes.items():
+            rows.append(vectors)
+            owners += [CARD_CLASSES.index(code)] * len(vectors)
+        return np.concatenate(rows).astype(np.float32), np.array(owners, np.int64)
+
+
+def data_dir() -> Path:
+    """The user's handreader data folder."""
+    if os.environ.get("HANDREADER_DATA"):
+        return Path(os.environ["HANDREADER_DATA"])
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "handreader"
+
+
+def _check_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise DeckProfileError(
+            f"bad deck name {name!r}: use letters, digits, '-', '_' or '.' (up to 64)"
+        )
+    return name
+
+
+def profile_path(name: str) -> Path:
+    """Where the profile called ``name`` is stored."""
+    return data_dir() / "decks" / f"{_check_name(name)}.json"
+
+
+def save_profile(profile: DeckProfile) -> Path:
+    """Write the profile atomically (a crash leaves the old file or the new one, never half)."""
+    path = profile_path(profile.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = {
+        "format": PROFILE_FORMAT,
+        "name": profile.name,
+        "model_sha256": profile.model_sha256,
+        "created": profile.created,
+        "photos": list(profile.photos),
+        "weight": profile.weight,
+        "temperature": profile.temperature,
+        "prototypes": {code: np.round(v, 5).tolist() for code, v in profile.prototypes.items()},
+    }
+    partial = path.with_suffix(".json.part")
+    partial.write_text(json.dumps(body))
+    partial.replace(path)
+    return path
+
+
+def load_profile(name_or_path: str | Path) -> DeckProfile:
+    """Read a profile by name (from the data folder) or by file path; refuse corrupt files."""
+    path = Path(name_or_path)
+    if not (path.suffix == ".json" and path.exists()):
+        path = profile_path(str(name_or_path))
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        known = ", ".join(list_profiles()) or "none"
+        raise DeckProfileError(f"no deck profile {str(name_or_path)!r} (known: {known})") from error
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: {error}") from error
+    try:
+        if body["format"] != PROFILE_FORMAT:
+            raise DeckProfileError(
+                f"deck profile {str(path)!r} has format {body['format']!r}, "
+                f"expected {PROFILE_FORMAT}"
+            )
+        prototypes: dict[str, NDArray[np.float32]] = {}
+        for code, vectors in body["prototypes"].items():
+            if code not in CARD_CLASSES:
+                raise DeckProfileError(f"deck profile {str(path)!r} names unknown card {code!r}")
+            array = np.asarray(vectors, np.float32)
+            if array.ndim != 2 or array.shape[0] == 0 or not np.isfinite(array).all():
+                raise DeckProfileError(
+                    f"deck profile {str(path)!r}: card {code} has bad prototypes"
+                )
+            prototypes[code] = array
+        if not prototypes:
+            raise DeckProfileError(f"deck profile {str(path)!r} holds no card")
+        widths = {v.shape[1] for v in prototypes.values()}
+        if len(widths) != 1:
+            raise DeckProfileError(
+                f"deck profile {str(path)!r}: prototypes of different sizes {sorted(widths)}"
+            )
+        weight, temperature = float(body["weight"]), float(body["temperature"])
+        if not (0 <= weight <= 1 and temperature > 0):
+            raise DeckProfileError(
+                f"deck profile {str(path)!r}: weight or temperature out of range"
+            )
+        return DeckProfile(
+            str(body["name"]),
+            prototypes,
+            str(body["model_sha256"]),
+            str(body["created"]),
+            tuple(body.get("photos", ())),
+            weight,
+            temperature,
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        if isinstance(error, DeckProfileError):
+            raise
+        raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: {error!r}") from error
+
+
+def list_profiles() -> list[str]:
+    """Names of the saved profiles, sorted."""
+    folder = data_dir() / "decks"
+    return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+def combine_with_profile(
+    probabilities: NDArray[np.float32], embeddings: NDArray[np.float32], profile: DeckProfile
+) -> NDArray[np.float32]:
+    """Classifier probabilities (N, 55) adjusted by the profile's prototypes.
+
+    Card classes: ``p ** (1 - w) * q ** w`` renormalised, where ``q`` is a softmax of the best
+    cosine similarity to each card's prototypes over ``temperature``; cards the profile lacks
+    keep the classifier's share. The "none" column (last) is left as the classifier said.
+    """
+    if len(probabilities) == 0:
+        return probabilities
+    matrix, owners = profile.matrix()
+    if matrix.shape[1] != embeddings.shape[1]:
+        raise DeckProfileError(
+            f"deck profile {profile.name!r} was made with {matrix.shape[1]}-d embeddings, "
+            f"the classifier gives {embeddings.shape[1]}-d: calibrate again"
+        )
+    similarity = embeddings @ matrix.T  # (N, P)
+    cards = len(CARD_CLASSES)
+    best = np.full((len(embeddings), cards), -1.0, np.float32)
+    for column, owner in enumerate(owners):
+        best[:, owner] = np.maximum(best[:, owner], similarity[:, column])
+    present = np.zeros(cards, bool)
+    present[np.unique(owners)] = True
+    logits = np.where(present, best / profile.temperature, -np.inf)
+    logits -= logits.max(axis=1, keepdims=True)
+    q = np.exp(logits)
+    q /= q.sum(axis=1, keepdims=True)
+    card_p = probabilities[:, :cards]
+    mass = card_p.sum(axis=1, keepdims=True)
+    prior = card_p / np.maximum(mass, 1e-9)
+    w = profile.weight
+    mixed = np.where(present, np.exp((1 - w) * np.log(prior + 1e-9) + w * np.log(q + 1e-9)), prior)
+    mixed /= mixed.sum(axis=1, keepdims=True)
+    out = probabilities.copy()
+    out[:, :cards] = mixed * mass
+    return out
+
+
+GRID_SUITS = "SHDC"
+GRID_RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+
+
+def grid_order() -> list[str]:
+    """The documented layout of a whole-deck photo: 4 rows (S, H, D, C) of 13 cards, A to K."""
+    return [rank + suit for suit in GRID_SUITS for rank in GRID_RANKS]
+
+
+def code_from_filename(path: Path) -> str | None:
+    """The card code a file name starts with (``10C_00.jpg``, ``qs.png``, ``JR-1.jpg``), or None."""
+    match = re.match(
+        r"^(10|[2-9AJQKTajqkt])([SHDCshdc])(?=$|[^A-Za-z0-9])|^(J[BR]|j[br])(?=$|[^A-Za-z0-9])",
+        path.stem,
+    )
+    if not match:
+        return None
+    return str(parse_card(match.group(0)))
+
+
+def assign_cells(
+    centers: NDArray[np.float32], rows: int, columns: int
+) -> tuple[NDArray[np.int64], float]:
+    """Grid cell (row * columns + column) of each point, cells spanning the points' extent."""
+    low, high = centers.min(axis=0), centers.max(axis=0)
+    span = np.maximum(high - low, 1e-6)
+    column = np.clip(((centers[:, 0] - low[0]) / span[0] * columns).astype(int), 0, columns - 1)
+    row = np.clip(((centers[:, 1] - low[1]) / span[1] * rows).astype(int), 0, rows - 1)
+    pitch = float(min(span[0] / max(columns - 1, 1), span[1] / max(rows - 1, 1)))
+    return row * columns + column, pitch
+
+
+def new_profile(
+    name: str,
+    prototypes: Mapping[str, Sequence[NDArray[np.float32]]],
+    model_sha256: str,
+    photos: Sequence[str],
+) -> DeckProfile:
+    """A profile from per-card lists of embeddings (each stacked and kept as prototypes)."""
+    _check_name(name)
+    stacked = {
+        code: np.stack(list(vectors)).astype(np.float32)
+        for code, vectors in prototypes.items()
+        if vectors
+    }
+    if not stacked:
+        raise DeckProfileError("no card could be read from the calibration photos")
+    created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return DeckProfile(name, stacked, model_sha256, created, tuple(photos))
+
+
+_ = math

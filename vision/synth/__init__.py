@@ -1,0 +1,1 @@
+"""Synthetic card scenes with exact corner-index labels, rendered from Debian's SVG decks."""
