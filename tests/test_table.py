@@ -54,7 +54,7 @@ def _reading(*hands: list[CardReading], size: tuple[int, int] = (1000, 800)) -> 
     return Reading(size, tuple(card for hand in hands for card in hand))
 
 
-# --- a photo of a banker game ----------------------------------------------------------------------
+# --- a photo of a banker game --------------------------------------------------------------------
 
 
 def test_banker_nearest_the_top_and_seed_payouts() -> None:
@@ -228,7 +228,7 @@ def test_trainer_gives_no_winner_over_an_uncertain_hand() -> None:
     assert result.winners == () and result.problem == "no winner: seat 1 is uncertain"
 
 
-# --- card codes (strict) ---------------------------------------------------------------------------
+# --- card codes (strict) -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -273,7 +273,7 @@ def test_exact_stakes() -> None:
     assert result.to_dict()["players"][0]["net"] == 0.095  # type: ignore[index]
 
 
-# --- JSON matches the documented schema --------------------------------------------------------
+# --- JSON matches the documented schema ----------------------------------------------------------
 
 
 def test_every_table_json_matches_the_api_schema() -> None:
@@ -297,7 +297,7 @@ def test_card_order_in_the_photo_never_changes_the_result(order: list[int]) -> N
     assert score_reading(shuffled).to_dict() == score_reading(reading).to_dict()
 
 
-# --- Pits --------------------------------------------------------------------------------------------
+# --- Pits ----------------------------------------------------------------------------------------
 
 
 def _cards(text: str, uncertain: str = "") -> list[TableCard]:
