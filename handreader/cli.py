@@ -25,6 +25,7 @@ COMMANDS: tuple[str, ...] = (
     "paigow",
     "synth",
     "train",
+    "calibrate",
     "webcam",
     "serve",
 )

@@ -1,0 +1,121 @@
+"""Reader stages that need no model: NMS, letterbox, crops, corner merging, data types, manifest errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rules.cards import CARD_CLASSES
+from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
+from vision.detections import CardReading, Detections, Reading, ReadingFlag
+from vision.letterbox import PAD_VALUE, letterbox
+from vision.reader import CLASSIFIER_CLASSES, ModelError, Reader, ReaderSettings, non_max_suppression
+
+
+def _one_hot(code: str, confidence: float) -> np.ndarray:
+    """A probability row putting ``confidence`` on ``code`` and the rest evenly elsewhere."""
+    row = np.full(len(CLASSIFIER_CLASSES), (1 - confidence) / (len(CLASSIFIER_CLASSES) - 1), np.float32)
+    row[CLASSIFIER_CLASSES.index(code)] = confidence
+    return row
+
+
+def _merger(**overrides: float) -> Reader:
+    """A Reader object with settings only: merge_corners uses nothing else."""
+    reader = Reader.__new__(Reader)
+    reader.settings = ReaderSettings(**overrides)  # type: ignore[arg-type]
+    return reader
+
+
+def test_nms_keeps_best_of_overlapping_boxes() -> None:
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [50, 50, 60, 60]], np.float32)
+    scores = np.array([0.5, 0.9, 0.7], np.float32)
+    assert non_max_suppression(boxes, scores, 0.5).tolist() == [1, 2]
+
+
+def test_letterbox_maps_boxes_back() -> None:
+    """A box drawn in the image lands back on itself after the letterbox round trip."""
+    image = np.zeros((480, 640, 3), np.uint8)
+    tensor, transform = letterbox(image, 320)
+    assert tensor.shape == (1, 3, 320, 320)
+    assert tensor[0, :, 0, 0] == pytest.approx(PAD_VALUE / 255)  # top band is padding
+    network = np.array([[transform.pad_x + 10 * transform.scale, transform.pad_y + 20 * transform.scale,
+                         transform.pad_x + 110 * transform.scale, transform.pad_y + 220 * transform.scale]],
+                       np.float32)
+    assert transform.to_image(network)[0] == pytest.approx([10, 20, 110, 220], abs=1e-3)
+
+
+def test_crop_is_square_and_pads_outside_the_image() -> None:
+    image = np.full((100, 100, 3), 200, np.uint8)
+    crop = crop_index(image, (-20, -20, 10, 10))
+    assert crop.shape == (CROP_SIZE, CROP_SIZE, 3)
+    assert crops_to_tensor(crop[None]).shape == (1, 3, CROP_SIZE, CROP_SIZE)
+
+
+def test_two_corners_of_one_card_become_one_card() -> None:
+    """Same code, a card's length apart: one card with two corners and a higher confidence."""
+    boxes = np.array([[10, 10, 30, 40], [110, 150, 130, 180], [300, 10, 320, 40]], np.float32)
+    probabilities = np.stack([_one_hot("10H", 0.8), _one_hot("10H", 0.8), _one_hot("QS", 0.95)])
+    cards = _merger().merge_corners(boxes, probabilities)
+    assert [(card.code, card.corners) for card in cards] == [("10H", 2), ("QS", 1)]
+    assert cards[0].confidence > 0.8
+    assert cards[0].box_xyxy == (10, 10, 130, 180)
+
+
+def test_far_apart_same_codes_stay_two_cards() -> None:
+    """Two decks: the same card twice, far apart, is two cards (and flagged by the reader)."""
+    boxes = np.array([[0, 0, 20, 30], [1000, 0, 1020, 30]], np.float32)
+    probabilities = np.stack([_one_hot("AS", 0.9), _one_hot("AS", 0.9)])
+    assert len(_merger().merge_corners(boxes, probabilities)) == 2
+
+
+def test_low_confidence_is_uncertain_not_guessed() -> None:
+    boxes = np.array([[0, 0, 20, 30]], np.float32)
+    cards = _merger(uncertain_below=0.6).merge_corners(boxes, _one_hot("6D", 0.4)[None])
+    assert cards[0].uncertain and cards[0].code == "6D"
+
+
+def test_none_class_is_dropped() -> None:
+    """A box the classifier calls "none" (a pip, a picture) is no card."""
+    boxes = np.array([[0, 0, 20, 30]], np.float32)
+    assert _merger().merge_corners(boxes, _one_hot("none", 0.9)[None]) == []
+
+
+def test_detections_validate_shapes() -> None:
+    with pytest.raises(ValueError, match=r"confidence must have shape \(2,\)"):
+        Detections(np.zeros((2, 4), np.float32), np.zeros(3, np.float32), np.zeros(2, np.int64))
+    empty = Detections.empty()
+    assert len(empty) == 0 and len(empty[np.zeros(0, bool)]) == 0
+
+
+def test_reading_json_form() -> None:
+    card = CardReading("10H", 0.97123, (1.04, 2, 3, 4), corners=2)
+    reading = Reading((640, 480), (card,), ReadingFlag.LOW_CONFIDENCE | ReadingFlag.DUPLICATE)
+    assert reading.to_dict() == {
+        "size": [640, 480],
+        "cards": [{"card": "10H", "confidence": 0.9712, "box": [1.0, 2, 3, 4], "corners": 2, "uncertain": False}],
+        "flags": ["low_confidence", "duplicate"],
+    }
+
+
+def test_classifier_classes_are_the_card_table_plus_none() -> None:
+    assert CLASSIFIER_CLASSES[:54] == CARD_CLASSES and CLASSIFIER_CLASSES[-1] == "none"
+
+
+@pytest.mark.parametrize(
+    ("manifest", "message"),
+    [
+        (None, "no model manifest"),
+        ("{not json", "unreadable"),
+        ({"detector": {}}, "lacks detector.file"),
+        ({"detector": {"file": "d.onnx"}, "classifier": {"file": "c.onnx"}}, "is missing"),
+    ],
+)
+def test_bad_model_folders_are_clear_errors(tmp_path: Path, manifest: object, message: str) -> None:
+    if manifest is not None:
+        body = manifest if isinstance(manifest, str) else json.dumps(manifest)
+        (tmp_path / "manifest.json").write_text(body)
+    with pytest.raises(ModelError, match=message):
+        Reader.load(tmp_path)
