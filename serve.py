@@ -24,13 +24,14 @@ Errors become statuses in one place (:data:`ERROR_STATUS` and the handlers insta
 ====  ========================================================================================
 400   ``malformed_json``, ``malformed_multipart``, ``bad_card``, ``bad_hand``,
       ``unknown_profile``, ``bad_options``, ``no_combination``, ``empty``, ``corrupt``
+404   ``not_found``; 405 ``method_not_allowed``
 406   ``not_acceptable``: the annotated image in no format the client accepts
 413   ``too_large`` (bytes), ``too_many_pixels`` (read from the header, before decoding)
 415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF
 422   ``validation_error`` (a field of the wrong type or shape), ``missing_image``,
       ``too_small`` (a side under 32 pixels)
 500   ``recognizer_failed``, ``internal_error`` (a bug: logged, the server keeps serving)
-503   ``not_ready`` (models not loaded), ``recognizer_timeout``, ``busy``
+503   ``not_ready`` (models not loaded), ``recognizer_timeout`` (slower than the limit)
 ====  ========================================================================================
 """
 
@@ -99,7 +100,7 @@ MULTIPART_SLACK = 64 * 1024
 """Room for the multipart framing and the options field around the image."""
 
 
-# --- settings and errors --------------------------------------------------------------------------
+# --- settings and errors -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +210,6 @@ ERROR_STATUS: Mapping[str, int] = {
     "no_combination": 400,
     "empty": 400,
     "corrupt": 400,
-    "unreadable_file": 400,
     "not_found": 404,
     "method_not_allowed": 405,
     "not_acceptable": 406,
@@ -454,7 +454,7 @@ async def read_upload(request: Request) -> Upload:
 UploadDep = Annotated[Upload, Depends(read_upload)]
 
 
-# --- endpoints ----------------------------------------------------------------------------------
+# --- endpoints -----------------------------------------------------------------------------------
 
 
 _Model = TypeVar("_Model", bound=BaseModel)

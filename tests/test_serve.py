@@ -1,0 +1,328 @@
+"""The HTTP API (serve.py) with a fake recognizer: every endpoint, every way to send a request.
+
+The fake reader replaces ``get_reader`` through FastAPI's dependency overrides, so these tests
+check the service, not the models' accuracy. Expectations come from the endpoint documentation
+in serve.py, the seed 002 payout example (Double bet 100, Niu Niu beats No Niu: +285) and the
+issue (the annotated image decodes and has the input's size).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from numpy.typing import NDArray
+
+import serve
+from vision.detections import CardReading, Reading
+
+NO_NIU = "AS 2S 3S 4S 8S"
+NIU_NIU = "KS QS 10S 5C 5S"
+NIU_4 = "3H 7S KD 8C 6D"
+
+
+class FakeReader:
+    """Reads the same hands from any image: each hand a row of index boxes at a place given in
+    fractions of the image, so any image size works. Remembers the images it was given."""
+
+    def __init__(self, hands: dict[str, tuple[float, float]], uncertain: str = "") -> None:
+        self.hands = hands
+        self.uncertain = uncertain.split()
+        self.seen: list[tuple[tuple[int, ...], str]] = []
+
+    def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
+        self.seen.append((image_bgr.shape, str(image_bgr.dtype)))
+        height, width = image_bgr.shape[:2]
+        step, size = width * 0.03, height * 0.05
+        cards = []
+        for codes, (fx, fy) in self.hands.items():
+            for i, code in enumerate(codes.split()):
+                x, y = fx * width + i * step, fy * height
+                cards.append(
+                    CardReading(
+                        code, 0.95, (x, y, x + 0.6 * size, y + size),
+                        uncertain=code in self.uncertain,
+                    )
+                )  # fmt: skip
+        return Reading((width, height), tuple(cards))
+
+
+TABLE = {NO_NIU: (0.4, 0.05), NIU_NIU: (0.1, 0.6), NIU_4: (0.6, 0.6)}
+
+
+def _jpeg(width: int = 640, height: int = 480) -> bytes:
+    rng = np.random.default_rng(1)
+    image = rng.integers(60, 120, (height, width, 3), dtype=np.uint8)
+    return cv2.imencode(".jpg", image)[1].tobytes()
+
+
+@pytest.fixture
+def fake() -> FakeReader:
+    return FakeReader(TABLE)
+
+
+@pytest.fixture
+def client(fake: FakeReader) -> Iterator[TestClient]:
+    app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
+    app.dependency_overrides[serve.get_reader] = lambda: fake
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+# --- health --------------------------------------------------------------------------------------
+
+
+def test_health_ok_with_a_reader(client: TestClient) -> None:
+    response = client.get("/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "models": {}}
+
+
+def test_health_503_and_image_endpoints_503_without_models(tmp_path: Path) -> None:
+    # The lifespan loads the models from an empty folder: they are missing.
+    app = serve.create_app(settings=serve.Settings(models_dir=tmp_path))
+    with TestClient(app) as test_client:
+        health = test_client.get("/health")
+        assert health.status_code == 503
+        assert health.json()["error"]["code"] == "not_ready"
+        assert "manifest" in health.json()["error"]["message"]
+        read = test_client.post("/v1/read", content=_jpeg())
+        assert read.status_code == 503 and read.json()["error"]["code"] == "not_ready"
+        # card codes need no models
+        codes = test_client.post("/v1/score", json={"hands": [NO_NIU, NIU_NIU]})
+        assert codes.status_code == 200
+
+
+def test_a_reader_given_to_the_factory_is_used(fake: FakeReader) -> None:
+    with TestClient(serve.create_app(reader=fake)) as test_client:
+        assert test_client.get("/health").status_code == 200
+        assert test_client.post("/v1/read", content=_jpeg()).status_code == 200
+    assert len(fake.seen) == 1
+
+
+# --- read ----------------------------------------------------------------------------------------
+
+
+def test_read_raw_body(client: TestClient, fake: FakeReader) -> None:
+    response = client.post("/v1/read", content=_jpeg(), headers={"content-type": "image/jpeg"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["size"] == [640, 480]
+    assert [card["card"] for card in body["cards"]][:5] == NO_NIU.split()
+    assert set(body["timings_ms"]) == {"decode", "read"}
+    assert fake.seen == [((480, 640, 3), "uint8")]
+
+
+def test_read_multipart(client: TestClient) -> None:
+    files = {"image": ("table.jpg", _jpeg(320, 240), "image/jpeg")}
+    response = client.post("/v1/read", files=files)
+    assert response.status_code == 200 and response.json()["size"] == [320, 240]
+
+
+def test_read_ignores_a_lying_content_type(client: TestClient) -> None:
+    # The type comes from the bytes: a JPEG labelled as a PNG named .txt is read as a JPEG.
+    files = {"image": ("notes.txt", _jpeg(), "image/png")}
+    assert client.post("/v1/read", files=files).status_code == 200
+
+
+# --- score ---------------------------------------------------------------------------------------
+
+
+def test_score_card_codes(client: TestClient) -> None:
+    body = {"hands": [NO_NIU, NIU_NIU.split()], "banker": 0, "bet": "double", "stake": 100}
+    response = client.post("/v1/score", json=body)
+    assert response.status_code == 200
+    result = response.json()
+    assert result["banker"] == 0 and result["size"] is None
+    assert result["players"][0]["outcome"] == "win"
+    assert result["players"][0]["net"] == 285  # seed 002
+    assert result["hands"][1]["score"]["bull"] == ["KS", "QS", "10S"]
+
+
+def test_score_card_codes_trainer(client: TestClient) -> None:
+    body = {"hands": [NIU_4, NO_NIU, NIU_NIU], "mode": "trainer"}
+    result = client.post("/v1/score", json=body).json()
+    assert result["winners"] == [2] and result["places"] == [2, 3, 1] and result["tie"] is False
+
+
+def test_score_image_multipart_with_options(client: TestClient) -> None:
+    files = {"image": ("table.jpg", _jpeg(), "image/jpeg")}
+    data = {"options": json.dumps({"bet": "double", "stake": 100})}
+    response = client.post("/v1/score", files=files, data=data)
+    assert response.status_code == 200
+    result = response.json()
+    assert result["size"] == [640, 480]
+    assert [hand["role"] for hand in result["hands"]] == ["banker", "player", "player"]
+    assert [player["net"] for player in result["players"]] == [285, 95]
+    assert result["banker_net"] == -380
+    assert set(result["timings_ms"]) == {"decode", "read", "score"}
+
+
+def test_score_raw_image_with_query_options(client: TestClient) -> None:
+    response = client.post(
+        "/v1/score?mode=trainer&profile=classic", content=_jpeg(),
+        headers={"content-type": "application/octet-stream"},
+    )  # fmt: skip
+    result = response.json()
+    assert response.status_code == 200
+    assert result["mode"] == "trainer" and result["profile"] == "classic"
+    assert result["winners"] == [1]  # the Niu Niu hand, second in reading order
+
+
+def test_score_regions_in_the_options_query(client: TestClient) -> None:
+    options = {"banker_region": [0, 0.5, 1, 1], "player_regions": [[0, 0, 1, 0.4]]}
+    response = client.post("/v1/score", params={"options": json.dumps(options)}, content=_jpeg())
+    result = response.json()
+    assert response.status_code == 200
+    banker = result["hands"][result["banker"]]
+    assert banker["status"] == "incomplete" and len(banker["cards"]) == 10  # two hands in it
+    assert result["problem"] == "the banker's hand is incomplete: no player can be settled"
+
+
+def test_score_uncertain_card(client: TestClient) -> None:
+    client.app.dependency_overrides[serve.get_reader] = lambda: FakeReader(TABLE, "KD")  # type: ignore[attr-defined]
+    result = client.post("/v1/score", content=_jpeg()).json()
+    assert result["hands"][2]["status"] == "uncertain"
+    assert result["players"][1]["outcome"] is None
+    assert "low_confidence" in result["flags"]
+
+
+# --- pits ----------------------------------------------------------------------------------------
+
+
+def test_pits_codes(client: TestClient) -> None:
+    response = client.post("/v1/pits", json={"play": "7H 7S", "table": ["5H", "5D"]})
+    assert response.status_code == 200
+    assert response.json()["legal"] is True and response.json()["kind"] == "pair"
+
+
+def test_pits_codes_illegal_play_is_a_verdict_not_an_error(client: TestClient) -> None:
+    response = client.post("/v1/pits", json={"play": "7H 7S", "table": "9H 9D"})
+    assert response.status_code == 200
+    assert response.json()["legal"] is False
+    assert response.json()["reason"] == "7 does not beat 9"
+
+
+def test_pits_image_with_table_codes(client: TestClient) -> None:
+    client.app.dependency_overrides[serve.get_reader] = lambda: FakeReader({"9H 9D": (0.3, 0.5)})  # type: ignore[attr-defined]
+    response = client.post("/v1/pits?table=5H%205D", content=_jpeg())
+    assert response.status_code == 200
+    assert response.json()["legal"] is True and response.json()["description"] == "pair of 9s"
+
+
+def test_pits_image_with_table_region(client: TestClient) -> None:
+    reader = FakeReader({"9H 9D": (0.3, 0.1), "JH JS": (0.3, 0.7)})
+    client.app.dependency_overrides[serve.get_reader] = lambda: reader  # type: ignore[attr-defined]
+    files = {"image": ("p.jpg", _jpeg(), "image/jpeg")}
+    data = {"options": json.dumps({"table_region": [0, 0, 1, 0.4]})}
+    result = client.post("/v1/pits", files=files, data=data).json()
+    assert [card["card"] for card in result["table"]] == ["9H", "9D"]
+    assert result["legal"] is True and result["description"] == "pair of jacks"
+
+
+# --- annotated -----------------------------------------------------------------------------------
+
+
+def _decoded(content: bytes) -> NDArray[np.uint8]:
+    image = cv2.imdecode(np.frombuffer(content, np.uint8), cv2.IMREAD_COLOR)
+    assert image is not None
+    return np.asarray(image, dtype=np.uint8)
+
+
+@pytest.mark.parametrize(
+    ("query", "accept", "media"),
+    [
+        ("", None, "image/jpeg"),
+        ("?format=png", None, "image/png"),
+        ("?format=jpeg", "image/png", "image/jpeg"),  # the query wins over Accept
+        ("", "image/png", "image/png"),
+        ("", "image/webp;q=1, image/png;q=0.9, image/jpeg;q=0.5", "image/png"),
+        ("", "image/png;q=0.2, image/*;q=0.8", "image/jpeg"),
+        ("", "*/*", "image/jpeg"),
+    ],
+)
+def test_annotated_format(client: TestClient, query: str, accept: str | None, media: str) -> None:
+    headers = {"accept": accept} if accept else {}
+    response = client.post(f"/v1/annotated{query}", content=_jpeg(500, 300), headers=headers)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == media
+    assert _decoded(response.content).shape == (300, 500, 3)  # the input's size
+
+
+def test_annotated_draws_the_result(client: TestClient) -> None:
+    plain = np.full((300, 500, 3), 100, np.uint8)
+    data = cv2.imencode(".png", plain)[1].tobytes()
+    drawn = _decoded(client.post("/v1/annotated?format=png", content=data).content)
+    assert drawn.shape == plain.shape
+    assert (np.abs(drawn.astype(int) - plain).sum(axis=2) > 30).mean() > 0.01
+
+
+def test_annotated_pits(client: TestClient) -> None:
+    client.app.dependency_overrides[serve.get_reader] = lambda: FakeReader({"9H 9D": (0.3, 0.5)})  # type: ignore[attr-defined]
+    response = client.post("/v1/annotated?game=pits&table=5H%205D", content=_jpeg(400, 400))
+    assert response.status_code == 200 and _decoded(response.content).shape == (400, 400, 3)
+
+
+# --- documentation -------------------------------------------------------------------------------
+
+
+def test_openapi_documents_bodies_examples_and_errors(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    assert set(spec["paths"]) == {"/health", "/v1/read", "/v1/score", "/v1/pits", "/v1/annotated"}
+    score = spec["paths"]["/v1/score"]["post"]
+    content = score["requestBody"]["content"]
+    assert {"application/json", "multipart/form-data", "image/jpeg"} <= set(content)
+    examples = content["application/json"]["examples"]
+    assert examples["example 1"]["value"]["hands"][1] == "3H 7S KD 8C 6D"
+    assert {"200", "400", "413", "415", "422", "503"} <= set(score["responses"])
+    assert client.get("/docs").status_code == 200
+
+
+def test_every_error_code_is_documented() -> None:
+    for code, status in serve.ERROR_STATUS.items():
+        assert f"``{code}``" in (serve.__doc__ or ""), code
+        assert 400 <= status < 600
+
+
+# --- settings ------------------------------------------------------------------------------------
+
+
+def test_settings_from_the_environment() -> None:
+    settings = serve.Settings.from_env(
+        {"HANDREADER_MAX_BYTES": "1000", "HANDREADER_READ_TIMEOUT": "2.5",
+         "HANDREADER_MODELS": "/m"}
+    )  # fmt: skip
+    assert settings.max_bytes == 1000 and settings.read_timeout_s == 2.5
+    assert settings.models_dir == Path("/m")
+    assert serve.Settings.from_env({}) == serve.Settings()
+
+
+@pytest.mark.parametrize("value", ["ten", "-1", "0"])
+def test_bad_settings_in_the_environment(value: str) -> None:
+    with pytest.raises(ValueError, match="HANDREADER_MAX_PIXELS"):
+        serve.Settings.from_env({"HANDREADER_MAX_PIXELS": value})
+
+
+def test_server_arguments_default_to_the_environment() -> None:
+    import argparse
+
+    from handreader.commands.serve import add_server_arguments
+
+    parser = argparse.ArgumentParser()
+    add_server_arguments(parser, {"HANDREADER_PORT": "9001", "HANDREADER_WORKERS": "2"})
+    args = parser.parse_args([])
+    assert (args.host, args.port, args.workers) == ("127.0.0.1", 9001, 2)
+    args = parser.parse_args(["--port", "8100", "--host", "0.0.0.0"])
+    assert (args.host, args.port) == ("0.0.0.0", 8100)
+
+
+def test_the_cli_knows_serve() -> None:
+    from handreader.cli import build_parser
+
+    args = build_parser().parse_args(["serve", "--port", "8123"])
+    assert args.port == 8123 and args.workers == 1
