@@ -4,6 +4,7 @@ Usage::
 
     handreader score CARD CARD CARD CARD CARD [--profile P] [--json]
     handreader score [--profile P] [--json] < hands.txt      # one hand per line
+    handreader score PHOTO [--profile P] [--deck NAME] [--json]  # read the photo, score it
 
 With ``--json`` each hand prints one object on one line::
 
@@ -22,6 +23,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from rules.cards import parse_cards
@@ -50,6 +52,8 @@ def register(subparsers: Any) -> None:
         help=f"house rules (default: {DEFAULT_PROFILE})",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object per hand")
+    parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate) for photos")
+    parser.add_argument("--models", type=Path, metavar="DIR", help="model folder for photos")
     parser.set_defaults(func=run)
 
 
@@ -121,8 +125,59 @@ def score_lines(
     return status
 
 
+_IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
+
+
+def _is_photo(token: str) -> bool:
+    """True for a path to an image (an existing file, or a name with an image suffix)."""
+    path = Path(token)
+    return path.suffix.lower() in _IMAGE_SUFFIXES or (path.is_file() and len(token) > 3)
+
+
+def score_photo(photo: str, profile: str, deck: str | None, models: Path | None, as_json: bool) -> int:
+    """Read a photo, group its cards into hands, print one line per hand; 1 if none scored."""
+    from handreader.table import TableOptions, score_reading
+    from vision.calibration import load_profile
+    from vision.imageio import load_image
+    from vision.reader import Reader
+
+    options = TableOptions.create(profile=profile)
+    deck_profile = load_profile(deck) if deck else None
+    image = load_image(photo)
+    reading = Reader.load(models).read(image, deck_profile)
+    table = score_reading(reading, options)
+    outcomes = {player.seat: player for player in table.players}
+    if not table.hands:
+        message = "no cards found" if not reading.cards else "no hand found"
+        print(json.dumps({"image": photo, "hands": 0, "problem": message}) if as_json
+              else f"{photo}: {message}")
+        return 1
+    for hand in table.hands:
+        player = outcomes.get(hand.seat)
+        if as_json:
+            record: dict[str, Any] = {"image": photo, "seat": hand.seat, "role": hand.role.value,
+                                      "status": hand.status.value, "problem": hand.problem}
+            if hand.hand is not None:
+                record.update(hand_to_json(hand.hand))
+            else:
+                record.update({"cards": [card.code for card in hand.cards], "split": None,
+                               "score": None, "points": None})
+            record["boxes"] = [card.to_dict()["box"] for card in hand.cards]
+            if player is not None:
+                record.update({k: v for k, v in player.to_dict().items() if k in ("outcome", "net")})
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            text = format_hand(hand.hand) if hand.hand is not None else " ".join(c.code for c in hand.cards)
+            extra = f" [{hand.status.value}: {hand.problem}]" if hand.problem else ""
+            against = f" -> {player.outcome.value}" if player is not None and player.outcome else ""
+            print(f"{hand.role.value} {hand.seat}: {text}{extra}{against}")
+    return 0 if any(hand.scored for hand in table.hands) else 1
+
+
 def run(args: argparse.Namespace) -> int:
     """Score the cards of the command line, or every line of standard input when none."""
+    if len(args.cards) == 1 and _is_photo(args.cards[0]):
+        return score_photo(args.cards[0], args.profile, args.deck, args.models, args.json)
     if not args.cards:
         return score_lines(sys.stdin, args.profile, args.json, sys.stdout, sys.stderr)
     hand = score_hand_text(args.cards, args.profile)
