@@ -1,0 +1,236 @@
+"""The live pipeline (read -> track -> score) and the live annotator.
+
+The table is ``live_scene.py``'s still table; its expected scores come from the rules engine
+through ``score_codes`` (the banker's K Q 10 | 3 2 is Niu 5, the player's J 9 A | 4 6 Niu Niu).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from live_scene import BANKER, PLAYER, SIZE_WH, NoisyReader, render_frame
+from numpy.typing import NDArray
+
+from handreader.live import (
+    LiveError,
+    LiveFrame,
+    LivePipeline,
+    LiveSettings,
+    next_profile,
+    table_summary,
+)
+from handreader.table import HandStatus, TableOptions, score_codes
+from rules.niuniu_profiles import NIU_PROFILES
+from vision.detections import Reading
+from vision.live_annotate import LiveAnnotator
+from vision.tracking import FlickerMeter
+
+
+def run(pipeline: LivePipeline, frames: int, start: int = 0) -> list[LiveFrame]:
+    return [pipeline.process(render_frame(index)) for index in range(start, start + frames)]
+
+
+def test_the_table_is_scored_from_stable_tracks_like_the_codes_themselves() -> None:
+    pipeline = LivePipeline(NoisyReader(seed=3, misread=0.1, miss=0.05, ghost=0.05))
+    frames = [pipeline.process(render_frame(index)) for index in range(60)]
+    expected = score_codes([list(BANKER), list(PLAYER)], banker=0)
+    for frame in frames[15:]:
+        table = frame.table
+        assert [h.hand.label for h in table.hands if h.hand] == [
+            h.hand.label for h in expected.hands if h.hand
+        ]
+        assert [h.status for h in table.hands] == [HandStatus.SCORED, HandStatus.SCORED]
+        assert table.banker == 0
+        assert [(p.outcome, p.settlement) for p in table.players] == [
+            (p.outcome, p.settlement) for p in expected.players
+        ]
+    summaries = {table_summary(frame.table) for frame in frames[15:]}
+    assert len(summaries) == 1  # the scores do not flicker
+
+
+def test_every_frame_is_read_by_default_and_every_kth_with_read_every() -> None:
+    reader = NoisyReader()
+    pipeline = LivePipeline(reader, settings=LiveSettings(read_every=3))
+    frames = [pipeline.process(render_frame(index)) for index in range(10)]
+    assert reader.frames_read == [0, 3, 6, 9]
+    assert [frame.was_read for frame in frames] == [i % 3 == 0 for i in range(10)]
+    # between reads the tracks are carried unchanged
+    assert frames[7].tracks == frames[6].tracks and frames[7].reading is None
+    every = NoisyReader()
+    pipeline = LivePipeline(every)
+    for index in range(5):
+        pipeline.process(render_frame(index))
+    assert every.frames_read == [0, 1, 2, 3, 4]
+
+
+@dataclass
+class SlowReader:
+    """A reader that takes ``milliseconds`` on a fake clock."""
+
+    clock: list[float]
+    milliseconds: float
+
+    def read(self, image: NDArray[np.uint8]) -> Reading:
+        self.clock[0] += self.milliseconds / 1000
+        return Reading(SIZE_WH, ())
+
+
+@pytest.mark.parametrize(
+    ("read_ms", "expected_k"),
+    [
+        (10.0, 1),  # fits 40 ms (25 fps): read every frame
+        (40.0, 1),
+        (41.0, 2),
+        (100.0, 3),  # ceil(100 / 40)
+        (1000.0, 8),  # capped at max_read_every
+    ],
+)
+def test_auto_read_every_fits_the_target_frame_rate(read_ms: float, expected_k: int) -> None:
+    clock = [0.0]
+    pipeline = LivePipeline(
+        SlowReader(clock, read_ms), settings=LiveSettings(read_every=0), clock=lambda: clock[0]
+    )
+    for index in range(30):
+        pipeline.process(render_frame(index))
+    assert pipeline.read_every == expected_k
+
+
+def test_auto_read_every_counts_the_overhead_reported_by_the_caller() -> None:
+    clock = [0.0]
+    pipeline = LivePipeline(
+        SlowReader(clock, 30.0), settings=LiveSettings(read_every=0), clock=lambda: clock[0]
+    )
+    for index in range(30):
+        pipeline.process(render_frame(index))
+        pipeline.note_overhead(20.0)  # drawing and writing: 30 ms reads no longer fit 40 ms
+    assert pipeline.read_every == 2  # ceil(30 / (40 - 20))
+
+
+def test_the_table_is_not_rescored_while_nothing_changes() -> None:
+    pipeline = LivePipeline(NoisyReader(seed=1, misread=0.0, miss=0.0, ghost=0.0))
+    frames = [pipeline.process(render_frame(index)) for index in range(40)]
+    assert frames[0].rescored
+    assert not any(frame.rescored for frame in frames[5:])  # all ten cards shown by frame 3
+
+
+def test_set_profile_rescores_with_the_new_profile() -> None:
+    pipeline = LivePipeline(NoisyReader(misread=0.0, miss=0.0, ghost=0.0))
+    last = run(pipeline, 6)[-1]
+    assert last.table.profile.name == "trainer"
+    pipeline.set_profile("classic")
+    frame = pipeline.process(render_frame(6))
+    assert frame.rescored and frame.table.profile.name == "classic"
+    again = pipeline.rescore(frame)
+    assert again.tracks == frame.tracks and again.table.profile.name == "classic"
+
+
+def test_next_profile_cycles_through_every_profile_and_wraps() -> None:
+    names = list(NIU_PROFILES)
+    seen = [names[0]]
+    for _ in range(len(names)):
+        seen.append(next_profile(seen[-1]).name)
+    assert seen == [*names, names[0]]
+
+
+def test_reset_starts_a_new_scene() -> None:
+    pipeline = LivePipeline(NoisyReader(misread=0.0, miss=0.0, ghost=0.0))
+    run(pipeline, 5)
+    pipeline.reset()
+    assert pipeline.process(render_frame(5)).shown == ()
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        (np.zeros((48, 64), np.uint8), r"\(48, 64\)"),
+        (np.zeros((48, 64, 4), np.uint8), r"\(48, 64, 4\)"),
+        (np.zeros((48, 64, 3), np.float32), "float32"),
+        ("frame.png", "None"),
+    ],
+)
+def test_a_frame_that_is_not_a_bgr_image_is_refused(frame: object, message: str) -> None:
+    pipeline = LivePipeline(NoisyReader())
+    with pytest.raises(LiveError, match=message):
+        pipeline.process(frame)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"read_every": -1}, "read_every"),
+        ({"target_fps": 0.0}, "target_fps"),
+        ({"max_read_every": 0}, "max_read_every"),
+        ({"rescore_move": -0.1}, "rescore_move"),
+    ],
+)
+def test_live_settings_out_of_range_are_refused(changes: dict[str, float], field: str) -> None:
+    with pytest.raises(LiveError, match=field):
+        LiveSettings(**changes)  # type: ignore[arg-type]
+
+
+def test_live_frame_to_dict_is_json() -> None:
+    pipeline = LivePipeline(NoisyReader(misread=0.0, miss=0.0, ghost=0.0))
+    frame = run(pipeline, 4)[-1]
+    data = json.loads(json.dumps(frame.to_dict()))
+    assert data["frame"] == 3 and len(data["cards"]) == 10
+    assert data["table"]["players"][0]["outcome"] == "win"
+
+
+def test_trainer_mode_names_the_winner() -> None:
+    options = TableOptions.create(mode="trainer")
+    pipeline = LivePipeline(NoisyReader(misread=0.0, miss=0.0, ghost=0.0), options)
+    frame = run(pipeline, 5)[-1]
+    assert frame.table.winners == (1,)  # Niu Niu beats Niu 5
+
+
+def test_the_still_table_flickers_far_less_tracked_than_raw() -> None:
+    pipeline = LivePipeline(NoisyReader(seed=5, misread=0.1, miss=0.05, ghost=0.05))
+    tracked, raw = FlickerMeter(25.0), FlickerMeter(25.0)
+    for index in range(750):  # 30 s at 25 fps
+        frame = pipeline.process(render_frame(index))
+        tracked.add_tracks(frame.tracks)
+        assert frame.reading is not None
+        raw.add_reading(frame.reading)
+    assert tracked.count.code_changes == 0
+    assert tracked.count.set_changes <= 4
+    assert raw.count.set_changes > 250
+
+
+# --- the live annotator -------------------------------------------------------------------------
+
+
+def test_live_annotator_draws_over_a_copy_of_the_same_size() -> None:
+    pipeline = LivePipeline(NoisyReader(misread=0.0, miss=0.0, ghost=0.0))
+    image = render_frame(4)
+    frame = run(pipeline, 5)[-1]
+    drawn = LiveAnnotator().annotate(image, frame, fps=24.5)
+    assert drawn.shape == image.shape and drawn.dtype == np.uint8
+    assert not np.array_equal(drawn, image)
+    assert np.array_equal(image, render_frame(4))  # the frame itself is untouched
+    # the status bar (dark by default) covers the top-left corner
+    assert drawn[2:10, 2:40].mean() < 40
+
+
+def test_live_annotator_marks_pause_in_its_colour() -> None:
+    pipeline = LivePipeline(NoisyReader(misread=0.0, miss=0.0, ghost=0.0))
+    frame = run(pipeline, 5)[-1]
+    drawn = LiveAnnotator(paused_colour=(255, 0, 0)).annotate(
+        render_frame(4), frame, paused=True
+    )
+    blue, green, red = (int(v) for v in drawn[3, 3])
+    assert (blue, green, red) == (0, 0, 255)  # RGB red stored, BGR red drawn
+
+
+def test_status_text_names_fps_profile_reads_and_cards() -> None:
+    clean = NoisyReader(misread=0.0, miss=0.0, ghost=0.0)
+    frame = run(LivePipeline(clean, None, LiveSettings(read_every=2)), 6)[-1]
+    text = LiveAnnotator.status_text(frame, 25.04, paused=True, note="saved x.png")
+    assert text == " 25.0 fps | profile trainer | read 1/2 | 10 cards | PAUSED | saved x.png"
+
+
+def test_live_annotator_refuses_a_bad_font_scale() -> None:
+    with pytest.raises(ValueError, match="-1"):
+        LiveAnnotator(font_scale=-1)
