@@ -41,6 +41,7 @@ import argparse
 import json
 import logging
 import os
+import socket
 import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
@@ -707,9 +708,27 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
 # --- running it ----------------------------------------------------------------------------------
 
 
+def _tcp_listener(listener: socket.socket) -> socket.socket:
+    """The listening socket with its protocol set to TCP.
+
+    uvicorn binds the socket it hands to several workers with protocol 0; accepted connections
+    inherit it, and asyncio then leaves Nagle's algorithm on (it sets TCP_NODELAY only for
+    IPPROTO_TCP), so every keep-alive response waits ~40 ms for the client's delayed ACK
+    (Kludex/uvicorn#3149). Re-wrapping the same descriptor fixes the metadata.
+    """
+    if listener.family not in (socket.AF_INET, socket.AF_INET6) or listener.proto:
+        return listener
+    family, kind = listener.family, listener.type
+    return socket.socket(family, kind, socket.IPPROTO_TCP, fileno=listener.detach())
+
+
 def run_server(args: argparse.Namespace) -> int:
-    """Start uvicorn with the app factory; the settings reach every worker by the environment."""
+    """Start uvicorn with the app factory; the settings reach every worker by the environment.
+
+    Returns 0 after a clean stop, 1 when the server could not start (a port in use).
+    """
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
@@ -717,7 +736,7 @@ def run_server(args: argparse.Namespace) -> int:
         os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
     Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    uvicorn.run(
+    config = uvicorn.Config(
         "serve:create_app",
         factory=True,
         host=args.host,
@@ -726,7 +745,15 @@ def run_server(args: argparse.Namespace) -> int:
         access_log=args.access_log,
         log_level="info",
     )
-    return 0
+    server = uvicorn.Server(config)
+    try:
+        if config.workers > 1:
+            Multiprocess(config, sockets=[_tcp_listener(config.bind_socket())]).run()
+            return 0
+        server.run()
+    except KeyboardInterrupt:
+        return 0
+    return 0 if server.started else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -326,3 +326,19 @@ def test_the_cli_knows_serve() -> None:
 
     args = build_parser().parse_args(["serve", "--port", "8123"])
     assert args.port == 8123 and args.workers == 1
+
+
+def test_listener_for_several_workers_is_tcp() -> None:
+    # uvicorn binds the workers' socket with protocol 0, which leaves Nagle's algorithm on for
+    # every connection (Kludex/uvicorn#3149: ~40 ms per keep-alive response).
+    import socket
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    address = listener.getsockname()
+    fixed = serve._tcp_listener(listener)
+    try:
+        assert fixed.proto == socket.IPPROTO_TCP
+        assert fixed.getsockname() == address  # the same bound socket
+    finally:
+        fixed.close()

@@ -120,3 +120,44 @@ def test_a_real_image_file_over_http(server: str, tmp_path: Path) -> None:
     decoded = cv2.imdecode(np.frombuffer(drawn.content, np.uint8), cv2.IMREAD_COLOR)
     assert decoded is not None and decoded.shape == (480, 640, 3)
     json.dumps(scored.json())  # plain JSON all the way
+
+
+def test_two_workers_answer_keep_alive_requests_without_delay() -> None:
+    # Two workers share a socket bound by uvicorn; without TCP_NODELAY each keep-alive response
+    # waited ~40 ms for the client's delayed ACK (Kludex/uvicorn#3149). Expect a few ms.
+    import http.client
+    import statistics
+
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "serve.py", "--port", str(port), "--workers", "2"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code:
+                    break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    pytest.fail("serve.py --workers 2 did not start")
+                time.sleep(0.2)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        body = json.dumps({"hands": ["3H 7S KD 8C 6D"]})
+        latencies = []
+        for _ in range(20):
+            start = time.perf_counter()
+            connection.request("POST", "/v1/score", body, {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            response.read()
+            assert response.status == 200
+            latencies.append(time.perf_counter() - start)
+        connection.close()
+        assert statistics.median(latencies) < 0.025, latencies
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
