@@ -184,9 +184,16 @@ def _client(
 
 
 def _load(
-    name: str, server: subprocess.Popen[bytes], workers: int, port: int, body: bytes,
-    content_type: str, requests: int, clients: int, seconds: float,
-) -> Phase:  # fmt: skip
+    name: str,
+    server: subprocess.Popen[bytes],
+    workers: int,
+    port: int,
+    body: bytes,
+    content_type: str,
+    requests: int,
+    clients: int,
+    seconds: float,
+) -> Phase:
     """Send ``requests`` requests from ``clients`` processes; stop at ``seconds``."""
     deadline = time.monotonic() + seconds
     shares = [requests // clients + (1 if i < requests % clients else 0) for i in range(clients)]
@@ -208,10 +215,18 @@ def _load(
         return round(latencies[min(done - 1, int(q * done))] * 1e3, 3) if done else float("nan")
 
     return Phase(
-        name, workers, clients, done, done - statuses.get("200", 0), round(elapsed, 3),
-        round(done / elapsed, 1) if elapsed else 0.0, quantile(0.50), quantile(0.99),
-        round(cpu / max(done, 1) * 1e6, 1), statuses,
-    )  # fmt: skip
+        name,
+        workers,
+        clients,
+        done,
+        done - statuses.get("200", 0),
+        round(elapsed, 3),
+        round(done / elapsed, 1) if elapsed else 0.0,
+        quantile(0.50),
+        quantile(0.99),
+        round(cpu / max(done, 1) * 1e6, 1),
+        statuses,
+    )
 
 
 def _start(port: int, workers: int, stand_in_ms: float | None) -> subprocess.Popen[bytes]:
@@ -222,10 +237,19 @@ def _start(port: int, workers: int, stand_in_ms: float | None) -> subprocess.Pop
         environment["BENCH_STAND_IN_MS"] = str(stand_in_ms)
         environment["PYTHONPATH"] = os.pathsep.join([str(ROOT / "benchmarks"), str(ROOT)])
         command = [
-            sys.executable, "-m", "uvicorn", "bench_service:stand_in_app", "--factory",
-            "--port", str(port), "--workers", str(workers), "--no-access-log",
-            "--log-level", "warning",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "bench_service:stand_in_app",
+            "--factory",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ]
     server = subprocess.Popen(
         command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -302,8 +326,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument("--seconds", type=float, default=60.0, help="limit of each phase")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--stand-in-ms", type=float, default=None,
-                        help="use a stand-in recognizer of this time (default without models: 40)")  # fmt: skip
+    parser.add_argument(
+        "--stand-in-ms",
+        type=float,
+        default=None,
+        help="use a stand-in recognizer of this time (default without models: 40)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
     image = args.image or _default_image()
@@ -317,9 +345,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     bare = _bare_ms(image, 20, stand_in)
     print(f"bare, in process: decode {bare['decode']:.2f} ms, recognizer {bare['read']:.2f} ms")
     report: dict[str, Any] = {
-        "image": str(image), "cpus": os.cpu_count(), "load": load, "bare_ms": bare,
-        "stand_in_ms": stand_in, "phases": [], "rss_kib": {},
-    }  # fmt: skip
+        "image": str(image),
+        "cpus": os.cpu_count(),
+        "load": load,
+        "bare_ms": bare,
+        "stand_in_ms": stand_in,
+        "phases": [],
+        "rss_kib": {},
+    }
     for workers in args.workers:
         port = _free_port()
         server = _start(port, workers, stand_in)
@@ -328,32 +361,54 @@ def main(argv: Sequence[str] | None = None) -> int:
             rss = {"start": tree_rss_kib(server.pid)}
             phases = []
             for hands in (2, 7):
-                phases.append(_load(
-                    f"codes {hands} hands", server, workers, port, _codes_body(hands),
-                    "application/json", args.requests, args.clients, args.seconds,
-                ))  # fmt: skip
+                phases.append(
+                    _load(
+                        f"codes {hands} hands",
+                        server,
+                        workers,
+                        port,
+                        _codes_body(hands),
+                        "application/json",
+                        args.requests,
+                        args.clients,
+                        args.seconds,
+                    )
+                )
                 rss[f"after codes {hands} hands"] = tree_rss_kib(server.pid)
             for clients in (1, args.clients):
-                phases.append(_load(
-                    f"image x{clients}", server, workers, port, image_body, "image/jpeg",
-                    args.image_requests, clients, args.seconds,
-                ))  # fmt: skip
+                phases.append(
+                    _load(
+                        f"image x{clients}",
+                        server,
+                        workers,
+                        port,
+                        image_body,
+                        "image/jpeg",
+                        args.image_requests,
+                        clients,
+                        args.seconds,
+                    )
+                )
             rss["after images"] = tree_rss_kib(server.pid)
             report["phases"] += [asdict(phase) for phase in phases]
             report["rss_kib"][str(workers)] = rss
             for phase in phases:
                 print(
-                    f"workers {workers} {phase.name:>14}: {phase.requests:5d} in {phase.seconds:6.2f}"
-                    f" s {phase.per_second:8.1f}/s p50 {phase.p50_ms:7.2f} ms p99 "
+                    f"workers {workers} {phase.name:>14}: {phase.requests:5d} in "
+                    f"{phase.seconds:6.2f} s {phase.per_second:8.1f}/s p50 {phase.p50_ms:7.2f} ms p99 "
                     f"{phase.p99_ms:7.2f} ms server CPU {phase.server_cpu_us:7.0f} us/request "
                     f"errors {phase.errors}"
                 )
             image_one = next(phase for phase in phases if phase.name == "image x1")
             over = image_one.p50_ms / bare["read"] - 1
-            print(f"workers {workers} image p50 {image_one.p50_ms:.2f} ms vs bare recognizer "
-                  f"{bare['read']:.2f} ms: {over:+.1%}")  # fmt: skip
-            print(f"workers {workers} RSS MiB: " + ", ".join(
-                f"{name} {kib / 1024:.1f}" for name, kib in rss.items()))  # fmt: skip
+            print(
+                f"workers {workers} image p50 {image_one.p50_ms:.2f} ms vs bare recognizer "
+                f"{bare['read']:.2f} ms: {over:+.1%}"
+            )
+            print(
+                f"workers {workers} RSS MiB: "
+                + ", ".join(f"{name} {kib / 1024:.1f}" for name, kib in rss.items())
+            )
         finally:
             server.terminate()
             try:
