@@ -395,7 +395,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for phase in phases:
                 print(
                     f"workers {workers} {phase.name:>14}: {phase.requests:5d} in "
-                    f"{phase.seconds:6.2f} s {phase.per_second:8.1f}/s p50 {phase.p50_ms:7.2f} ms p99 "
+                    f"{phase.seconds:6.2f} s {phase.per_second:8.1f}/s "
+                    f"p50 {phase.p50_ms:7.2f} ms p99 "
                     f"{phase.p99_ms:7.2f} ms server CPU {phase.server_cpu_us:7.0f} us/request "
                     f"errors {phase.errors}"
                 )
