@@ -44,13 +44,13 @@ import os
 import socket
 import sys
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Protocol, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 import cv2
 import numpy as np
@@ -60,12 +60,22 @@ from fastapi.responses import JSONResponse, Response
 from numpy.typing import NDArray
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
-from starlette.formparsers import MultiPartException, MultiPartParser
 
 from handreader.commands.serve import add_server_arguments
 from handreader.table import TableCard, score_codes, score_reading
 from handreader.table_grouping import GroupingError, Region
 from handreader.table_pits import judge_play, judge_reading
+from handreader.table_requests import (
+    BadOptionsError,
+    NotReadyError,
+    RecognizerFailedError,
+    RecognizerTimeoutError,
+    ServiceError,
+    Upload,
+    image_format,
+    read_upload,
+    request_body_doc,
+)
 from handreader.table_schema import (
     ErrorOut,
     HealthOut,
@@ -95,12 +105,6 @@ __all__ = [
 ]
 
 LOG = logging.getLogger("handreader.serve")
-JSON_LIMIT = 1024 * 1024
-"""Largest JSON body (card codes) accepted."""
-MULTIPART_SLACK = 64 * 1024
-"""Room for the multipart framing and the options field around the image."""
-
-
 # --- settings and errors -------------------------------------------------------------------------
 
 
@@ -139,66 +143,6 @@ class Settings:
             read_timeout_s=number("READ_TIMEOUT", 30.0, float),
             read_threads=number("READ_THREADS", 2, int),
         )
-
-
-class ServiceError(Exception):
-    """An error of the request or of the service itself; ``code`` picks the status."""
-
-    code: ClassVar[str] = "internal_error"
-
-
-class MalformedJsonError(ServiceError, ValueError):
-    """A JSON body or ``options`` field that does not parse."""
-
-    code = "malformed_json"
-
-
-class MalformedMultipartError(ServiceError, ValueError):
-    """A multipart body that does not parse."""
-
-    code = "malformed_multipart"
-
-
-class MissingImageError(ServiceError, ValueError):
-    """A multipart upload without the ``image`` field."""
-
-    code = "missing_image"
-
-
-class BadOptionsError(ServiceError, ValueError):
-    """Options that are well-formed JSON but mean nothing here."""
-
-    code = "bad_options"
-
-
-class PayloadTooLargeError(ServiceError, ValueError):
-    """A request body over the limit."""
-
-    code = "too_large"
-
-
-class NotAcceptableError(ServiceError, ValueError):
-    """No image format the client accepts."""
-
-    code = "not_acceptable"
-
-
-class NotReadyError(ServiceError):
-    """The recognizer's models are not loaded."""
-
-    code = "not_ready"
-
-
-class RecognizerTimeoutError(ServiceError):
-    """The recognizer took longer than the limit."""
-
-    code = "recognizer_timeout"
-
-
-class RecognizerFailedError(ServiceError):
-    """The recognizer raised on an image it had accepted."""
-
-    code = "recognizer_failed"
 
 
 ERROR_STATUS: Mapping[str, int] = {
@@ -361,98 +305,11 @@ RuntimeDep = Annotated[_Runtime, Depends(_get_runtime)]
 # --- request bodies ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Upload:
-    """A request body: image bytes with options, or a JSON document (card codes)."""
-
-    image: bytes | None
-    options: dict[str, Any]
-    document: dict[str, Any] | None = None
+async def _upload(request: Request) -> Upload:
+    return await read_upload(request, (await _get_runtime(request)).settings.max_bytes)
 
 
-def _parse_json(text: str | bytes, what: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise MalformedJsonError(f"{what} is not valid JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise MalformedJsonError(f"{what} must be a JSON object, got {type(value).__name__}")
-    return value
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLargeError(
-            f"request body of {int(declared):,} bytes is over the limit of {limit:,} bytes"
-        )
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLargeError(f"request body is over the limit of {limit:,} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-_QUERY_ONLY = frozenset({"format", "game"})
-
-
-def _query_options(request: Request) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    query = request.query_params
-    if "options" in query:
-        options.update(_parse_json(query["options"], "the options query parameter"))
-    for name, value in query.items():
-        if name != "options" and name not in _QUERY_ONLY:
-            options[name] = value
-    return options
-
-
-async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, Any]]:
-    async def stream() -> AsyncGenerator[bytes, None]:
-        yield body
-
-    parser = MultiPartParser(
-        request.headers, stream(), max_files=4, max_fields=16, max_part_size=JSON_LIMIT
-    )
-    try:
-        form = await parser.parse()
-    except MultiPartException as error:
-        raise MalformedMultipartError(f"malformed multipart body: {error.message}") from None
-    try:
-        image = form.get("image")
-        if image is None:
-            raise MissingImageError("multipart upload without an 'image' field")
-        data = image.encode() if isinstance(image, str) else await image.read()
-        options = form.get("options")
-        found: dict[str, Any] = {}
-        if isinstance(options, str):
-            found = _parse_json(options, "the options field")
-        elif options is not None:
-            found = _parse_json(await options.read(), "the options field")
-        return data, found
-    finally:
-        await form.close()
-
-
-async def read_upload(request: Request) -> Upload:
-    """Read the body within the limits: multipart, JSON or a raw image (see the module doc)."""
-    settings = (await _get_runtime(request)).settings
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    options = _query_options(request)
-    if kind == "application/json":
-        body = await _read_body(request, JSON_LIMIT)
-        return Upload(None, options, _parse_json(body, "the request body"))
-    if kind == "multipart/form-data":
-        body = await _read_body(request, settings.max_bytes + MULTIPART_SLACK)
-        image, fields = await _multipart(request, body)
-        return Upload(image, {**options, **fields})
-    return Upload(await _read_body(request, settings.max_bytes), options)
-
-
-UploadDep = Annotated[Upload, Depends(read_upload)]
+UploadDep = Annotated[Upload, Depends(_upload)]
 
 
 # --- endpoints -----------------------------------------------------------------------------------
@@ -488,33 +345,6 @@ def _read_image(
     return image, reading, {"decode": (decoded - start) * 1e3, "read": (done - decoded) * 1e3}
 
 
-_IMAGE_BODY: dict[str, Any] = {
-    "multipart/form-data": {
-        "schema": {
-            "type": "object",
-            "required": ["image"],
-            "properties": {
-                "image": {"type": "string", "format": "binary"},
-                "options": {"type": "string", "description": "options as a JSON object"},
-            },
-        }
-    },
-    "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
-    "image/png": {"schema": {"type": "string", "format": "binary"}},
-    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
-}
-
-
-def _body(json_model: type[BaseModel] | None = None) -> dict[str, Any]:
-    content = dict(_IMAGE_BODY)
-    if json_model is not None:
-        schema = json_model.model_json_schema()
-        examples = schema.get("examples", [])
-        named = {f"example {n}": {"value": value} for n, value in enumerate(examples, start=1)}
-        content = {"application/json": {"schema": schema, "examples": named}} | content
-    return {"requestBody": {"required": True, "content": content}}
-
-
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorOut, "description": description}
     for status, description in {
@@ -537,7 +367,9 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
             return error_response("not_ready", f"the recognizer is not ready: {reader.reason}")
         return _json({"status": "ok", "models": _model_info(reader)})
 
-    @app.post("/v1/read", responses={200: {"model": ReadOut}, **_ERRORS}, openapi_extra=_body())
+    @app.post(
+        "/v1/read", responses={200: {"model": ReadOut}, **_ERRORS}, openapi_extra=request_body_doc()
+    )
     def read(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
         """Read the cards of a photo: codes, boxes, confidences, flags."""
         _, reading, timings = _read_image(upload, reader, runtime)
@@ -546,7 +378,7 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
     @app.post(
         "/v1/score",
         responses={200: {"model": TableOut}, **_ERRORS},
-        openapi_extra=_body(ScoreCodesIn),
+        openapi_extra=request_body_doc(ScoreCodesIn),
     )
     def score(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
         """Score a Niu Niu table: hands, splits, scores, outcomes and payouts, or the trainer's
@@ -565,7 +397,7 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
     @app.post(
         "/v1/pits",
         responses={200: {"model": PitsOut}, **_ERRORS},
-        openapi_extra=_body(PitsCodesIn),
+        openapi_extra=request_body_doc(PitsCodesIn),
     )
     def pits(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
         """Judge a Zheng Shangyou / Pits play: its combination and whether it beats the table.
@@ -588,7 +420,7 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
             406: {"model": ErrorOut, "description": "no accepted image format"},
             **_ERRORS,
         },
-        openapi_extra=_body(),
+        openapi_extra=request_body_doc(),
     )
     def annotated(
         request: Request, upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep
@@ -596,7 +428,7 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
         """The photo with the score drawn over it (boxes, splits, results), same size, as JPEG
         or PNG: ``?format=jpeg|png`` or the ``Accept`` header. ``?game=pits`` draws a Pits
         verdict instead of a Niu Niu table."""
-        extension, media = _image_format(request)
+        extension, media = image_format(request)
         game = request.query_params.get("game", "niuniu")
         if game not in ("niuniu", "pits"):
             raise BadOptionsError(f"unknown game {game!r}: niuniu or pits")
@@ -634,42 +466,6 @@ def _code(card: AnyCard) -> TableCard:
 
 def _region(values: Sequence[float] | None) -> Region | None:
     return None if values is None else Region.parse(values)
-
-
-_FORMATS = {
-    "jpeg": (".jpg", "image/jpeg"),
-    "jpg": (".jpg", "image/jpeg"),
-    "png": (".png", "image/png"),
-}
-
-
-def _image_format(request: Request) -> tuple[str, str]:
-    """The drawing's format from ``?format=``, else the first the ``Accept`` header allows."""
-    asked = request.query_params.get("format")
-    if asked is not None:
-        if asked.lower() not in _FORMATS:
-            raise BadOptionsError(f"unknown format {asked!r}: jpeg or png")
-        return _FORMATS[asked.lower()]
-    accepted: list[tuple[float, int, str]] = []
-    for position, item in enumerate(request.headers.get("accept", "*/*").split(",")):
-        media, *parameters = (part.strip().lower() for part in item.split(";"))
-        quality = 1.0
-        for parameter in parameters:
-            if parameter.startswith("q="):
-                try:
-                    quality = float(parameter[2:])
-                except ValueError:
-                    quality = 0.0
-        if quality > 0:
-            accepted.append((-quality, position, media))
-    for _, _, media in sorted(accepted):
-        if media == "image/png":
-            return _FORMATS["png"]
-        if media in ("image/jpeg", "image/*", "*/*"):
-            return _FORMATS["jpeg"]
-    raise NotAcceptableError(
-        f"cannot answer Accept {request.headers.get('accept')!r}: image/jpeg or image/png"
-    )
 
 
 # --- the app -------------------------------------------------------------------------------------

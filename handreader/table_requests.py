@@ -1,0 +1,266 @@
+"""Requests of the HTTP API: reading bodies within limits, options, formats, request errors.
+
+``serve.py`` owns the app, the endpoints and the one table from error codes to statuses; this
+module reads what a request carries:
+
+- :func:`read_upload`: the body, cut at the byte limit before it is all in memory (413 from the
+  ``Content-Length`` header alone when it announces too much): a multipart upload (field
+  ``image``, optional JSON field ``options``), a JSON document (card codes), or the raw image;
+  query parameters add options (each by name, or all as ``options=<JSON>``);
+- :func:`image_format`: the annotated image's format from ``?format=`` or ``Accept``;
+- :func:`request_body_doc`: the OpenAPI description of those bodies, with examples;
+- the :class:`ServiceError` family: each error has a ``code`` (its status is serve.py's
+  business).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.requests import Request
+
+__all__ = [
+    "JSON_LIMIT",
+    "MULTIPART_SLACK",
+    "BadOptionsError",
+    "MalformedJsonError",
+    "MalformedMultipartError",
+    "MissingImageError",
+    "NotAcceptableError",
+    "NotReadyError",
+    "PayloadTooLargeError",
+    "RecognizerFailedError",
+    "RecognizerTimeoutError",
+    "ServiceError",
+    "Upload",
+    "image_format",
+    "read_upload",
+    "request_body_doc",
+]
+
+JSON_LIMIT = 1024 * 1024
+"""Largest JSON body (card codes) accepted."""
+MULTIPART_SLACK = 64 * 1024
+"""Room for the multipart framing and the options field around the image."""
+
+
+class ServiceError(Exception):
+    """An error of the request or of the service itself; ``code`` picks the status."""
+
+    code: ClassVar[str] = "internal_error"
+
+
+class MalformedJsonError(ServiceError, ValueError):
+    """A JSON body or ``options`` field that does not parse."""
+
+    code = "malformed_json"
+
+
+class MalformedMultipartError(ServiceError, ValueError):
+    """A multipart body that does not parse."""
+
+    code = "malformed_multipart"
+
+
+class MissingImageError(ServiceError, ValueError):
+    """A multipart upload without the ``image`` field."""
+
+    code = "missing_image"
+
+
+class BadOptionsError(ServiceError, ValueError):
+    """Options that are well-formed JSON but mean nothing here."""
+
+    code = "bad_options"
+
+
+class PayloadTooLargeError(ServiceError, ValueError):
+    """A request body over the limit."""
+
+    code = "too_large"
+
+
+class NotAcceptableError(ServiceError, ValueError):
+    """No image format the client accepts."""
+
+    code = "not_acceptable"
+
+
+class NotReadyError(ServiceError):
+    """The recognizer's models are not loaded."""
+
+    code = "not_ready"
+
+
+class RecognizerTimeoutError(ServiceError):
+    """The recognizer took longer than the limit."""
+
+    code = "recognizer_timeout"
+
+
+class RecognizerFailedError(ServiceError):
+    """The recognizer raised on an image it had accepted."""
+
+    code = "recognizer_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A request body: image bytes with options, or a JSON document (card codes)."""
+
+    image: bytes | None
+    options: dict[str, Any]
+    document: dict[str, Any] | None = None
+
+
+def _parse_json(text: str | bytes, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise MalformedJsonError(f"{what} is not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise MalformedJsonError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLargeError(
+            f"request body of {int(declared):,} bytes is over the limit of {limit:,} bytes"
+        )
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLargeError(f"request body is over the limit of {limit:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+_QUERY_ONLY = frozenset({"format", "game"})
+
+
+def _query_options(request: Request) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    query = request.query_params
+    if "options" in query:
+        options.update(_parse_json(query["options"], "the options query parameter"))
+    for name, value in query.items():
+        if name != "options" and name not in _QUERY_ONLY:
+            options[name] = value
+    return options
+
+
+async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, Any]]:
+    async def stream() -> AsyncGenerator[bytes, None]:
+        yield body
+
+    parser = MultiPartParser(
+        request.headers, stream(), max_files=4, max_fields=16, max_part_size=JSON_LIMIT
+    )
+    try:
+        form = await parser.parse()
+    except MultiPartException as error:
+        raise MalformedMultipartError(f"malformed multipart body: {error.message}") from None
+    try:
+        image = form.get("image")
+        if image is None:
+            raise MissingImageError("multipart upload without an 'image' field")
+        data = image.encode() if isinstance(image, str) else await image.read()
+        options = form.get("options")
+        found: dict[str, Any] = {}
+        if isinstance(options, str):
+            found = _parse_json(options, "the options field")
+        elif options is not None:
+            found = _parse_json(await options.read(), "the options field")
+        return data, found
+    finally:
+        await form.close()
+
+
+async def read_upload(request: Request, max_bytes: int) -> Upload:
+    """Read the body within the limits: JSON (``JSON_LIMIT``), multipart (``max_bytes`` plus
+    ``MULTIPART_SLACK``) or a raw image (``max_bytes``); options from the query and the
+    multipart ``options`` field (the field wins)."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    options = _query_options(request)
+    if kind == "application/json":
+        body = await _read_body(request, JSON_LIMIT)
+        return Upload(None, options, _parse_json(body, "the request body"))
+    if kind == "multipart/form-data":
+        body = await _read_body(request, max_bytes + MULTIPART_SLACK)
+        image, fields = await _multipart(request, body)
+        return Upload(image, {**options, **fields})
+    return Upload(await _read_body(request, max_bytes), options)
+
+
+_FORMATS = {
+    "jpeg": (".jpg", "image/jpeg"),
+    "jpg": (".jpg", "image/jpeg"),
+    "png": (".png", "image/png"),
+}
+
+
+def image_format(request: Request) -> tuple[str, str]:
+    """The drawing's format from ``?format=``, else the first the ``Accept`` header allows."""
+    asked = request.query_params.get("format")
+    if asked is not None:
+        if asked.lower() not in _FORMATS:
+            raise BadOptionsError(f"unknown format {asked!r}: jpeg or png")
+        return _FORMATS[asked.lower()]
+    accepted: list[tuple[float, int, str]] = []
+    for position, item in enumerate(request.headers.get("accept", "*/*").split(",")):
+        media, *parameters = (part.strip().lower() for part in item.split(";"))
+        quality = 1.0
+        for parameter in parameters:
+            if parameter.startswith("q="):
+                try:
+                    quality = float(parameter[2:])
+                except ValueError:
+                    quality = 0.0
+        if quality > 0:
+            accepted.append((-quality, position, media))
+    for _, _, media in sorted(accepted):
+        if media == "image/png":
+            return _FORMATS["png"]
+        if media in ("image/jpeg", "image/*", "*/*"):
+            return _FORMATS["jpeg"]
+    raise NotAcceptableError(
+        f"cannot answer Accept {request.headers.get('accept')!r}: image/jpeg or image/png"
+    )
+
+
+_IMAGE_BODY: dict[str, Any] = {
+    "multipart/form-data": {
+        "schema": {
+            "type": "object",
+            "required": ["image"],
+            "properties": {
+                "image": {"type": "string", "format": "binary"},
+                "options": {"type": "string", "description": "options as a JSON object"},
+            },
+        }
+    },
+    "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
+    "image/png": {"schema": {"type": "string", "format": "binary"}},
+    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+}
+
+
+def request_body_doc(json_model: type[BaseModel] | None = None) -> dict[str, Any]:
+    """The OpenAPI ``requestBody`` of an endpoint taking an image, and card codes as JSON when
+    ``json_model`` is given (its schema and examples)."""
+    content = dict(_IMAGE_BODY)
+    if json_model is not None:
+        schema = json_model.model_json_schema()
+        examples = schema.get("examples", [])
+        named = {f"example {n}": {"value": value} for n, value in enumerate(examples, start=1)}
+        content = {"application/json": {"schema": schema, "examples": named}} | content
+    return {"requestBody": {"required": True, "content": content}}
