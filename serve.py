@@ -378,7 +378,7 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
     @app.post(
         "/v1/score",
         responses={200: {"model": TableOut}, **_ERRORS},
-        openapi_extra=request_body_doc(ScoreCodesIn),
+        openapi_extra=request_body_doc(ScoreCodesIn, TableOptionsIn),
     )
     def score(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
         """Score a Niu Niu table: hands, splits, scores, outcomes and payouts, or the trainer's
@@ -397,7 +397,7 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
     @app.post(
         "/v1/pits",
         responses={200: {"model": PitsOut}, **_ERRORS},
-        openapi_extra=request_body_doc(PitsCodesIn),
+        openapi_extra=request_body_doc(PitsCodesIn, PitsOptionsIn),
     )
     def pits(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
         """Judge a Zheng Shangyou / Pits play: its combination and whether it beats the table.
@@ -420,7 +420,7 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
             406: {"model": ErrorOut, "description": "no accepted image format"},
             **_ERRORS,
         },
-        openapi_extra=request_body_doc(),
+        openapi_extra=request_body_doc(options_model=TableOptionsIn),
     )
     def annotated(
         request: Request, upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep

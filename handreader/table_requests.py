@@ -15,6 +15,7 @@ module reads what a request carries:
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -254,10 +255,26 @@ _IMAGE_BODY: dict[str, Any] = {
 }
 
 
-def request_body_doc(json_model: type[BaseModel] | None = None) -> dict[str, Any]:
-    """The OpenAPI ``requestBody`` of an endpoint taking an image, and card codes as JSON when
-    ``json_model`` is given (its schema and examples)."""
-    content = dict(_IMAGE_BODY)
+def request_body_doc(
+    json_model: type[BaseModel] | None = None, options_model: type[BaseModel] | None = None
+) -> dict[str, Any]:
+    """The OpenAPI ``requestBody`` of an endpoint taking an image (with the ``options`` field
+    described by ``options_model``), and card codes as JSON when ``json_model`` is given (its
+    schema and examples)."""
+    content = copy.deepcopy(_IMAGE_BODY)
+    if options_model is not None:
+        schema = options_model.model_json_schema()
+        field: dict[str, Any] = {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "contentSchema": schema,
+            "description": f"options as a JSON object ({options_model.__name__}); for a raw "
+            "body, the same as query parameters",
+        }
+        if schema.get("examples"):
+            field["example"] = json.dumps(schema["examples"][0])
+        multipart = content["multipart/form-data"]["schema"]
+        multipart["properties"] = {**multipart["properties"], "options": field}
     if json_model is not None:
         schema = json_model.model_json_schema()
         examples = schema.get("examples", [])

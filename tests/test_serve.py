@@ -280,6 +280,11 @@ def test_openapi_documents_bodies_examples_and_errors(client: TestClient) -> Non
     examples = content["application/json"]["examples"]
     assert examples["example 1"]["value"]["hands"][1] == "3H 7S KD 8C 6D"
     assert {"200", "400", "413", "415", "422", "503"} <= set(score["responses"])
+    options = content["multipart/form-data"]["schema"]["properties"]["options"]
+    assert "banker_region" in options["contentSchema"]["properties"]
+    assert json.loads(options["example"]) == {"profile": "trainer", "bet": "double", "stake": 100}
+    read = spec["paths"]["/v1/read"]["post"]["requestBody"]["content"]["multipart/form-data"]
+    assert "contentSchema" not in read["schema"]["properties"]["options"]  # read takes none
     assert client.get("/docs").status_code == 200
 
 
