@@ -262,7 +262,9 @@ def request_body_doc(
     described by ``options_model``), and card codes as JSON when ``json_model`` is given (its
     schema and examples)."""
     content = copy.deepcopy(_IMAGE_BODY)
-    if options_model is not None:
+    if options_model is None:
+        del content["multipart/form-data"]["schema"]["properties"]["options"]
+    else:
         schema = options_model.model_json_schema()
         field: dict[str, Any] = {
             "type": "string",
