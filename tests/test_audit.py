@@ -1,0 +1,367 @@
+"""The audit log: WAL durability under kill -9, operator token, filters, exports, hash chain.
+
+Expectations come from ``handreader/audit.py``'s docstring (quoted per test) and from the
+issue: "Killing the server at any moment loses no committed record and corrupts nothing";
+"Writes to the log need a token set by the operator; reads of the log need it too".
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from handreader import audit as audit_module
+from handreader.audit import (
+    TOKEN_ENV,
+    AuditAuthError,
+    AuditError,
+    AuditLog,
+    format_time,
+)
+
+TOKEN = "operator-secret-token"
+SHA = "ab" * 32
+T0 = datetime(2026, 11, 29, 15, 0, 0, tzinfo=UTC)
+
+
+def record(log: AuditLog, **changes: Any) -> int:
+    fields: dict[str, Any] = {
+        "image_sha256": SHA,
+        "reading": {"size": [640, 480], "cards": [{"card": "10H"}]},
+        "profile": "trainer",
+        "declared": {"players": [{"seat": 1, "outcome": "win", "payout": None}]},
+        "computed": {"players": [{"seat": 1, "outcome": "win", "payout": 0.95}]},
+        "verdict": "match",
+        "differences": [],
+    }
+    fields.update(changes)
+    return log.append(TOKEN, **fields)
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> AuditLog:
+    return AuditLog(tmp_path / "audit.db", token=TOKEN)
+
+
+# --- the operator token --------------------------------------------------------------------------
+
+CALLS = {
+    "append": lambda log, token: log.append(
+        token, image_sha256=SHA, reading={}, profile="trainer", declared={}, computed={},
+        verdict="match",
+    ),
+    "records": lambda log, token: log.records(token),
+    "count": lambda log, token: log.count(token),
+    "get": lambda log, token: log.get(token, 1),
+    "export_csv": lambda log, token: log.export_csv(token),
+    "export_json": lambda log, token: log.export_json(token),
+    "verify_chain": lambda log, token: log.verify_chain(token),
+    "integrity_check": lambda log, token: log.integrity_check(token),
+}
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+@pytest.mark.parametrize(
+    ("configured", "given", "message"),
+    [
+        (TOKEN, None, "missing operator token"),
+        (TOKEN, "", "missing operator token"),
+        (TOKEN, "operator-secret-tokeN", "wrong operator token"),
+        (TOKEN, TOKEN + " ", "wrong operator token"),
+        (None, TOKEN, "no operator token configured: set HANDREADER_AUDIT_TOKEN"),
+    ],
+)
+def test_every_read_and_write_needs_the_operator_token(
+    call: str, configured: str | None, given: str | None, message: str, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    log = AuditLog(tmp_path / "audit.db", token=configured)
+    with pytest.raises(AuditAuthError, match=message):
+        CALLS[call](log, given)
+
+
+def test_the_token_may_come_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, "from-env")
+    log = AuditLog(tmp_path / "audit.db")
+    assert log.count("from-env") == 0
+    with pytest.raises(AuditAuthError):
+        log.count(TOKEN)
+
+
+def test_tokens_are_compared_in_constant_time(
+    log: AuditLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[bytes, bytes]] = []
+
+    def spy(given: bytes, expected: bytes) -> bool:
+        seen.append((given, expected))
+        return given == expected
+
+    monkeypatch.setattr(audit_module.hmac, "compare_digest", spy)
+    log.count(TOKEN)
+    assert seen == [(TOKEN.encode(), TOKEN.encode())]
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def test_the_database_is_in_wal_mode_with_full_sync(log: AuditLog) -> None:
+    record(log)
+    with sqlite3.connect(log.path) as other:
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    # synchronous is a per-connection setting: FULL is 2
+    assert log._connection.execute("PRAGMA synchronous").fetchone()[0] == 2
+
+
+def test_an_appended_record_reads_back_whole(log: AuditLog) -> None:
+    moment = datetime(2026, 11, 29, 16, 30, 5, 123456, tzinfo=timezone(timedelta(hours=1)))
+    record_id = record(log, time=moment, verdict="mismatch",
+                       differences=[{"kind": "outcome", "seat": 1}])
+    got = log.get(TOKEN, record_id)
+    assert got.time_utc == "2026-11-29T15:30:05.123456Z"  # stored in UTC
+    assert (got.image_sha256, got.profile, got.verdict) == (SHA, "trainer", "mismatch")
+    assert got.reading == {"size": [640, 480], "cards": [{"card": "10H"}]}
+    assert got.computed["players"][0]["payout"] == 0.95
+    assert got.differences == [{"kind": "outcome", "seat": 1}]
+
+
+def test_the_default_time_is_now_in_utc(log: AuditLog) -> None:
+    before = format_time(datetime.now(UTC))
+    stamp = log.get(TOKEN, record(log)).time_utc
+    assert before <= stamp <= format_time(datetime.now(UTC)) and stamp.endswith("Z")
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"image_sha256": "AB" * 32}, "64 lower-case hex digits"),
+        ({"image_sha256": "ab" * 31}, "64 lower-case hex digits"),
+        ({"verdict": "maybe"}, "unknown verdict 'maybe': known are match, mismatch, unverified"),
+        ({"profile": " "}, "profile must be a name"),
+        ({"reading": {"cards": {1, 2}}}, "reading is not JSON"),
+        ({"computed": {"net": float("nan")}}, "computed is not JSON"),
+        ({"time": datetime(2026, 1, 1)}, "has no time zone"),
+    ],
+)
+def test_bad_records_are_refused_and_nothing_is_written(
+    log: AuditLog, changes: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(AuditError, match=message):
+        record(log, **changes)
+    assert log.count(TOKEN) == 0
+
+
+def test_records_persist_across_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "audit.db"
+    with AuditLog(path, token=TOKEN) as first:
+        ids = [record(first) for _ in range(3)]
+    with AuditLog(path, token=TOKEN) as second:
+        assert [r.record_id for r in second.records(TOKEN)] == ids
+        assert second.verify_chain(TOKEN) is None
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "audit.db"
+    with sqlite3.connect(path) as raw:
+        raw.execute("PRAGMA user_version=99")
+    with pytest.raises(AuditError, match="schema 99"):
+        AuditLog(path, token=TOKEN)
+
+
+def test_a_database_that_cannot_use_wal_is_refused() -> None:
+    with pytest.raises(AuditError, match="cannot use WAL"):
+        AuditLog(":memory:", token=TOKEN)
+
+
+# --- listing, filters, exports -------------------------------------------------------------------
+
+
+@pytest.fixture
+def filled(log: AuditLog) -> AuditLog:
+    rows = [  # (minutes after T0, verdict, profile)
+        (0, "match", "trainer"),
+        (10, "mismatch", "trainer"),
+        (20, "match", "classic"),
+        (30, "unverified", "app"),
+        (40, "mismatch", "classic"),
+    ]
+    for minutes, verdict, profile in rows:
+        record(log, time=T0 + timedelta(minutes=minutes), verdict=verdict, profile=profile)
+    return log
+
+
+@pytest.mark.parametrize(
+    ("filters", "ids"),
+    [
+        ({}, [1, 2, 3, 4, 5]),
+        ({"verdict": "mismatch"}, [2, 5]),
+        ({"profile": "classic"}, [3, 5]),
+        ({"verdict": "match", "profile": "classic"}, [3]),
+        ({"since": T0 + timedelta(minutes=10)}, [2, 3, 4, 5]),  # since is inclusive
+        ({"until": T0 + timedelta(minutes=20)}, [1, 2]),  # until is exclusive
+        # 16:30+01:00 is 15:30 UTC, record 4's time, excluded
+        ({"since": "2026-11-29T15:10:00Z", "until": "2026-11-29T16:30:00+01:00"}, [2, 3]),
+        ({"since": T0 + timedelta(hours=1)}, []),
+        ({"limit": 2}, [1, 2]),
+        ({"limit": 2, "offset": 3}, [4, 5]),
+        ({"verdict": "mismatch", "limit": 1, "offset": 1}, [5]),
+    ],
+)
+def test_records_filter_by_verdict_time_and_profile(
+    filled: AuditLog, filters: dict[str, Any], ids: list[int]
+) -> None:
+    assert [r.record_id for r in filled.records(TOKEN, **filters)] == ids
+    counting = {k: v for k, v in filters.items() if k not in ("limit", "offset")}
+    if "limit" not in filters:
+        assert filled.count(TOKEN, **counting) == len(ids)
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        ({"verdict": "good"}, "unknown verdict 'good'"),
+        ({"since": "yesterday"}, "time 'yesterday' is not ISO 8601"),
+        ({"since": "2026-11-29T15:00:00"}, "has no time zone"),
+        ({"until": datetime(2026, 11, 29)}, "has no time zone"),
+        ({"limit": -1}, "limit and offset must be 0 or more"),
+        ({"offset": -2}, "limit and offset must be 0 or more"),
+    ],
+)
+def test_bad_filters_are_refused(filled: AuditLog, filters: dict[str, Any], message: str) -> None:
+    with pytest.raises(AuditError, match=message):
+        filled.records(TOKEN, **filters)
+
+
+def test_get_of_a_missing_record_is_an_error(filled: AuditLog) -> None:
+    with pytest.raises(AuditError, match="no audit record 99"):
+        filled.get(TOKEN, 99)
+
+
+def test_export_json_is_the_records_as_dicts(filled: AuditLog) -> None:
+    exported = json.loads(filled.export_json(TOKEN, verdict="mismatch"))
+    assert exported == [r.to_dict() for r in filled.records(TOKEN, verdict="mismatch")]
+    assert [row["id"] for row in exported] == [2, 5]
+
+
+def test_export_csv_has_a_header_and_json_cells(filled: AuditLog) -> None:
+    text = filled.export_csv(TOKEN, profile="classic")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert list(rows[0]) == [
+        "id", "time_utc", "image_sha256", "profile", "verdict", "reading", "declared",
+        "computed", "differences", "record_sha256",
+    ]
+    assert [row["id"] for row in rows] == ["3", "5"]
+    assert rows[0]["time_utc"] == "2026-11-29T15:20:00.000000Z"
+    assert json.loads(rows[0]["computed"])["players"][0]["payout"] == 0.95
+    assert json.loads(rows[1]["differences"]) == []
+
+
+# --- tamper evidence ---------------------------------------------------------------------------
+
+
+def test_an_edited_record_breaks_the_hash_chain(filled: AuditLog) -> None:
+    assert filled.verify_chain(TOKEN) is None
+    with sqlite3.connect(filled.path) as raw:
+        raw.execute("UPDATE verification SET verdict = 'match' WHERE id = 2")
+    assert filled.verify_chain(TOKEN) == 2
+
+
+def test_a_record_deleted_from_the_middle_breaks_the_chain_at_the_next(filled: AuditLog) -> None:
+    with sqlite3.connect(filled.path) as raw:
+        raw.execute("DELETE FROM verification WHERE id = 3")
+    assert filled.verify_chain(TOKEN) == 4
+
+
+# --- threads -----------------------------------------------------------------------------------
+
+
+def test_threads_and_two_connections_append_without_losing_a_record(tmp_path: Path) -> None:
+    path = tmp_path / "audit.db"
+    logs = [AuditLog(path, token=TOKEN), AuditLog(path, token=TOKEN)]
+    ids: list[int] = []
+    lock = threading.Lock()
+
+    def writer(number: int) -> None:
+        for _ in range(25):
+            record_id = record(logs[number % 2], profile=f"p{number}")
+            with lock:
+                ids.append(record_id)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(ids) == list(range(1, 201))
+    assert logs[0].count(TOKEN) == 200
+    assert logs[1].verify_chain(TOKEN) is None  # the chain is serial across connections
+    assert logs[0].integrity_check(TOKEN) == "ok"
+
+
+# --- durability: kill -9 during a stream of writes ------------------------------------------------
+
+WRITER = """
+import sys
+from handreader.audit import AuditLog
+
+log = AuditLog(sys.argv[1], token=sys.argv[2])
+print("ready", flush=True)
+while True:
+    record_id = log.append(
+        sys.argv[2], image_sha256="cd" * 32, reading={"cards": [{"card": "10H"}] * 20},
+        profile="trainer", declared={"players": []}, computed={"players": [], "pad": "x" * 2000},
+        verdict="match",
+    )
+    print(record_id, flush=True)
+"""
+
+
+def test_kill_9_during_writes_loses_no_committed_record_and_corrupts_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "audit.db"
+    rng = np.random.default_rng(20261129)
+    committed: list[int] = []
+    for _ in range(6):
+        process = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), TOKEN],
+            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent,
+        )
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "ready"
+        wanted = int(rng.integers(5, 60))
+        while wanted > 0:
+            line = process.stdout.readline()
+            assert line.endswith("\n"), "the writer died on its own"
+            committed.append(int(line))
+            wanted -= 1
+        time.sleep(float(rng.uniform(0.0, 0.02)))  # land the kill anywhere in the next write
+        os.kill(process.pid, signal.SIGKILL)
+        committed += [int(line) for line in process.stdout.read().split() if line.isdigit()]
+        process.stdout.close()
+        assert process.wait() == -signal.SIGKILL
+        with sqlite3.connect(path) as raw:
+            assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            present = {row[0] for row in raw.execute("SELECT id FROM verification")}
+        assert set(committed) <= present
+    with AuditLog(path, token=TOKEN) as log:
+        assert log.integrity_check(TOKEN) == "ok"
+        assert log.verify_chain(TOKEN) is None
+        assert log.count(TOKEN) >= len(committed) > 6 * 5
