@@ -518,8 +518,9 @@ def _tcp_listener(listener: socket.socket) -> socket.socket:
     return socket.socket(family, kind, socket.IPPROTO_TCP, fileno=listener.detach())
 
 
-def run_server(args: argparse.Namespace) -> int:
-    """Start uvicorn with the app factory; the settings reach every worker by the environment.
+def run_server(args: argparse.Namespace, factory: str = "serve:create_app") -> int:
+    """Start uvicorn with the app ``factory`` (an import string; benchmarks pass their own);
+    the settings reach every worker by the environment.
 
     Returns 0 after a clean stop, 1 when the server could not start (a port in use).
     """
@@ -533,7 +534,7 @@ def run_server(args: argparse.Namespace) -> int:
     Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     config = uvicorn.Config(
-        "serve:create_app",
+        factory,
         factory=True,
         host=args.host,
         port=args.port,
@@ -552,12 +553,12 @@ def run_server(args: argparse.Namespace) -> int:
     return 0 if server.started else 1
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, factory: str = "serve:create_app") -> int:
     """``python serve.py [--host H] [--port P] [--workers N] [--models DIR]``."""
     parser = argparse.ArgumentParser(prog="serve.py", description="Run the handreader API.")
     add_server_arguments(parser, os.environ)
     try:
-        return run_server(parser.parse_args(argv))
+        return run_server(parser.parse_args(argv), factory)
     except ValueError as error:
         print(f"serve.py: error: {error}", file=sys.stderr)
         return 2

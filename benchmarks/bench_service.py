@@ -95,7 +95,7 @@ class StandInReader:
 
 
 def stand_in_app() -> Any:
-    """``uvicorn --factory bench_service:stand_in_app``: the API around the stand-in."""
+    """The API around the stand-in (the app factory ``serve.run_server`` is given)."""
     import serve
 
     return serve.create_app(reader=StandInReader(float(os.environ["BENCH_STAND_IN_MS"])))
@@ -236,20 +236,9 @@ def _start(port: int, workers: int, stand_in_ms: float | None) -> subprocess.Pop
     else:
         environment["BENCH_STAND_IN_MS"] = str(stand_in_ms)
         environment["PYTHONPATH"] = os.pathsep.join([str(ROOT / "benchmarks"), str(ROOT)])
-        command = [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "bench_service:stand_in_app",
-            "--factory",
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-            "--no-access-log",
-            "--log-level",
-            "warning",
-        ]
+        factory = "bench_service:stand_in_app"
+        launch = f"import sys, serve; sys.exit(serve.main(sys.argv[1:], {factory!r}))"
+        command = [sys.executable, "-c", launch, "--port", str(port), "--workers", str(workers)]
     server = subprocess.Popen(
         command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -389,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         args.seconds,
                     )
                 )
-            rss["after images"] = tree_rss_kib(server.pid)
+                rss[f"after image x{clients}"] = tree_rss_kib(server.pid)
             report["phases"] += [asdict(phase) for phase in phases]
             report["rss_kib"][str(workers)] = rss
             for phase in phases:
