@@ -242,6 +242,7 @@ def _truncated_jpeg(fraction: float) -> bytes:
     return data[: int(len(data) * fraction)]
 
 
+# fmt: off
 REFUSALS = [
     # (case, data, error, code, words in the message)
     ("zero bytes", b"", EmptyImageError, "empty", "0 bytes"),
@@ -265,6 +266,7 @@ REFUSALS = [
      TooManyPixelsError, "too_many_pixels", "30000x30000"),
     ("png zero width", _png_header_only(0, 10), CorruptImageError, "corrupt", "0x10"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize(
