@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 if TYPE_CHECKING:
     from handreader.table import HandResult, TableCard, TableResult
+    from vision.detections import Reading
     from handreader.table_pits import PitsResult
 
 __all__ = ["DEFAULT_PALETTE", "Annotator", "Rgb"]
@@ -201,6 +202,17 @@ class Annotator:
             self._draw_play(image, result)
         else:
             self._draw_table(image, result)
+        return image
+
+    def annotate_reading(self, scene: NDArray[np.uint8], reading: Reading) -> NDArray[np.uint8]:
+        """A copy of ``scene`` with each card read drawn (box and code; uncertain ones marked)."""
+        if scene.ndim != 3 or scene.shape[2] != 3:
+            raise ValueError(f"scene must be an (H, W, 3) BGR image, got shape {scene.shape}")
+        from handreader.table import TableCard as Card  # imported when first drawn
+
+        image = np.ascontiguousarray(scene.copy())
+        for card in reading.cards:
+            self._card(image, Card.from_reading(card), self.palette[0], None)
         return image
 
     def _draw_table(self, image: NDArray[np.uint8], result: TableResult) -> None:
