@@ -28,8 +28,8 @@ from numpy.typing import NDArray
 
 if TYPE_CHECKING:
     from handreader.table import HandResult, TableCard, TableResult
-    from vision.detections import Reading
     from handreader.table_pits import PitsResult
+    from vision.detections import Reading
 
 __all__ = ["DEFAULT_PALETTE", "Annotator", "Rgb"]
 
