@@ -138,6 +138,16 @@ def test_a_window_without_a_display_is_a_clear_error(
         run_webcam(str(video), reader=NoisyReader())
 
 
+def test_the_command_refuses_a_window_without_display_before_loading_models(
+    video: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    assert cli.main(["webcam", "--source", str(video), "--models", "/nonexistent"]) == 2
+    assert "no display to open a window on" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("code", "action"),
     [

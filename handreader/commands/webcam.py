@@ -26,6 +26,7 @@ import argparse
 import enum
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -46,6 +47,7 @@ __all__ = [
     "Key",
     "WebcamError",
     "WebcamStats",
+    "check_window_support",
     "key_action",
     "open_source",
     "parse_source",
@@ -105,7 +107,13 @@ def open_source(source: int | str, size_wh: tuple[int, int] | None = (640, 480))
 
     if isinstance(source, str) and "://" not in source and not Path(source).is_file():
         raise WebcamError(f"cannot open video source {source!r}: no such file")
-    capture = cv2.VideoCapture(source)
+    logging = cv2.utils.logging
+    level = logging.getLogLevel()
+    logging.setLogLevel(logging.LOG_LEVEL_SILENT)  # its warnings would bury our one-line error
+    try:
+        capture = cv2.VideoCapture(source)
+    finally:
+        logging.setLogLevel(level)
     if not capture.isOpened():
         capture.release()
         what = f"camera {source}" if isinstance(source, int) else repr(source)
@@ -132,21 +140,29 @@ class Display(Protocol):
         ...
 
 
+def check_window_support() -> None:
+    """WebcamError when no window can be opened: no display, or OpenCV built without GUI.
+
+    (Checked before any window call: OpenCV's Qt back end aborts the process without a display.)
+    """
+    import cv2
+
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        raise WebcamError("no display to open a window on: use --headless --output OUT.mp4")
+    if re.search(r"^\s*GUI:\s+NONE\s*$", cv2.getBuildInformation(), re.MULTILINE):
+        raise WebcamError(
+            "this OpenCV build has no window support (opencv-python-headless): "
+            "use --headless --output OUT.mp4, or install opencv-python"
+        )
+
+
 class _Window:
-    """An OpenCV window; refuses clearly on a machine without a display or a GUI build."""
+    """An OpenCV window (after :func:`check_window_support`)."""
 
     def __init__(self, title: str) -> None:
-        import cv2
-
-        if sys.platform.startswith("linux") and not (
-            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-        ):
-            raise WebcamError("no display to open a window on: use --headless --output OUT.mp4")
-        if "GUI:                           NONE" in cv2.getBuildInformation():
-            raise WebcamError(
-                "this OpenCV build has no window support (opencv-python-headless): "
-                "use --headless --output OUT.mp4, or install opencv-python"
-            )
+        check_window_support()
         self.title = title
         self._shown = False
 
@@ -409,6 +425,8 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
     )
     options = TableOptions.create(profile=args.profile, mode=args.mode, banker=args.banker)
     source = parse_source(args.source)
+    if not args.headless:
+        check_window_support()
     capture = open_source(source)  # a bad source is reported before the models load
     if reader is None:
         from vision.reader import Reader
