@@ -8,6 +8,7 @@ depend on model accuracy. One test uses the real recognizer when ``models/manife
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +25,9 @@ from handreader.live import LiveFrame, LiveSettings
 from rules.niuniu_profiles import NIU_PROFILES
 
 FRAMES = 40
-MODELS = Path(__file__).resolve().parent.parent / "models"
+MODELS = Path(
+    os.environ.get("HANDREADER_MODELS") or Path(__file__).resolve().parent.parent / "models"
+)
 
 
 @pytest.fixture(scope="module")
