@@ -13,6 +13,9 @@ Endpoints (documented with examples at ``/docs``):
 - ``POST /v1/pits``: image, or JSON card codes -> the play's combination and its verdict.
 - ``POST /v1/annotated``: image -> the score drawn over it, JPEG or PNG (``?format=`` or
   ``Accept``).
+- ``GET /`` the browser page, ``WS /v1/live``, ``/v1/trainer/*``, ``POST /v1/baccarat``,
+  ``/v1/blackjack``, ``/v1/paigow``, ``POST /v1/verify``, ``GET /v1/audit``:
+  ``handreader.web`` (its router is included here).
 
 An image comes as a multipart upload (field ``image``, optional JSON field ``options``) or as
 the raw request body (options as query parameters: each by name, or all as ``options=<JSON>``).
@@ -23,15 +26,19 @@ Errors become statuses in one place (:data:`ERROR_STATUS` and the handlers insta
 
 ====  ========================================================================================
 400   ``malformed_json``, ``malformed_multipart``, ``bad_card``, ``bad_hand``,
-      ``unknown_profile``, ``bad_options``, ``no_combination``, ``empty``, ``corrupt``
+      ``unknown_profile``, ``bad_options``, ``no_combination``, ``empty``, ``corrupt``,
+      ``illegal_play`` (a foul, a draw against the rules), ``bad_declaration`` (verification)
+401   ``unauthorized``: missing or wrong operator token (verification, audit log)
 404   ``not_found``; 405 ``method_not_allowed``
 406   ``not_acceptable``: the annotated image in no format the client accepts
 413   ``too_large`` (bytes), ``too_many_pixels`` (read from the header, before decoding)
 415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF
 422   ``validation_error`` (a field of the wrong type or shape), ``missing_image``,
       ``too_small`` (a side under 32 pixels)
-500   ``recognizer_failed``, ``internal_error`` (a bug: logged, the server keeps serving)
-503   ``not_ready`` (models not loaded), ``recognizer_timeout`` (slower than the limit)
+500   ``recognizer_failed``, ``audit_failed`` (the audit log's database), ``internal_error``
+      (a bug: logged, the server keeps serving)
+503   ``not_ready`` (models not loaded), ``recognizer_timeout`` (slower than the limit),
+      ``audit_not_configured`` (no operator token set)
 ====  ========================================================================================
 """
 
@@ -60,7 +67,9 @@ from fastapi.responses import JSONResponse, Response
 from numpy.typing import NDArray
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
+from starlette.requests import HTTPConnection
 
+from handreader.audit import AuditAuthError, AuditError
 from handreader.commands.serve import add_server_arguments
 from handreader.table import TableCard, score_codes, score_reading
 from handreader.table_grouping import GroupingError, Region
@@ -87,8 +96,11 @@ from handreader.table_schema import (
     TableOptionsIn,
     TableOut,
 )
+from handreader.verify import VerifyError
+from handreader.web import create_router
+from handreader.web_common import ServiceHooks
 from rules.cards import AnyCard, parse_cards
-from rules.errors import CardError, HandError, ProfileError, RulesError
+from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
 from rules.pits import CombinationError
 from vision.annotate import Annotator
 from vision.detections import Reading
@@ -155,6 +167,9 @@ ERROR_STATUS: Mapping[str, int] = {
     "no_combination": 400,
     "empty": 400,
     "corrupt": 400,
+    "illegal_play": 400,
+    "bad_declaration": 400,
+    "unauthorized": 401,
     "not_found": 404,
     "method_not_allowed": 405,
     "not_acceptable": 406,
@@ -166,8 +181,10 @@ ERROR_STATUS: Mapping[str, int] = {
     "too_small": 422,
     "internal_error": 500,
     "recognizer_failed": 500,
+    "audit_failed": 500,
     "not_ready": 503,
     "recognizer_timeout": 503,
+    "audit_not_configured": 503,
 }
 """The one table from error codes to HTTP statuses."""
 
@@ -184,8 +201,12 @@ def _error_code(error: BaseException) -> str:
         (CardError, "bad_card"),
         (HandError, "bad_hand"),
         (ProfileError, "unknown_profile"),
+        (IllegalPlayError, "illegal_play"),
         (RulesError, "bad_options"),
         (GroupingError, "bad_options"),
+        (VerifyError, "bad_declaration"),
+        (AuditAuthError, "unauthorized"),
+        (AuditError, "audit_failed"),
     ):
         if isinstance(error, family):
             return code
@@ -200,6 +221,12 @@ def _error_message(error: BaseException) -> str:
             parts.append(f"{where or 'body'}: {problem.get('msg', 'invalid')}")
         return "; ".join(parts) or "invalid request"
     return str(error) or type(error).__name__
+
+
+def describe_error(error: BaseException) -> tuple[str, str]:
+    """The API error code and message of an exception (for answers that are no HTTP response:
+    WebSocket messages)."""
+    return _error_code(error), _error_message(error)
 
 
 def error_response(code: str, message: str) -> JSONResponse:
@@ -283,7 +310,7 @@ class _Runtime:
             raise RecognizerFailedError(f"the recognizer failed: {error}") from error
 
 
-async def get_reader(request: Request) -> ReaderLike:
+async def get_reader(request: HTTPConnection) -> ReaderLike:
     """The app's recognizer (override this dependency in tests with a fake).
 
     ``async`` only so that FastAPI calls it on the event loop instead of handing a trivial
@@ -293,7 +320,7 @@ async def get_reader(request: Request) -> ReaderLike:
     return reader
 
 
-async def _get_runtime(request: Request) -> _Runtime:
+async def _get_runtime(request: HTTPConnection) -> _Runtime:
     runtime: _Runtime = request.app.state.runtime
     return runtime
 
@@ -498,6 +525,7 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
         app.add_exception_handler(family, _handle_error)  # Exception: a bug, answered 500
     app.add_exception_handler(HTTPException, _handle_http)
     _routes(app, Annotator())
+    app.include_router(create_router(ServiceHooks(get_reader, _get_runtime, describe_error)))
     return app
 
 
@@ -541,6 +569,8 @@ def run_server(args: argparse.Namespace, factory: str = "serve:create_app") -> i
         workers=args.workers,
         access_log=args.access_log,
         log_level="info",
+        ssl_keyfile=getattr(args, "ssl_keyfile", None),
+        ssl_certfile=getattr(args, "ssl_certfile", None),
     )
     server = uvicorn.Server(config)
     try:

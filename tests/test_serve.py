@@ -273,7 +273,7 @@ def test_annotated_pits(client: TestClient) -> None:
 
 def test_openapi_documents_bodies_examples_and_errors(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
-    assert set(spec["paths"]) == {"/health", "/v1/read", "/v1/score", "/v1/pits", "/v1/annotated"}
+    assert {"/health", "/v1/read", "/v1/score", "/v1/pits", "/v1/annotated"} <= set(spec["paths"])
     score = spec["paths"]["/v1/score"]["post"]
     content = score["requestBody"]["content"]
     assert {"application/json", "multipart/form-data", "image/jpeg"} <= set(content)

@@ -20,7 +20,8 @@ __all__ = ["add_server_arguments", "register", "run"]
 
 
 def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
-    """``--host --port --workers --models --access-log``, defaults from ``HANDREADER_*``."""
+    """``--host --port --workers --models --access-log --ssl-keyfile --ssl-certfile``, defaults
+    from ``HANDREADER_*``."""
     parser.add_argument(
         "--host",
         default=environ.get("HANDREADER_HOST", "127.0.0.1"),
@@ -42,6 +43,14 @@ def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, 
         "--models", type=Path, default=None, help="models folder (default: the shipped models)"
     )
     parser.add_argument("--access-log", action="store_true", help="log every request")
+    parser.add_argument(
+        "--ssl-keyfile",
+        default=None,
+        help="TLS key file: serve https (phones need it for the camera)",
+    )
+    parser.add_argument(
+        "--ssl-certfile", default=None, help="TLS certificate file (with --ssl-keyfile)"
+    )
 
 
 def register(subparsers: Any) -> None:
