@@ -1,0 +1,143 @@
+// Helpers shared by the page's modes: requests, errors, cards and tables.
+
+/** The element with this id (throws when the page lacks it: a bug, not a user error). */
+export function $(id) {
+  const element = document.getElementById(id);
+  if (!element) throw new Error(`no element #${id}`);
+  return element;
+}
+
+/** An element with attributes and children (strings become text, never HTML). */
+export function el(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "class") element.className = value;
+    else if (name === "text") element.textContent = value;
+    else element.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+/** An error of the API: its code and message ({"error": {"code", "message"}}). */
+export class ApiError extends Error {
+  constructor(code, message, status) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+async function failure(response) {
+  let code = `http_${response.status}`;
+  let message = response.statusText || "request failed";
+  try {
+    const body = await response.json();
+    if (body && body.error) {
+      code = body.error.code;
+      message = body.error.message;
+    }
+  } catch (_) {
+    // not JSON: keep the status line
+  }
+  return new ApiError(code, message, response.status);
+}
+
+/** fetch that throws ApiError for a status other than 2xx; returns the Response. */
+export async function request(url, options = {}) {
+  let response;
+  try {
+    response = await fetch(url, options);
+  } catch (error) {
+    throw new ApiError("network", `the server did not answer: ${error.message}`, 0);
+  }
+  if (!response.ok) throw await failure(response);
+  return response;
+}
+
+/** POST JSON, answer JSON. */
+export async function postJson(url, body, headers = {}) {
+  const response = await request(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+  return response.json();
+}
+
+/** A multipart body: the image file and the options as a JSON field. */
+export function imageForm(file, options) {
+  const form = new FormData();
+  form.append("image", file, file.name || "photo.jpg");
+  form.append("options", JSON.stringify(options));
+  return form;
+}
+
+/** Show an error in a box (or hide the box when error is null). */
+export function showError(box, error) {
+  if (!error) {
+    box.hidden = true;
+    box.textContent = "";
+    return;
+  }
+  box.hidden = false;
+  box.textContent = error instanceof ApiError ? `${error.message} (${error.code})` : String(error.message || error);
+}
+
+const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
+
+/** A card code shown with its suit symbol: "10H" -> "10♥"; jokers as "Joker". */
+export function cardText(code) {
+  if (code === "JR" || code === "JB") return code === "JR" ? "Joker (red)" : "Joker (black)";
+  const suit = code.slice(-1);
+  return SUITS[suit] ? code.slice(0, -1) + SUITS[suit] : code;
+}
+
+/** A card as a chip: red suits in red; bull cards highlighted; uncertain cards dashed. */
+export function cardChip(card) {
+  const code = typeof card === "string" ? card : card.card;
+  const red = code === "JR" || /[HD]$/.test(code);
+  const classes = ["card"];
+  if (red) classes.push("red");
+  if (typeof card === "object" && card.part === "bull") classes.push("bull");
+  if (typeof card === "object" && card.uncertain) classes.push("uncertain");
+  const title = typeof card === "object" && card.confidence !== undefined ? `${code} (${card.confidence})` : code;
+  return el("span", { class: classes.join(" "), title, "data-code": code }, cardText(code) + (typeof card === "object" && card.uncertain ? "?" : ""));
+}
+
+/** Chips for a list of cards. */
+export function cardChips(cards) {
+  return el("span", { class: "cards" }, (cards || []).map(cardChip));
+}
+
+/** A table: caption, header cells, rows of cells (strings or nodes). */
+export function table(caption, headers, rows, attributes = {}) {
+  return el(
+    "table",
+    attributes,
+    caption ? el("caption", {}, caption) : null,
+    el("thead", {}, el("tr", {}, headers.map((name) => el("th", { scope: "col" }, name)))),
+    el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((cell) => el("td", {}, cell ?? "\u2013"))))),
+  );
+}
+
+/** A signed amount: +95, -100, 0. */
+export function money(value) {
+  if (value === null || value === undefined) return "\u2013";
+  const number = Number(value);
+  const shown = Number.isInteger(number) ? String(number) : number.toFixed(2).replace(/\.?0+$/, "");
+  return number > 0 ? `+${shown}` : shown;
+}
+
+/** Colours of the drawing by role (RGB), as in the server's annotator where it has one. */
+export const ROLE_COLOURS = {
+  banker: "rgb(230, 180, 20)",
+  dealer: "rgb(230, 180, 20)",
+  player: "rgb(31, 119, 180)",
+  hand: "rgb(44, 160, 44)",
+};
+export const SEAT_COLOURS = ["rgb(31, 119, 180)", "rgb(44, 160, 44)", "rgb(148, 103, 189)", "rgb(23, 190, 207)", "rgb(227, 119, 194)", "rgb(140, 86, 75)", "rgb(188, 189, 34)"];

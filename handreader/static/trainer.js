@@ -1,0 +1,86 @@
+// Trainer mode (seed 002): the server deals 2 to 4 hands, the user picks the winner, the server
+// answers the correct reading (splits, scores, tie-break); the running score lives in the page.
+
+import { $, el, request, postJson, showError, cardChips, table } from "./common.js";
+
+const LETTERS = "ABCD";
+const state = { hands: null, profile: "trainer", answered: false, right: 0, played: 0 };
+
+function showScore() {
+  $("trainer-score").textContent = `${state.right} / ${state.played}`;
+}
+
+async function deal() {
+  showError($("trainer-error"), null);
+  $("trainer-answer").replaceChildren();
+  const query = new URLSearchParams({ hands: $("trainer-count").value, profile: $("trainer-profile").value });
+  if ($("trainer-seed").value !== "") query.set("seed", $("trainer-seed").value);
+  try {
+    const dealt = await (await request(`/v1/trainer/deal?${query}`)).json();
+    state.hands = dealt.hands;
+    state.profile = dealt.profile;
+    state.answered = false;
+    const list = $("trainer-hands");
+    list.replaceChildren(...dealt.hands.map((cards, index) => el(
+      "li",
+      { "data-hand": index },
+      el("span", { class: "name" }, `Hand ${LETTERS[index]}`),
+      cardChips(cards),
+      el("button", { class: "pick", "data-hand": index, type: "button" }, "This one wins"),
+    )));
+    for (const button of list.querySelectorAll("button.pick")) {
+      button.addEventListener("click", () => pick(Number(button.dataset.hand)));
+    }
+    $("trainer-prompt").textContent = `Which hand wins? (deal ${dealt.seed})`;
+  } catch (error) {
+    showError($("trainer-error"), error);
+  }
+}
+
+async function pick(index) {
+  if (!state.hands || state.answered) return;
+  showError($("trainer-error"), null);
+  try {
+    const answer = await postJson("/v1/trainer/check", { hands: state.hands, pick: index, profile: state.profile });
+    state.answered = true;
+    state.played += 1;
+    if (answer.correct) state.right += 1;
+    showScore();
+    const items = $("trainer-hands").querySelectorAll("li");
+    items.forEach((item, seat) => {
+      item.classList.toggle("winner", answer.winners.includes(seat));
+      item.classList.toggle("picked", seat === index);
+      const button = item.querySelector("button.pick");
+      if (button) button.disabled = true;
+    });
+    showAnswer(answer);
+  } catch (error) {
+    showError($("trainer-error"), error);
+  }
+}
+
+function showAnswer(answer) {
+  const winners = answer.winners.map((seat) => `Hand ${LETTERS[seat]}`).join(" and ");
+  const verdict = el("p", {},
+    el("span", { class: `verdict ${answer.correct ? "correct" : "wrong"}`, id: "trainer-verdict" }, answer.correct ? "Right" : "Wrong"),
+    ` ${winners} ${answer.tie ? "tie for first place" : "wins"}.`,
+  );
+  const rows = answer.hands.map((hand) => {
+    const score = hand.score;
+    const split = score && score.bull
+      ? el("span", {}, cardChips(score.bull), " | ", cardChips(score.rest))
+      : "no three cards make a multiple of ten";
+    return [`Hand ${LETTERS[hand.seat]}`, split, score ? score.label : hand.status, String(answer.places ? answer.places[hand.seat] : "\u2013")];
+  });
+  const parts = [verdict, table("The correct reading", ["Hand", "Split (bull | rest)", "Score", "Place"], rows, { id: "trainer-reading" })];
+  if (answer.tie_break) parts.push(el("p", { id: "trainer-tie-break" }, `Tie-break: ${answer.tie_break.text}`));
+  parts.push(el("button", { type: "button", id: "trainer-next" }, "Next deal"));
+  $("trainer-answer").replaceChildren(...parts);
+  $("trainer-next").addEventListener("click", deal);
+  $("trainer-prompt").textContent = answer.correct ? "Well read." : "Look at the splits and try the next deal.";
+}
+
+export function setupTrainer() {
+  $("trainer-deal").addEventListener("click", deal);
+  showScore();
+}

@@ -1,0 +1,125 @@
+// Dealer verification: a photo of the finished round and the declared results per player;
+// the server answers match / mismatch / unverified with each difference, and logs it. The
+// audit log can be listed and exported here too. Both need the operator token.
+
+import { $, el, request, imageForm, showError, table, money } from "./common.js";
+
+function addRow(seat = "", outcome = "win", payout = "") {
+  const row = el("tr", { class: "declared-row" },
+    el("td", {}, el("input", { type: "number", min: 0, step: 1, class: "seat", value: seat, "aria-label": "seat" })),
+    el("td", {}, (() => {
+      const select = el("select", { class: "outcome", "aria-label": "outcome" },
+        ...["win", "lose", "tie"].map((name) => el("option", { value: name }, name)));
+      select.value = outcome;
+      return select;
+    })()),
+    el("td", {}, el("input", { type: "number", step: "any", class: "payout", value: payout, "aria-label": "payout" })),
+    el("td", {}, el("button", { type: "button", class: "secondary remove" }, "Remove")),
+  );
+  row.querySelector(".remove").addEventListener("click", () => row.remove());
+  $("verify-rows").append(row);
+}
+
+/** The declaration typed in the form: {"players": [{seat, outcome, payout?}], "banker_net"?}. */
+export function declaration() {
+  const players = [];
+  for (const row of $("verify-rows").querySelectorAll("tr")) {
+    const seat = row.querySelector(".seat").value;
+    if (seat === "") continue;
+    const entry = { seat: Number(seat), outcome: row.querySelector(".outcome").value };
+    const payout = row.querySelector(".payout").value;
+    if (payout !== "") entry.payout = Number(payout);
+    players.push(entry);
+  }
+  const declared = { players };
+  if ($("verify-banker-net").value !== "") declared.banker_net = Number($("verify-banker-net").value);
+  return declared;
+}
+
+function authorization() {
+  const token = $("verify-token").value.trim();
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+function showVerification(answer) {
+  const parts = [el("p", {},
+    el("span", { class: `verdict ${answer.verdict}`, id: "verify-verdict" }, answer.verdict),
+    ` record ${answer.record_id} \u00b7 photo SHA-256 ${answer.image_sha256.slice(0, 16)}\u2026`,
+  )];
+  if (answer.differences.length) {
+    parts.push(table("Differences", ["Seat", "What", "Declared", "Computed", ""],
+      answer.differences.map((d) => [d.seat === null ? "banker" : String(d.seat), d.kind.replace("_", " "), d.declared, d.computed, d.message]),
+      { id: "verify-differences" }));
+  } else {
+    parts.push(el("p", {}, "Every declared result matches the table."));
+  }
+  const computed = answer.computed;
+  parts.push(table(`Computed (banker: seat ${computed.banker ?? "\u2013"})`, ["Seat", "Outcome", "Payout", "Note"],
+    computed.players.map((p) => [String(p.seat), p.outcome, money(p.payout), p.problem]), { id: "verify-computed" }));
+  parts.push(el("p", { class: "summary" }, `Banker's net: ${money(computed.banker_net)}`));
+  $("verify-results").replaceChildren(...parts);
+}
+
+async function submit(event) {
+  event.preventDefault();
+  showError($("verify-error"), null);
+  const file = $("verify-file").files && $("verify-file").files[0];
+  if (!file) {
+    showError($("verify-error"), new Error("choose the photo of the round first"));
+    return;
+  }
+  const options = { profile: $("verify-profile").value, stake: Number($("verify-stake").value) || 1, declared: declaration() };
+  if ($("verify-bet").value) options.bet = $("verify-bet").value;
+  try {
+    const response = await request("/v1/verify", { method: "POST", headers: authorization(), body: imageForm(file, options) });
+    showVerification(await response.json());
+  } catch (error) {
+    $("verify-results").replaceChildren();
+    showError($("verify-error"), error);
+  }
+}
+
+function auditQuery(format) {
+  const query = new URLSearchParams({ format });
+  if ($("audit-verdict").value) query.set("verdict", $("audit-verdict").value);
+  for (const name of ["since", "until"]) {
+    const value = $(`audit-${name}`).value;
+    if (value) query.set(name, new Date(value).toISOString());
+  }
+  return query;
+}
+
+async function listAudit() {
+  showError($("audit-error"), null);
+  try {
+    const answer = await (await request(`/v1/audit?${auditQuery("json")}`, { headers: authorization() })).json();
+    $("audit-results").replaceChildren(
+      el("p", {}, `${answer.count} record(s)`),
+      table("Verifications", ["Id", "Time (UTC)", "Profile", "Verdict", "Differences"],
+        answer.records.map((r) => [String(r.id), r.time_utc, r.profile, r.verdict, String(r.differences.length)]), { id: "audit-table" }),
+    );
+  } catch (error) {
+    showError($("audit-error"), error);
+  }
+}
+
+async function downloadCsv() {
+  showError($("audit-error"), null);
+  try {
+    const blob = await (await request(`/v1/audit?${auditQuery("csv")}`, { headers: authorization() })).blob();
+    const link = el("a", { href: URL.createObjectURL(blob), download: "audit.csv" });
+    document.body.append(link);
+    link.click();
+    link.remove();
+  } catch (error) {
+    showError($("audit-error"), error);
+  }
+}
+
+export function setupVerify() {
+  addRow(1);
+  $("verify-add").addEventListener("click", () => addRow());
+  $("verify-form").addEventListener("submit", submit);
+  $("audit-list").addEventListener("click", listAudit);
+  $("audit-csv").addEventListener("click", downloadCsv);
+}

@@ -1,0 +1,302 @@
+"""The page in a real headless Chromium (Debian's ``chromium``, driven by Playwright).
+
+The server is the real app (``serve.create_app``) run by uvicorn in a thread on a loopback port,
+with a fake recognizer (``web_fakes.FakeReader``), so these tests check the page and the
+service, not the models. The camera is Chromium's fake device playing a generated y4m video of
+plain grey frames; the overlay check looks for the overlay's card colour in a screenshot, a
+colour the grey video cannot contain.
+
+Expectations: seed 002 and the trainer profile (No Niu banker against Niu Niu and Niu 4: both
+players win; the equal bet pays 1:1 less 5% commission, +95 on a stake of 100), the rules
+engine for the trainer's winner, the issue for what each mode shows.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+import serve
+from handreader.web_verify import AuditSettings
+from rules.niuniu import rank_hands
+from web_fakes import NIU_TABLE, FakeReader, image_bytes, write_y4m
+
+pytestmark = pytest.mark.browser
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = "/usr/bin/chromium"
+CARD_COLOUR_RGB = (255, 214, 0)
+"""The overlay's colour for a card box (live.js CARD_COLOUR)."""
+TOKEN = "browser-test-token"
+
+
+class _Server:
+    """The app served by uvicorn in a thread, on a loopback socket bound here (no race for
+    a free port)."""
+
+    def __init__(self, reader: FakeReader) -> None:
+        import uvicorn
+
+        self.reader = reader
+        self.app = serve.create_app(
+            reader=reader, settings=serve.Settings(models_dir=Path("/nonexistent"))
+        )
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        config = uvicorn.Config(self.app, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.listener]}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> _Server:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.listener.close()
+
+
+@pytest.fixture(scope="module")
+def fake() -> FakeReader:
+    return FakeReader(NIU_TABLE)
+
+
+@pytest.fixture(scope="module")
+def server(fake: FakeReader, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Server]:
+    audit = tmp_path_factory.mktemp("audit") / "audit.sqlite3"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HANDREADER_AUDIT_TOKEN", TOKEN)
+        patch.setenv("HANDREADER_AUDIT_DB", str(audit))
+        assert AuditSettings.from_env().path == audit
+        running = _Server(fake)  # the audit settings are read here, from the environment
+    with running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    video = write_y4m(tmp_path_factory.mktemp("camera") / "table.y4m")
+    with playwright_api.sync_playwright() as driver:
+        chromium = driver.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--use-fake-ui-for-media-stream",
+                "--use-fake-device-for-media-stream",
+                f"--use-file-for-fake-video-capture={video}",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+            ],
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, server: _Server, fake: FakeReader) -> Iterator[Any]:
+    fake.hands = dict(NIU_TABLE)
+    fake.uncertain = []
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.grant_permissions(["camera"], origin=server.url)
+    tab = context.new_page()
+    problems: list[str] = []
+    tab.on("pageerror", lambda error: problems.append(str(error)))
+    tab.goto(server.url + "/")
+    tab.wait_for_selector("body[data-ready='true']")
+    yield tab
+    context.close()
+    assert problems == [], f"JavaScript errors on the page: {problems}"
+
+
+def _photo(tmp_path: Path) -> Path:
+    path = tmp_path / "table.png"
+    path.write_bytes(image_bytes(800, 600, ".png"))
+    return path
+
+
+def test_page_loads_its_own_files_only(page: Any, server: _Server) -> None:
+    # The issue: plain files, nothing fetched from elsewhere at run time.
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.reload()
+    page.wait_for_selector("body[data-ready='true']")
+    assert requested and all(url.startswith(server.url) for url in requested), requested
+    assert page.title() == "handreader"
+
+
+def test_photo_mode_shows_the_annotated_photo_and_the_results(
+    page: Any, tmp_path: Path
+) -> None:
+    page.select_option("#photo-profile", "trainer")
+    page.fill("#photo-stake", "100")
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-players tbody tr")
+    image = page.locator("#photo-annotated")
+    assert image.is_visible()
+    size = page.evaluate(
+        "() => [document.getElementById('photo-annotated').naturalWidth,"
+        " document.getElementById('photo-annotated').naturalHeight]"
+    )
+    assert size == [800, 600]  # the annotated image keeps the photo's size (serve.py)
+    hands = page.locator("#photo-hands tbody tr")
+    assert hands.count() == 3
+    text = page.locator("#photo-results").inner_text()
+    for label in ("No Niu", "Niu Niu", "Niu 4"):
+        assert label in text
+    players = page.locator("#photo-players tbody tr")
+    assert players.count() == 2
+    # seed 002, trainer profile, equal bet: both players beat No Niu, +95 each on 100
+    for row in range(2):
+        cells = players.nth(row).locator("td")
+        assert cells.nth(1).inner_text() == "win"
+        assert cells.nth(2).inner_text() == "+95"
+    assert "Banker's net: -190" in text
+    # the bull of Niu Niu (K Q 10 make 30) is highlighted in the cards column
+    assert page.locator("#photo-hands .card.bull").count() >= 3
+
+
+def test_photo_mode_baccarat_draws_the_sides(
+    page: Any, fake: FakeReader, tmp_path: Path
+) -> None:
+    # RULES.md section 3: Player 9+5 = 4 draws (3 -> 7); Banker K+6 = 6 stands after a
+    # Player third card of 3 (the tableau draws on 6 only after a 6 or 7): Player 7 beats 6.
+    fake.hands = {"9H 5C 3D": (0.1, 0.4), "KD 6S": (0.7, 0.4)}
+    page.select_option("#photo-game", "baccarat")
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-players tbody tr")
+    assert page.locator("#photo-canvas").is_visible()
+    assert "Result: player" in page.locator("#photo-results").inner_text()
+    sides = page.locator("#photo-hands tbody tr")
+    assert sides.nth(0).locator("td").nth(2).inner_text() == "7"
+    assert sides.nth(1).locator("td").nth(2).inner_text() == "6"
+
+
+def _overlay_pixels(page: Any) -> int:
+    counted: int = page.evaluate(
+        """() => {
+            const canvas = document.getElementById('live-overlay');
+            if (!canvas.width || !canvas.height) return 0;
+            const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+            let count = 0;
+            for (let i = 3; i < data.length; i += 4) if (data[i] > 0) count++;
+            return count;
+        }"""
+    )
+    return counted
+
+
+def test_live_mode_draws_the_overlay_over_the_camera(
+    page: Any, fake: FakeReader, tmp_path: Path
+) -> None:
+    page.click("#tab-live")
+    before = len(fake.sizes)
+    page.click("#live-start")
+    # the tracker shows a card after 3 consecutive read frames (vision/tracking.py)
+    page.wait_for_function(
+        "() => document.getElementById('live-status').textContent.includes('15 cards')",
+        timeout=30_000,
+    )
+    assert _overlay_pixels(page) > 0
+    # frames came from the fake camera (640x480 y4m) as JPEG over the WebSocket
+    assert (640, 480) in fake.sizes[before:]
+    shot = tmp_path / "live.png"
+    page.locator("#live-stage").screenshot(path=str(shot))
+    picture = cv2.imread(str(shot), cv2.IMREAD_COLOR)
+    assert picture is not None
+    red, green, blue = CARD_COLOUR_RGB
+    target = np.array([blue, green, red], dtype=np.int16)
+    close = np.abs(picture.astype(np.int16) - target).max(axis=2) <= 40
+    assert int(close.sum()) > 200, "no overlay colour in the screenshot of the live view"
+    # the results under the video show the table scored from the tracked cards
+    page.wait_for_selector("#live-results #photo-players tbody tr")
+    assert "Niu Niu" in page.locator("#live-results").inner_text()
+    page.click("#live-stop")
+    assert _overlay_pixels(page) == 0
+
+
+def _dealt(page: Any) -> list[list[str]]:
+    hands: list[list[str]] = page.evaluate(
+        """() => [...document.querySelectorAll('#trainer-hands li')].map(
+            (item) => [...item.querySelectorAll('.card')].map((card) => card.dataset.code))"""
+    )
+    return hands
+
+
+def test_trainer_mode_counts_right_and_wrong_picks(page: Any) -> None:
+    page.click("#tab-trainer")
+    page.select_option("#trainer-count", "3")
+    page.fill("#trainer-seed", "7")
+    page.click("#trainer-deal")
+    page.wait_for_selector("#trainer-hands li button.pick")
+    hands = _dealt(page)
+    assert len(hands) == 3 and all(len(hand) == 5 for hand in hands)
+    winners = rank_hands([" ".join(hand) for hand in hands], "trainer").winners
+    assert len(winners) == 1  # one deck and a high-card tie-break: no full tie (seed 002)
+    page.locator("#trainer-hands button.pick").nth(winners[0]).click()
+    page.wait_for_selector("#trainer-verdict")
+    assert page.text_content("#trainer-verdict") == "Right"
+    assert page.inner_text("#trainer-score") == "1 / 1"
+    assert page.locator("#trainer-reading tbody tr").count() == 3
+    # the next deal: pick a loser on purpose
+    page.fill("#trainer-seed", "8")
+    page.click("#trainer-next")
+    page.wait_for_selector("#trainer-hands li button.pick:not([disabled])")
+    hands = _dealt(page)
+    winners = rank_hands([" ".join(hand) for hand in hands], "trainer").winners
+    loser = next(index for index in range(3) if index not in winners)
+    page.locator("#trainer-hands button.pick").nth(loser).click()
+    page.wait_for_selector("#trainer-verdict")
+    assert page.text_content("#trainer-verdict") == "Wrong"
+    assert page.inner_text("#trainer-score") == "1 / 2"
+
+
+def test_dealer_check_names_the_difference(page: Any, tmp_path: Path) -> None:
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(_photo(tmp_path)))
+    page.select_option("#verify-profile", "trainer")
+    page.fill("#verify-stake", "100")
+    page.fill("#verify-token", TOKEN)
+    # seat 1 (Niu Niu) wins +95: declared right; seat 2 (Niu 4) also wins, declared a loss
+    page.fill("#verify-rows tr:nth-child(1) .payout", "95")
+    page.click("#verify-add")
+    page.fill("#verify-rows tr:nth-child(2) .seat", "2")
+    page.select_option("#verify-rows tr:nth-child(2) .outcome", "lose")
+    page.click("#verify-submit")
+    page.wait_for_selector("#verify-verdict")
+    assert page.text_content("#verify-verdict") == "mismatch"
+    rows = page.locator("#verify-differences tbody tr")
+    assert rows.count() == 1
+    assert rows.nth(0).locator("td").nth(0).inner_text() == "2"
+    # the audit log lists it
+    page.click("#audit summary")
+    page.click("#audit-list")
+    page.wait_for_selector("#audit-table tbody tr")
+    assert "mismatch" in page.inner_text("#audit-table")
