@@ -142,11 +142,13 @@ class PokerHand:
     def description(self) -> str:
         """Words for people: ``"pair of 8s"``, ``"straight, 5 high"``, ``"royal flush"``."""
         category = self.category
-        values = [_VALUE_PLURALS[value] for value in self.tiebreak]
         if category in (PokerCategory.STRAIGHT, PokerCategory.STRAIGHT_FLUSH):
+            # (a straight's tiebreak is its position among straights, not a rank: 0 for the
+            # lowest, which names no card)
             if category is PokerCategory.STRAIGHT_FLUSH and self.top == ACE_VALUE:
                 return "royal flush"
             return f"{category.label}, {_VALUE_NAMES[self.top]} high"
+        values = [_VALUE_PLURALS[value] for value in self.tiebreak]
         if category is PokerCategory.FIVE_ACES:
             return "five aces"
         if category is PokerCategory.PAIR:
