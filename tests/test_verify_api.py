@@ -1,0 +1,280 @@
+"""``POST /v1/verify`` and ``GET /v1/audit`` (handreader.web_verify) with a fake recognizer and
+an audit log in a temporary folder.
+
+Expectations: the table of ``web_fakes.NIU_TABLE`` under the trainer profile (seed 002's rules:
+No Niu banker at seat 0, Niu Niu at seat 1 and Niu 4 at seat 2 both win; the equal bet pays 1:1
+less 5%, so +95 on a stake of 100 and -190 for the banker), handreader/verify.py for the
+verdicts and differences, handreader/web_verify.py for the configuration, the token and the
+filters.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from web_fakes import NIU_TABLE, FakeReader, image_bytes
+
+import serve
+from handreader.web_verify import AuditSettings, bearer_token, default_audit_path
+
+TOKEN = "s3cret-operator-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+RIGHT = {"players": [{"seat": 1, "outcome": "win", "payout": 95}, {"seat": 2, "outcome": "win"}]}
+
+
+@pytest.fixture
+def fake() -> FakeReader:
+    return FakeReader(NIU_TABLE)
+
+
+def _app(fake: FakeReader) -> Any:
+    app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
+    app.dependency_overrides[serve.get_reader] = lambda: fake
+    return app
+
+
+@pytest.fixture
+def database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "logs" / "audit.sqlite3"
+    monkeypatch.setenv("HANDREADER_AUDIT_TOKEN", TOKEN)
+    monkeypatch.setenv("HANDREADER_AUDIT_DB", str(path))
+    return path
+
+
+@pytest.fixture
+def client(fake: FakeReader, database: Path) -> Iterator[TestClient]:
+    with TestClient(_app(fake), raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+def _verify(
+    client: TestClient,
+    declared: Any,
+    headers: dict[str, str] | None = None,
+    image: bytes | None = None,
+    **options: Any,
+) -> Any:
+    files = {"image": ("round.jpg", image or image_bytes(), "image/jpeg")}
+    data = {"options": json.dumps({"stake": 100, **options, "declared": declared})}
+    return client.post(
+        "/v1/verify", files=files, data=data, headers=AUTH if headers is None else headers
+    )
+
+
+def _error(response: Any, status: int, code: str) -> str:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"} and body["error"]["code"] == code, body
+    message: str = body["error"]["message"]
+    return message
+
+
+def test_a_right_declaration_matches_and_is_logged(client: TestClient, database: Path) -> None:
+    photo = image_bytes()
+    response = _verify(client, RIGHT, image=photo)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["verdict"] == "match" and body["differences"] == []
+    assert body["record_id"] == 1
+    assert body["image_sha256"] == hashlib.sha256(photo).hexdigest()
+    assert body["computed"]["banker"] == 0 and body["computed"]["banker_net"] == -190
+    assert [p["payout"] for p in body["computed"]["players"]] == [95, 95]
+    assert [hand["score"]["label"] for hand in body["table"]["hands"]] == [
+        "No Niu", "Niu Niu", "Niu 4",
+    ]  # fmt: skip
+    assert database.is_file()  # the folder was created on first use
+    listed = client.get("/v1/audit", headers=AUTH).json()
+    assert listed["count"] == 1
+    record = listed["records"][0]
+    assert record["verdict"] == "match" and record["image_sha256"] == body["image_sha256"]
+    assert record["profile"] == "trainer" and len(record["reading"]["cards"]) == 15
+
+
+@pytest.mark.parametrize(
+    ("declared", "kinds"),
+    [
+        ({"1": "win", "2": "lose"}, [("outcome", 2)]),
+        ({"players": [{"seat": 1, "outcome": "win", "payout": 100}, {"seat": 2, "outcome": "win"}]},
+         [("payout", 1)]),
+        ({"1": "win"}, [("missing_player", 2)]),
+        ({"0": "win", "1": "win", "2": "win"}, [("extra_player", 0)]),
+        ({"1": "win", "2": "win", "banker_net": -200}, [("banker_net", None)]),
+    ],
+)  # fmt: skip
+def test_a_wrong_declaration_names_each_difference(
+    client: TestClient, declared: dict[str, Any], kinds: list[tuple[str, int | None]]
+) -> None:
+    body = _verify(client, declared).json()
+    assert body["verdict"] == "mismatch"
+    assert [(d["kind"], d["seat"]) for d in body["differences"]] == kinds
+    assert all(d["message"] for d in body["differences"])
+
+
+def test_an_uncertain_hand_cannot_be_verified(client: TestClient, fake: FakeReader) -> None:
+    fake.uncertain = ["6D"]  # a card of seat 2's Niu 4
+    body = _verify(client, RIGHT).json()
+    assert body["verdict"] == "unverified"
+    assert [(d["kind"], d["seat"]) for d in body["differences"]] == [("unscored", 2)]
+
+
+def test_the_declaration_as_a_query_parameter_with_a_raw_image(client: TestClient) -> None:
+    response = client.post(
+        "/v1/verify",
+        content=image_bytes(),
+        params={"declared": json.dumps(RIGHT), "stake": "100"},
+        headers={**AUTH, "Content-Type": "image/jpeg"},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["verdict"] == "match"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"},
+     {"Authorization": "Bearer "}],
+)  # fmt: skip
+def test_verification_needs_the_operator_token(
+    client: TestClient, headers: dict[str, str], database: Path
+) -> None:
+    _error(_verify(client, RIGHT, headers=headers), 401, "unauthorized")
+    _error(client.get("/v1/audit", headers=headers), 401, "unauthorized")
+    # nothing was logged
+    assert client.get("/v1/audit", headers=AUTH).json()["count"] == 0
+
+
+VERIFY_BAD = [
+    ({"1": "maybe"}, {}, 400, "bad_declaration"),
+    ({"one": "win"}, {}, 400, "bad_declaration"),
+    ({"players": [{"seat": 1, "outcome": "win", "payout": "lots"}]}, {}, 400, "bad_declaration"),
+    ({"players": [{"seat": 1, "outcome": "win"}, {"seat": 1, "outcome": "lose"}]}, {}, 400,
+     "bad_declaration"),
+    ("{not json", {}, 400, "malformed_json"),
+    ("[1, 2]", {}, 400, "malformed_json"),
+    ([1, 2], {}, 422, "validation_error"),
+    (RIGHT, {"profile": "nope"}, 400, "unknown_profile"),
+    (RIGHT, {"bet": "triple"}, 400, "bad_options"),
+    (RIGHT, {"colour": "red"}, 422, "validation_error"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("declared", "options", "status", "code"), VERIFY_BAD)
+def test_verify_bad_input(
+    client: TestClient, declared: Any, options: dict[str, Any], status: int, code: str
+) -> None:
+    _error(_verify(client, declared, **options), status, code)
+    assert client.get("/v1/audit", headers=AUTH).json()["count"] == 0
+
+
+def test_verify_needs_a_photo_and_a_declaration(client: TestClient) -> None:
+    _error(client.post("/v1/verify", json={"declared": RIGHT}, headers=AUTH), 422, "missing_image")
+    files = {"image": ("round.jpg", image_bytes(), "image/jpeg")}
+    _error(client.post("/v1/verify", files=files, headers=AUTH), 422, "validation_error")
+    declared = {"declared": json.dumps(RIGHT)}
+    not_image = client.post("/v1/verify", content=b"%PDF-1.4", params=declared, headers=AUTH)
+    _error(not_image, 415, "unsupported_type")
+
+
+def test_audit_filters_and_exports(client: TestClient) -> None:
+    assert _verify(client, RIGHT).json()["verdict"] == "match"
+    assert _verify(client, {"1": "win", "2": "lose"}).json()["verdict"] == "mismatch"
+    assert _verify(client, RIGHT, profile="classic").json()["verdict"] == "mismatch"
+    everything = client.get("/v1/audit", headers=AUTH).json()
+    assert everything["count"] == 3
+    assert [record["id"] for record in everything["records"]] == [1, 2, 3]  # oldest first
+    # classic pays no commission: +100, not the declared +95 (a payout difference)
+    assert everything["records"][2]["differences"][0]["kind"] == "payout"
+    mismatches = client.get("/v1/audit", params={"verdict": "mismatch"}, headers=AUTH).json()
+    assert [record["id"] for record in mismatches["records"]] == [2, 3]
+    classic = client.get("/v1/audit", params={"profile": "classic"}, headers=AUTH).json()
+    assert classic["count"] == 1
+    page = client.get("/v1/audit", params={"limit": 1, "offset": 1}, headers=AUTH).json()
+    assert page["count"] == 3 and [record["id"] for record in page["records"]] == [2]
+    first = everything["records"][0]["time_utc"]
+    since = client.get("/v1/audit", params={"since": first}, headers=AUTH).json()
+    until = client.get("/v1/audit", params={"until": first}, headers=AUTH).json()
+    assert since["count"] == 3 and until["count"] == 0  # since inclusive, until exclusive
+    future = client.get("/v1/audit", params={"since": "2999-01-01T00:00:00Z"}, headers=AUTH)
+    assert future.json() == {"count": 0, "records": []}
+    exported = client.get("/v1/audit", params={"format": "csv"}, headers=AUTH)
+    assert exported.status_code == 200
+    assert exported.headers["content-type"].startswith("text/csv")
+    assert "attachment" in exported.headers["content-disposition"]
+    rows = list(csv.reader(io.StringIO(exported.text)))
+    assert rows[0][:5] == ["id", "time_utc", "image_sha256", "profile", "verdict"]
+    assert [row[4] for row in rows[1:]] == ["match", "mismatch", "mismatch"]
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "code"),
+    [
+        ({"since": "yesterday"}, 400, "bad_options"),
+        ({"until": "2026-01-01T00:00:00"}, 400, "bad_options"),  # no zone
+        ({"verdict": "maybe"}, 422, "validation_error"),
+        ({"format": "xml"}, 422, "validation_error"),
+        ({"limit": -1}, 422, "validation_error"),
+    ],
+)
+def test_audit_bad_filters(
+    client: TestClient, params: dict[str, Any], status: int, code: str
+) -> None:
+    _error(client.get("/v1/audit", params=params, headers=AUTH), status, code)
+
+
+def test_records_outlive_the_app(fake: FakeReader, database: Path) -> None:
+    with TestClient(_app(fake)) as first:
+        assert _verify(first, RIGHT).json()["record_id"] == 1
+    with TestClient(_app(fake)) as second:
+        assert _verify(second, RIGHT).json()["record_id"] == 2
+        assert second.get("/v1/audit", headers=AUTH).json()["count"] == 2
+
+
+def test_without_a_token_verification_is_off(
+    fake: FakeReader, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HANDREADER_AUDIT_TOKEN", raising=False)
+    path = tmp_path / "audit.sqlite3"
+    monkeypatch.setenv("HANDREADER_AUDIT_DB", str(path))
+    with TestClient(_app(fake), raise_server_exceptions=False) as client:
+        message = _error(_verify(client, RIGHT), 503, "audit_not_configured")
+        assert message == "audit log not configured: set HANDREADER_AUDIT_TOKEN"
+        _error(client.get("/v1/audit", headers=AUTH), 503, "audit_not_configured")
+    assert not path.exists()  # nothing is created while verification is off
+
+
+def test_an_unusable_database_is_a_json_error(
+    fake: FakeReader, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("HANDREADER_AUDIT_TOKEN", TOKEN)
+    monkeypatch.setenv("HANDREADER_AUDIT_DB", str(blocker / "audit.sqlite3"))
+    with TestClient(_app(fake), raise_server_exceptions=False) as client:
+        _error(_verify(client, RIGHT), 500, "audit_failed")
+
+
+def test_settings_from_the_environment(tmp_path: Path) -> None:
+    assert default_audit_path({"XDG_DATA_HOME": "/data"}) == Path("/data/handreader/audit.sqlite3")
+    assert default_audit_path({}) == Path.home() / ".local/share/handreader/audit.sqlite3"
+    settings = AuditSettings.from_env({"HANDREADER_AUDIT_DB": str(tmp_path / "a.db")})
+    assert settings == AuditSettings(tmp_path / "a.db", None)
+    assert AuditSettings.from_env({"HANDREADER_AUDIT_TOKEN": ""}).token is None
+
+
+@pytest.mark.parametrize(
+    ("header", "token"),
+    [("Bearer abc", "abc"), ("bearer  abc ", "abc"), ("Basic abc", None), ("Bearer", None),
+     ("", None)],
+)  # fmt: skip
+def test_bearer_token(header: str, token: str | None) -> None:
+    from starlette.requests import Request
+
+    scope = {"type": "http", "headers": [(b"authorization", header.encode())] if header else []}
+    assert bearer_token(Request(scope)) == token
