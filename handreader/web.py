@@ -61,6 +61,7 @@ from handreader.web_common import (
 from handreader.web_games import add_game_routes
 from handreader.web_verify import AuditSettings, add_verify_routes
 from rules.cards import Card, full_deck, parse_cards
+from rules.errors import HandError
 from rules.niuniu_profiles import DEFAULT_PROFILE, NiuProfile, TieBreak, get_profile
 from vision.detections import Reading
 from vision.imageio import decode_image
@@ -191,9 +192,13 @@ def _tie_break(table: TableResult) -> dict[str, Any] | None:
 
 
 def trainer_check(check: TrainerCheckIn) -> dict[str, Any]:
-    """Score the hands as the trainer does and say whether the pick is a winner."""
+    """Score the hands as the trainer does and say whether the pick is a winner; HandError for
+    a hand the rules refuse (a joker, a wrong count), CardError for unknown card text."""
     options = TableOptions.create(profile=check.profile, mode="trainer")
     table = score_codes(check.hands, None, options)
+    for hand in table.hands:
+        if not hand.scored:  # (codes are never uncertain: only a card the rules refuse)
+            raise HandError(f"hand {HAND_LETTERS[hand.seat]}: {hand.problem}")
     return {
         "profile": table.profile.name,
         "pick": check.pick,
