@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import cv2
 import numpy as np
@@ -41,12 +42,20 @@ def _box_file(deck: Deck, height: int) -> Path:
     return cache_dir() / "cards" / f"h{height}" / deck.name / "index_box.json"
 
 
+def _read_render(path: Path) -> NDArray[np.uint8]:
+    """A card render as stored (BGRA, or BGR when fully opaque); raises when unreadable."""
+    image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    if image is None:
+        raise RuntimeError(f"cannot read the card render {str(path)!r}")
+    return cast(NDArray[np.uint8], image)
+
+
 def prepare_assets(deck: Deck, height: int) -> Path:
     """Render the deck and measure its index box (both cached); returns the box file."""
     paths = render_deck(deck, height)
     box_file = _box_file(deck, height)
     if not box_file.is_file():
-        cards = {code: cv2.imread(str(path), cv2.IMREAD_UNCHANGED) for code, path in paths.items()}
+        cards = {code: _read_render(path) for code, path in paths.items()}
         box = measure_index_box(cards)
         box_file.write_text(json.dumps({"index_box": list(box)}))
     return box_file
@@ -58,11 +67,11 @@ def load_assets(deck_name: str, height: int) -> DeckAssets:
     deck = next(d for d in DECKS if d.name == deck_name)
     box_file = prepare_assets(deck, height)
     paths = render_deck(deck, height)
-    cards = {}
+    cards: dict[str, NDArray[np.uint8]] = {}
     for code, path in paths.items():
-        image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+        image = _read_render(path)
         if image.shape[2] == 3:
-            image = cv2.cvtColor(image, cv2.COLOR_BGR2BGRA)
+            image = cast(NDArray[np.uint8], cv2.cvtColor(image, cv2.COLOR_BGR2BGRA))
         cards[code] = image
     box = tuple(json.loads(box_file.read_text())["index_box"])
     return DeckAssets(deck, cards, (box[0], box[1], box[2], box[3]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import cv2
 import numpy as np
@@ -30,7 +31,7 @@ def photo_files(folders: tuple[str, ...]) -> tuple[Path, ...]:
 @lru_cache(maxsize=16)
 def _load_photo(path: Path) -> NDArray[np.uint8] | None:
     image = cv2.imread(str(path), cv2.IMREAD_REDUCED_COLOR_2)
-    return image
+    return cast(NDArray[np.uint8] | None, image)
 
 
 def _smooth_noise(
@@ -38,7 +39,10 @@ def _smooth_noise(
 ) -> NDArray[np.float32]:
     """Low-frequency noise in [0, 1]: a small random grid scaled up smoothly."""
     grid = rng.random((max(2, cells * height // max(width, 1) + 1), cells + 1)).astype(np.float32)
-    return cv2.resize(grid, (width, height), interpolation=cv2.INTER_CUBIC).clip(0, 1)
+    resized = cast(
+        NDArray[np.float32], cv2.resize(grid, (width, height), interpolation=cv2.INTER_CUBIC)
+    )
+    return resized.clip(0, 1)
 
 
 def _felt(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
@@ -61,10 +65,12 @@ def _felt(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float
     base = palette[rng.integers(len(palette))] * rng.uniform(0.7, 1.3)
     low = _smooth_noise(rng, width, height, int(rng.integers(3, 9)))[..., None]
     fine = rng.normal(0, rng.uniform(2, 10), (height, width, 1)).astype(np.float32)
-    return base[None, None, :] * (0.85 + 0.3 * low) + fine
+    felt: NDArray[np.float32] = base[None, None, :] * (0.85 + 0.3 * low) + fine
+    return felt
 
 
-def _wood(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
+def _wood(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float64]:
+    # float64: the NumPy scalars np.cos(angle) and np.sin(angle) promote the float32 grid
     tone = np.array([rng.uniform(20, 70), rng.uniform(60, 120), rng.uniform(110, 190)], np.float32)
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
     angle = rng.uniform(0, np.pi)
@@ -72,7 +78,8 @@ def _wood(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float
     across = -xs * np.sin(angle) + ys * np.cos(angle)
     warp = _smooth_noise(rng, width, height, 4) * rng.uniform(5, 30)
     grain = 0.5 + 0.5 * np.sin((across + warp) * rng.uniform(0.05, 0.3) + 0.002 * along)
-    return tone[None, None, :] * (0.75 + 0.35 * grain[..., None])
+    wood: NDArray[np.float64] = tone[None, None, :] * (0.75 + 0.35 * grain[..., None])
+    return wood
 
 
 def _cloth(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
@@ -80,7 +87,8 @@ def _cloth(rng: np.random.Generator, width: int, height: int) -> NDArray[np.floa
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
     period = rng.uniform(2, 6)
     weave = 0.5 + 0.25 * (np.sin(xs * np.pi / period) + np.sin(ys * np.pi / period))
-    return colour[None, None, :] * (0.8 + 0.3 * weave[..., None])
+    cloth: NDArray[np.float32] = colour[None, None, :] * (0.8 + 0.3 * weave[..., None])
+    return cloth
 
 
 def background(

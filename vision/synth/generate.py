@@ -126,6 +126,8 @@ def contact_sheet(
     tiles = []
     for image_path in sorted((out / "images").glob("*.jpg"))[:count]:
         image = cv2.imread(str(image_path))
+        if image is None:
+            raise ValueError(f"cannot read the scene image {str(image_path)!r}")
         meta = json.loads((out / "meta" / f"{image_path.stem}.json").read_text())
         for item in meta["indices"]:
             quad = np.array(item["quad"], np.int32)

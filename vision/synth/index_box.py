@@ -23,7 +23,8 @@ IndexBox = tuple[float, float, float, float]
 def _composite_white(rgba: NDArray[np.uint8]) -> NDArray[np.uint8]:
     alpha = rgba[:, :, 3:4].astype(np.float32) / 255.0
     rgb = rgba[:, :, :3].astype(np.float32) * alpha + 255.0 * (1.0 - alpha)
-    return rgb.astype(np.uint8)
+    composite: NDArray[np.uint8] = rgb.astype(np.uint8)
+    return composite
 
 
 def _ink_mask(rgba: NDArray[np.uint8]) -> NDArray[np.bool_]:
@@ -37,7 +38,8 @@ def _ink_mask(rgba: NDArray[np.uint8]) -> NDArray[np.bool_]:
     inside = cv2.erode(
         (rgba[:, :, 3] > 250).astype(np.uint8), np.ones((3, 3), np.uint8), iterations=margin
     )
-    return ink & (inside > 0)
+    mask: NDArray[np.bool_] = ink & (inside > 0)
+    return mask
 
 
 def _corner_ink_box(

@@ -68,7 +68,8 @@ def _card_matrix(
 def choose_codes(
     rng: np.random.Generator, assets: DeckAssets, count: int, joker_probability: float
 ) -> list[str]:
-    """``count`` distinct codes of the deck; jokers (if the deck has them) at about the given rate."""
+    """``count`` distinct codes of the deck; jokers (if the deck has them) at about the given
+    rate."""
     plain = [code for code in assets.deck.codes if code not in ("JB", "JR")]
     jokers = [code for code in assets.deck.codes if code in ("JB", "JR")]
     codes: list[str] = []

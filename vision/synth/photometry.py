@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import cv2
 import numpy as np
 from numpy.typing import NDArray
@@ -32,20 +34,27 @@ def cast_shadow(
     canvas[cy0:cy1, cx0:cx1] *= (1.0 - region)[..., None]
 
 
-def _gradient(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
+def _gradient(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float64]:
+    # float64: the NumPy scalars np.cos(angle) and np.sin(angle) promote the float32 grid
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
     angle = rng.uniform(0, 2 * np.pi)
     ramp = (xs * np.cos(angle) + ys * np.sin(angle)) / max(width, height)
     ramp -= ramp.min()
     strength = rng.uniform(0.2, 0.6)
-    return (1.0 - strength * ramp / max(float(ramp.max()), 1e-6)) * rng.uniform(0.85, 1.25)
+    gradient: NDArray[np.float64] = (
+        1.0 - strength * ramp / max(float(ramp.max()), 1e-6)
+    ) * rng.uniform(0.85, 1.25)
+    return gradient
 
 
 def _glare(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
     cx, cy = rng.uniform(0, width), rng.uniform(0, height)
     radius = rng.uniform(0.05, 0.3) * max(width, height)
-    return np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / (2 * radius**2)) * rng.uniform(60, 180)
+    glare: NDArray[np.float32] = np.exp(
+        -((xs - cx) ** 2 + (ys - cy) ** 2) / (2 * radius**2)
+    ) * rng.uniform(60, 180)
+    return glare
 
 
 def _motion_kernel(rng: np.random.Generator) -> NDArray[np.float32]:
@@ -55,14 +64,20 @@ def _motion_kernel(rng: np.random.Generator) -> NDArray[np.float32]:
     rotation = cv2.getRotationMatrix2D(
         (length / 2 - 0.5, length / 2 - 0.5), rng.uniform(0, 180), 1.0
     )
-    kernel = cv2.warpAffine(kernel, rotation, (length, length))
+    kernel = cast(NDArray[np.float32], cv2.warpAffine(kernel, rotation, (length, length)))
     return kernel / max(float(kernel.sum()), 1e-6)
 
 
+def _floating(image: object) -> NDArray[np.floating[Any]]:
+    """An OpenCV result typed as what it is: a float image of the input's dtype."""
+    return cast(NDArray[np.floating[Any]], image)
+
+
 def apply_photometry(
-    image: NDArray[np.float32], settings: Photometry, rng: np.random.Generator
+    image: NDArray[np.floating[Any]], settings: Photometry, rng: np.random.Generator
 ) -> NDArray[np.uint8]:
     """Lighting, glare, colour cast, blur, noise and low resolution; returns uint8 BGR."""
+    # the scene is float32, float64 once a lighting gradient has been applied
     height, width = image.shape[:2]
     if rng.random() < settings.gradient_probability:
         image = image * _gradient(rng, width, height)[..., None]
@@ -76,9 +91,9 @@ def apply_photometry(
         image = image * cast[None, None, :]
     if rng.random() < settings.blur_probability:
         sigma = rng.uniform(0.5, 1.8)
-        image = cv2.GaussianBlur(image, (0, 0), sigma)
+        image = _floating(cv2.GaussianBlur(image, (0, 0), sigma))
     if rng.random() < settings.motion_blur_probability:
-        image = cv2.filter2D(image, -1, _motion_kernel(rng))
+        image = _floating(cv2.filter2D(image, -1, _motion_kernel(rng)))
     if rng.random() < settings.noise_probability:
         image = image + rng.normal(0, rng.uniform(2, 12), image.shape).astype(np.float32)
     if rng.random() < settings.low_resolution_probability:
@@ -88,5 +103,6 @@ def apply_photometry(
             (max(8, int(width * factor)), max(8, int(height * factor))),
             interpolation=cv2.INTER_AREA,
         )
-        image = cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR)
-    return np.clip(image, 0, 255).astype(np.uint8)
+        image = _floating(cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR))
+    result: NDArray[np.uint8] = np.clip(image, 0, 255).astype(np.uint8)
+    return result

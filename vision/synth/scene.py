@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -73,7 +74,7 @@ def _tilt_homography(
     source = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
     top = (1 - far) * width / 2
     bottom = (1 - near) * width / 2
-    target = np.array(
+    target: NDArray[np.floating[Any]] = np.array(
         [
             [top, squash * height],
             [width - top, squash * height],
@@ -114,7 +115,7 @@ def _source(assets: DeckAssets, code: str, scale: float) -> tuple[NDArray[np.uin
     if image is None:
         image = assets.cards[code]
         for _ in range(level):
-            image = cv2.pyrDown(image)
+            image = cast(NDArray[np.uint8], cv2.pyrDown(image))
         if len(_pyramids) > 4000:
             _pyramids.clear()
         _pyramids[key] = image
@@ -171,13 +172,15 @@ def _draw_occluder(
     occluder: Occluder,
     homography: NDArray[np.float64],
 ) -> None:
-    outline = cv2.ellipse2Poly(
-        (int(occluder.center[0]), int(occluder.center[1])),
-        (max(1, int(occluder.axes[0])), max(1, int(occluder.axes[1]))),
-        int(occluder.angle_degrees),
-        0,
-        360,
-        10,
+    outline = np.asarray(
+        cv2.ellipse2Poly(
+            (int(occluder.center[0]), int(occluder.center[1])),
+            (max(1, int(occluder.axes[0])), max(1, int(occluder.axes[1]))),
+            int(occluder.angle_degrees),
+            0,
+            360,
+            10,
+        )
     ).astype(np.float32)
     projected = np.round(_project(homography, outline)).astype(np.int32)
     mask = np.zeros(owner.shape, np.uint8)
