@@ -353,18 +353,16 @@ def create_router(hooks: ServiceHooks, audit: AuditSettings | None = None) -> AP
     """Every route of this module and of ``web_games`` and ``web_verify``; ``audit`` None: the
     audit log's settings from the environment (``web_verify``). The router's lifespan closes the
     audit log when the app stops."""
-    holder_ref: list[Any] = []
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
-        for holder in holder_ref:
-            holder.close()
+        holder.close()
 
     router = APIRouter(lifespan=lifespan)
     add_page_routes(router)
     add_live_route(router, hooks)
     add_trainer_routes(router)
     add_game_routes(router, hooks)
-    holder_ref.append(add_verify_routes(router, hooks, audit))
+    holder = add_verify_routes(router, hooks, audit)
     return router

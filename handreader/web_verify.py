@@ -56,6 +56,7 @@ from handreader.web_common import (
 
 __all__ = [
     "DB_ENV",
+    "AuditLogHolder",
     "AuditNotConfiguredError",
     "AuditSettings",
     "VerifyOptionsIn",
@@ -98,8 +99,9 @@ class AuditSettings:
 
 
 @dataclass
-class _AuditHolder:
-    """The app's audit log, opened on first use (one connection, thread-safe)."""
+class AuditLogHolder:
+    """An app's audit log, opened on first use (one connection, thread-safe); :meth:`close`
+    when the app stops."""
 
     settings: AuditSettings
     _log: AuditLog | None = field(default=None, init=False)
@@ -123,6 +125,7 @@ class _AuditHolder:
             return self._log
 
     def close(self) -> None:
+        """Close the log if it was opened (it opens again on the next use)."""
         with self._lock:
             if self._log is not None:
                 self._log.close()
@@ -171,10 +174,10 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 def add_verify_routes(
     router: APIRouter, hooks: ServiceHooks, settings: AuditSettings | None = None
-) -> _AuditHolder:
+) -> AuditLogHolder:
     """Add ``POST /v1/verify`` and ``GET /v1/audit`` to ``router``; ``settings`` None: from
     the environment. Returns the holder of the log (close it when the app stops)."""
-    holder = _AuditHolder(settings or AuditSettings.from_env())
+    holder = AuditLogHolder(settings or AuditSettings.from_env())
 
     async def upload(request: Request) -> Upload:
         runtime = await hooks.get_runtime(request)
