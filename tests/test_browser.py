@@ -23,11 +23,11 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+from web_fakes import NIU_TABLE, FakeReader, image_bytes, write_y4m
 
 import serve
 from handreader.web_verify import AuditSettings
 from rules.niuniu import rank_hands
-from web_fakes import NIU_TABLE, FakeReader, image_bytes, write_y4m
 
 pytestmark = pytest.mark.browser
 
@@ -152,9 +152,7 @@ def test_page_loads_its_own_files_only(page: Any, server: _Server) -> None:
     assert page.title() == "handreader"
 
 
-def test_photo_mode_shows_the_annotated_photo_and_the_results(
-    page: Any, tmp_path: Path
-) -> None:
+def test_photo_mode_shows_the_annotated_photo_and_the_results(page: Any, tmp_path: Path) -> None:
     page.select_option("#photo-profile", "trainer")
     page.fill("#photo-stake", "100")
     page.set_input_files("#photo-file", str(_photo(tmp_path)))
@@ -183,9 +181,7 @@ def test_photo_mode_shows_the_annotated_photo_and_the_results(
     assert page.locator("#photo-hands .card.bull").count() >= 3
 
 
-def test_photo_mode_baccarat_draws_the_sides(
-    page: Any, fake: FakeReader, tmp_path: Path
-) -> None:
+def test_photo_mode_baccarat_draws_the_sides(page: Any, fake: FakeReader, tmp_path: Path) -> None:
     # RULES.md section 3: Player 9+5 = 4 draws (3 -> 7); Banker K+6 = 6 stands after a
     # Player third card of 3 (the tableau draws on 6 only after a 6 or 7): Player 7 beats 6.
     fake.hands = {"9H 5C 3D": (0.1, 0.4), "KD 6S": (0.7, 0.4)}
@@ -204,7 +200,8 @@ def _overlay_pixels(page: Any) -> int:
         """() => {
             const canvas = document.getElementById('live-overlay');
             if (!canvas.width || !canvas.height) return 0;
-            const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+            const context = canvas.getContext('2d');
+            const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
             let count = 0;
             for (let i = 3; i < data.length; i += 4) if (data[i] > 0) count++;
             return count;
