@@ -54,6 +54,8 @@ class ReaderSettings:
     tile_above_px: int = 1400
     """Images with a longer side above this are also read in overlapping tiles."""
     max_detections: int = 300
+    turns: int = 4
+    """Quarter turns of each crop tried by the classifier (1 = upright only)."""
 
 
 def non_max_suppression(
@@ -193,7 +195,10 @@ class Reader:
         return Detections(xyxy, confidence, np.zeros(len(confidence), np.int64))
 
     def detect(self, image: NDArray[np.uint8]) -> Detections:
-        """Corner-index boxes in image pixels (whole image, and tiles of large photos), after NMS."""
+        """Corner-index boxes in image pixels, after NMS.
+
+        The whole image is read, and tiles of it too when it is a large photo.
+        """
         height, width = image.shape[:2]
         parts = [self._detect_once(image)]
         if max(height, width) > self.settings.tile_above_px:
@@ -216,17 +221,29 @@ class Reader:
     def classify(
         self, image: NDArray[np.uint8], xyxy: NDArray[np.float32]
     ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-        """Class probabilities (N, 55) and embeddings (N, 128) of the crops around the boxes."""
+        """Class probabilities (N, 55) and embeddings (N, 128) of the crops around the boxes.
+
+        The classifier was trained on glyphs turned within 45 degrees of upright; each crop is
+        tried at its four quarter turns and the turn with the most confident card is kept
+        (a "6" read upside down is a "9" with its pip on top, which the network has not seen).
+        """
         if len(xyxy) == 0:
-            return np.zeros((0, len(CLASSIFIER_CLASSES)), np.float32), np.zeros(
-                (0, 128), np.float32
-            )
+            empty = np.zeros((0, len(CLASSIFIER_CLASSES)), np.float32)
+            return empty, np.zeros((0, 128), np.float32)
         crops = np.stack([crop_index(image, box) for box in xyxy])
-        logits, embedding = self._classifier.run(None, {"crops": crops_to_tensor(crops)})
+        turns = self.settings.turns
+        batch = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in range(turns)])
+        logits, embedding = self._classifier.run(None, {"crops": crops_to_tensor(batch)})
         logits = logits - logits.max(axis=1, keepdims=True)
         probabilities = np.exp(logits)
         probabilities /= probabilities.sum(axis=1, keepdims=True)
-        return probabilities.astype(np.float32), embedding.astype(np.float32)
+        count = len(crops)
+        by_turn = probabilities.reshape(turns, count, -1)
+        best = by_turn[:, :, :-1].max(axis=2).argmax(axis=0)  # the turn with the surest card
+        rows = np.arange(count)
+        chosen = by_turn[best, rows]
+        embeddings = embedding.reshape(turns, count, -1)[best, rows]
+        return chosen.astype(np.float32), embeddings.astype(np.float32)
 
     def merge_corners(
         self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]

@@ -11,7 +11,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -42,6 +42,10 @@ class ClassifierTraining:
     none_per_scene: int = 3
     seed: int = 0
     width: int = 16
+    warm_start: Path | None = None
+    """Start from these weights (a checkpoint of this network) with a fresh schedule."""
+    epoch_fraction: float = 1.0
+    """Share of the crops drawn (at random, anew) for each epoch; below 1 for shorter epochs."""
 
 
 def _jitter_box(rng: np.random.Generator, box: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -63,6 +67,18 @@ def _overlaps(box: NDArray[np.float64], boxes: NDArray[np.float64]) -> bool:
     return bool(((ix > 0) & (iy > 0)).any())
 
 
+def upright_turns(quad: NDArray[np.float64]) -> int:
+    """Quarter turns (``np.rot90``'s k) that bring a glyph within 45 degrees of upright.
+
+    ``quad`` is the index's outline from its glyph's own top-left corner, clockwise; its
+    up vector runs from the bottom-left corner to the top-left one. Training crops are turned
+    so; the reader tries the four turns of each crop and keeps the most confident.
+    """
+    up_x, up_y = quad[0] - quad[3]
+    angle = np.degrees(np.arctan2(up_x, -up_y))  # 0 upright, 90 when the glyph lies turned clockwise
+    return int(round(angle / 90)) % 4
+
+
 def extract_crops(
     scene_dirs: tuple[Path, ...],
     jitter_copies: int,
@@ -72,7 +88,8 @@ def extract_crops(
 ) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
     """Crops (N, S, S, 3) and class ids from scene folders written by ``vision.synth.generate``.
 
-    Each labelled index gives ``jitter_copies`` crops with jittered boxes; ``none_per_scene``
+    Each labelled index gives ``jitter_copies`` crops with jittered boxes, turned upright
+    (:func:`upright_turns`); ``none_per_scene``
     random boxes that touch no index give "none" examples.
     """
     rng = np.random.default_rng(seed)
@@ -84,13 +101,18 @@ def extract_crops(
         metas = metas[:max_scenes]
     for meta_path in tqdm(metas, desc="crops", unit="scene"):
         meta = json.loads(meta_path.read_text())
-        image = cv2.imread(str(meta_path.parent.parent / "images" / f"{meta_path.stem}.jpg"))
+        image = cast(
+            "NDArray[np.uint8] | None",
+            cv2.imread(str(meta_path.parent.parent / "images" / f"{meta_path.stem}.jpg")),
+        )
         if image is None:
             continue
         boxes = np.array([item["box_xyxy"] for item in meta["indices"]], np.float64).reshape(-1, 4)
         for item, box in zip(meta["indices"], boxes, strict=True):
+            turns = upright_turns(np.array(item["quad"], np.float64))
             for _ in range(jitter_copies):
-                crops.append(crop_index(image, _jitter_box(rng, box)))
+                crop = np.rot90(crop_index(image, _jitter_box(rng, box)), turns)
+                crops.append(np.ascontiguousarray(crop))
                 labels.append(class_of[item["card"]])
         height, width = image.shape[:2]
         typical = float(np.median(boxes[:, 3] - boxes[:, 1])) if len(boxes) else 0.08 * height
@@ -116,7 +138,7 @@ def _network(width: int, classes: int) -> Any:
             nn.ReLU(inplace=True),
         ]
 
-    class IndexNet(nn.Module):
+    class IndexNet(nn.Module):  # type: ignore[misc,unused-ignore]  # torch is untyped here
         def __init__(self) -> None:
             super().__init__()
             w = width
@@ -187,9 +209,16 @@ def train_classifier(
     targets = torch.from_numpy(labels)
     model = _network(settings.width, len(CLASSIFIER_CLASSES))
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=1e-4)
-    steps_per_epoch = math.ceil(len(inputs) / settings.batch)
+    per_epoch = max(settings.batch, int(len(inputs) * settings.epoch_fraction))
+    steps_per_epoch = math.ceil(per_epoch / settings.batch)
+    warm = settings.warm_start is not None
+    if warm:
+        model.load_state_dict(torch.load(settings.warm_start, weights_only=False)["model"])
     schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimizer, settings.learning_rate, total_steps=settings.epochs * steps_per_epoch
+        optimizer,
+        settings.learning_rate,
+        total_steps=settings.epochs * steps_per_epoch,
+        pct_start=0.05 if warm else 0.3,
     )
     state_path = settings.run_dir / "classifier_last.pt"
     start = 0
@@ -203,7 +232,7 @@ def train_classifier(
     loss_function = nn.CrossEntropyLoss(label_smoothing=0.05)
     for epoch in range(start, settings.epochs):
         model.train()
-        order = torch.randperm(len(inputs), generator=generator)
+        order = torch.randperm(len(inputs), generator=generator)[:per_epoch]
         correct, seen, total_loss = 0, 0, 0.0
         bar = tqdm(
             range(steps_per_epoch), desc=f"classifier {epoch + 1}/{settings.epochs}", unit="batch"
@@ -217,7 +246,7 @@ def train_classifier(
             loss.backward()
             optimizer.step()
             schedule.step()
-            total_loss += float(loss) * len(index)
+            total_loss += float(loss.detach()) * len(index)
             correct += int((logits.argmax(1) == targets[index]).sum())
             seen += len(index)
             bar.set_postfix(loss=f"{total_loss / seen:.3f}", acc=f"{correct / seen:.3f}")
