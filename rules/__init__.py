@@ -80,7 +80,7 @@ __all__ += [
     "settle",
 ]
 
-from rules.pits import (
+from rules.pits import (  # noqa: E402
     DEFAULT_PITS_RULES,
     Combination,
     CombinationError,

@@ -125,7 +125,10 @@ AnyCard = Card | Joker
 
 
 def parse_card(text: str) -> AnyCard:
-    """Parse one card such as ``"10H"``, ``"qs"``, ``"T♦"``, ``"JB"``; raise CardError if unknown."""
+    """Parse one card such as ``"10H"``, ``"qs"``, ``"T♦"``, ``"JB"``.
+
+    Raises CardError if unknown.
+    """
     if not isinstance(text, str):
         raise CardError(f"unknown card {text!r}: expected text such as '10H', 'QS' or 'JR'")
     cleaned = text.strip().upper()

@@ -1,4 +1,7 @@
-"""Reader stages that need no model: NMS, letterbox, crops, corner merging, data types, manifest errors."""
+"""Reader stages that need no model.
+
+NMS, letterbox, crops, corner merging, data types, manifest errors.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +15,20 @@ from rules.cards import CARD_CLASSES
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.detections import CardReading, Detections, Reading, ReadingFlag
 from vision.letterbox import PAD_VALUE, letterbox
-from vision.reader import CLASSIFIER_CLASSES, ModelError, Reader, ReaderSettings, non_max_suppression
+from vision.reader import (
+    CLASSIFIER_CLASSES,
+    ModelError,
+    Reader,
+    ReaderSettings,
+    non_max_suppression,
+)
 
 
 def _one_hot(code: str, confidence: float) -> np.ndarray:
     """A probability row putting ``confidence`` on ``code`` and the rest evenly elsewhere."""
-    row = np.full(len(CLASSIFIER_CLASSES), (1 - confidence) / (len(CLASSIFIER_CLASSES) - 1), np.float32)
+    row = np.full(
+        len(CLASSIFIER_CLASSES), (1 - confidence) / (len(CLASSIFIER_CLASSES) - 1), np.float32
+    )
     row[CLASSIFIER_CLASSES.index(code)] = confidence
     return row
 
@@ -41,9 +52,17 @@ def test_letterbox_maps_boxes_back() -> None:
     tensor, transform = letterbox(image, 320)
     assert tensor.shape == (1, 3, 320, 320)
     assert tensor[0, :, 0, 0] == pytest.approx(PAD_VALUE / 255)  # top band is padding
-    network = np.array([[transform.pad_x + 10 * transform.scale, transform.pad_y + 20 * transform.scale,
-                         transform.pad_x + 110 * transform.scale, transform.pad_y + 220 * transform.scale]],
-                       np.float32)
+    network = np.array(
+        [
+            [
+                transform.pad_x + 10 * transform.scale,
+                transform.pad_y + 20 * transform.scale,
+                transform.pad_x + 110 * transform.scale,
+                transform.pad_y + 220 * transform.scale,
+            ]
+        ],
+        np.float32,
+    )
     assert transform.to_image(network)[0] == pytest.approx([10, 20, 110, 220], abs=1e-3)
 
 
@@ -95,7 +114,15 @@ def test_reading_json_form() -> None:
     reading = Reading((640, 480), (card,), ReadingFlag.LOW_CONFIDENCE | ReadingFlag.DUPLICATE)
     assert reading.to_dict() == {
         "size": [640, 480],
-        "cards": [{"card": "10H", "confidence": 0.9712, "box": [1.0, 2, 3, 4], "corners": 2, "uncertain": False}],
+        "cards": [
+            {
+                "card": "10H",
+                "confidence": 0.9712,
+                "box": [1.0, 2, 3, 4],
+                "corners": 2,
+                "uncertain": False,
+            }
+        ],
         "flags": ["low_confidence", "duplicate"],
     }
 

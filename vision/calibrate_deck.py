@@ -51,8 +51,9 @@ def _model_sha(reader: Reader) -> str:
     return str(entry.get("sha256") or hashlib.sha256(repr(entry).encode()).hexdigest())
 
 
-def embed_card_photo(reader: Reader, image: NDArray[np.uint8], most: int = 4) -> tuple[
-        NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]:
+def embed_card_photo(
+    reader: Reader, image: NDArray[np.uint8], most: int = 4
+) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]:
     """Embeddings, probabilities and boxes of the (up to ``most``) strongest indices in a photo."""
     detections = reader.detect(image)
     order = np.argsort(-detections.confidence)[:most]
@@ -79,12 +80,15 @@ def _position(cell: int) -> str:
     return f"row {row + 1}, column {column + 1} ({grid_order()[cell]})"
 
 
-def _from_grid(reader: Reader, photo: Path) -> tuple[dict[str, list[NDArray[np.float32]]],
-                                                     list[tuple[NDArray[np.uint8], str]], list[str]]:
+def _from_grid(
+    reader: Reader, photo: Path
+) -> tuple[dict[str, list[NDArray[np.float32]]], list[tuple[NDArray[np.uint8], str]], list[str]]:
     image = load_image(photo)
     detections = reader.detect(image)
     if len(detections) < GRID_ROWS * GRID_COLUMNS:
-        raise CalibrationError(f"{photo}: found {len(detections)} indices, a 13 x 4 deck shows at least 52")
+        raise CalibrationError(
+            f"{photo}: found {len(detections)} indices, a 13 x 4 deck shows at least 52"
+        )
     probabilities, embeddings = reader.classify(image, detections.xyxy)
     centers = (detections.xyxy[:, :2] + detections.xyxy[:, 2:]) / 2
     cells, _ = assign_cells(centers, GRID_ROWS, GRID_COLUMNS)
@@ -103,7 +107,10 @@ def _from_grid(reader: Reader, photo: Path) -> tuple[dict[str, list[NDArray[np.f
             confident.setdefault(CARD_CLASSES[best], []).append(cell)
     doubles = {code: places for code, places in confident.items() if len(places) > 1}
     if doubles:
-        parts = [f"{code} at " + " and ".join(_position(c) for c in places) for code, places in doubles.items()]
+        parts = [
+            f"{code} at " + " and ".join(_position(c) for c in places)
+            for code, places in doubles.items()
+        ]
         raise CalibrationError(f"{photo}: the same card appears twice: {'; '.join(parts)}")
     prototypes: dict[str, list[NDArray[np.float32]]] = {}
     tiles = []
@@ -114,7 +121,9 @@ def _from_grid(reader: Reader, photo: Path) -> tuple[dict[str, list[NDArray[np.f
     return prototypes, tiles, []
 
 
-def calibrate(reader: Reader, name: str, photos: Sequence[Path], grid: bool = False) -> CalibrationResult:
+def calibrate(
+    reader: Reader, name: str, photos: Sequence[Path], grid: bool = False
+) -> CalibrationResult:
     """Build and save the profile ``name`` from the photos (one card each, or one grid photo)."""
     warnings: list[str] = []
     if grid:
@@ -126,8 +135,10 @@ def calibrate(reader: Reader, name: str, photos: Sequence[Path], grid: bool = Fa
         tiles = []
         named = [code_from_filename(photo) for photo in photos]
         if all(code is None for code in named) and len(photos) > len(SINGLE_ORDER):
-            raise CalibrationError(f"{len(photos)} unnamed photos, but the documented order has "
-                                   f"{len(SINGLE_ORDER)} cards")
+            raise CalibrationError(
+                f"{len(photos)} unnamed photos, but the documented order has "
+                f"{len(SINGLE_ORDER)} cards"
+            )
         seen: dict[str, Path] = {}
         for position, photo in enumerate(photos):
             code = named[position] if named[position] is not None else SINGLE_ORDER[position]

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -229,7 +230,7 @@ def code_from_filename(path: Path) -> str | None:
 
 
 def assign_cells(
-    centers: NDArray[np.float32], rows: int, columns: int
+    centers: NDArray[np.floating[Any]], rows: int, columns: int
 ) -> tuple[NDArray[np.int64], float]:
     """Grid cell (row * columns + column) of each point, cells spanning the points' extent."""
     low, high = centers.min(axis=0), centers.max(axis=0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import cv2
 import numpy as np
 from numpy.typing import NDArray
@@ -17,7 +19,7 @@ CROP_CONTEXT = 1.3
 
 def crop_index(
     image: NDArray[np.uint8],
-    box_xyxy: tuple[float, float, float, float] | NDArray[np.float32],
+    box_xyxy: tuple[float, float, float, float] | NDArray[np.floating[Any]],
     size: int = CROP_SIZE,
     context: float = CROP_CONTEXT,
 ) -> NDArray[np.uint8]:
@@ -38,11 +40,14 @@ def crop_index(
     if region.size == 0:
         return np.zeros((size, size, 3), np.uint8)
     if pad_left or pad_top or pad_right or pad_bottom:
-        region = cv2.copyMakeBorder(
-            region, pad_top, pad_bottom, pad_left, pad_right, cv2.BORDER_REPLICATE
+        region = cast(
+            NDArray[np.uint8],
+            cv2.copyMakeBorder(
+                region, pad_top, pad_bottom, pad_left, pad_right, cv2.BORDER_REPLICATE
+            ),
         )
     interpolation = cv2.INTER_AREA if span > size else cv2.INTER_LINEAR
-    return cv2.resize(region, (size, size), interpolation=interpolation)
+    return cast(NDArray[np.uint8], cv2.resize(region, (size, size), interpolation=interpolation))
 
 
 def crops_to_tensor(crops: NDArray[np.uint8]) -> NDArray[np.float32]:

@@ -20,16 +20,26 @@ __all__ = ["register", "run", "run_decks"]
 
 def register(subparsers: Any) -> None:
     """Add the ``calibrate`` and ``decks`` commands to the CLI."""
-    parser = subparsers.add_parser("calibrate", help="calibrate the reader to your own deck",
-                                   description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="calibrate the reader to your own deck",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+    )
     parser.add_argument("photos", nargs="+", type=Path, metavar="PHOTO")
     parser.add_argument("--name", required=True, help="the deck's name, used later as --deck NAME")
-    parser.add_argument("--grid", action="store_true", help="one photo of the whole deck in a 13 x 4 grid")
+    parser.add_argument(
+        "--grid", action="store_true", help="one photo of the whole deck in a 13 x 4 grid"
+    )
     parser.add_argument("--sheet", type=Path, help="where to write the contact sheet")
-    parser.add_argument("--models", type=Path, metavar="DIR", help="model folder (default: shipped)")
+    parser.add_argument(
+        "--models", type=Path, metavar="DIR", help="model folder (default: shipped)"
+    )
     parser.set_defaults(func=run)
-    decks = subparsers.add_parser("decks", help="list calibrated deck profiles",
-                                  description="List the deck profiles made by handreader calibrate.")
+    decks = subparsers.add_parser(
+        "decks",
+        help="list calibrated deck profiles",
+        description="List the deck profiles made by handreader calibrate.",
+    )
     decks.set_defaults(func=run_decks)
 
 
@@ -46,9 +56,11 @@ def run(args: argparse.Namespace) -> int:
     cv2.imwrite(str(sheet), result.sheet)
     for warning in result.warnings:
         print(f"handreader calibrate: warning: {warning}", file=sys.stderr)
-    print(f"deck {args.name!r}: {len(result.profile.prototypes)} cards, "
-          f"{sum(len(v) for v in result.profile.prototypes.values())} corner samples; "
-          f"saved {result.path}; contact sheet {sheet}")
+    print(
+        f"deck {args.name!r}: {len(result.profile.prototypes)} cards, "
+        f"{sum(len(v) for v in result.profile.prototypes.values())} corner samples; "
+        f"saved {result.path}; contact sheet {sheet}"
+    )
     return 0
 
 

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
                 f"F1 {totals.f1:.4f}  exact photos {summary['exact_photos']:.4f}  "
                 f"uncertain {totals.uncertain}  failed {totals.failed}"
             )
-            pairs = ", ".join(f"{t}->{p} x{n}" for t, p, n in summary["confusions"])  # type: ignore[misc]
+            pairs = ", ".join(f"{t}->{p} x{n}" for t, p, n in summary["confusions"])
             print(f"  most frequent confusions: {pairs or 'none'}")
         if args.report:
             args.report.mkdir(parents=True, exist_ok=True)

@@ -84,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
         if args.annotate:
             import cv2
 
-            from vision.annotate import CardAnnotator
+            from vision.annotate import Annotator
 
             out = args.annotate / f"{Path(photo).stem}.jpg"
-            cv2.imwrite(str(out), CardAnnotator().annotate(image, reading))
+            cv2.imwrite(str(out), Annotator().annotate_reading(image, reading))
     return status

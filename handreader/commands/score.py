@@ -52,7 +52,9 @@ def register(subparsers: Any) -> None:
         help=f"house rules (default: {DEFAULT_PROFILE})",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object per hand")
-    parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate) for photos")
+    parser.add_argument(
+        "--deck", help="a calibrated deck profile (handreader calibrate) for photos"
+    )
     parser.add_argument("--models", type=Path, metavar="DIR", help="model folder for photos")
     parser.set_defaults(func=run)
 
@@ -134,7 +136,9 @@ def _is_photo(token: str) -> bool:
     return path.suffix.lower() in _IMAGE_SUFFIXES or (path.is_file() and len(token) > 3)
 
 
-def score_photo(photo: str, profile: str, deck: str | None, models: Path | None, as_json: bool) -> int:
+def score_photo(
+    photo: str, profile: str, deck: str | None, models: Path | None, as_json: bool
+) -> int:
     """Read a photo, group its cards into hands, print one line per hand; 1 if none scored."""
     from handreader.table import TableOptions, score_reading
     from vision.calibration import load_profile
@@ -149,25 +153,45 @@ def score_photo(photo: str, profile: str, deck: str | None, models: Path | None,
     outcomes = {player.seat: player for player in table.players}
     if not table.hands:
         message = "no cards found" if not reading.cards else "no hand found"
-        print(json.dumps({"image": photo, "hands": 0, "problem": message}) if as_json
-              else f"{photo}: {message}")
+        print(
+            json.dumps({"image": photo, "hands": 0, "problem": message})
+            if as_json
+            else f"{photo}: {message}"
+        )
         return 1
     for hand in table.hands:
         player = outcomes.get(hand.seat)
         if as_json:
-            record: dict[str, Any] = {"image": photo, "seat": hand.seat, "role": hand.role.value,
-                                      "status": hand.status.value, "problem": hand.problem}
+            record: dict[str, Any] = {
+                "image": photo,
+                "seat": hand.seat,
+                "role": hand.role.value,
+                "status": hand.status.value,
+                "problem": hand.problem,
+            }
             if hand.hand is not None:
                 record.update(hand_to_json(hand.hand))
             else:
-                record.update({"cards": [card.code for card in hand.cards], "split": None,
-                               "score": None, "points": None})
+                record.update(
+                    {
+                        "cards": [card.code for card in hand.cards],
+                        "split": None,
+                        "score": None,
+                        "points": None,
+                    }
+                )
             record["boxes"] = [card.to_dict()["box"] for card in hand.cards]
             if player is not None:
-                record.update({k: v for k, v in player.to_dict().items() if k in ("outcome", "net")})
+                record.update(
+                    {k: v for k, v in player.to_dict().items() if k in ("outcome", "net")}
+                )
             print(json.dumps(record, ensure_ascii=False))
         else:
-            text = format_hand(hand.hand) if hand.hand is not None else " ".join(c.code for c in hand.cards)
+            text = (
+                format_hand(hand.hand)
+                if hand.hand is not None
+                else " ".join(c.code for c in hand.cards)
+            )
             extra = f" [{hand.status.value}: {hand.problem}]" if hand.problem else ""
             against = f" -> {player.outcome.value}" if player is not None and player.outcome else ""
             print(f"{hand.role.value} {hand.seat}: {text}{extra}{against}")
