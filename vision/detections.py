@@ -72,6 +72,8 @@ class CardReading:
     corners: int = 1
     uncertain: bool = False
     alternatives: tuple[tuple[str, float], ...] = ()
+    index_px: float = 0.0
+    """The longer side of one of its index boxes (0 when unknown, e.g. cards given as codes)."""
 
     @property
     def center_xy(self) -> tuple[float, float]:

@@ -187,3 +187,22 @@ def confusion_image(
             1,
         )
     return image
+
+
+def scenes_manifest(scene_dir: Path, out: Path) -> Path:
+    """A manifest of synthetic scenes (from ``vision.synth.generate``): the cards with a visible index.
+
+    A card counts when at least one of its indices is labelled (on top, inside the frame, big
+    enough); one card per physical card, so a two-deck scene may list a code twice.
+    """
+    lines = []
+    for meta_path in sorted((scene_dir / "meta").glob("*.json")):
+        meta = json.loads(meta_path.read_text())
+        cards: dict[int, str] = {}
+        for item in meta["indices"]:
+            cards[int(item["card_index"])] = str(item["card"])
+        image = Path("..") / "images" / f"{meta_path.stem}.jpg"
+        lines.append(json.dumps({"image": str(image), "cards": sorted(cards.values())}))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    return out

@@ -21,7 +21,8 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
 from vision.calibration import DeckProfile, combine_with_profile
-from vision.crops import crop_index, crops_to_tensor
+from vision.crops import crop_index
+from vision.features import FEATURE_SIZE, index_features
 from vision.detections import CardReading, Detections, Reading, ReadingFlag
 from vision.letterbox import letterbox
 
@@ -130,6 +131,12 @@ class Reader:
                 "classifier classes in the manifest differ from the project's label table "
                 f"(expected {len(CLASSIFIER_CLASSES)} classes ending with 'none')"
             )
+        feature_shape = self._classifier.get_inputs()[0].shape
+        if self._classifier.get_inputs()[0].name != "features" or feature_shape[1] != FEATURE_SIZE:
+            raise ModelError(
+                f"classifier input is {self._classifier.get_inputs()[0].name} {feature_shape}, "
+                f"expected features [N, {FEATURE_SIZE}]"
+            )
         outputs = [output.name for output in self._classifier.get_outputs()]
         if outputs[:2] != ["logits", "embedding"]:
             raise ModelError(f"classifier outputs are {outputs}, expected ['logits', 'embedding']")
@@ -233,7 +240,7 @@ class Reader:
         crops = np.stack([crop_index(image, box) for box in xyxy])
         turns = self.settings.turns
         batch = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in range(turns)])
-        logits, embedding = self._classifier.run(None, {"crops": crops_to_tensor(batch)})
+        logits, embedding = self._classifier.run(None, {"features": index_features(batch)})
         logits = logits - logits.max(axis=1, keepdims=True)
         probabilities = np.exp(logits)
         probabilities /= probabilities.sum(axis=1, keepdims=True)
@@ -292,7 +299,8 @@ class Reader:
                     box_xyxy=box,
                     corners=len(group),
                     uncertain=confidence < settings.uncertain_below,
-                    alternatives=tuple(
+                    index_px=float(heights[group].max()),
+                alternatives=tuple(
                         (CARD_CLASSES[int(i)], round(float(joint[i]), 4)) for i in ranked
                     ),
                 )

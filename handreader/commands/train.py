@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
         "--holdout-scenes", type=int, default=400, help="validation scenes, held-out decks"
     )
     parser.add_argument("--detector-epochs", type=int, default=6)
-    parser.add_argument("--classifier-epochs", type=int, default=4)
+    parser.add_argument("--classifier-epochs", type=int, default=14)
     parser.add_argument("--imgsz", type=int, default=320, help="detector input size (default 320)")
     parser.add_argument("--batch", type=int, default=32, help="detector batch (default 32)")
     parser.add_argument(

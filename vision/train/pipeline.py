@@ -33,7 +33,7 @@ class TrainingPlan:
     detector_epochs: int = 6
     detector_imgsz: int = 320
     detector_batch: int = 32
-    classifier_epochs: int = 4
+    classifier_epochs: int = 14
     workers: int | None = None
 
 
@@ -50,6 +50,7 @@ def write_manifest(
 ) -> Path:
     """Write ``models/manifest.json``: files, hashes, classes, input sizes, data and recipe."""
     from vision.crops import CROP_CONTEXT, CROP_SIZE
+    from vision.features import FEATURE_SIZE
     from vision.reader import CLASSIFIER_CLASSES
 
     manifest_path = plan.models_dir / "manifest.json"
@@ -73,10 +74,10 @@ def write_manifest(
             "file": classifier.name,
             "sha256": _sha256(classifier),
             "bytes": classifier.stat().st_size,
-            "architecture": "7-conv CNN, width 16, 128-d embedding",
+            "architecture": "MLP 972-384-128-55 on HOG + colour features (vision/features.py)",
             "classes": list(CLASSIFIER_CLASSES),
-            "input": f"Nx3x{CROP_SIZE}x{CROP_SIZE} RGB float [0,1]; "
-            f"square crop {CROP_CONTEXT}x the box's longer side",
+            "input": f"Nx{FEATURE_SIZE} features of a {CROP_SIZE} px square crop, "
+            f"{CROP_CONTEXT}x the box's longer side; four quarter turns tried per crop",
             "outputs": {"logits": "Nx55", "embedding": "Nx128, L2-normalised"},
         },
         "training": {

@@ -1,0 +1,118 @@
+"""The shipped models through the real reader: loading, reading, threads, turns, no torch.
+
+Accuracy floors here are regression guards set from the measured figures in
+``models/manifest.json`` (not targets): see the README for the measured values.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.imageio import load_image
+from vision.reader import ModelError, Reader, default_models_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "hand.jpg"
+EXAMPLE_CARDS = ROOT / "examples" / "hand.json"
+
+pytestmark = pytest.mark.skipif(
+    not (default_models_dir() / "manifest.json").is_file(), reason="no shipped models (models/manifest.json)"
+)
+
+
+@pytest.fixture(scope="module")
+def reader() -> Reader:
+    return Reader.load()
+
+
+def test_reads_the_example_photo(reader: Reader) -> None:
+    """examples/hand.json lists the cards rendered into examples/hand.jpg (held-out deck)."""
+    truth = set(json.loads(EXAMPLE_CARDS.read_text())["cards"])
+    reading = reader.read(load_image(EXAMPLE))
+    certain = {card.code for card in reading.cards if not card.uncertain}
+    assert reading.size_wh == (640, 480)
+    assert len(truth & certain) >= 3, f"read {sorted(certain)}, expected {sorted(truth)}"
+    for card in reading.cards:
+        x1, y1, x2, y2 = card.box_xyxy
+        assert 0 <= x1 < x2 <= 640 and 0 <= y1 < y2 <= 480
+        assert 0 <= card.confidence <= 1
+
+
+def test_same_reading_from_many_threads(reader: Reader) -> None:
+    """A Reader keeps no per-call state: concurrent reads give the same answer as one read."""
+    image = load_image(EXAMPLE)
+    alone = [card.code for card in reader.read(image).cards]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: [c.code for c in reader.read(image).cards], range(8)))
+    assert all(result == alone for result in results)
+
+
+def test_upside_down_photo_reads_the_same_cards(reader: Reader) -> None:
+    """Turning the photo half a turn keeps the cards (a 6 stays a 6): turns are tried per crop."""
+    image = load_image(EXAMPLE)
+    upright = {c.code for c in reader.read(image).cards if not c.uncertain}
+    turned = {c.code for c in reader.read(np.ascontiguousarray(image[::-1, ::-1])).cards if not c.uncertain}
+    assert len(upright & turned) >= max(1, len(upright) - 1)
+
+
+def test_large_photo_is_read_with_tiles(reader: Reader) -> None:
+    """A 12 MP upscale of the example still finds cards (whole image plus four tiles)."""
+    import cv2
+
+    image = load_image(EXAMPLE)
+    big = cv2.resize(image, (4000, 3000), interpolation=cv2.INTER_CUBIC)
+    codes = {c.code for c in reader.read(big).cards if not c.uncertain}
+    small = {c.code for c in reader.read(image).cards if not c.uncertain}
+    assert len(codes & small) >= 2
+
+
+def test_blank_image_has_no_cards(reader: Reader) -> None:
+    assert reader.read(np.full((480, 640, 3), 90, np.uint8)).cards == ()
+
+
+def test_not_an_image_array_is_refused(reader: Reader) -> None:
+    with pytest.raises(ValueError, match="expected a BGR uint8 image"):
+        reader.read(np.zeros((10, 10), np.float32))  # type: ignore[arg-type]
+
+
+def test_tampered_model_is_refused(tmp_path: Path) -> None:
+    """A model file that no longer matches its manifest hash is a clear ModelError."""
+    source = default_models_dir()
+    for name in ("manifest.json", "detector.onnx", "classifier.onnx"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    with (tmp_path / "classifier.onnx").open("ab") as handle:
+        handle.write(b"\0")
+    with pytest.raises(ModelError, match="sha256"):
+        Reader.load(tmp_path)
+
+
+def test_runtime_never_imports_torch() -> None:
+    """Reading a photo needs onnxruntime, numpy and OpenCV only."""
+    code = (
+        "import sys; from vision.reader import Reader; from vision.imageio import load_image; "
+        f"Reader.load().read(load_image({str(EXAMPLE)!r})); "
+        "print('torch' in sys.modules, 'ultralytics' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_read_command_keeps_going_past_a_bad_file(tmp_path: Path) -> None:
+    """`handreader read good bad --json`: a line per photo, an error line for the bad one, exit 2."""
+    bad = tmp_path / "notes.jpg"
+    bad.write_text("not an image")
+    result = subprocess.run(
+        [sys.executable, "-m", "handreader.cli", "read", str(EXAMPLE), str(bad), "--json"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.returncode == 2
+    assert lines[0]["image"] == str(EXAMPLE) and "cards" in lines[0]
+    assert lines[1]["image"] == str(bad) and lines[1]["error"]["code"] in ("unsupported_type", "corrupt")
