@@ -1,0 +1,183 @@
+"""Deck profiles: storage, corrupt files, the combination with the classifier, grid checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rules.cards import CARD_CLASSES
+from vision.calibration import (
+    DeckProfileError,
+    code_from_filename,
+    combine_with_profile,
+    grid_order,
+    list_profiles,
+    load_profile,
+    new_profile,
+    save_profile,
+)
+from vision.detections import Detections
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HANDREADER_DATA", str(tmp_path))
+    return tmp_path
+
+
+def _unit(rng: np.random.Generator, count: int) -> np.ndarray:
+    vectors = rng.normal(size=(count, 128)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_profile_round_trips_to_disk() -> None:
+    rng = np.random.default_rng(1)
+    profile = new_profile(
+        "my-deck", {"AS": list(_unit(rng, 2)), "10H": list(_unit(rng, 1))}, "abc", ["a.jpg"]
+    )
+    path = save_profile(profile)
+    again = load_profile("my-deck")
+    assert path.name == "my-deck.json" and list_profiles() == ["my-deck"]
+    assert set(again.prototypes) == {"AS", "10H"} and again.model_sha256 == "abc"
+    assert np.allclose(again.prototypes["AS"], profile.prototypes["AS"], atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("{not json", "corrupt"),
+        ('{"format": 1}', "corrupt"),
+        ('{"format": 9, "name": "x"}', "format 9"),
+        (
+            '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": 0.7, "temperature": 0.05, '
+            '"prototypes": {"ZZ": [[1.0]]}}',
+            "unknown card 'ZZ'",
+        ),
+        (
+            '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": 0.7, "temperature": 0.05, '
+            '"prototypes": {"AS": [[NaN]]}}',
+            "bad prototypes",
+        ),
+    ],
+)
+def test_corrupt_profile_is_refused_clearly(data_dir: Path, body: str, message: str) -> None:
+    folder = data_dir / "decks"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "broken.json").write_text(body)
+    with pytest.raises(DeckProfileError, match=message):
+        load_profile("broken")
+
+
+def test_unknown_profile_names_the_known_ones() -> None:
+    save_profile(new_profile("mine", {"AS": list(_unit(np.random.default_rng(0), 1))}, "", []))
+    with pytest.raises(DeckProfileError, match=r"no deck profile 'other' \(known: mine\)"):
+        load_profile("other")
+
+
+@pytest.mark.parametrize("name", ["", "../escape", "a b", "x" * 70])
+def test_bad_deck_names_are_refused(name: str) -> None:
+    with pytest.raises(DeckProfileError, match="bad deck name"):
+        new_profile(name, {"AS": list(_unit(np.random.default_rng(0), 1))}, "", [])
+
+
+def test_profile_moves_the_reading_toward_the_calibrated_card() -> None:
+    """The classifier hesitates between QS and QC; the crop looks like the user's QC."""
+    rng = np.random.default_rng(2)
+    prototype = _unit(rng, 1)
+    profile = new_profile("d", {"QC": list(prototype), "QS": list(_unit(rng, 1))}, "", [])
+    probabilities = np.full((1, 55), 0.001, np.float32)
+    probabilities[0, CARD_CLASSES.index("QS")] = 0.5
+    probabilities[0, CARD_CLASSES.index("QC")] = 0.4
+    probabilities /= probabilities.sum()
+    combined = combine_with_profile(probabilities, prototype.copy(), profile)
+    assert CARD_CLASSES[int(combined[0, :-1].argmax())] == "QC"
+    assert combined.sum() == pytest.approx(1.0, abs=1e-5)
+    assert combined[0, -1] == pytest.approx(probabilities[0, -1])  # "none" untouched
+
+
+def test_without_profile_nothing_changes() -> None:
+    """Reading without --deck never calls the combination: the reader's path is unchanged."""
+    from vision.reader import Reader
+
+    assert Reader.read.__defaults__ == (None,)
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("10C_00.jpg", "10C"),
+        ("qs.png", "QS"),
+        ("JR-1.jpg", "JR"),
+        ("ts_2.jpg", "10S"),
+        ("photo.jpg", None),
+        ("AHX.jpg", None),
+    ],
+)
+def test_card_from_file_name(name: str, code: str | None) -> None:
+    assert code_from_filename(Path(name)) == code
+
+
+class _GridReader:
+    """Detections on a 13 x 4 grid with chosen cells left empty; the classifier reads every
+    cell as its grid card except where told."""
+
+    def __init__(self, missing: set[int], reads: dict[int, str]) -> None:
+        self.missing, self.reads, self.manifest = missing, reads, {"classifier": {"sha256": "x"}}
+        boxes = []
+        self.cells: list[int] = []
+        for cell in range(52):
+            if cell in missing:
+                continue
+            row, column = divmod(cell, 13)
+            x, y = 100 * column, 150 * row
+            boxes += [[x, y, x + 15, y + 25], [x + 55, y + 95, x + 70, y + 120]]
+            self.cells += [cell, cell]
+        self.boxes = np.array(boxes, np.float32)
+
+    def detect(self, image: Any) -> Detections:
+        count = len(self.boxes)
+        return Detections(self.boxes, np.ones(count, np.float32), np.zeros(count, np.int64))
+
+    def classify(self, image: Any, xyxy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        probabilities = np.zeros((len(xyxy), 55), np.float32)
+        for row, cell in enumerate(self.cells):
+            code = self.reads.get(cell, grid_order()[cell])
+            probabilities[row, CARD_CLASSES.index(code)] = 1.0
+        return probabilities, _unit(np.random.default_rng(3), len(xyxy))
+
+
+def _grid_photo(tmp_path: Path) -> Path:
+    import cv2
+
+    path = tmp_path / "deck.png"
+    cv2.imwrite(str(path), np.full((700, 1400, 3), 200, np.uint8))
+    return path
+
+
+def test_grid_calibration_assigns_every_card(tmp_path: Path) -> None:
+    from vision.calibrate_deck import calibrate
+
+    result = calibrate(_GridReader(set(), {}), "grid", [_grid_photo(tmp_path)], grid=True)  # type: ignore[arg-type]
+    assert set(result.profile.prototypes) == set(grid_order())
+    assert all(len(v) == 2 for v in result.profile.prototypes.values())
+
+
+def test_grid_with_a_missing_card_names_its_position(tmp_path: Path) -> None:
+    from vision.calibrate_deck import CalibrationError, calibrate
+
+    reader = _GridReader({13 + 6}, {})  # hearts row, 7th column: 7H
+    with pytest.raises(CalibrationError, match=r"no card found at row 2, column 7 \(7H\)"):
+        calibrate(reader, "grid", [_grid_photo(tmp_path)], grid=True)  # type: ignore[arg-type]
+
+
+def test_grid_with_a_card_twice_names_both_positions(tmp_path: Path) -> None:
+    from vision.calibrate_deck import CalibrationError, calibrate
+
+    reader = _GridReader(set(), {1: "AS"})  # the 2S place holds a second AS
+    with pytest.raises(
+        CalibrationError, match=r"AS at row 1, column 1 \(AS\) and row 1, column 2 \(2S\)"
+    ):
+        calibrate(reader, "grid", [_grid_photo(tmp_path)], grid=True)  # type: ignore[arg-type]
