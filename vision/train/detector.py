@@ -51,11 +51,12 @@ def train_detector(settings: DetectorTraining) -> Path:
 
     last = settings.run_dir / "detector" / "weights" / "last.pt"
     if last.is_file():
-        try:
+        import torch
+
+        # a finished run's checkpoint is stripped (epoch -1, no training arguments): nothing to
+        # resume; an interrupted one resumes where it stopped
+        if torch.load(last, map_location="cpu", weights_only=False).get("epoch", -1) != -1:
             YOLO(str(last)).train(resume=True)
-        except AssertionError as error:  # "training to N epochs is finished, nothing to resume"
-            if "nothing to resume" not in str(error):
-                raise
     else:
         arguments: dict[str, Any] = {
             "data": str(_dataset_yaml(settings)),

@@ -1,0 +1,45 @@
+"""Training never rots: a tiny run of the whole recipe, exported, loaded by the runtime reader.
+
+Needs the train extra (torch, ultralytics, onnxslim) and the card art (scripts/install-card-art);
+CI installs both and runs ``pytest -m train``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.train
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="needs librsvg2-bin and the card decks")
+def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
+    from vision.imageio import load_image
+    from vision.reader import Reader
+    from vision.train.pipeline import TrainingPlan, run_training
+
+    plan = TrainingPlan(
+        work_dir=tmp_path / "runs",
+        models_dir=tmp_path / "models",
+        train_config=ROOT / "datasets" / "scenes.yaml",
+        holdout_config=ROOT / "datasets" / "holdout.yaml",
+        train_scenes=6,
+        holdout_scenes=2,
+        detector_epochs=1,
+        detector_imgsz=160,
+        detector_batch=2,
+        classifier_epochs=1,
+        workers=1,
+    )
+    manifest = run_training(plan)
+    assert manifest.is_file()
+    assert (tmp_path / "models" / "detector.onnx").stat().st_size > 100_000
+    reader = Reader.load(tmp_path / "models")
+    reading = reader.read(load_image(ROOT / "examples" / "hand.jpg"))
+    assert reading.size_wh == (640, 480)  # an untrained model may find nothing: it must run
+    # a second run resumes instead of starting over (scenes kept, detector finished)
+    assert run_training(plan) == manifest
