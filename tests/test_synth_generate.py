@@ -1,0 +1,219 @@
+"""Writing a data set: determinism, file layout, label format, and the ``handreader synth`` CLI.
+
+Issue 3: "the same config and seed give byte-identical images and labels"; scene ``i`` is drawn
+from ``default_rng([seed, i])`` (vision/synth/generate.py), so the number of workers and the
+``--start`` split must not change a byte. The held-out decks at 200 px keep this cheap; the
+tests skip with the reason when the card art is not installed (scripts/install-card-art).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import cv2
+import pytest
+
+from handreader import cli
+from rules.cards import CARD_CLASSES
+from vision.synth.config import SceneConfig, parse_config
+from vision.synth.decks import DECKS
+from vision.synth.generate import generate
+
+SPLIT = "holdout"
+SPLIT_DECKS = tuple(deck for deck in DECKS if deck.split == SPLIT)
+
+RAW_CONFIG: dict[str, Any] = {
+    "seed": 5,
+    "deck_split": SPLIT,
+    "card_render_height": 200,
+    "sizes": [[320, 240], [640, 480]],
+}
+
+
+def _art_missing() -> str | None:
+    absent = [deck.name for deck in SPLIT_DECKS if not deck.available]
+    if absent:
+        return f"card art not installed ({', '.join(absent)}): run scripts/install-card-art"
+    if shutil.which("rsvg-convert") is None:
+        return "rsvg-convert not installed (librsvg2-bin): run scripts/install-card-art"
+    return None
+
+
+_missing = _art_missing()
+pytestmark = pytest.mark.skipif(_missing is not None, reason=_missing or "")
+
+
+def config(**changes: Any) -> SceneConfig:
+    return parse_config({**RAW_CONFIG, **changes})
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (relative path -> bytes)."""
+    return {str(path.relative_to(root)): path.read_bytes()
+            for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+@pytest.fixture(scope="module")
+def six_scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Scenes 0-5 of the test config, written by one worker."""
+    out = tmp_path_factory.mktemp("one_worker")
+    generate(config(), out, 6, workers=1, progress=False)
+    return out
+
+
+def test_layout_of_the_output(six_scenes: Path) -> None:
+    """images/NNNNNNN.jpg, labels/NNNNNNN.txt, meta/NNNNNNN.json for scenes 0-5."""
+    names = [f"{index:07d}" for index in range(6)]
+    assert sorted(p.stem for p in (six_scenes / "images").glob("*.jpg")) == names
+    assert sorted(p.stem for p in (six_scenes / "labels").glob("*.txt")) == names
+    assert sorted(p.stem for p in (six_scenes / "meta").glob("*.json")) == names
+
+
+def test_two_workers_write_the_same_bytes(six_scenes: Path, tmp_path: Path) -> None:
+    generate(config(), tmp_path, 6, workers=2, progress=False)
+    assert files_of(tmp_path) == files_of(six_scenes)
+
+
+def test_a_second_run_writes_the_same_bytes(six_scenes: Path, tmp_path: Path) -> None:
+    generate(config(), tmp_path, 6, workers=1, progress=False)
+    assert files_of(tmp_path) == files_of(six_scenes)
+
+
+def test_start_continues_the_same_sequence(six_scenes: Path, tmp_path: Path) -> None:
+    """Scenes 3-5 written alone equal scenes 3-5 of the whole run (runs can be split)."""
+    generate(config(), tmp_path, 3, start=3, workers=1, progress=False)
+    later = files_of(tmp_path)
+    assert len(later) == 9
+    assert later == {name: data for name, data in files_of(six_scenes).items()
+                     if name in later}
+
+
+def test_another_seed_gives_other_scenes(six_scenes: Path, tmp_path: Path) -> None:
+    generate(config(seed=6), tmp_path, 2, workers=1, progress=False)
+    for index in range(2):
+        name = f"images/{index:07d}.jpg"
+        assert (tmp_path / name).read_bytes() != (six_scenes / name).read_bytes()
+
+
+def test_yolo_labels_match_the_meta(six_scenes: Path) -> None:
+    """One YOLO line per visible index: class 0 ("index"), centre and size normalised to
+    [0, 1], equal to the box in meta/*.json; meta names real cards of the split's decks."""
+    split_names = {deck.name for deck in SPLIT_DECKS}
+    total = 0
+    for label_path in sorted((six_scenes / "labels").glob("*.txt")):
+        meta = json.loads((six_scenes / "meta" / f"{label_path.stem}.json").read_text())
+        image = cv2.imread(str(six_scenes / "images" / f"{label_path.stem}.jpg"))
+        assert image is not None
+        width, height = meta["size_wh"]
+        assert image.shape[:2] == (height, width)
+        assert [width, height] in RAW_CONFIG["sizes"]
+        lines = label_path.read_text().splitlines()
+        assert len(lines) == len(meta["indices"])
+        for line, item in zip(lines, meta["indices"], strict=True):
+            fields = line.split()
+            assert len(fields) == 5 and fields[0] == "0"
+            cx, cy, w, h = (float(value) for value in fields[1:])
+            assert cx - w / 2 >= -1e-6 and cx + w / 2 <= 1 + 1e-6
+            assert cy - h / 2 >= -1e-6 and cy + h / 2 <= 1 + 1e-6
+            x1, y1, x2, y2 = item["box_xyxy"]
+            assert cx * width == pytest.approx((x1 + x2) / 2, abs=0.02)
+            assert cy * height == pytest.approx((y1 + y2) / 2, abs=0.02)
+            assert w * width == pytest.approx(x2 - x1, abs=0.02)
+            assert h * height == pytest.approx(y2 - y1, abs=0.02)
+            assert item["card"] in CARD_CLASSES
+            assert item["deck"] in split_names
+            assert 0.8 <= item["visible"] <= 1.0
+            assert len(item["quad"]) == 4
+            total += 1
+    assert total > 0
+
+
+def test_negative_count_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="count and start must be non-negative"):
+        generate(config(), tmp_path, -1, workers=1, progress=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# the CLI
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        status = cli.main(list(argv))
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else 1
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def write_config(tmp_path: Path, **changes: Any) -> Path:
+    path = tmp_path / "test.yaml"
+    path.write_text(json.dumps({**RAW_CONFIG, **changes}), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def test_cli_writes_scenes_and_preview(
+    six_scenes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``synth --config --out --count --workers 2 --preview``: the scenes (same bytes as the
+    library call) and a contact sheet of 4 tiles, 2 tiles wide (4 columns at most)."""
+    out = tmp_path / "out"
+    status, stdout, _ = run_cli(capsys, "synth", "--config", str(write_config(tmp_path)),
+                                "--out", str(out), "--count", "4", "--workers", "2",
+                                "--preview", "--quiet")
+    assert status == 0
+    assert "wrote scenes 0..3 (4 images" in stdout
+    assert "contact_sheet.png" in stdout
+    written = files_of(out)
+    sheet = written.pop("contact_sheet.png")
+    expected = {name: data for name, data in files_of(six_scenes).items()
+                if int(Path(name).stem) < 4}
+    assert written == expected
+    image = cv2.imread(str(out / "contact_sheet.png"))
+    assert image is not None and len(sheet) > 0
+    assert image.shape[1] == 4 * 480  # four tiles of 480 px side by side
+
+
+def test_cli_preview_only(six_scenes: Path, tmp_path: Path,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "copy"
+    shutil.copytree(six_scenes, out)
+    status, stdout, _ = run_cli(capsys, "synth", "--preview-only", "--out", str(out),
+                                "--preview-count", "2")
+    assert status == 0
+    image = cv2.imread(str(out / "contact_sheet.png"))
+    assert image is not None and image.shape[1] == 2 * 480
+    assert str(out / "contact_sheet.png") in stdout
+
+
+def test_cli_uses_all_cores_by_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 3: "using all cores" unless --workers says otherwise."""
+    seen: dict[str, Any] = {}
+
+    def fake_generate(config: SceneConfig, out: Path, count: int, start: int = 0,
+                      workers: int | None = None, progress: bool = True) -> int:
+        seen.update(count=count, start=start, workers=workers, progress=progress)
+        return 0
+
+    monkeypatch.setattr("vision.synth.generate.generate", fake_generate)
+    status, _, _ = run_cli(capsys, "synth", "--config", str(write_config(tmp_path)), "--out",
+                           str(tmp_path / "out"), "--count", "7", "--start", "20")
+    assert status == 0
+    assert seen == {"count": 7, "start": 20, "workers": os.cpu_count() or 1, "progress": True}
+
+
+def test_cli_reports_missing_decks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the card packages the CLI names the install script, exit status 2."""
+    monkeypatch.setattr("vision.synth.assets.DECKS", ())
+    status, _, err = run_cli(capsys, "synth", "--config", str(write_config(tmp_path)), "--out",
+                             str(tmp_path / "out"), "--count", "1")
+    assert status == 2
+    assert "scripts/install-card-art" in err
