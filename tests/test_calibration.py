@@ -52,12 +52,14 @@ def test_profile_round_trips_to_disk() -> None:
         ('{"format": 1}', "corrupt"),
         ('{"format": 9, "name": "x"}', "format 9"),
         (
-            '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": 0.7, "temperature": 0.05, '
+            '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": 0.7, '
+            '"temperature": 0.05, '
             '"prototypes": {"ZZ": [[1.0]]}}',
             "unknown card 'ZZ'",
         ),
         (
-            '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": 0.7, "temperature": 0.05, '
+            '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": 0.7, '
+            '"temperature": 0.05, '
             '"prototypes": {"AS": [[NaN]]}}',
             "bad prototypes",
         ),

@@ -16,7 +16,9 @@ pytestmark = pytest.mark.train
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="needs librsvg2-bin and the card decks")
+@pytest.mark.skipif(
+    shutil.which("rsvg-convert") is None, reason="needs librsvg2-bin and the card decks"
+)
 def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
     from vision.imageio import load_image
     from vision.reader import Reader

@@ -190,7 +190,7 @@ def confusion_image(
 
 
 def scenes_manifest(scene_dir: Path, out: Path) -> Path:
-    """A manifest of synthetic scenes (from ``vision.synth.generate``): the cards with a visible index.
+    """A manifest of synthetic scenes (``vision.synth.generate``): the cards with a visible index.
 
     A card counts when at least one of its indices is labelled (on top, inside the frame, big
     enough); one card per physical card, so a two-deck scene may list a code twice.

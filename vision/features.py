@@ -39,8 +39,11 @@ def _hog(gray: NDArray[np.float32]) -> NDArray[np.float32]:
         weight = magnitude * ((low == bin_index) * (1 - share) + (high == bin_index) * share)
         cells[..., bin_index] = weight.reshape(count, _CELLS, _CELL, _CELLS, _CELL).sum(axis=(2, 4))
     blocks = np.stack(
-        [cells[:, i : i + 2, j : j + 2].reshape(count, 4 * _BINS)
-         for i in range(_CELLS - 1) for j in range(_CELLS - 1)],
+        [
+            cells[:, i : i + 2, j : j + 2].reshape(count, 4 * _BINS)
+            for i in range(_CELLS - 1)
+            for j in range(_CELLS - 1)
+        ],
         axis=1,
     )
     blocks /= np.sqrt((blocks**2).sum(axis=2, keepdims=True) + 1e-3)
@@ -52,7 +55,9 @@ def _hog(gray: NDArray[np.float32]) -> NDArray[np.float32]:
 def index_features(crops: NDArray[np.uint8]) -> NDArray[np.float32]:
     """(N, S, S, 3) BGR crops to (N, FEATURE_SIZE) float32 features."""
     if crops.ndim != 4 or crops.shape[1:] != (CROP_SIZE, CROP_SIZE, 3):
-        raise ValueError(f"crops must have shape (N, {CROP_SIZE}, {CROP_SIZE}, 3), got {crops.shape}")
+        raise ValueError(
+            f"crops must have shape (N, {CROP_SIZE}, {CROP_SIZE}, 3), got {crops.shape}"
+        )
     count = crops.shape[0]
     if count == 0:
         return np.zeros((0, FEATURE_SIZE), np.float32)
@@ -64,6 +69,8 @@ def index_features(crops: NDArray[np.uint8]) -> NDArray[np.float32]:
     saturation = hsv[..., 1].astype(np.float32) / 255.0
     red = ((hue < 10) | (hue > 170)).astype(np.float32) * saturation
     dark = (hsv[..., 2] < 100).astype(np.float32)
-    pooled = [m.reshape(count, _CELLS, _CELL, _CELLS, _CELL).mean(axis=(2, 4)).reshape(count, -1)
-              for m in (red, dark)]
+    pooled = [
+        m.reshape(count, _CELLS, _CELL, _CELLS, _CELL).mean(axis=(2, 4)).reshape(count, -1)
+        for m in (red, dark)
+    ]
     return np.concatenate([hog, *pooled], axis=1).astype(np.float32)

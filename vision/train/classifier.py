@@ -72,8 +72,10 @@ def upright_turns(quad: NDArray[np.float64]) -> int:
     so; the reader tries the four turns of each crop and keeps the most confident.
     """
     up_x, up_y = quad[0] - quad[3]
-    angle = np.degrees(np.arctan2(up_x, -up_y))  # 0 upright, 90 when the glyph lies turned clockwise
-    return int(round(angle / 90)) % 4
+    angle = np.degrees(
+        np.arctan2(up_x, -up_y)
+    )  # 0 upright, 90 when the glyph lies turned clockwise
+    return round(float(angle) / 90) % 4
 
 
 def extract_crops(
@@ -181,7 +183,10 @@ def train_classifier(
         features = np.load(feature_cache)
     else:
         features = np.concatenate(
-            [index_features(crops[i : i + 4096]) for i in tqdm(range(0, len(crops), 4096), desc="features")]
+            [
+                index_features(crops[i : i + 4096])
+                for i in tqdm(range(0, len(crops), 4096), desc="features")
+            ]
         )
         np.save(feature_cache, features)
     inputs = torch.from_numpy(features)
@@ -192,7 +197,10 @@ def train_classifier(
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=1e-4)
     steps_per_epoch = math.ceil(len(inputs) / settings.batch)
     schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimizer, settings.learning_rate, total_steps=settings.epochs * steps_per_epoch, pct_start=0.1
+        optimizer,
+        settings.learning_rate,
+        total_steps=settings.epochs * steps_per_epoch,
+        pct_start=0.1,
     )
     state_path = settings.run_dir / "classifier_last.pt"
     start = 0
@@ -208,7 +216,9 @@ def train_classifier(
         model.train()
         order = torch.randperm(len(inputs), generator=generator)
         correct, seen, total_loss = 0, 0, 0.0
-        bar = tqdm(range(steps_per_epoch), desc=f"classifier {epoch + 1}/{settings.epochs}", unit="batch")
+        bar = tqdm(
+            range(steps_per_epoch), desc=f"classifier {epoch + 1}/{settings.epochs}", unit="batch"
+        )
         for step in bar:
             index = order[step * settings.batch : (step + 1) * settings.batch]
             logits, _ = model(inputs[index])
@@ -221,10 +231,17 @@ def train_classifier(
             correct += int((logits.argmax(1) == targets[index]).sum())
             seen += len(index)
         bar.close()
-        print(f"classifier epoch {epoch + 1}: loss {total_loss / seen:.3f}, train accuracy {correct / seen:.3f}")
+        print(
+            f"classifier epoch {epoch + 1}: loss {total_loss / seen:.3f}, "
+            f"train accuracy {correct / seen:.3f}"
+        )
         torch.save(
-            {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-             "schedule": schedule.state_dict(), "epoch": epoch},
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "schedule": schedule.state_dict(),
+                "epoch": epoch,
+            },
             state_path,
         )
     return state_path
