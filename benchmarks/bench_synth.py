@@ -1,0 +1,92 @@
+"""Benchmark: synthetic scenes per second at 640x480, all cores against one worker.
+
+Run: ``.venv/bin/python benchmarks/bench_synth.py [--config datasets/scenes.yaml]
+[--count 600] [--baseline-count 150] [--workers N]``.
+
+The config's every setting is kept except ``sizes``, which becomes ``[[640, 480]]``. Scenes are
+written (JPEG, YOLO labels, meta JSON) with :func:`vision.synth.generate.generate` into a
+temporary folder, first with all cores (or ``--workers``), then with one worker as the
+baseline, in the same run. Times are wall-clock and include starting the workers and loading
+the decks in each (what ``handreader synth`` costs; that start-up is also timed on its own,
+after the runs); deck renders are prepared (cached) before timing. The machine's load average
+is printed too: other jobs on the same cores slow both runs.
+Target (issue 3): 30 images/s or more with all cores; exit status 1 when missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from vision.synth.assets import decks_for_split, load_assets, prepare_assets
+from vision.synth.config import SceneConfig, load_config
+from vision.synth.generate import generate
+
+TARGET_IMAGES_PER_SECOND = 30.0
+SIZE = (640, 480)
+
+
+def timed_run(config: SceneConfig, count: int, workers: int) -> tuple[float, int]:
+    """Seconds to write ``count`` scenes with ``workers`` processes, and the labels written."""
+    out = Path(tempfile.mkdtemp(prefix="bench_synth_"))
+    try:
+        started = time.perf_counter()
+        labels = generate(config, out, count, workers=workers, progress=False)
+        return time.perf_counter() - started, labels
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; exit status 1 when the all-core rate misses the target."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--config", type=Path, default=Path("datasets/scenes.yaml"))
+    parser.add_argument("--count", type=int, default=600, help="scenes for the all-core run")
+    parser.add_argument("--baseline-count", type=int, default=150, help="scenes for one worker")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
+
+    config = dataclasses.replace(load_config(args.config), sizes=(SIZE,))
+    decks = decks_for_split(config.deck_split)
+    started = time.perf_counter()
+    for deck in decks:
+        prepare_assets(deck, config.card_render_height)
+    print(f"decks     : {len(decks)} {config.deck_split} decks at {config.card_render_height} px "
+          f"ready in {time.perf_counter() - started:.1f} s (not timed)")
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"machine   : {os.cpu_count()} cores, load average {load} before the runs")
+
+    seconds, labels = timed_run(config, args.count, args.workers)
+    rate = args.count / seconds
+    print(f"all cores : {args.count} scenes of {SIZE[0]}x{SIZE[1]} with {args.workers} workers "
+          f"in {seconds:.1f} s = {rate:.1f} img/s ({labels / args.count:.1f} labels/img)")
+
+    base_seconds, base_labels = timed_run(config, args.baseline_count, 1)
+    base_rate = args.baseline_count / base_seconds
+    print(f"baseline  : {args.baseline_count} scenes with 1 worker in {base_seconds:.1f} s "
+          f"= {base_rate:.1f} img/s ({base_labels / args.baseline_count:.1f} labels/img)")
+    print(f"speed-up  : {rate / base_rate:.2f}x with {args.workers} workers")
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"machine   : load average {load} after the runs")
+    load_assets.cache_clear()  # the one-worker run loaded them in this process
+    started = time.perf_counter()
+    for deck in decks:  # what each worker does first
+        load_assets(deck.name, config.card_render_height)
+    print(f"start-up  : loading the decks takes {time.perf_counter() - started:.1f} s per worker "
+          "(included above)")
+
+    met = rate >= TARGET_IMAGES_PER_SECOND
+    print(f"target    : {TARGET_IMAGES_PER_SECOND:.0f} img/s with all cores: "
+          + ("met" if met else f"MISSED ({rate:.1f} img/s)"))
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
