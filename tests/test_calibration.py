@@ -183,3 +183,34 @@ def test_grid_with_a_card_twice_names_both_positions(tmp_path: Path) -> None:
         CalibrationError, match=r"AS at row 1, column 1 \(AS\) and row 1, column 2 \(2S\)"
     ):
         calibrate(reader, "grid", [_grid_photo(tmp_path)], grid=True)  # type: ignore[arg-type]
+
+
+def test_read_command_refuses_an_unknown_deck_clearly(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--deck` names a profile that does not exist: exit 2 and a message, no traceback."""
+    from handreader.cli import main
+    from vision.reader import default_models_dir
+
+    if not (default_models_dir() / "manifest.json").is_file():
+        pytest.skip("no shipped models")
+    example = Path(__file__).resolve().parent.parent / "examples" / "hand.jpg"
+    assert main(["read", str(example), "--deck", "nobody"]) == 2
+    assert "no deck profile 'nobody'" in capsys.readouterr().err
+
+
+def test_reading_with_a_profile_runs_end_to_end(tmp_path: Path) -> None:
+    """A profile made from the example photo itself is accepted by the reader."""
+    from vision.calibrate_deck import calibrate
+    from vision.imageio import load_image
+    from vision.reader import Reader, default_models_dir
+
+    if not (default_models_dir() / "manifest.json").is_file():
+        pytest.skip("no shipped models")
+    example = Path(__file__).resolve().parent.parent / "examples" / "hand.jpg"
+    named = tmp_path / "2D.jpg"
+    named.write_bytes(example.read_bytes())
+    reader = Reader.load()
+    result = calibrate(reader, "example", [named])
+    assert set(result.profile.prototypes) == {"2D"} and result.path.is_file()
+    assert result.sheet.ndim == 3
+    reading = reader.read(load_image(example), load_profile("example"))
+    assert reading.size_wh == (640, 480)

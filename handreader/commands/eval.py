@@ -34,6 +34,7 @@ def register(subparsers: Any) -> None:
         "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
     )
     parser.add_argument("--limit", type=int, help="read at most this many photos per manifest")
+    parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
     parser.set_defaults(func=run)
 
 
@@ -42,11 +43,13 @@ def run(args: argparse.Namespace) -> int:
     import cv2
     from tqdm import tqdm
 
+    from vision.calibration import load_profile
     from vision.evaluate import EvalTotals, confusion_image, load_manifest
     from vision.imageio import ImageError, load_image
     from vision.reader import Reader
 
     reader = Reader.load(args.models)
+    deck = load_profile(args.deck) if args.deck else None
     for manifest in args.manifests:
         entries = load_manifest(manifest, args.split)[: args.limit]
         totals = EvalTotals()
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                 totals.failed += 1
                 totals.add(entry.cards, [])
                 continue
-            reading = reader.read(image)
+            reading = reader.read(image, deck)
             certain = [card.code for card in reading.cards if not card.uncertain]
             totals.add(entry.cards, certain, sum(card.uncertain for card in reading.cards))
         summary = {"manifest": str(manifest), "split": args.split, **totals.summary()}

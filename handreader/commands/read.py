@@ -35,6 +35,7 @@ def register(subparsers: Any) -> None:
         "photos", nargs="+", metavar="PHOTO", help="image files (JPEG, PNG, WebP, ...)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object per photo")
+    parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
     parser.add_argument(
         "--annotate", type=Path, metavar="DIR", help="also write annotated copies into DIR"
     )
@@ -53,10 +54,12 @@ def format_reading(reading: Reading) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Read each photo; keep going past bad files; 2 if any failed."""
+    from vision.calibration import load_profile
     from vision.imageio import ImageError, load_image
     from vision.reader import Reader
 
     reader = Reader.load(args.models)
+    deck = load_profile(args.deck) if args.deck else None
     status = 0
     if args.annotate:
         args.annotate.mkdir(parents=True, exist_ok=True)
@@ -71,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print(f"handreader read: error: {error}", file=sys.stderr)
             continue
-        reading = reader.read(image)
+        reading = reader.read(image, deck)
         if args.json:
             record: dict[str, Any] = {
                 "image": photo,
