@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -33,13 +34,22 @@ TARGET_IMAGES_PER_SECOND = 30.0
 SIZE = (640, 480)
 
 
-def timed_run(config: SceneConfig, count: int, workers: int) -> tuple[float, int]:
-    """Seconds to write ``count`` scenes with ``workers`` processes, and the labels written."""
+def _cpu_seconds() -> float:
+    """CPU time (user + system) of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed_run(config: SceneConfig, count: int, workers: int) -> tuple[float, float, int]:
+    """Wall seconds and CPU seconds to write ``count`` scenes with ``workers`` processes, and
+    the number of labels written."""
     out = Path(tempfile.mkdtemp(prefix="bench_synth_"))
     try:
+        cpu = _cpu_seconds()
         started = time.perf_counter()
         labels = generate(config, out, count, workers=workers, progress=False)
-        return time.perf_counter() - started, labels
+        return time.perf_counter() - started, _cpu_seconds() - cpu, labels
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -63,16 +73,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"machine   : {os.cpu_count()} cores, load average {load} before the runs")
 
-    seconds, labels = timed_run(config, args.count, args.workers)
+    seconds, cpu, labels = timed_run(config, args.count, args.workers)
     rate = args.count / seconds
     print(f"all cores : {args.count} scenes of {SIZE[0]}x{SIZE[1]} with {args.workers} workers "
-          f"in {seconds:.1f} s = {rate:.1f} img/s ({labels / args.count:.1f} labels/img)")
+          f"in {seconds:.1f} s = {rate:.1f} img/s ({labels / args.count:.1f} labels/img, "
+          f"{1000 * cpu / args.count:.0f} ms CPU/img)")
 
-    base_seconds, base_labels = timed_run(config, args.baseline_count, 1)
+    base_seconds, base_cpu, base_labels = timed_run(config, args.baseline_count, 1)
     base_rate = args.baseline_count / base_seconds
     print(f"baseline  : {args.baseline_count} scenes with 1 worker in {base_seconds:.1f} s "
-          f"= {base_rate:.1f} img/s ({base_labels / args.baseline_count:.1f} labels/img)")
+          f"= {base_rate:.1f} img/s ({base_labels / args.baseline_count:.1f} labels/img, "
+          f"{1000 * base_cpu / args.baseline_count:.0f} ms CPU/img)")
     print(f"speed-up  : {rate / base_rate:.2f}x with {args.workers} workers")
+    ceiling = args.workers * args.count / cpu
+    print(f"idle      : CPU time alone allows {ceiling:.1f} img/s on {args.workers} idle cores "
+          "(an estimate: what the all-core run would reach with nothing else running)")
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"machine   : load average {load} after the runs")
     load_assets.cache_clear()  # the one-worker run loaded them in this process
