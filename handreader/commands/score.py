@@ -139,7 +139,7 @@ def _is_photo(token: str) -> bool:
 def score_photo(
     photo: str, profile: str, deck: str | None, models: Path | None, as_json: bool
 ) -> int:
-    """Read a photo, group its cards into hands, print one line per hand; 1 if none scored."""
+    """Read a photo, group its cards into hands, print one line per hand (0: the photo was read)."""
     from handreader.table import TableOptions, score_reading
     from vision.calibration import load_profile
     from vision.imageio import load_image
@@ -158,7 +158,7 @@ def score_photo(
             if as_json
             else f"{photo}: {message}"
         )
-        return 1
+        return 0
     for hand in table.hands:
         player = outcomes.get(hand.seat)
         if as_json:
@@ -195,7 +195,7 @@ def score_photo(
             extra = f" [{hand.status.value}: {hand.problem}]" if hand.problem else ""
             against = f" -> {player.outcome.value}" if player is not None and player.outcome else ""
             print(f"{hand.role.value} {hand.seat}: {text}{extra}{against}")
-    return 0 if any(hand.scored for hand in table.hands) else 1
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
