@@ -14,6 +14,7 @@ import argparse
 import resource
 import statistics
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import cv2
@@ -33,6 +34,15 @@ def _median_ms(function, runs: int) -> float:  # type: ignore[no-untyped-def]
         function()
         times.append((time.perf_counter() - started) * 1000)
     return statistics.median(times)
+
+
+def _twelve_megapixel_jpeg(frame: np.ndarray) -> bytes:
+    """The frame upscaled to 4000 x 3000 with light sensor noise, as JPEG bytes."""
+    big = cv2.resize(frame, (4000, 3000), interpolation=cv2.INTER_CUBIC)
+    noise = np.random.default_rng(0).integers(-6, 7, big.shape, dtype=np.int16)
+    noisy = np.clip(big.astype(np.int16) + noise, 0, 255).astype(np.uint8)
+    _, encoded = cv2.imencode(".jpg", noisy, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    return encoded.tobytes()
 
 
 def main() -> None:
@@ -64,12 +74,11 @@ def main() -> None:
         f"(overhead {whole - bare:.1f} ms; target <= 25 ms)"
     )
 
-    big = cv2.resize(frame, (4000, 3000), interpolation=cv2.INTER_CUBIC)
-    big = np.clip(
-        big.astype(np.int16) + np.random.default_rng(0).integers(-6, 7, big.shape), 0, 255
-    ).astype(np.uint8)
-    _, encoded = cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, 92])
-    data = encoded.tobytes()
+    # the 12 MP test photo is made in a child process, so that its construction does not count
+    # in this process's peak memory (what is measured is decoding and reading it)
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        data = pool.submit(_twelve_megapixel_jpeg, frame).result()
+    big = decode_image(data)
     decode = _median_ms(lambda: decode_image(data), max(5, args.runs // 5))
     read_big = _median_ms(lambda: reader.read(big), max(5, args.runs // 5))
     print(
