@@ -14,26 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
+from handreader.commands.amounts import amount as _amount
+from handreader.commands.amounts import money as _money
 from rules.blackjack import BlackjackRules, play_blackjack_round
 from rules.cards import parse_cards
-
-
-def _amount(text: str) -> Decimal:
-    """A positive decimal amount for argparse (stake, payout)."""
-    try:
-        amount = Decimal(text)
-    except InvalidOperation:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not amount.is_finite() or amount <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return amount
-
-
-def _money(amount: Decimal) -> str:
-    """Signed amount without trailing zeros: ``+15``, ``-10``, ``+7.5``."""
-    return f"{amount.normalize():+f}"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

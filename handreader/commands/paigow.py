@@ -15,40 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
+from handreader.commands.amounts import amount as _amount
+from handreader.commands.amounts import money as _money
+from handreader.commands.amounts import rate as _rate
 from rules.cards import check_distinct, parse_cards
 from rules.errors import HandError
 from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand, settle_paigow
 from rules.poker_hands import PokerHand, WheelRank
-
-
-def _amount(text: str) -> Decimal:
-    """A positive decimal amount for argparse (stake)."""
-    try:
-        amount = Decimal(text)
-    except InvalidOperation:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not amount.is_finite() or amount <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return amount
-
-
-def _rate(text: str) -> Decimal:
-    """A commission rate in [0, 1) for argparse."""
-    try:
-        rate = Decimal(text)
-    except InvalidOperation:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not rate.is_finite() or not Decimal(0) <= rate < 1:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 1), got {text!r}")
-    return rate
-
-
-def _money(amount: Decimal) -> str:
-    """Signed amount without trailing zeros: ``+95``, ``-100``, ``+0``."""
-    return f"{amount.normalize():+f}"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,0 +1,39 @@
+"""Argument types and formatting of money shared by the casino-game commands."""
+
+from __future__ import annotations
+
+import argparse
+from decimal import Decimal, InvalidOperation
+
+__all__ = ["amount", "money", "rate"]
+
+
+def _decimal(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value.is_finite():
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def amount(text: str) -> Decimal:
+    """A positive decimal amount for argparse (a stake, a payout)."""
+    value = _decimal(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def rate(text: str) -> Decimal:
+    """A commission rate in [0, 1) for argparse."""
+    value = _decimal(text)
+    if not Decimal(0) <= value < 1:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1), got {text!r}")
+    return value
+
+
+def money(value: Decimal) -> str:
+    """Signed amount without trailing zeros: ``+95``, ``-100``, ``+9.5``."""
+    return f"{value.normalize():+f}"
