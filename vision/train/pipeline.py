@@ -31,6 +31,7 @@ class TrainingPlan:
     train_scenes: int = 4500
     holdout_scenes: int = 400
     detector_epochs: int = 6
+    detector_finetune_epochs: int = 2
     detector_imgsz: int = 320
     detector_batch: int = 32
     classifier_epochs: int = 14
@@ -95,7 +96,12 @@ def write_manifest(
 def run_training(plan: TrainingPlan) -> Path:
     """Run every step of the recipe; returns the manifest path."""
     from vision.train.classifier import ClassifierTraining, export_classifier, train_classifier
-    from vision.train.detector import DetectorTraining, export_detector, train_detector
+    from vision.train.detector import (
+        DetectorTraining,
+        export_detector,
+        finetune_detector,
+        train_detector,
+    )
 
     train_dir, holdout_dir = plan.work_dir / "scenes-train", plan.work_dir / "scenes-holdout"
     for config_path, folder, count in (
@@ -107,16 +113,17 @@ def run_training(plan: TrainingPlan) -> Path:
             generate(
                 load_config(config_path), folder, count - have, start=have, workers=plan.workers
             )
-    weights = train_detector(
-        DetectorTraining(
-            train_images=train_dir / "images",
-            val_images=holdout_dir / "images",
-            run_dir=plan.work_dir,
-            epochs=plan.detector_epochs,
-            imgsz=plan.detector_imgsz,
-            batch=plan.detector_batch,
-        )
+    detector_settings = DetectorTraining(
+        train_images=train_dir / "images",
+        val_images=holdout_dir / "images",
+        run_dir=plan.work_dir,
+        epochs=plan.detector_epochs,
+        imgsz=plan.detector_imgsz,
+        batch=plan.detector_batch,
     )
+    weights = train_detector(detector_settings)
+    if plan.detector_finetune_epochs > 0:
+        weights = finetune_detector(detector_settings, weights, plan.detector_finetune_epochs)
     plan.models_dir.mkdir(parents=True, exist_ok=True)
     detector = export_detector(weights, plan.detector_imgsz, plan.models_dir / "detector.onnx")
     state = train_classifier(
