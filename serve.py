@@ -45,7 +45,6 @@ Errors become statuses in one place (:data:`ERROR_STATUS` and the handlers insta
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import socket
@@ -98,13 +97,13 @@ from handreader.table_schema import (
 )
 from handreader.verify import VerifyError
 from handreader.web import create_router
-from handreader.web_common import ServiceHooks
+from handreader.web_common import ServiceHooks, json_response, read_photo
 from rules.cards import AnyCard, parse_cards
 from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
 from rules.pits import CombinationError
 from vision.annotate import Annotator
 from vision.detections import Reading
-from vision.imageio import DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, ImageError, decode_image
+from vision.imageio import DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, ImageError
 
 __all__ = [
     "ERROR_STATUS",
@@ -350,28 +349,6 @@ def _validate(model: type[_Model], values: Mapping[str, Any]) -> _Model:
     return model.model_validate(dict(values))
 
 
-def _json(payload: dict[str, Any], timings: dict[str, float] | None = None) -> Response:
-    if timings is not None:
-        payload["timings_ms"] = {name: round(value, 2) for name, value in timings.items()}
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return Response(text, media_type="application/json")
-
-
-def _read_image(
-    upload: Upload, reader: ReaderLike, runtime: _Runtime
-) -> tuple[NDArray[np.uint8], Reading, dict[str, float]]:
-    """Decode the upload and read its cards; the timings of both, in milliseconds."""
-    settings = runtime.settings
-    start = time.perf_counter()
-    image = decode_image(
-        upload.image or b"", max_bytes=settings.max_bytes, max_pixels=settings.max_pixels
-    )
-    decoded = time.perf_counter()
-    reading = runtime.read(reader, image)
-    done = time.perf_counter()
-    return image, reading, {"decode": (decoded - start) * 1e3, "read": (done - decoded) * 1e3}
-
-
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorOut, "description": description}
     for status, description in {
@@ -392,15 +369,15 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
         """200 when the models are loaded, 503 otherwise."""
         if isinstance(reader, _NoReader):
             return error_response("not_ready", f"the recognizer is not ready: {reader.reason}")
-        return _json({"status": "ok", "models": _model_info(reader)})
+        return json_response({"status": "ok", "models": _model_info(reader)})
 
     @app.post(
         "/v1/read", responses={200: {"model": ReadOut}, **_ERRORS}, openapi_extra=request_body_doc()
     )
     def read(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
         """Read the cards of a photo: codes, boxes, confidences, flags."""
-        _, reading, timings = _read_image(upload, reader, runtime)
-        return _json(dict(reading.to_dict()), timings)
+        _, reading, timings = read_photo(upload, reader, runtime)
+        return json_response(dict(reading.to_dict()), timings)
 
     @app.post(
         "/v1/score",
@@ -413,13 +390,13 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
         if upload.document is not None:
             codes = _validate(ScoreCodesIn, {**upload.options, **upload.document})
             result = score_codes(codes.hands, codes.banker, codes.to_options())
-            return _json(result.to_dict())
+            return json_response(result.to_dict())
         options = _validate(TableOptionsIn, upload.options).to_options()
-        _, reading, timings = _read_image(upload, reader, runtime)
+        _, reading, timings = read_photo(upload, reader, runtime)
         start = time.perf_counter()
         table = score_reading(reading, options)
         timings["score"] = (time.perf_counter() - start) * 1e3
-        return _json(table.to_dict(), timings)
+        return json_response(table.to_dict(), timings)
 
     @app.post(
         "/v1/pits",
@@ -433,12 +410,12 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
             codes = _validate(PitsCodesIn, {**upload.options, **upload.document})
             play = [_code(card) for card in parse_cards(codes.play)]
             table = [_code(card) for card in parse_cards(codes.table)]
-            return _json(judge_play(play, table).to_dict())
+            return json_response(judge_play(play, table).to_dict())
         options = _validate(PitsOptionsIn, upload.options)
         table_codes = [str(card) for card in parse_cards(options.table)]
         region = _region(options.table_region)
-        _, reading, timings = _read_image(upload, reader, runtime)
-        return _json(judge_reading(reading, table_codes, region).to_dict(), timings)
+        _, reading, timings = read_photo(upload, reader, runtime)
+        return json_response(judge_reading(reading, table_codes, region).to_dict(), timings)
 
     @app.post(
         "/v1/annotated",
@@ -462,12 +439,12 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
         if game == "pits":
             pits_options = _validate(PitsOptionsIn, upload.options)
             table_codes = [str(card) for card in parse_cards(pits_options.table)]
-            image, reading, _ = _read_image(upload, reader, runtime)
+            image, reading, _ = read_photo(upload, reader, runtime)
             region = _region(pits_options.table_region)
             drawing = annotator.annotate(image, judge_reading(reading, table_codes, region))
         else:
             options = _validate(TableOptionsIn, upload.options).to_options()
-            image, reading, _ = _read_image(upload, reader, runtime)
+            image, reading, _ = read_photo(upload, reader, runtime)
             drawing = annotator.annotate(image, score_reading(reading, options))
         ok, encoded = cv2.imencode(extension, drawing)
         if not ok:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -258,6 +257,3 @@ def new_profile(
         raise DeckProfileError("no card could be read from the calibration photos")
     created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return DeckProfile(name, stacked, model_sha256, created, tuple(photos))
-
-
-_ = math

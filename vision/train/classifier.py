@@ -22,11 +22,9 @@ from tqdm import tqdm
 
 from rules.cards import CARD_CLASSES
 from vision.crops import crop_index
+from vision.reader import CLASSIFIER_CLASSES
 
-__all__ = ["CLASSIFIER_CLASSES", "ClassifierTraining", "extract_crops", "train_classifier"]
-
-CLASSIFIER_CLASSES: tuple[str, ...] = (*CARD_CLASSES, "none")
-"""The classifier's outputs: the 54 cards, then "none" (not an index: a pip, a picture, felt)."""
+__all__ = ["ClassifierTraining", "extract_crops", "train_classifier"]
 
 NONE_CLASS = len(CARD_CLASSES)
 
