@@ -44,7 +44,7 @@ FAST_DECKS = ("simplistic", "dondorf")
 """One deck with indices in two corners, one with indices in all four."""
 
 MIN_VISIBLE = 0.8
-MIN_INDEX_PX = 9.0
+MIN_INDEX_PX = 12.0
 """The thresholds of ``datasets/scenes.yaml``."""
 
 NUMBER_RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10")
@@ -432,7 +432,7 @@ def test_index_under_a_finger_is_not_labelled() -> None:
 @pytest.mark.parametrize(
     ("card_height_px", "labelled"),
     [
-        # min_index_px 9: an index about a quarter of the card tall is too short on a 30 px card
+        # min_index_px 12: an index about a quarter of the card tall is too short on a 30 px card
         (30.0, False),
         (120.0, True),
     ],

@@ -38,7 +38,7 @@ class Geometry:
 
     max_tilt_degrees: float = 60.0
     card_height_fraction: tuple[float, float] = (0.12, 0.62)
-    min_index_px: float = 9.0
+    min_index_px: float = 12.0
     joker_probability: float = 0.08
     mixed_decks_probability: float = 0.1
 
@@ -55,7 +55,7 @@ class Photometry:
     motion_blur_probability: float = 0.15
     noise_probability: float = 0.5
     low_resolution_probability: float = 0.15
-    jpeg_quality: tuple[int, int] = (35, 95)
+    jpeg_quality: tuple[int, int] = (45, 95)
 
 
 @dataclass(frozen=True, slots=True)

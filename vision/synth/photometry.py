@@ -58,7 +58,7 @@ def _glare(rng: np.random.Generator, width: int, height: int) -> NDArray[np.floa
 
 
 def _motion_kernel(rng: np.random.Generator) -> NDArray[np.float32]:
-    length = int(rng.integers(3, 10))
+    length = int(rng.integers(3, 7))
     kernel = np.zeros((length, length), np.float32)
     kernel[length // 2, :] = 1.0
     rotation = cv2.getRotationMatrix2D(
@@ -89,15 +89,20 @@ def apply_photometry(
         )  # BGR: webcam blue, tungsten yellow, green fluorescent, warm
         cast = casts[rng.integers(len(casts))] * rng.uniform(0.9, 1.1, 3).astype(np.float32)
         image = image * cast[None, None, :]
+    # at most one kind of blur per scene, and mild: a 12 px index must stay legible, as it does
+    # in a real photo that a person would ask to read (heavier blur made unreadable labels)
+    blurred = False
     if rng.random() < settings.blur_probability:
-        sigma = rng.uniform(0.5, 1.8)
+        sigma = rng.uniform(0.4, 1.1)
         image = _floating(cv2.GaussianBlur(image, (0, 0), sigma))
-    if rng.random() < settings.motion_blur_probability:
+        blurred = True
+    if not blurred and rng.random() < settings.motion_blur_probability:
         image = _floating(cv2.filter2D(image, -1, _motion_kernel(rng)))
+        blurred = True
     if rng.random() < settings.noise_probability:
         image = image + rng.normal(0, rng.uniform(2, 12), image.shape).astype(np.float32)
-    if rng.random() < settings.low_resolution_probability:
-        factor = rng.uniform(0.35, 0.7)
+    if not blurred and rng.random() < settings.low_resolution_probability:
+        factor = rng.uniform(0.55, 0.8)
         small = cv2.resize(
             image,
             (max(8, int(width * factor)), max(8, int(height * factor))),
