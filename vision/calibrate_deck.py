@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any, Protocol
 
 import cv2
 import numpy as np
@@ -22,10 +24,19 @@ from vision.calibration import (
     save_profile,
 )
 from vision.crops import crop_index
+from vision.detections import Detections
 from vision.imageio import load_image
-from vision.reader import Reader
 
-__all__ = ["CalibrationError", "CalibrationResult", "calibrate", "embed_card_photo"]
+__all__ = [
+    "CalibrationError",
+    "CalibrationPhoto",
+    "CalibrationReader",
+    "CalibrationResult",
+    "calibrate",
+    "calibrate_photos",
+    "embed_card_photo",
+    "model_sha",
+]
 
 GRID_ROWS, GRID_COLUMNS = 4, 13
 SINGLE_ORDER: tuple[str, ...] = (*grid_order(), "JB", "JR")
@@ -34,6 +45,36 @@ SINGLE_ORDER: tuple[str, ...] = (*grid_order(), "JB", "JR")
 
 class CalibrationError(DeckProfileError):
     """Calibration photos that cannot give a profile: cards missing, twice, or unreadable."""
+
+
+class CalibrationReader(Protocol):
+    """What calibration needs of the recognizer (``vision.reader.Reader``, or a test fake)."""
+
+    @property
+    def manifest(self) -> Mapping[str, Any]:
+        """The models' manifest (the classifier's sha256 names the models a profile fits)."""
+        ...
+
+    def detect(self, image: NDArray[np.uint8]) -> Detections:
+        """Corner-index boxes in image pixels."""
+        ...
+
+    def classify(
+        self, image: NDArray[np.uint8], xyxy: NDArray[np.float32]
+    ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """Class probabilities (N, 55) and embeddings (N, D) of the crops around the boxes."""
+        ...
+
+
+@dataclass(frozen=True)
+class CalibrationPhoto:
+    """One calibration photo: ``label`` names it in messages and in the profile (a file name),
+    ``load`` decodes it when its turn comes (so photos are held one at a time), ``code`` is the
+    card it shows (None: from its place in :data:`SINGLE_ORDER`; unused for a grid)."""
+
+    label: str
+    load: Callable[[], NDArray[np.uint8]]
+    code: str | None = None
 
 
 @dataclass(frozen=True)
@@ -46,13 +87,14 @@ class CalibrationResult:
     warnings: tuple[str, ...]
 
 
-def _model_sha(reader: Reader) -> str:
+def model_sha(reader: CalibrationReader) -> str:
+    """The sha256 that names the reader's classifier (what a profile is made for)."""
     entry = reader.manifest.get("classifier", {})
     return str(entry.get("sha256") or hashlib.sha256(repr(entry).encode()).hexdigest())
 
 
 def embed_card_photo(
-    reader: Reader, image: NDArray[np.uint8], most: int = 4
+    reader: CalibrationReader, image: NDArray[np.uint8], most: int = 4
 ) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]:
     """Embeddings, probabilities and boxes of the (up to ``most``) strongest indices in a photo."""
     detections = reader.detect(image)
@@ -81,13 +123,13 @@ def _position(cell: int) -> str:
 
 
 def _from_grid(
-    reader: Reader, photo: Path
+    reader: CalibrationReader, photo: CalibrationPhoto
 ) -> tuple[dict[str, list[NDArray[np.float32]]], list[tuple[NDArray[np.uint8], str]], list[str]]:
-    image = load_image(photo)
+    image = photo.load()
     detections = reader.detect(image)
     if len(detections) < GRID_ROWS * GRID_COLUMNS:
         raise CalibrationError(
-            f"{photo}: found {len(detections)} indices, a 13 x 4 deck shows at least 52"
+            f"{photo.label}: found {len(detections)} indices, a 13 x 4 deck shows at least 52"
         )
     probabilities, embeddings = reader.classify(image, detections.xyxy)
     centers = (detections.xyxy[:, :2] + detections.xyxy[:, 2:]) / 2
@@ -96,7 +138,7 @@ def _from_grid(
     missing = [cell for cell in range(len(order)) if not (cells == cell).any()]
     if missing:
         where = "; ".join(_position(cell) for cell in missing)
-        raise CalibrationError(f"{photo}: no card found at {where}")
+        raise CalibrationError(f"{photo.label}: no card found at {where}")
     # a card twice: two cells whose indices the classifier reads confidently as the same card
     confident: dict[str, list[int]] = {}
     for cell in range(len(order)):
@@ -111,7 +153,7 @@ def _from_grid(
             f"{code} at " + " and ".join(_position(c) for c in places)
             for code, places in doubles.items()
         ]
-        raise CalibrationError(f"{photo}: the same card appears twice: {'; '.join(parts)}")
+        raise CalibrationError(f"{photo.label}: the same card appears twice: {'; '.join(parts)}")
     prototypes: dict[str, list[NDArray[np.float32]]] = {}
     tiles = []
     for index, cell in enumerate(cells):
@@ -122,9 +164,25 @@ def _from_grid(
 
 
 def calibrate(
-    reader: Reader, name: str, photos: Sequence[Path], grid: bool = False
+    reader: CalibrationReader, name: str, photos: Sequence[Path], grid: bool = False
 ) -> CalibrationResult:
-    """Build and save the profile ``name`` from the photos (one card each, or one grid photo)."""
+    """Build and save the profile ``name`` from the photos (one card each, or one grid photo);
+    a one-card photo's card comes from its file name, else from its place in the order."""
+    return calibrate_photos(
+        reader,
+        name,
+        [
+            CalibrationPhoto(str(path), partial(load_image, path), code_from_filename(path))
+            for path in photos
+        ],
+        grid,
+    )
+
+
+def calibrate_photos(
+    reader: CalibrationReader, name: str, photos: Sequence[CalibrationPhoto], grid: bool = False
+) -> CalibrationResult:
+    """Build and save the profile ``name`` from photos in memory (see :func:`calibrate`)."""
     warnings: list[str] = []
     if grid:
         if len(photos) != 1:
@@ -133,26 +191,31 @@ def calibrate(
     else:
         prototypes = {}
         tiles = []
-        named = [code_from_filename(photo) for photo in photos]
-        if all(code is None for code in named) and len(photos) > len(SINGLE_ORDER):
+        if all(photo.code is None for photo in photos) and len(photos) > len(SINGLE_ORDER):
             raise CalibrationError(
                 f"{len(photos)} unnamed photos, but the documented order has "
                 f"{len(SINGLE_ORDER)} cards"
             )
-        seen: dict[str, Path] = {}
+        seen: dict[str, str] = {}
         for position, photo in enumerate(photos):
-            code = named[position] if named[position] is not None else SINGLE_ORDER[position]
-            assert code is not None
-            image = load_image(photo)
+            if photo.code is None and position >= len(SINGLE_ORDER):
+                raise CalibrationError(
+                    f"{photo.label}: photo {position + 1} names no card and is past the "
+                    f"documented order of {len(SINGLE_ORDER)}"
+                )
+            code = photo.code if photo.code is not None else SINGLE_ORDER[position]
+            image = photo.load()
             embeddings, _, boxes = embed_card_photo(reader, image)
             if len(embeddings) == 0:
-                warnings.append(f"{photo}: no card index found; {code} left out")
+                warnings.append(f"{photo.label}: no card index found; {code} left out")
                 continue
-            if code in seen and seen[code] != photo:
-                warnings.append(f"{photo}: {code} again (also {seen[code]}); both kept as samples")
-            seen.setdefault(code, photo)
+            if code in seen and seen[code] != photo.label:
+                warnings.append(
+                    f"{photo.label}: {code} again (also {seen[code]}); both kept as samples"
+                )
+            seen.setdefault(code, photo.label)
             prototypes.setdefault(code, []).extend(embeddings)
             tiles += [(crop_index(image, box), code) for box in boxes[:2]]
-    profile = new_profile(name, prototypes, _model_sha(reader), [str(p) for p in photos])
+    profile = new_profile(name, prototypes, model_sha(reader), [photo.label for photo in photos])
     path = save_profile(profile)
     return CalibrationResult(profile, path, _sheet(tiles), tuple(warnings))
