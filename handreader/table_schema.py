@@ -25,6 +25,7 @@ from rules.niuniu_profiles import DEFAULT_PROFILE
 
 __all__ = [
     "CardOut",
+    "DeckOption",
     "ErrorOut",
     "HandOut",
     "HealthOut",
@@ -51,6 +52,14 @@ RegionIn = Annotated[
     ),
 ]
 Stake = Annotated[float, Field(gt=0, le=1e12)] | Annotated[str, Field(max_length=40)]
+DeckOption = Annotated[
+    str | None,
+    Field(
+        max_length=64,
+        description="a calibrated deck (GET /v1/decks) to read the photo with; "
+        "default: none, the standard reading",
+    ),
+]
 CardCodes = (
     Annotated[list[Annotated[str, Field(max_length=8)]], Field(max_length=60)]
     | Annotated[str, Field(max_length=400)]
@@ -99,6 +108,7 @@ class TableOptionsIn(_Options):
         le=100,
         description="cards closer than this many box sizes belong to one hand",
     )
+    deck: DeckOption = None
 
     def to_options(self) -> TableOptions:
         """The table options; RulesError for an unknown profile or bet, GroupingError for a
@@ -163,6 +173,7 @@ class PitsOptionsIn(BaseModel):
     table_region: RegionIn | None = Field(
         None, description="read the table play from this region of the photo instead"
     )
+    deck: DeckOption = None
 
 
 class PitsCodesIn(BaseModel):

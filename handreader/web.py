@@ -16,6 +16,7 @@ its dependencies (:class:`~handreader.web_common.ServiceHooks`). Routes:
   card (seed 002: rank K..A, then suit spades, hearts, clubs, diamonds).
 - ``POST /v1/baccarat``, ``/v1/blackjack``, ``/v1/paigow``: ``handreader.web_games``.
 - ``POST /v1/verify``, ``GET /v1/audit``: ``handreader.web_verify``.
+- ``GET /v1/decks``, ``GET|POST /v1/decks/NAME``: calibrated decks, ``handreader.web_calibrate``.
 
 Phones: ``getUserMedia`` (the camera) works only on a secure origin: ``https://`` or
 ``http://localhost``. To use the page from a phone on the same network, run the server on all
@@ -51,6 +52,7 @@ from handreader.live import LivePipeline
 from handreader.table import HandResult, TableOptions, TableResult, score_codes
 from handreader.table_requests import MalformedJsonError
 from handreader.table_schema import CardCodes, ErrorOut, TableOptionsIn
+from handreader.web_calibrate import add_deck_routes
 from handreader.web_common import (
     ReaderLike,
     RuntimeLike,
@@ -58,6 +60,7 @@ from handreader.web_common import (
     json_response,
     validate,
 )
+from handreader.web_decks import DeckSwitch
 from handreader.web_games import add_game_routes
 from handreader.web_verify import AuditSettings, add_verify_routes
 from rules.cards import Card, full_deck, parse_cards
@@ -250,7 +253,7 @@ class _TimedReader:
         return self._runtime.read(self._reader, image)
 
 
-def _live_options(values: dict[str, Any]) -> TableOptions:
+def _live_options(values: dict[str, Any]) -> TableOptionsIn:
     """Table options from the query (each by name, or all as ``options=<JSON>``)."""
     merged = {name: value for name, value in values.items() if name != "options"}
     if "options" in values:
@@ -261,7 +264,7 @@ def _live_options(values: dict[str, Any]) -> TableOptions:
         if not isinstance(extra, dict):
             raise MalformedJsonError("the options query parameter must be a JSON object")
         merged.update(extra)
-    return validate(TableOptionsIn, merged).to_options()
+    return validate(TableOptionsIn, merged)
 
 
 def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
@@ -272,9 +275,11 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
     and waits for the answer before sending the next (so frames never queue up); the answer is
     ``handreader.live.LiveFrame.to_dict()`` plus ``size``: the cards shown (tracked over
     frames: a card appears after a few frames, stays through a missed one), the table scored
-    from them, the timings. A text message ``{"profile": "classic"}`` changes the profile,
-    ``{"options": {...}}`` all the options, ``{"reset": true}`` forgets the tracks; each is
-    answered ``{"ok": true, "profile": ...}``. A bad frame or message is answered with the
+    from them, the timings. ``deck`` (query or options) reads with a calibrated deck
+    (``handreader.web_decks``). A text message ``{"profile": "classic"}`` changes the profile,
+    ``{"deck": "MYDECK"}`` the deck (null: none; the tracks restart), ``{"options": {...}}``
+    all the options, ``{"reset": true}`` forgets the tracks; each is answered
+    ``{"ok": true, "profile": ..., "deck": ...}``. A bad frame or message is answered with the
     usual ``{"error": {"code", "message"}}`` and the stream goes on; bad options in the query
     close the connection (code 1008) after that error.
     """
@@ -294,12 +299,14 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
             await websocket.send_text(json.dumps({"error": {"code": code, "message": message}}))
 
         try:
-            options = _live_options(dict(websocket.query_params))
+            chosen = _live_options(dict(websocket.query_params))
+            options = chosen.to_options()
+            decks = DeckSwitch(reader, chosen.deck)
         except Exception as error:
             await send_error(error)
             await websocket.close(code=1008)
             return
-        pipeline = LivePipeline(_TimedReader(reader, runtime), options)
+        pipeline = LivePipeline(_TimedReader(decks, runtime), options)
         limits = runtime.settings
         try:
             while True:
@@ -316,8 +323,12 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
                         answer = frame.to_dict() | {"size": list(frame.size_wh)}
                         await websocket.send_text(json.dumps(answer, separators=(",", ":")))
                     else:
-                        _control(pipeline, message.get("text") or "")
-                        answer = {"ok": True, "profile": pipeline.options.profile.name}
+                        _control(pipeline, message.get("text") or "", decks)
+                        answer = {
+                            "ok": True,
+                            "profile": pipeline.options.profile.name,
+                            "deck": decks.deck,
+                        }
                         await websocket.send_text(json.dumps(answer))
                 except WebSocketDisconnect:
                     raise
@@ -327,7 +338,7 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
             return
 
 
-def _control(pipeline: LivePipeline, text: str) -> None:
+def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
     """Apply a text message (see :func:`add_live_route`)."""
     try:
         command = json.loads(text)
@@ -339,10 +350,23 @@ def _control(pipeline: LivePipeline, text: str) -> None:
         given = command["options"]
         if not isinstance(given, dict):
             raise MalformedJsonError("options must be a JSON object")
-        pipeline.options = validate(TableOptionsIn, given).to_options()
+        chosen = validate(TableOptionsIn, given)
+        options = chosen.to_options()
+        _choose_deck(pipeline, decks, chosen.deck)
+        pipeline.options = options
+    if "deck" in command:
+        _choose_deck(pipeline, decks, command["deck"])
     if "profile" in command:
         pipeline.set_profile(str(command["profile"]))
     if command.get("reset"):
+        pipeline.reset()
+
+
+def _choose_deck(pipeline: LivePipeline, decks: DeckSwitch, deck: object) -> None:
+    """Read with ``deck`` from the next frame; a new deck restarts the tracks."""
+    before = decks.deck
+    decks.choose(deck)
+    if decks.deck != before:
         pipeline.reset()
 
 
@@ -365,4 +389,5 @@ def create_router(hooks: ServiceHooks, audit: AuditSettings | None = None) -> AP
     add_trainer_routes(router)
     add_game_routes(router, hooks)
     holder = add_verify_routes(router, hooks, audit)
+    add_deck_routes(router, hooks)
     return router

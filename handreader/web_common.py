@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from handreader.table import TableCard
 from handreader.table_requests import Upload
+from handreader.web_decks import with_deck
 from vision.detections import CardReading, Reading
 from vision.imageio import decode_image
 
@@ -110,7 +111,9 @@ def json_response(
 def read_photo(
     upload: Upload, reader: ReaderLike, runtime: RuntimeLike
 ) -> tuple[NDArray[np.uint8], Reading, dict[str, float]]:
-    """Decode the upload within the limits and read its cards; the timings in milliseconds."""
+    """Decode the upload within the limits and read its cards (with the deck profile its
+    ``deck`` option names: ``handreader.web_decks``); the timings in milliseconds."""
+    reader = with_deck(reader, upload.options.get("deck"))
     limits = runtime.settings
     start = time.perf_counter()
     image = decode_image(

@@ -56,7 +56,7 @@ from handreader.table_grouping import (
     group_cards,
 )
 from handreader.table_requests import Upload, read_upload, request_body_doc
-from handreader.table_schema import CardCodes, ErrorOut, RegionIn
+from handreader.table_schema import CardCodes, DeckOption, ErrorOut, RegionIn
 from handreader.web_common import (
     ReaderLike,
     RuntimeLike,
@@ -133,6 +133,7 @@ class BaccaratPhotoIn(_BaccaratOptions):
     player_region: RegionIn | None = Field(None, description="the Player's cards lie here")
     banker_region: RegionIn | None = Field(None, description="the Banker's cards lie here")
     link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
+    deck: DeckOption = None
 
 
 def baccarat_report(
@@ -186,6 +187,7 @@ class BlackjackPhotoIn(_BlackjackOptions):
         default_factory=list, description="one region per player hand, in seat order"
     )
     link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
+    deck: DeckOption = None
 
 
 def blackjack_report(
@@ -235,6 +237,7 @@ class PaiGowPhotoIn(_PaiGowOptions):
     player_region: RegionIn | None = Field(None, description="the player's cards lie here")
     banker_region: RegionIn | None = Field(None, description="the banker's cards lie here")
     link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
+    deck: DeckOption = None
 
 
 def paigow_report(

@@ -249,10 +249,10 @@ def test_live_control_messages(client: TestClient) -> None:
             shown = _frame(socket)
         assert shown["table"]["profile"] == "trainer"  # the default profile
         socket.send_json({"profile": "classic"})
-        assert socket.receive_json() == {"ok": True, "profile": "classic"}
+        assert socket.receive_json() == {"ok": True, "profile": "classic", "deck": None}
         assert _frame(socket)["table"]["profile"] == "classic"
         socket.send_json({"options": {"profile": "app", "mode": "trainer"}})
-        assert socket.receive_json() == {"ok": True, "profile": "app"}
+        assert socket.receive_json() == {"ok": True, "profile": "app", "deck": None}
         assert _frame(socket)["table"]["mode"] == "trainer"
         socket.send_json({"reset": True})
         assert socket.receive_json()["ok"] is True

@@ -87,9 +87,9 @@ class CalibrationResult:
     warnings: tuple[str, ...]
 
 
-def model_sha(reader: CalibrationReader) -> str:
-    """The sha256 that names the reader's classifier (what a profile is made for)."""
-    entry = reader.manifest.get("classifier", {})
+def model_sha(manifest: Mapping[str, Any]) -> str:
+    """The sha256 that names the classifier of a models manifest (what a profile is made for)."""
+    entry = manifest.get("classifier", {})
     return str(entry.get("sha256") or hashlib.sha256(repr(entry).encode()).hexdigest())
 
 
@@ -216,6 +216,8 @@ def calibrate_photos(
             seen.setdefault(code, photo.label)
             prototypes.setdefault(code, []).extend(embeddings)
             tiles += [(crop_index(image, box), code) for box in boxes[:2]]
-    profile = new_profile(name, prototypes, model_sha(reader), [photo.label for photo in photos])
+    profile = new_profile(
+        name, prototypes, model_sha(reader.manifest), [photo.label for photo in photos]
+    )
     path = save_profile(profile)
     return CalibrationResult(profile, path, _sheet(tiles), tuple(warnings))
