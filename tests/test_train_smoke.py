@@ -24,6 +24,13 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
     from vision.reader import Reader
     from vision.train.pipeline import TrainingPlan, run_training
 
+    # a labelled photo adds real index crops (an untrained detector may find none: it must run)
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    shutil.copyfile(ROOT / "examples" / "hand.jpg", photos / "hand.jpg")
+    (photos / "manifest.jsonl").write_text(
+        '{"image": "hand.jpg", "cards": ["2D"], "split": "train"}\n'
+    )
     plan = TrainingPlan(
         work_dir=tmp_path / "runs",
         models_dir=tmp_path / "models",
@@ -36,11 +43,13 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
         detector_imgsz=160,
         detector_batch=2,
         classifier_epochs=1,
+        photo_manifests=(photos / "manifest.jsonl",),
         workers=1,
     )
     manifest = run_training(plan)
     assert manifest.is_file()
     assert (tmp_path / "models" / "detector.onnx").stat().st_size > 100_000
+    assert (tmp_path / "runs" / "classifier" / "photo_crops.npz").is_file()
     reader = Reader.load(tmp_path / "models")
     reading = reader.read(load_image(ROOT / "examples" / "hand.jpg"))
     assert reading.size_wh == (640, 480)  # an untrained model may find nothing: it must run

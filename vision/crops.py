@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 __all__ = ["CROP_CONTEXT", "CROP_SIZE", "crop_index", "crops_to_tensor"]
 
-CROP_SIZE = 48
+CROP_SIZE = 32
 """Side of the classifier's input in pixels."""
 
 CROP_CONTEXT = 1.3

@@ -12,9 +12,11 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.crops import CROP_SIZE
+__all__ = ["FEATURE_CROP_SIZE", "FEATURE_SIZE", "index_features"]
 
-__all__ = ["FEATURE_SIZE", "index_features"]
+FEATURE_CROP_SIZE = 48
+"""Side of the crops these features describe."""
+CROP_SIZE = FEATURE_CROP_SIZE
 
 _CELL = 8
 _CELLS = CROP_SIZE // _CELL

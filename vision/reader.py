@@ -7,7 +7,6 @@ nothing per call, so one instance can serve many threads at once.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -21,19 +20,20 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
 from vision.calibration import DeckProfile, combine_with_profile
-from vision.crops import crop_index
+from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.detections import CardReading, Detections, Reading, ReadingFlag
-from vision.features import FEATURE_SIZE, index_features
-from vision.letterbox import letterbox
+from vision.features import FEATURE_CROP_SIZE, FEATURE_SIZE, index_features
+from vision.index_detector import (
+    IndexDetector,
+    ModelError,
+    non_max_suppression,
+    session,
+)
 
 __all__ = ["ModelError", "Reader", "ReaderSettings", "default_models_dir", "non_max_suppression"]
 
 CLASSIFIER_CLASSES: tuple[str, ...] = (*CARD_CLASSES, "none")
 """The classifier's outputs: the 54 cards in ``CARD_CLASSES`` order, then "none"."""
-
-
-class ModelError(ValueError):
-    """The shipped models are missing, corrupt, or disagree with the project's label table."""
 
 
 def default_models_dir() -> Path:
@@ -60,45 +60,8 @@ class ReaderSettings:
     """Quarter turns of each crop tried by the classifier (1 = upright only)."""
 
 
-def non_max_suppression(
-    xyxy: NDArray[np.float32], scores: NDArray[np.float32], iou: float
-) -> NDArray[np.int64]:
-    """Indices of the boxes kept by greedy NMS, best score first."""
-    order = np.argsort(-scores, kind="stable")
-    keep: list[int] = []
-    areas = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
-    while order.size:
-        best = int(order[0])
-        keep.append(best)
-        rest = order[1:]
-        ix = np.clip(
-            np.minimum(xyxy[best, 2], xyxy[rest, 2]) - np.maximum(xyxy[best, 0], xyxy[rest, 0]),
-            0,
-            None,
-        )
-        iy = np.clip(
-            np.minimum(xyxy[best, 3], xyxy[rest, 3]) - np.maximum(xyxy[best, 1], xyxy[rest, 1]),
-            0,
-            None,
-        )
-        overlap = ix * iy / (areas[best] + areas[rest] - ix * iy + 1e-9)
-        order = rest[overlap <= iou]
-    return np.array(keep, np.int64)
-
-
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _session(path: Path) -> Any:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    try:
-        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    except Exception as error:  # onnxruntime raises its own exception types
-        raise ModelError(f"cannot load model {str(path)!r}: {error}") from error
 
 
 class Reader:
@@ -113,30 +76,31 @@ class Reader:
     ) -> None:
         self.settings = settings or ReaderSettings()
         self.manifest = manifest
-        self._detector = _session(detector_path)
-        self._classifier = _session(classifier_path)
-        self._detector_input = self._detector.get_inputs()[0].name
-        shape = self._detector.get_inputs()[0].shape
-        self.detector_size = (
-            int(shape[2]) if isinstance(shape[2], int) else int(manifest["detector"]["imgsz"])
+        self.detector = IndexDetector(
+            detector_path, int(manifest["detector"]["imgsz"]), self.settings
         )
-        metadata = self._detector.get_modelmeta().custom_metadata_map
-        names = ast.literal_eval(metadata["names"]) if "names" in metadata else None
-        if names is not None and names != {0: "index"}:
-            raise ModelError(
-                f"detector {str(detector_path)!r} has classes {names}, expected {{0: 'index'}}"
-            )
+        self.detector_size = self.detector.size
+        self._classifier = session(classifier_path)
         classes = tuple(manifest["classifier"]["classes"])
         if classes != CLASSIFIER_CLASSES:
             raise ModelError(
                 "classifier classes in the manifest differ from the project's label table "
                 f"(expected {len(CLASSIFIER_CLASSES)} classes ending with 'none')"
             )
-        feature_shape = self._classifier.get_inputs()[0].shape
-        if self._classifier.get_inputs()[0].name != "features" or feature_shape[1] != FEATURE_SIZE:
+        classifier_input = self._classifier.get_inputs()[0]
+        self._classifier_input = classifier_input.name
+        if classifier_input.name == "crops" and list(classifier_input.shape[1:]) == [
+            3,
+            CROP_SIZE,
+            CROP_SIZE,
+        ]:
+            self._crop_size = CROP_SIZE
+        elif classifier_input.name == "features" and classifier_input.shape[1] == FEATURE_SIZE:
+            self._crop_size = FEATURE_CROP_SIZE  # the first release's HOG + MLP classifier
+        else:
             raise ModelError(
-                f"classifier input is {self._classifier.get_inputs()[0].name} {feature_shape}, "
-                f"expected features [N, {FEATURE_SIZE}]"
+                f"classifier input is {classifier_input.name} {classifier_input.shape}, "
+                f"expected crops [N, 3, {CROP_SIZE}, {CROP_SIZE}]"
             )
         outputs = [output.name for output in self._classifier.get_outputs()]
         if outputs[:2] != ["logits", "embedding"]:
@@ -185,46 +149,9 @@ class Reader:
 
     # -- stages -------------------------------------------------------------------------------
 
-    def _detect_once(
-        self, image: NDArray[np.uint8], offset: tuple[float, float] = (0.0, 0.0)
-    ) -> Detections:
-        tensor, transform = letterbox(image, self.detector_size)
-        output = self._detector.run(None, {self._detector_input: tensor})[0][0]  # (5, anchors)
-        scores = output[4]
-        keep = scores >= self.settings.detection_threshold
-        if not keep.any():
-            return Detections.empty()
-        cx, cy, w, h = output[0][keep], output[1][keep], output[2][keep], output[3][keep]
-        xyxy = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1).astype(np.float32)
-        xyxy = transform.to_image(xyxy)
-        xyxy[:, [0, 2]] += offset[0]
-        xyxy[:, [1, 3]] += offset[1]
-        confidence = scores[keep].astype(np.float32)
-        return Detections(xyxy, confidence, np.zeros(len(confidence), np.int64))
-
     def detect(self, image: NDArray[np.uint8]) -> Detections:
-        """Corner-index boxes in image pixels, after NMS.
-
-        The whole image is read, and tiles of it too when it is a large photo.
-        """
-        height, width = image.shape[:2]
-        parts = [self._detect_once(image)]
-        if max(height, width) > self.settings.tile_above_px:
-            tile_w, tile_h = int(width * 0.6), int(height * 0.6)
-            for top in (0, height - tile_h):
-                for left in (0, width - tile_w):
-                    tile = image[top : top + tile_h, left : left + tile_w]
-                    parts.append(self._detect_once(tile, (float(left), float(top))))
-        xyxy = np.concatenate([p.xyxy for p in parts])
-        confidence = np.concatenate([p.confidence for p in parts])
-        if len(confidence) == 0:
-            return Detections.empty()
-        xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)
-        xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, height)
-        keep = non_max_suppression(xyxy, confidence, self.settings.nms_iou)[
-            : self.settings.max_detections
-        ]
-        return Detections(xyxy[keep], confidence[keep], np.zeros(len(keep), np.int64))
+        """Corner-index boxes in image pixels, after NMS (see :class:`IndexDetector`)."""
+        return self.detector.detect(image)
 
     def classify(
         self, image: NDArray[np.uint8], xyxy: NDArray[np.float32]
@@ -238,10 +165,12 @@ class Reader:
         if len(xyxy) == 0:
             empty = np.zeros((0, len(CLASSIFIER_CLASSES)), np.float32)
             return empty, np.zeros((0, 128), np.float32)
-        crops = np.stack([crop_index(image, box) for box in xyxy])
-        turns = self.settings.turns
+        crops = np.stack([crop_index(image, box, self._crop_size) for box in xyxy])
+        features = self._classifier_input == "features"
+        turns = self.settings.turns if features else 1  # the network reads any angle itself
         batch = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in range(turns)])
-        logits, embedding = self._classifier.run(None, {"features": index_features(batch)})
+        tensor = index_features(batch) if features else crops_to_tensor(batch)
+        logits, embedding = self._classifier.run(None, {self._classifier_input: tensor})
         logits = logits - logits.max(axis=1, keepdims=True)
         probabilities = np.exp(logits)
         probabilities /= probabilities.sum(axis=1, keepdims=True)
@@ -301,7 +230,7 @@ class Reader:
                     corners=len(group),
                     uncertain=confidence < settings.uncertain_below,
                     index_px=float(heights[group].max()),
-                alternatives=tuple(
+                    alternatives=tuple(
                         (CARD_CLASSES[int(i)], round(float(joint[i]), 4)) for i in ranked
                     ),
                 )

@@ -31,10 +31,21 @@ def register(subparsers: Any) -> None:
         "--holdout-scenes", type=int, default=400, help="validation scenes, held-out decks"
     )
     parser.add_argument("--detector-epochs", type=int, default=6)
-    parser.add_argument("--finetune-epochs", type=int, default=2, help="detector fine-tuning")
+    parser.add_argument(
+        "--finetune-epochs", type=int, default=12, help="detector fine-tuning (default 12)"
+    )
     parser.add_argument("--classifier-epochs", type=int, default=14)
     parser.add_argument("--imgsz", type=int, default=320, help="detector input size (default 320)")
     parser.add_argument("--batch", type=int, default=32, help="detector batch (default 32)")
+    parser.add_argument(
+        "--photos",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="MANIFEST",
+        help="a manifest of labelled single-card photos (realdata format) whose split-train "
+        "rows add real index crops to the classifier; repeatable",
+    )
     parser.add_argument(
         "--workers", type=int, help="scene-generation processes (default: all cores)"
     )
@@ -64,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
             )
+    for manifest in args.photos:
+        if not manifest.is_file():
+            raise ValueError(f"--photos {str(manifest)!r}: no such manifest file")
     plan = TrainingPlan(
         work_dir=args.work,
         models_dir=args.models,
@@ -74,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         detector_finetune_epochs=args.finetune_epochs,
         detector_imgsz=args.imgsz,
         detector_batch=args.batch,
+        photo_manifests=tuple(args.photos),
         workers=args.workers,
     )
     manifest = run_training(plan)

@@ -1,30 +1,64 @@
-"""Deck assets loaded for scene rendering: card images (RGBA) and the deck's index box."""
+"""Deck assets loaded for scene rendering: card images (RGBA) and where each card prints its
+corner index (the deck's box for the 52, each joker's own mark)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.synth.decks import DECKS, Deck, cache_dir, render_deck
-from vision.synth.index_box import IndexBox, measure_index_box
+from vision.synth.decks import DECKS, JOKER_CODES, Deck, cache_dir, render_deck
+from vision.synth.index_box import (
+    MEASURE_VERSION,
+    IndexBox,
+    IndexPlace,
+    corner_quads,
+    measure_index_box,
+    measure_joker_mark,
+    paper_colour,
+)
 
-__all__ = ["DeckAssets", "decks_for_split", "load_assets", "prepare_assets"]
+__all__ = ["JOKER_MARK_HEIGHT", "DeckAssets", "decks_for_split", "load_assets", "prepare_assets"]
+
+JOKER_MARK_HEIGHT = 480
+"""Jokers' corner marks are measured on renders at least this tall: some marks (orell's star in
+a ring on the picture) merge with the picture at lower heights."""
 
 
 @dataclass(frozen=True)
 class DeckAssets:
-    """One deck's renders (BGRA, one height) and its measured corner-index box."""
+    """One deck's renders (BGRA, one height), its measured corner-index box and its jokers'
+    corner marks (None for a joker with no mark in its corner)."""
 
     deck: Deck
     cards: dict[str, NDArray[np.uint8]]
     index_box: IndexBox
+    joker_marks: dict[str, IndexPlace | None] = field(default_factory=dict)
+
+    def index_place(self, code: str) -> IndexPlace | None:
+        """Where card ``code`` prints its corner index: the deck's box in the deck's corners
+        for the 52, a joker's own mark for a joker (None when it has no corner mark: nothing
+        to label)."""
+        if code in JOKER_CODES:
+            return self.joker_marks.get(code)
+        return IndexPlace(self.index_box, self.deck.corners)
+
+    def index_quads(self, code: str) -> Sequence[NDArray[np.float32]]:
+        """Card ``code``'s index quads in its render's pixels, in the order of
+        :func:`vision.synth.index_box.corner_quads`; empty for a joker with no corner mark."""
+        place = self.index_place(code)
+        if place is None:
+            return ()
+        height, width = self.cards[code].shape[:2]
+        return corner_quads(place.box, width, height, place.corners)
 
 
 def decks_for_split(split: str) -> tuple[Deck, ...]:
@@ -43,35 +77,77 @@ def _box_file(deck: Deck, height: int) -> Path:
 
 
 def _read_render(path: Path) -> NDArray[np.uint8]:
-    """A card render as stored (BGRA, or BGR when fully opaque); raises when unreadable."""
+    """A card render as BGRA (fully opaque renders are stored as BGR); raises when unreadable."""
     image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
     if image is None:
         raise RuntimeError(f"cannot read the card render {str(path)!r}")
+    if image.shape[2] == 3:
+        image = cv2.cvtColor(image, cv2.COLOR_BGR2BGRA)
     return cast(NDArray[np.uint8], image)
 
 
+def _read_measurements(box_file: Path, deck: Deck) -> dict[str, Any] | None:
+    """The cached measurements, or None when absent, unreadable, of another
+    :data:`vision.synth.index_box.MEASURE_VERSION` or for other jokers (then stale)."""
+    try:
+        cached = json.loads(box_file.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(cached, dict) or cached.get("version") != MEASURE_VERSION:
+        return None
+    jokers = cached.get("jokers")
+    expected = {code for code, _ in deck.jokers}
+    if not isinstance(jokers, dict) or set(jokers) != expected:
+        return None
+    return cached
+
+
+def _measure(deck: Deck, height: int, paths: dict[str, Path]) -> dict[str, Any]:
+    """Measure the deck's index box (at ``height``) and its jokers' marks (at least
+    :data:`JOKER_MARK_HEIGHT` tall)."""
+    cards = {code: _read_render(path) for code, path in paths.items()}
+    box = measure_index_box(cards)
+    jokers: dict[str, object] = {}
+    if deck.jokers:
+        mark_height = max(height, JOKER_MARK_HEIGHT)
+        if mark_height != height:
+            codes = ["2S", *(code for code, _ in deck.jokers)]
+            cards = {c: _read_render(p) for c, p in render_deck(deck, mark_height, codes).items()}
+        paper = paper_colour(cards["2S"])
+        for code, _ in deck.jokers:
+            mark = measure_joker_mark(cards[code], paper)
+            place = None if mark is None else {"box": list(mark.box), "corners": mark.corners}
+            jokers[code] = place
+    return {"version": MEASURE_VERSION, "index_box": list(box), "jokers": jokers}
+
+
 def prepare_assets(deck: Deck, height: int) -> Path:
-    """Render the deck and measure its index box (both cached); returns the box file."""
+    """Render the deck and measure its index box and jokers' marks (all cached; measurements
+    of an older version are redone); returns the measurement file."""
     paths = render_deck(deck, height)
     box_file = _box_file(deck, height)
-    if not box_file.is_file():
-        cards = {code: _read_render(path) for code, path in paths.items()}
-        box = measure_index_box(cards)
-        box_file.write_text(json.dumps({"index_box": list(box)}))
+    if _read_measurements(box_file, deck) is None:
+        measured = _measure(deck, height, paths)
+        partial = box_file.with_name(f"{box_file.name}.{os.getpid()}.part")
+        partial.write_text(json.dumps(measured))
+        partial.replace(box_file)  # atomic: a reader never sees half a file
     return box_file
+
+
+def _box(values: Sequence[float]) -> IndexBox:
+    return (float(values[0]), float(values[1]), float(values[2]), float(values[3]))
 
 
 @lru_cache(maxsize=64)
 def load_assets(deck_name: str, height: int) -> DeckAssets:
-    """Load a prepared deck (renders and index box) once per process."""
+    """Load a prepared deck (renders, index box, joker marks) once per process."""
     deck = next(d for d in DECKS if d.name == deck_name)
     box_file = prepare_assets(deck, height)
-    paths = render_deck(deck, height)
-    cards: dict[str, NDArray[np.uint8]] = {}
-    for code, path in paths.items():
-        image = _read_render(path)
-        if image.shape[2] == 3:
-            image = cast(NDArray[np.uint8], cv2.cvtColor(image, cv2.COLOR_BGR2BGRA))
-        cards[code] = image
-    box = tuple(json.loads(box_file.read_text())["index_box"])
-    return DeckAssets(deck, cards, (box[0], box[1], box[2], box[3]))
+    measured = _read_measurements(box_file, deck)
+    if measured is None:
+        raise RuntimeError(f"unreadable index measurements {str(box_file)!r}")
+    cards = {code: _read_render(path) for code, path in render_deck(deck, height).items()}
+    marks: dict[str, IndexPlace | None] = {}
+    for code, mark in measured["jokers"].items():
+        marks[code] = None if mark is None else IndexPlace(_box(mark["box"]), int(mark["corners"]))
+    return DeckAssets(deck, cards, _box(measured["index_box"]), marks)

@@ -20,7 +20,6 @@ from numpy.typing import NDArray
 from vision.synth.assets import DeckAssets
 from vision.synth.backgrounds import background, photo_files
 from vision.synth.config import SceneConfig
-from vision.synth.index_box import corner_quads
 from vision.synth.layouts import LAYOUTS, Occluder, Placement
 from vision.synth.photometry import apply_photometry, cast_shadow
 
@@ -201,10 +200,8 @@ def _labels(
     height, width = owner.shape
     labels = []
     for index, placement in enumerate(placements):
-        card = placement.assets.cards[placement.code]
-        h, w = card.shape[:2]
         matrix = homography @ placement.matrix
-        for quad in corner_quads(placement.assets.index_box, w, h, placement.assets.deck.corners):
+        for quad in placement.assets.index_quads(placement.code):
             projected = _project(matrix, quad)
             area = abs(float(cv2.contourArea(projected)))
             tall = float(np.linalg.norm(projected[3] - projected[0]))

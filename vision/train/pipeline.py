@@ -31,10 +31,13 @@ class TrainingPlan:
     train_scenes: int = 4500
     holdout_scenes: int = 400
     detector_epochs: int = 6
-    detector_finetune_epochs: int = 2
+    detector_finetune_epochs: int = 12
     detector_imgsz: int = 320
     detector_batch: int = 32
     classifier_epochs: int = 14
+    photo_manifests: tuple[Path, ...] = ()
+    """Manifests of labelled single-card photos whose ``split: train`` rows add real index
+    crops to the classifier's training (:mod:`vision.train.photo_crops`)."""
     workers: int | None = None
 
 
@@ -46,12 +49,19 @@ def _count(folder: Path) -> int:
     return len(list((folder / "images").glob("*.jpg"))) if (folder / "images").is_dir() else 0
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
 def write_manifest(
     plan: TrainingPlan, detector: Path, classifier: Path, extra: dict[str, Any] | None = None
 ) -> Path:
     """Write ``models/manifest.json``: files, hashes, classes, input sizes, data and recipe."""
     from vision.crops import CROP_CONTEXT, CROP_SIZE
-    from vision.features import FEATURE_SIZE
     from vision.reader import CLASSIFIER_CLASSES
 
     manifest_path = plan.models_dir / "manifest.json"
@@ -75,14 +85,16 @@ def write_manifest(
             "file": classifier.name,
             "sha256": _sha256(classifier),
             "bytes": classifier.stat().st_size,
-            "architecture": "MLP 972-384-128-55 on HOG + colour features (vision/features.py)",
+            "architecture": "CNN (3 blocks of two 3x3 convolutions, 16-32-64 channels, then "
+            "96 channels at 4x4) -> 128 embedding -> 55 (vision/train/classifier.py)",
             "classes": list(CLASSIFIER_CLASSES),
-            "input": f"Nx{FEATURE_SIZE} features of a {CROP_SIZE} px square crop, "
-            f"{CROP_CONTEXT}x the box's longer side; four quarter turns tried per crop",
+            "input": f"Nx3x{CROP_SIZE}x{CROP_SIZE} RGB float [0,1]: a square crop centred on "
+            f"the detected index, {CROP_CONTEXT}x the box's longer side, at any angle "
+            "(trained on every turn)",
             "outputs": {"logits": "Nx55", "embedding": "Nx128, L2-normalised"},
         },
         "training": {
-            **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(plan).items()},
+            **{k: _plain(v) for k, v in asdict(plan).items()},
             "decks": "datasets/README.md; holdout decks never trained on",
         },
         "metrics": previous.get("metrics", {}),
@@ -91,6 +103,31 @@ def write_manifest(
         manifest.update(extra)
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest_path
+
+
+def _photo_crops(plan: TrainingPlan, detector: Path) -> Path:
+    """Index crops of the manifests' training photos, found by the new detector (cached)."""
+    import numpy as np
+
+    from vision.index_detector import IndexDetector
+    from vision.train.photo_crops import photo_crops
+
+    out = plan.work_dir / "classifier" / "photo_crops.npz"
+    if out.is_file():
+        return out
+    finder = IndexDetector(detector, plan.detector_imgsz)
+    parts = [photo_crops(finder, manifest) for manifest in plan.photo_manifests]
+    parts = [part for part in parts if len(part[1])]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if parts:
+        crops = np.concatenate([part[0] for part in parts])
+        labels = np.concatenate([part[1] for part in parts])
+    else:
+        from vision.crops import CROP_SIZE
+
+        crops, labels = np.zeros((0, CROP_SIZE, CROP_SIZE, 3), np.uint8), np.zeros(0, np.int64)
+    np.savez(out, crops=crops, labels=labels)
+    return out
 
 
 def run_training(plan: TrainingPlan) -> Path:
@@ -126,13 +163,16 @@ def run_training(plan: TrainingPlan) -> Path:
         weights = finetune_detector(detector_settings, weights, plan.detector_finetune_epochs)
     plan.models_dir.mkdir(parents=True, exist_ok=True)
     detector = export_detector(weights, plan.detector_imgsz, plan.models_dir / "detector.onnx")
+    photos = None
+    if plan.photo_manifests:
+        photos = _photo_crops(plan, detector)
     state = train_classifier(
         ClassifierTraining(
             scene_dirs=(train_dir,),
             run_dir=plan.work_dir / "classifier",
             epochs=plan.classifier_epochs,
-            jitter_copies=1,
-            none_per_scene=2,
+            val_scene_dirs=(holdout_dir,),
+            photo_crops=photos,
         )
     )
     classifier = export_classifier(state, plan.models_dir / "classifier.onnx")

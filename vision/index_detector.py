@@ -1,0 +1,122 @@
+"""The corner-index detector alone: an ONNX YOLO model with one class, letterbox in, boxes out.
+
+Used by :class:`vision.reader.Reader`, and on its own where only the indices' places matter
+(finding the indices of labelled card photos for training). Stateless after loading.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.detections import Detections
+from vision.letterbox import letterbox
+
+if TYPE_CHECKING:
+    from vision.reader import ReaderSettings
+
+__all__ = ["IndexDetector", "ModelError", "non_max_suppression", "session"]
+
+
+class ModelError(ValueError):
+    """The shipped models are missing, corrupt, or disagree with the project's label table."""
+
+
+def non_max_suppression(
+    xyxy: NDArray[np.float32], scores: NDArray[np.float32], iou: float
+) -> NDArray[np.int64]:
+    """Indices of the boxes kept by greedy NMS, best score first."""
+    order = np.argsort(-scores, kind="stable")
+    keep: list[int] = []
+    areas = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+    while order.size:
+        best = int(order[0])
+        keep.append(best)
+        rest = order[1:]
+        ix = np.clip(
+            np.minimum(xyxy[best, 2], xyxy[rest, 2]) - np.maximum(xyxy[best, 0], xyxy[rest, 0]),
+            0,
+            None,
+        )
+        iy = np.clip(
+            np.minimum(xyxy[best, 3], xyxy[rest, 3]) - np.maximum(xyxy[best, 1], xyxy[rest, 1]),
+            0,
+            None,
+        )
+        overlap = ix * iy / (areas[best] + areas[rest] - ix * iy + 1e-9)
+        order = rest[overlap <= iou]
+    return np.array(keep, np.int64)
+
+
+def session(path: Path) -> Any:
+    """An onnxruntime CPU session for the model at ``path``; ModelError if it cannot load."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own exception types
+        raise ModelError(f"cannot load model {str(path)!r}: {error}") from error
+
+
+class IndexDetector:
+    """``IndexDetector(path, imgsz, settings).detect(image_bgr) -> Detections``."""
+
+    def __init__(self, path: Path, imgsz: int, settings: ReaderSettings | None = None) -> None:
+        from vision.reader import ReaderSettings
+
+        self.settings = settings or ReaderSettings()
+        self._session = session(path)
+        self._input = self._session.get_inputs()[0].name
+        shape = self._session.get_inputs()[0].shape
+        self.size = int(shape[2]) if isinstance(shape[2], int) else imgsz
+        metadata = self._session.get_modelmeta().custom_metadata_map
+        names = ast.literal_eval(metadata["names"]) if "names" in metadata else None
+        if names is not None and names != {0: "index"}:
+            raise ModelError(f"detector {str(path)!r} has classes {names}, expected {{0: 'index'}}")
+
+    def _detect_once(
+        self, image: NDArray[np.uint8], offset: tuple[float, float] = (0.0, 0.0)
+    ) -> Detections:
+        tensor, transform = letterbox(image, self.size)
+        output = self._session.run(None, {self._input: tensor})[0][0]  # (5, anchors)
+        scores = output[4]
+        keep = scores >= self.settings.detection_threshold
+        if not keep.any():
+            return Detections.empty()
+        cx, cy, w, h = output[0][keep], output[1][keep], output[2][keep], output[3][keep]
+        xyxy = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1).astype(np.float32)
+        xyxy = transform.to_image(xyxy)
+        xyxy[:, [0, 2]] += offset[0]
+        xyxy[:, [1, 3]] += offset[1]
+        confidence = scores[keep].astype(np.float32)
+        return Detections(xyxy, confidence, np.zeros(len(confidence), np.int64))
+
+    def detect(self, image: NDArray[np.uint8]) -> Detections:
+        """Corner-index boxes in image pixels, after NMS.
+
+        The whole image is read, and tiles of it too when it is a large photo.
+        """
+        height, width = image.shape[:2]
+        parts = [self._detect_once(image)]
+        if max(height, width) > self.settings.tile_above_px:
+            tile_w, tile_h = int(width * 0.6), int(height * 0.6)
+            for top in (0, height - tile_h):
+                for left in (0, width - tile_w):
+                    tile = image[top : top + tile_h, left : left + tile_w]
+                    parts.append(self._detect_once(tile, (float(left), float(top))))
+        xyxy = np.concatenate([p.xyxy for p in parts])
+        confidence = np.concatenate([p.confidence for p in parts])
+        if len(confidence) == 0:
+            return Detections.empty()
+        xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)
+        xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, height)
+        keep = non_max_suppression(xyxy, confidence, self.settings.nms_iou)[
+            : self.settings.max_detections
+        ]
+        return Detections(xyxy[keep], confidence[keep], np.zeros(len(keep), np.int64))
