@@ -8,7 +8,10 @@ colour the grey video cannot contain.
 
 Expectations: seed 002 and the trainer profile (No Niu banker against Niu Niu and Niu 4: both
 players win; the equal bet pays 1:1 less 5% commission, +95 on a stake of 100), the rules
-engine for the trainer's winner, the issue for what each mode shows.
+engine for the trainer's winner, the issue for what each mode shows; for decks, issue 8 (a
+calibration wizard on the page, the deck then chosen for photo and live modes; a photo missing
+a card is refused naming the position) and the documented order of ``vision.calibrate_deck``
+(S, H, D, C from A to K).
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-from web_fakes import NIU_TABLE, FakeReader, image_bytes, write_y4m
+from web_fakes import NIU_TABLE, DeckFakeReader, image_bytes, write_y4m
 
 import serve
 from handreader.web_verify import AuditSettings
 from rules.niuniu import rank_hands
+from vision.calibration import load_profile, new_profile, save_profile
 
 pytestmark = pytest.mark.browser
 
@@ -43,7 +47,7 @@ class _Server:
     """The app served by uvicorn in a thread, on a loopback socket bound here (no race for
     a free port)."""
 
-    def __init__(self, reader: FakeReader) -> None:
+    def __init__(self, reader: DeckFakeReader) -> None:
         import uvicorn
 
         self.reader = reader
@@ -79,12 +83,23 @@ class _Server:
 
 
 @pytest.fixture(scope="module")
-def fake() -> FakeReader:
-    return FakeReader(NIU_TABLE)
+def fake() -> DeckFakeReader:
+    return DeckFakeReader(NIU_TABLE)
 
 
 @pytest.fixture(scope="module")
-def server(fake: FakeReader, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Server]:
+def decks_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user's data folder of this module's tests (deck profiles), never the real one."""
+    folder = tmp_path_factory.mktemp("data")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HANDREADER_DATA", str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="module")
+def server(
+    fake: DeckFakeReader, decks_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[_Server]:
     audit = tmp_path_factory.mktemp("audit") / "audit.sqlite3"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HANDREADER_AUDIT_TOKEN", TOKEN)
@@ -121,9 +136,11 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any, server: _Server, fake: FakeReader) -> Iterator[Any]:
+def page(browser: Any, server: _Server, fake: DeckFakeReader) -> Iterator[Any]:
     fake.hands = dict(NIU_TABLE)
     fake.uncertain = []
+    fake.deck_calls.clear()
+    fake.missing, fake.grid_reads = set(), {}
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.grant_permissions(["camera"], origin=server.url)
     tab = context.new_page()
@@ -181,7 +198,9 @@ def test_photo_mode_shows_the_annotated_photo_and_the_results(page: Any, tmp_pat
     assert page.locator("#photo-hands .card.bull").count() >= 3
 
 
-def test_photo_mode_baccarat_draws_the_sides(page: Any, fake: FakeReader, tmp_path: Path) -> None:
+def test_photo_mode_baccarat_draws_the_sides(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
     # RULES.md section 3: Player 9+5 = 4 draws (3 -> 7); Banker K+6 = 6 stands after a
     # Player third card of 3 (the tableau draws on 6 only after a 6 or 7): Player 7 beats 6.
     fake.hands = {"9H 5C 3D": (0.1, 0.4), "KD 6S": (0.7, 0.4)}
@@ -211,7 +230,7 @@ def _overlay_pixels(page: Any) -> int:
 
 
 def test_live_mode_draws_the_overlay_over_the_camera(
-    page: Any, fake: FakeReader, tmp_path: Path
+    page: Any, fake: DeckFakeReader, tmp_path: Path
 ) -> None:
     page.click("#tab-live")
     before = len(fake.sizes)
@@ -297,3 +316,106 @@ def test_dealer_check_names_the_difference(page: Any, tmp_path: Path) -> None:
     page.click("#audit-list")
     page.wait_for_selector("#audit-table tbody tr")
     assert "mismatch" in page.inner_text("#audit-table")
+
+
+# --- decks ---------------------------------------------------------------------------------------
+
+
+def _card_photos(tmp_path: Path, count: int) -> list[str]:
+    paths = []
+    for index in range(count):
+        path = tmp_path / f"card{index}.png"
+        path.write_bytes(image_bytes(320, 240, ".png"))
+        paths.append(str(path))
+    return paths
+
+
+def test_deck_wizard_calibrates_and_photo_mode_reads_with_the_deck(
+    page: Any, fake: DeckFakeReader, decks_dir: Path, tmp_path: Path
+) -> None:
+    photos = _card_photos(tmp_path, 3)
+    page.click("#tab-decks")
+    page.fill("#wizard-name", "casino")
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-cards:not([hidden])")
+    # the documented order: S, H, D, C from A to K (vision.calibrate_deck)
+    assert page.get_attribute("#wizard-card", "data-code") == "AS"
+    page.set_input_files("#wizard-file", photos[0])
+    assert page.get_attribute("#wizard-card", "data-code") == "2S"
+    page.click("#wizard-skip")
+    assert page.get_attribute("#wizard-card", "data-code") == "3S"
+    page.set_input_files("#wizard-many", photos[1:])  # 3S and 4S, in order
+    assert page.get_attribute("#wizard-card", "data-code") == "5S"
+    taken = page.eval_on_selector_all("#wizard-taken li", "items => items.map(i => i.dataset.code)")
+    assert taken == ["AS", "3S", "4S"]
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-done")
+    assert "Deck casino: 3 cards from 6 corners" in page.inner_text("#wizard-done")
+    page.wait_for_function("() => document.getElementById('wizard-sheet').naturalWidth > 0")
+    assert page.evaluate("() => document.getElementById('wizard-sheet').naturalWidth") == 13 * 72
+    # the profile holds the cards the wizard named (two corners each: the fake's)
+    profile = load_profile("casino")
+    assert {code: len(v) for code, v in profile.prototypes.items()} == {"AS": 2, "3S": 2, "4S": 2}
+    assert (decks_dir / "decks" / "casino.json").is_file()
+    # listed, chosen at the top, and used by photo mode
+    assert "casino" in page.inner_text("#decks-table")
+    assert page.input_value("#deck-select") == "casino"
+    page.click("#wizard-use")
+    page.wait_for_selector("#mode-photo:not([hidden])")
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-players tbody tr")
+    assert fake.deck_calls == ["casino", "casino"]  # /v1/score and /v1/annotated
+    # the standard reading again: no deck reaches the recognizer
+    page.select_option("#deck-select", "")
+    fake.deck_calls.clear()
+    page.click("#photo-submit")
+    page.wait_for_function(
+        "() => document.getElementById('photo-status').textContent.startsWith('Read in')"
+    )
+    assert fake.deck_calls == [None, None]
+
+
+def test_deck_wizard_names_the_position_of_a_missing_grid_card(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
+    fake.missing = {13 + 6}  # the hearts row's 7th place: 7H
+    grid = tmp_path / "deck.png"
+    grid.write_bytes(image_bytes(1400, 700, ".png"))
+    page.click("#tab-decks")
+    page.fill("#wizard-name", "grid-deck")
+    page.check("input[name='wizard-layout'][value='grid']")
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-grid:not([hidden])")
+    assert page.locator("#wizard-grid-table tbody tr").count() == 4
+    page.set_input_files("#wizard-grid-file", str(grid))
+    page.wait_for_selector("#wizard-error:not([hidden])")
+    message = page.inner_text("#wizard-error")
+    assert "deck.png: no card found at row 2, column 7 (7H)" in message
+    assert "grid-deck" not in page.inner_text("#decks-list")  # nothing saved
+    # the photo corrected: calibrated, every card of the grid
+    fake.missing = set()
+    page.set_input_files("#wizard-grid-file", str(grid))
+    page.wait_for_selector("#wizard-done")
+    assert "Deck grid-deck: 52 cards from 104 corners" in page.inner_text("#wizard-done")
+
+
+def test_live_mode_reads_with_the_chosen_deck(page: Any, fake: DeckFakeReader) -> None:
+    vector = np.ones((1, 128), np.float32) / np.sqrt(128)
+    save_profile(new_profile("mine", {"AS": list(vector)}, "fake-classifier", []))
+    page.reload()
+    page.wait_for_selector("body[data-ready='true']")
+    page.wait_for_selector("#deck-select option[value='mine']", state="attached")
+    page.select_option("#deck-select", "mine")
+    page.click("#tab-live")
+    page.click("#live-start")
+    page.wait_for_function(
+        "() => document.getElementById('live-status').textContent.includes('15 cards')",
+        timeout=30_000,
+    )
+    assert fake.deck_calls and set(fake.deck_calls) == {"mine"}
+    page.select_option("#deck-select", "")  # switched while streaming: {"deck": null}
+    deadline = time.monotonic() + 20
+    while fake.deck_calls[-1] is not None:
+        assert time.monotonic() < deadline, "the live stream kept the deck"
+        page.wait_for_timeout(100)
+    page.click("#live-stop")

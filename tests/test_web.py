@@ -290,7 +290,7 @@ def test_live_recognizer_failure_is_reported(client: TestClient, fake: FakeReade
     def broken(image: Any) -> Any:
         raise RuntimeError("the model fell over")
 
-    fake.read = broken  # type: ignore[method-assign]
+    fake.read = broken  # type: ignore[method-assign,assignment]
     with client.websocket_connect("/v1/live") as socket:
         answer = _frame(socket)
     assert answer["error"]["code"] == "recognizer_failed"

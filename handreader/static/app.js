@@ -1,12 +1,13 @@
 // The page's entry: switches between the modes (tabs, and the URL's #photo / #live / #trainer /
-// #verify) and sets each mode up. No build step: ES modules served as they are.
+// #verify / #decks) and sets each mode up. No build step: ES modules served as they are.
 
 import { setupPhoto } from "./photo.js";
 import { setupLive, stopLive } from "./live.js";
 import { setupTrainer } from "./trainer.js";
 import { setupVerify } from "./verify.js";
+import { setupDecks } from "./decks.js";
 
-const MODES = ["photo", "live", "trainer", "verify"];
+const MODES = ["photo", "live", "trainer", "verify", "decks"];
 
 function show(mode) {
   const chosen = MODES.includes(mode) ? mode : "photo";
@@ -30,6 +31,7 @@ function main() {
   setupLive();
   setupTrainer();
   setupVerify();
+  setupDecks();
   show(location.hash.slice(1));
   document.body.dataset.ready = "true";
 }

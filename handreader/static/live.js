@@ -4,6 +4,7 @@
 
 import { $, showError, ApiError, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
 import { niuniuResults } from "./photo.js";
+import { chosenDeck, onDeckChange } from "./decks.js";
 
 const CARD_COLOUR = "rgb(255, 214, 0)";
 const state = { stream: null, socket: null, running: false, answers: 0, since: 0, shownKey: "" };
@@ -11,7 +12,8 @@ const state = { stream: null, socket: null, running: false, answers: 0, since: 0
 function socketUrl() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const profile = encodeURIComponent($("live-profile").value);
-  return `${scheme}://${location.host}/v1/live?profile=${profile}`;
+  const deck = chosenDeck() ? `&deck=${encodeURIComponent(chosenDeck())}` : "";
+  return `${scheme}://${location.host}/v1/live?profile=${profile}${deck}`;
 }
 
 function sendFrame() {
@@ -173,6 +175,11 @@ export function setupLive() {
   $("live-profile").addEventListener("change", () => {
     if (state.socket && state.socket.readyState === WebSocket.OPEN) {
       state.socket.send(JSON.stringify({ profile: $("live-profile").value }));
+    }
+  });
+  onDeckChange((deck) => {
+    if (state.socket && state.socket.readyState === WebSocket.OPEN) {
+      state.socket.send(JSON.stringify({ deck: deck || null }));
     }
   });
   if (!window.isSecureContext) {

@@ -5,6 +5,7 @@
 import {
   $, el, request, imageForm, showError, cardChips, table, money, ROLE_COLOURS, SEAT_COLOURS,
 } from "./common.js";
+import { chosenDeck } from "./decks.js";
 
 const GAME_ENDPOINTS = { niuniu: "/v1/score", pits: "/v1/pits", baccarat: "/v1/baccarat", blackjack: "/v1/blackjack", paigow: "/v1/paigow" };
 let annotatedUrl = null;
@@ -201,6 +202,7 @@ async function drawHands(canvas, file, answer) {
 async function read(file) {
   const game = $("photo-game").value;
   const options = photoOptions(game);
+  if (chosenDeck()) options.deck = chosenDeck();
   const results = $("photo-results");
   const picture = $("photo-annotated");
   const canvas = $("photo-canvas");

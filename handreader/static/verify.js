@@ -3,6 +3,7 @@
 // audit log can be listed and exported here too. Both need the operator token.
 
 import { $, el, request, imageForm, showError, table, money } from "./common.js";
+import { chosenDeck } from "./decks.js";
 
 function addRow(seat = "", outcome = "win", payout = "") {
   const row = el("tr", { class: "declared-row" },
@@ -70,6 +71,7 @@ async function submit(event) {
   }
   const options = { profile: $("verify-profile").value, stake: Number($("verify-stake").value) || 1, declared: declaration() };
   if ($("verify-bet").value) options.bet = $("verify-bet").value;
+  if (chosenDeck()) options.deck = chosenDeck();
   try {
     const response = await request("/v1/verify", { method: "POST", headers: authorization(), body: imageForm(file, options) });
     showVerification(await response.json());

@@ -1,0 +1,278 @@
+// Decks: the deck selector at the top (used by photo, live and dealer-check modes), the list of
+// calibrated decks, and the calibration wizard (one card per photo, or the whole deck in a 13 x 4
+// grid) that uploads the photos to POST /v1/decks/NAME and shows what was assigned.
+
+import { $, el, request, showError, cardChip, cardText, table } from "./common.js";
+
+const CARD_SIDE = 1600; // longest side of a one-card photo sent (the corners stay sharp)
+const GRID_SIDE = 4096; // a grid photo holds 52 cards: keep it large
+const STORED = "handreader.deck";
+const wizard = { order: [], grid: null, codes: [], index: 0, photos: new Map(), urls: new Map() };
+const listeners = [];
+
+/** The deck chosen at the top ("" for the standard reading). */
+export function chosenDeck() {
+  return $("deck-select").value;
+}
+
+/** Call back with the deck's name ("" for none) whenever the choice changes. */
+export function onDeckChange(callback) {
+  listeners.push(callback);
+}
+
+function choose(name) {
+  const select = $("deck-select");
+  select.value = [...select.options].some((option) => option.value === name) ? name : "";
+  try {
+    localStorage.setItem(STORED, select.value);
+  } catch (_) {
+    // storage refused (private mode): the choice lasts for this page only
+  }
+  for (const callback of listeners) callback(select.value);
+}
+
+function deckRow(deck) {
+  if (!deck.usable) return [deck.name, null, null, null, el("span", { class: "bad" }, deck.problem)];
+  const missing = deck.missing.length ? `${deck.missing.length}: ${deck.missing.slice(0, 8).map(cardText).join(" ")}${deck.missing.length > 8 ? " \u2026" : ""}` : "none";
+  const status = deck.models_match === false ? "made for other models: calibrate again" : "ready";
+  return [deck.name, `${deck.cards} (${deck.samples} corners)`, missing, deck.created.replace("T", " ").replace("Z", " UTC"), status];
+}
+
+/** Fetch the decks; fill the selector (keeping the choice, or choosing ``select``) and the list. */
+export async function refreshDecks(select = null) {
+  const answer = await (await request("/v1/decks")).json();
+  wizard.order = answer.card_order;
+  wizard.grid = answer.grid;
+  const selector = $("deck-select");
+  let wanted = select ?? selector.value;
+  if (select === null && !selector.dataset.loaded) {
+    try {
+      wanted = localStorage.getItem(STORED) || "";
+    } catch (_) {
+      wanted = "";
+    }
+  }
+  selector.dataset.loaded = "true";
+  selector.replaceChildren(
+    el("option", { value: "" }, "standard"),
+    ...answer.decks.filter((deck) => deck.usable).map((deck) => el("option", { value: deck.name }, deck.name)),
+  );
+  const before = selector.value;
+  selector.value = [...selector.options].some((option) => option.value === wanted) ? wanted : "";
+  if (selector.value !== before || select !== null) choose(selector.value);
+  $("decks-list").replaceChildren(
+    answer.decks.length
+      ? table("Calibrated decks", ["Name", "Cards", "Missing", "Made", "Status"], answer.decks.map(deckRow), { id: "decks-table" })
+      : el("p", { class: "status" }, "No calibrated deck yet: the standard reading is used."),
+  );
+  return answer;
+}
+
+// --- the wizard --------------------------------------------------------------------------------
+
+function layout() {
+  return document.querySelector("input[name='wizard-layout']:checked").value;
+}
+
+function forget() {
+  for (const url of wizard.urls.values()) URL.revokeObjectURL(url);
+  wizard.photos.clear();
+  wizard.urls.clear();
+}
+
+function showStep(step) {
+  $("wizard-setup").hidden = step !== "setup";
+  $("wizard-cards").hidden = step !== "cards";
+  $("wizard-grid").hidden = step !== "grid";
+}
+
+function showCard() {
+  const total = wizard.codes.length;
+  const done = wizard.index >= total;
+  const code = done ? null : wizard.codes[wizard.index];
+  $("wizard-card").replaceChildren(done ? "every card: calibrate now" : cardChip(code));
+  $("wizard-card").dataset.code = code || "";
+  $("wizard-progress").textContent = done ? `${wizard.photos.size} photos` : `card ${wizard.index + 1} of ${total} \u00b7 ${wizard.photos.size} photos taken`;
+  $("wizard-file").disabled = done;
+  $("wizard-many").disabled = done;
+  $("wizard-skip").disabled = done;
+  $("wizard-back").disabled = wizard.index === 0;
+  $("wizard-finish").disabled = wizard.photos.size === 0;
+  $("wizard-finish").textContent = `Calibrate with ${wizard.photos.size} photo${wizard.photos.size === 1 ? "" : "s"}`;
+  const taken = wizard.codes.filter((item) => wizard.photos.has(item));
+  $("wizard-taken").replaceChildren(...taken.map((item) => el(
+    "li",
+    { "data-code": item },
+    el("img", { src: wizard.urls.get(item), alt: `photo of ${item}` }),
+    cardChip(item),
+    el("button", { type: "button", class: "secondary remove", title: `remove the photo of ${item}`, "data-code": item }, "\u00d7"),
+  )));
+}
+
+function take(code, file) {
+  if (wizard.urls.has(code)) URL.revokeObjectURL(wizard.urls.get(code));
+  wizard.photos.set(code, file);
+  wizard.urls.set(code, URL.createObjectURL(file));
+}
+
+function start(event) {
+  event.preventDefault();
+  showError($("wizard-error"), null);
+  $("wizard-result").hidden = true;
+  $("wizard-status").textContent = "";
+  forget();
+  if (!$("wizard-setup").reportValidity()) return;
+  if (layout() === "grid") {
+    showStep("grid");
+    const rows = [];
+    for (let row = 0; row < wizard.grid.rows; row += 1) {
+      rows.push(wizard.grid.order.slice(row * wizard.grid.columns, (row + 1) * wizard.grid.columns).map(cardChip));
+    }
+    $("wizard-layout").replaceChildren(table("", Array.from({ length: wizard.grid.columns }, (_, index) => String(index + 1)), rows, { id: "wizard-grid-table" }));
+    return;
+  }
+  const jokers = $("wizard-jokers").checked;
+  wizard.codes = wizard.order.filter((code) => jokers || (code !== "JB" && code !== "JR"));
+  wizard.index = 0;
+  showStep("cards");
+  showCard();
+}
+
+/** The photo scaled down so that its longest side is at most ``side`` (JPEG), or the file. */
+async function shrink(file, side) {
+  let bitmap;
+  try {
+    bitmap = await createImageBitmap(file);
+  } catch (_) {
+    return file; // the browser cannot decode it: let the server say what is wrong
+  }
+  const scale = Math.min(1, side / Math.max(bitmap.width, bitmap.height));
+  if (scale === 1 && file.size < 2_000_000) {
+    bitmap.close();
+    return file;
+  }
+  const canvas = document.createElement("canvas");
+  canvas.width = Math.round(bitmap.width * scale);
+  canvas.height = Math.round(bitmap.height * scale);
+  canvas.getContext("2d").drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+  bitmap.close();
+  const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.92));
+  return blob || file;
+}
+
+function resultView(name, answer) {
+  const deck = answer.deck;
+  const parts = [
+    el("p", { class: "summary", id: "wizard-done" }, `Deck ${name}: ${deck.cards} cards from ${deck.samples} corners, in ${answer.seconds} s. It is now chosen at the top.`),
+  ];
+  if (deck.missing.length) parts.push(el("p", {}, "Not calibrated (read as the standard deck): ", el("span", { class: "cards" }, deck.missing.map(cardChip))));
+  if (answer.warnings.length) parts.push(el("ul", { class: "warnings" }, answer.warnings.map((text) => el("li", {}, text))));
+  parts.push(el("p", { class: "status" }, "What each corner was taken for (check that every label matches its picture):"));
+  parts.push(el("img", { id: "wizard-sheet", class: "sheet", src: answer.sheet, alt: "the contact sheet: each corner found, labelled with the card it was taken for" }));
+  parts.push(el("p", {}, el("button", { type: "button", id: "wizard-use" }, "Read a photo with this deck"), " ", el("button", { type: "button", id: "wizard-again", class: "secondary" }, "Calibrate another deck")));
+  return parts;
+}
+
+async function send(form) {
+  const name = $("wizard-name").value.trim();
+  showError($("wizard-error"), null);
+  $("wizard-status").textContent = "Calibrating\u2026";
+  $("wizard-result").hidden = true;
+  for (const id of ["wizard-finish", "wizard-grid-file", "wizard-file", "wizard-many"]) $(id).disabled = true;
+  try {
+    const response = await request(`/v1/decks/${encodeURIComponent(name)}`, { method: "POST", body: form });
+    const answer = await response.json();
+    $("wizard-status").textContent = "";
+    await refreshDecks(name);
+    forget();
+    showStep("setup");
+    $("wizard-result").replaceChildren(...resultView(name, answer));
+    $("wizard-result").hidden = false;
+    $("wizard-use").addEventListener("click", () => {
+      history.replaceState(null, "", "#photo");
+      window.dispatchEvent(new HashChangeEvent("hashchange"));
+    });
+    $("wizard-again").addEventListener("click", () => {
+      $("wizard-result").hidden = true;
+      $("wizard-name").value = "";
+      $("wizard-name").focus();
+    });
+  } catch (error) {
+    $("wizard-status").textContent = "";
+    showError($("wizard-error"), error);
+  } finally {
+    $("wizard-grid-file").disabled = false;
+    if (!$("wizard-cards").hidden) showCard();
+  }
+}
+
+async function finishCards() {
+  const form = new FormData();
+  const codes = [];
+  $("wizard-status").textContent = "Preparing the photos\u2026";
+  for (const code of wizard.codes) {
+    if (!wizard.photos.has(code)) continue;
+    form.append("photo", await shrink(wizard.photos.get(code), CARD_SIDE), `${code}.jpg`);
+    codes.push(code);
+  }
+  form.append("layout", "cards");
+  form.append("codes", codes.join(" "));
+  await send(form);
+}
+
+async function finishGrid(file) {
+  const form = new FormData();
+  $("wizard-status").textContent = "Preparing the photo\u2026";
+  form.append("photo", await shrink(file, GRID_SIDE), file.name || "deck.jpg");
+  form.append("layout", "grid");
+  await send(form);
+}
+
+export function setupDecks() {
+  $("deck-select").addEventListener("change", () => choose($("deck-select").value));
+  $("wizard-setup").addEventListener("submit", start);
+  $("wizard-file").addEventListener("change", () => {
+    const input = $("wizard-file");
+    if (input.files && input.files[0] && wizard.index < wizard.codes.length) {
+      take(wizard.codes[wizard.index], input.files[0]);
+      wizard.index += 1;
+      input.value = "";
+      showCard();
+    }
+  });
+  $("wizard-many").addEventListener("change", () => {
+    const input = $("wizard-many");
+    for (const file of input.files || []) {
+      if (wizard.index >= wizard.codes.length) break;
+      take(wizard.codes[wizard.index], file);
+      wizard.index += 1;
+    }
+    input.value = "";
+    showCard();
+  });
+  $("wizard-skip").addEventListener("click", () => {
+    wizard.index = Math.min(wizard.index + 1, wizard.codes.length);
+    showCard();
+  });
+  $("wizard-back").addEventListener("click", () => {
+    wizard.index = Math.max(wizard.index - 1, 0);
+    showCard();
+  });
+  $("wizard-taken").addEventListener("click", (event) => {
+    const button = event.target.closest("button.remove");
+    if (!button) return;
+    const code = button.dataset.code;
+    URL.revokeObjectURL(wizard.urls.get(code));
+    wizard.urls.delete(code);
+    wizard.photos.delete(code);
+    showCard();
+  });
+  $("wizard-finish").addEventListener("click", finishCards);
+  $("wizard-grid-file").addEventListener("change", () => {
+    const input = $("wizard-grid-file");
+    if (input.files && input.files[0]) finishGrid(input.files[0]);
+    input.value = "";
+  });
+  $("wizard-grid-back").addEventListener("click", () => showStep("setup"));
+  refreshDecks().catch((error) => showError($("wizard-error"), error));
+}
