@@ -87,6 +87,12 @@ class Reader:
                 "classifier classes in the manifest differ from the project's label table "
                 f"(expected {len(CLASSIFIER_CLASSES)} classes ending with 'none')"
             )
+        metadata = self._classifier.get_modelmeta().custom_metadata_map
+        if "classes" in metadata and tuple(json.loads(metadata["classes"])) != CLASSIFIER_CLASSES:
+            raise ModelError(
+                f"classifier {str(classifier_path)!r} names classes that differ from the "
+                "project's label table"
+            )
         classifier_input = self._classifier.get_inputs()[0]
         self._classifier_input = classifier_input.name
         if classifier_input.name == "crops" and list(classifier_input.shape[1:]) == [

@@ -332,7 +332,7 @@ def _accuracy(model: Any, inputs: Any, targets: Any) -> float:
 
 def export_classifier(state_path: Path, out: Path) -> Path:
     """Export to ONNX: input ``crops`` (N, 3, S, S) RGB in [0, 1]; outputs ``logits`` and
-    ``embedding``."""
+    ``embedding``; the class list as JSON in the model's ``classes`` metadata."""
     import torch
 
     state = torch.load(state_path, weights_only=False)
@@ -351,4 +351,10 @@ def export_classifier(state_path: Path, out: Path) -> Path:
         opset_version=17,
         dynamo=False,
     )
+    import onnx
+
+    exported = onnx.load(str(out))
+    entry = exported.metadata_props.add()
+    entry.key, entry.value = "classes", json.dumps(list(CLASSIFIER_CLASSES))
+    onnx.save(exported, str(out))
     return out
