@@ -25,7 +25,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from types import TracebackType
 from typing import Protocol
 
 import numpy as np
@@ -42,6 +44,7 @@ __all__ = [
     "LiveFrame",
     "LivePipeline",
     "LiveSettings",
+    "LiveStream",
     "next_profile",
     "table_summary",
 ]
@@ -99,6 +102,7 @@ class LiveFrame:
     was_read: bool
     reading: Reading | None
     tracks: tuple[Track, ...]
+    cards: tuple[Track, ...]
     table: TableResult
     read_every: int
     rescored: bool
@@ -106,8 +110,8 @@ class LiveFrame:
 
     @property
     def shown(self) -> tuple[Track, ...]:
-        """The confirmed tracks, ordered by id."""
-        return tuple(track for track in self.tracks if track.shown)
+        """The cards shown (confirmed tracks, a card's corners made one), ordered by id."""
+        return self.cards
 
     def to_dict(self) -> dict[str, object]:
         """JSON form (for a WebSocket client): frame index, tracks shown, table, timings."""
@@ -173,7 +177,14 @@ class _RunningMean:
 
 
 class LivePipeline:
-    """Read -> track -> score, frame after frame (see the module docstring)."""
+    """Read -> track -> score, frame after frame (see the module docstring).
+
+    :meth:`process` does the three in turn. They are also given apart, for a reader one frame
+    ahead in a worker thread (:class:`LiveStream`): :meth:`plan` (is the next frame read?),
+    :meth:`read_frame` (no pipeline state: any thread), :meth:`advance` (track and score, in
+    frame order). ``overlapped`` (set by :class:`LiveStream`) tells ``read_every = 0`` that the
+    reader's time overlaps the rest of the frame's work.
+    """
 
     def __init__(
         self,
@@ -189,6 +200,8 @@ class LivePipeline:
         self.tracker = CardTracker(self.settings.tracker)
         self._index = 0
         self._since_read = 0
+        self._read_next = True
+        self.overlapped = False
         self._read_every = max(self.settings.read_every, 1)
         self._read_ms = _RunningMean()
         self._other_ms = _RunningMean()
@@ -222,7 +235,7 @@ class LivePipeline:
     def reset(self) -> None:
         """Forget the tracks and the scored table (a new scene)."""
         self.tracker.reset()
-        self._since_read = 0
+        self._read_next = True
         self._table = None
         self._scored_key = None
         self._scored_at = {}
@@ -232,7 +245,8 @@ class LivePipeline:
         if settings.read_every > 0 or self._read_ms.value is None:
             return
         other = (self._other_ms.value or 0.0) + (self._extra_ms.value or 0.0)
-        budget = 1000.0 / settings.target_fps - other
+        # overlapped, a frame costs the larger of read / k and the rest; else their sum
+        budget = 1000.0 / settings.target_fps - (0.0 if self.overlapped else other)
         if budget <= 0:
             self._read_every = settings.max_read_every
             return
@@ -264,29 +278,38 @@ class LivePipeline:
         }
         return table
 
-    def process(self, frame: NDArray[np.uint8]) -> LiveFrame:
-        """Take the next frame of the stream; see :class:`LiveFrame`."""
-        image = _check_frame(frame)
+    def plan(self) -> bool:
+        """Whether the next frame is to be read (the first one, and every k-th after it);
+        counts the frame as taken. :meth:`process` calls it; so does :class:`LiveStream`."""
+        read = self._read_next or self._since_read + 1 >= self._read_every
+        self._read_next = False
+        self._since_read = 0 if read else self._since_read + 1
+        return read
+
+    def read_frame(self, image: NDArray[np.uint8]) -> tuple[Reading, float]:
+        """The reader's reading of ``image`` and the milliseconds it took. Touches no state of
+        the pipeline, so it may run in another thread while the previous frame is tracked."""
+        started = self._clock()
+        reading = self.reader.read(image)
+        return reading, (self._clock() - started) * 1000
+
+    def advance(self, image: NDArray[np.uint8], read: tuple[Reading, float] | None) -> LiveFrame:
+        """Track and score the next frame: ``read`` is its :meth:`read_frame` result when
+        :meth:`plan` chose to read it, else None."""
         size_wh = (int(image.shape[1]), int(image.shape[0]))
         started = self._clock()
         timings: dict[str, float] = {}
-        was_read = self._index == 0 or self._since_read + 1 >= self._read_every
         reading: Reading | None = None
-        if was_read:
-            reading = self.reader.read(image)
-            read_done = self._clock()
-            timings["read"] = (read_done - started) * 1000
+        if read is not None:
+            reading, timings["read"] = read
             self._read_ms.add(timings["read"])
             self._last_flags = reading.flags
             tracks = self.tracker.update(reading)
-            self._since_read = 0
         else:
-            read_done = started
             tracks = self.tracker.tracks
-            self._since_read += 1
         tracked = self._clock()
-        timings["track"] = (tracked - read_done) * 1000
-        shown = tuple(track for track in tracks if track.shown)
+        timings["track"] = (tracked - started) * 1000
+        shown = self.tracker.shown
         rescored = self._needs_scoring(shown)
         table = self._score(shown, size_wh) if rescored else self._table
         assert table is not None  # (scored on the first frame)
@@ -295,14 +318,15 @@ class LivePipeline:
             rescored = True
         finished = self._clock()
         timings["score"] = (finished - tracked) * 1000
-        timings["total"] = (finished - started) * 1000
-        self._other_ms.add(timings["total"] - timings.get("read", 0.0))
+        timings["total"] = timings.get("read", 0.0) + (finished - started) * 1000
+        self._other_ms.add((finished - started) * 1000)
         result = LiveFrame(
             index=self._index,
             size_wh=size_wh,
-            was_read=was_read,
+            was_read=read is not None,
             reading=reading,
             tracks=tracks,
+            cards=shown,
             table=table,
             read_every=self._read_every,
             rescored=rescored,
@@ -311,6 +335,12 @@ class LivePipeline:
         self._index += 1
         self._choose_read_every()
         return result
+
+    def process(self, frame: NDArray[np.uint8]) -> LiveFrame:
+        """Take the next frame of the stream (read it when it is its turn, track, score); see
+        :class:`LiveFrame`."""
+        image = _check_frame(frame)
+        return self.advance(image, self.read_frame(image) if self.plan() else None)
 
     def rescore(self, frame: LiveFrame) -> LiveFrame:
         """``frame`` with its table scored again from its shown tracks under the current options
@@ -324,3 +354,64 @@ class LivePipeline:
         """Report a frame's work outside the pipeline (drawing, video I/O): ``read_every = 0``
         counts its running mean in the cost of every frame when it chooses k."""
         self._extra_ms.add(milliseconds)
+
+
+_Pending = tuple[NDArray[np.uint8], "Future[tuple[Reading, float]] | None"]
+"""A frame handed to :class:`LiveStream` and its reading in progress (None: not read)."""
+
+
+class LiveStream:
+    """A :class:`LivePipeline` whose reader works one frame ahead, in a worker thread.
+
+    :meth:`push` hands over frame N (the worker starts reading it when it is to be read) and
+    gives back frame N - 1 with its :class:`LiveFrame` (None for the first frame), so that the
+    caller draws, shows or writes frame N - 1 and decodes frame N + 1 while frame N is read.
+    :meth:`flush` gives back the last frame pushed. The results are those of
+    :meth:`LivePipeline.process` on the same frames, one frame later (with ``read_every = 0``
+    the k chosen may differ, as it comes from measured times). The reader must be thread-safe
+    (the recognizer's ``Reader`` is: onnxruntime releases the GIL while it runs, which is what
+    makes the overlap pay). Use it as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, pipeline: LivePipeline) -> None:
+        self.pipeline = pipeline
+        pipeline.overlapped = True
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="handreader-read")
+        self._pending: _Pending | None = None
+
+    def push(self, frame: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], LiveFrame] | None:
+        """Take frame N; return frame N - 1 and its result (None when N is the first)."""
+        image = _check_frame(frame)
+        future = (
+            self._pool.submit(self.pipeline.read_frame, image) if self.pipeline.plan() else None
+        )
+        previous, self._pending = self._pending, (image, future)
+        return self._finish(previous)
+
+    def flush(self) -> tuple[NDArray[np.uint8], LiveFrame] | None:
+        """The last frame pushed and its result (None when there is none left)."""
+        previous, self._pending = self._pending, None
+        return self._finish(previous)
+
+    def _finish(self, pending: _Pending | None) -> tuple[NDArray[np.uint8], LiveFrame] | None:
+        if pending is None:
+            return None
+        image, future = pending
+        return image, self.pipeline.advance(image, None if future is None else future.result())
+
+    def close(self) -> None:
+        """Stop the worker (a frame being read is finished first, its result dropped)."""
+        self._pending = None
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.pipeline.overlapped = False
+
+    def __enter__(self) -> LiveStream:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()

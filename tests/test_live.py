@@ -7,7 +7,8 @@ through ``score_codes`` (the banker's K Q 10 | 3 2 is Niu 5, the player's J 9 A 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from handreader.live import (
     LiveFrame,
     LivePipeline,
     LiveSettings,
+    LiveStream,
     next_profile,
     table_summary,
 )
@@ -199,6 +201,93 @@ def test_the_still_table_flickers_far_less_tracked_than_raw() -> None:
     assert raw.count.set_changes > 250
 
 
+# --- the reader one frame ahead in a worker thread ------------------------------------------------
+
+
+@pytest.mark.parametrize("read_every", [1, 3])
+def test_the_stream_gives_what_process_gives_one_frame_later(read_every: int) -> None:
+    settings = LiveSettings(read_every=read_every)
+    serial = LivePipeline(NoisyReader(seed=4), settings=settings)
+    expected = run(serial, 30)
+    given: list[tuple[NDArray[np.uint8], LiveFrame]] = []
+    images = [render_frame(index) for index in range(30)]
+    with LiveStream(LivePipeline(NoisyReader(seed=4), settings=settings)) as stream:
+        for index, image in enumerate(images):
+            result = stream.push(image)
+            assert (result is None) == (index == 0)  # frame N gives back frame N - 1
+            if result is not None:
+                given.append(result)
+        last = stream.flush()
+        assert last is not None and stream.flush() is None
+        given.append(last)
+    assert [frame for _, frame in given] == expected
+    assert all(image is images[i] for i, (image, _) in enumerate(given))
+
+
+@dataclass
+class HandshakeReader:
+    """Reads frame N only once the caller has said that push(N) returned: a reader that
+    deadlocks (times out) unless it runs while the caller goes on."""
+
+    pushed: list[threading.Event] = field(default_factory=list)
+    timeout_s: float = 10.0
+
+    def read(self, image: NDArray[np.uint8]) -> Reading:
+        from live_scene import frame_number
+
+        if not self.pushed[frame_number(image)].wait(timeout=self.timeout_s):
+            raise TimeoutError("the frame was read before push() returned")
+        return Reading(SIZE_WH, ())
+
+
+def test_the_stream_reads_frame_n_while_the_caller_works_on_frame_n_minus_1() -> None:
+    reader = HandshakeReader([threading.Event() for _ in range(6)])
+    with LiveStream(LivePipeline(reader)) as stream:
+        for index in range(6):
+            stream.push(render_frame(index))
+            reader.pushed[index].set()  # only now may frame `index` be read
+        stream.flush()
+    # process() reads each frame before it returns: the same reader times out
+    serial = LivePipeline(HandshakeReader([threading.Event()], timeout_s=0.2))
+    with pytest.raises(TimeoutError):
+        serial.process(render_frame(0))
+
+
+class FailingReader:
+    def read(self, image: NDArray[np.uint8]) -> Reading:
+        raise RuntimeError("model crashed")
+
+
+def test_a_reader_error_reaches_the_caller_with_the_frame_it_belongs_to() -> None:
+    with LiveStream(LivePipeline(FailingReader())) as stream:
+        assert stream.push(render_frame(0)) is None  # reading in the worker
+        with pytest.raises(RuntimeError, match="model crashed"):
+            stream.push(render_frame(1))  # frame 0's result is due
+
+
+def test_auto_read_every_overlapped_counts_only_the_reader_against_the_budget() -> None:
+    clock = [0.0]
+    pipeline = LivePipeline(
+        SlowReader(clock, 30.0), settings=LiveSettings(read_every=0), clock=lambda: clock[0]
+    )
+    with LiveStream(pipeline) as stream:
+        for index in range(30):
+            stream.push(render_frame(index))
+            pipeline.note_overhead(20.0)
+    # overlapped, a frame costs max(30 / k, 20) ms: 30 fits 40 ms (25 fps) at k = 1 (serially
+    # 30 + 20 would not: k = 2, test above)
+    assert pipeline.read_every == 1
+
+
+def test_reset_reads_the_next_frame_whatever_k() -> None:
+    reader = NoisyReader(misread=0.0, miss=0.0, ghost=0.0)
+    pipeline = LivePipeline(reader, settings=LiveSettings(read_every=4))
+    run(pipeline, 3)
+    pipeline.reset()
+    frame = pipeline.process(render_frame(3))
+    assert frame.was_read and reader.frames_read == [0, 3]
+
+
 # --- the live annotator -------------------------------------------------------------------------
 
 
@@ -229,6 +318,27 @@ def test_status_text_names_fps_profile_reads_and_cards() -> None:
     frame = run(LivePipeline(clean, None, LiveSettings(read_every=2)), 6)[-1]
     text = LiveAnnotator.status_text(frame, 25.04, paused=True, note="saved x.png")
     assert text == " 25.0 fps | profile trainer | read 1/2 | 10 cards | PAUSED | saved x.png"
+
+
+def test_tentative_tracks_are_drawn_unless_they_lie_on_a_shown_card() -> None:
+    from dataclasses import replace
+
+    from vision.tracking import Track
+
+    pipeline = LivePipeline(NoisyReader(misread=0.0, miss=0.0, ghost=0.0))
+    frame = run(pipeline, 5)[-1]
+    card = frame.shown[0].box_xyxy
+    inside = (card[0] + 2, card[1] + 2, card[0] + 12, card[1] + 12)
+    outside = (20.0, 400.0, 42.0, 434.0)  # on the felt, away from every card
+    annotator = LiveAnnotator(tentative_colour=(255, 0, 255))
+    plain = annotator.annotate(render_frame(4), frame)
+    for box, drawn in ((inside, False), (outside, True)):
+        tentative = Track(99, "5S", box, 0.9, False, False, 1, 0, 1, ("5S",))
+        with_tentative = replace(frame, tracks=(*frame.tracks, tentative))
+        image = annotator.annotate(render_frame(4), with_tentative)
+        assert (not np.array_equal(image, plain)) is drawn
+        if drawn:
+            assert tuple(int(v) for v in image[400, 30]) == (255, 0, 255)  # its top edge
 
 
 def test_live_annotator_refuses_a_bad_font_scale() -> None:

@@ -99,6 +99,42 @@ def test_headless_run_with_read_every_reads_every_kth_frame(video: Path) -> None
     assert seen[-1].table.players[0].outcome is not None
 
 
+@pytest.mark.parametrize("read_every", [1, 3])
+def test_overlapped_and_serial_loops_give_the_same_frames(video: Path, read_every: int) -> None:
+    # the default loop reads frame N in a worker thread while frame N - 1 is drawn; the
+    # results are those of reading each frame before drawing it (--serial), frame by frame
+    runs = []
+    for overlap in (True, False):
+        reader = NoisyReader(seed=6, misread=0.1, miss=0.05, ghost=0.05)
+        seen: list[LiveFrame] = []
+        stats = run_webcam(
+            str(video), reader=reader, settings=LiveSettings(read_every=read_every),
+            headless=True, on_frame=seen.append, overlap=overlap,
+        )
+        assert stats.frames == FRAMES and reader.frames_read == list(range(0, FRAMES, read_every))
+        runs.append(seen)
+    assert runs[0] == runs[1]
+    assert {"decode", "draw", "output", "read"} <= set(stats.timings_ms)
+
+
+def test_serial_flag_reaches_the_loop(
+    video: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[bool] = []
+    real = webcam.run_webcam
+
+    def spy(*args: object, **kwargs: object) -> webcam.WebcamStats:
+        calls.append(bool(kwargs["overlap"]))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(webcam, "run_webcam", spy)
+    for extra in ([], ["--serial"]):
+        argv = ["webcam", "--source", str(video), "--headless", "--max-frames", "3", *extra]
+        assert webcam.run(cli.build_parser().parse_args(argv), reader=NoisyReader()) == 0
+    assert calls == [True, False]
+    capsys.readouterr()
+
+
 def test_max_frames_stops_early(video: Path) -> None:
     stats = run_webcam(str(video), reader=NoisyReader(), headless=True, max_frames=7)
     assert stats.frames == 7

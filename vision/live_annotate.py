@@ -6,7 +6,8 @@
   (card boxes and codes, each hand's bull triple filled and rest outlined, score labels, the
   players' outcomes and nets against the banker, the winner or the banker's net);
 - tracks not yet confirmed (seen in too few consecutive frames) as thin boxes in the tentative
-  colour, without a code, so a card being picked up is visible but never read out early;
+  colour, without a code, so a card being picked up is visible but never read out early; not
+  those whose centre lies on a card shown (a corner of it being read again);
 - a status line at the top: frames per second, the profile, how many frames are read (every
   k-th), the number of cards shown, and PAUSED or a short note (``snapshot saved``).
 
@@ -96,10 +97,16 @@ class LiveAnnotator:
         """A copy of ``scene`` (BGR, H x W x 3) with ``frame``'s results drawn over it."""
         image = self.table.annotate(scene, frame.table)
         if self.show_tentative:
+            cards = [card.box_xyxy for card in frame.shown]
+            colour = _bgr(self.tentative_colour)
             for track in frame.tracks:
-                if not track.shown:
-                    x1, y1, x2, y2 = (round(value) for value in track.box_xyxy)
-                    cv2.rectangle(image, (x1, y1), (x2, y2), _bgr(self.tentative_colour), 1)
+                if track.shown:
+                    continue
+                x, y = track.center_xy
+                if any(x1 <= x <= x2 and y1 <= y <= y2 for x1, y1, x2, y2 in cards):
+                    continue
+                x1, y1, x2, y2 = (round(value) for value in track.box_xyxy)
+                cv2.rectangle(image, (x1, y1), (x2, y2), colour, 1)
         self._status(image, self.status_text(frame, fps, paused=paused, note=note), paused)
         return image
 

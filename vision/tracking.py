@@ -1,40 +1,58 @@
 """Cards tracked across video frames, so that a still table shows still codes.
 
 One :class:`CardTracker` follows the cards of one video. Each read frame's
-:class:`~vision.detections.Reading` is matched to the tracks (:meth:`CardTracker.update`):
+:class:`~vision.detections.Reading` is matched to the tracks (:meth:`CardTracker.update`). The
+reader gives a card either as one corner index (a small box) or, when it read several corners of
+a card alike, as one card made of them (``corners >= 2``, the union of their boxes); which of
+the two it gives may change from frame to frame on a still table. Tracks therefore follow boxes
+of one scale each, and a card made of several corners counts as a sighting of the corners'
+tracks:
 
-1. **Association.** A reading and a track may pair when their boxes overlap (intersection over
-   the smaller box at least ``min_overlap``: a reader box covers one corner index or the union of
-   a card's corners, so one may lie inside the other) or when their centres lie within
-   ``max_center_distance`` box sizes. Each allowed pair costs ``(1 - overlap) + distance / size``
-   plus ``code_penalty`` when the reading's code is not the track's code; pairs are taken
-   greedily, cheapest first (deterministic: ties go to the older track, then the earlier reading).
-   Readings left over start new tracks.
-2. **Confirmation.** A new track is *tentative*. It is *shown* once matched in
-   ``confirm_frames`` consecutive read frames (default 3) with its code read in at least
-   ``confirm_frames`` of them and holding more than half of its votes, so a card first seen
-   through a misread is not shown under the wrong code and then recoded; or after twice that
-   many frames when its code leads the votes; or, whatever the votes, after
-   ``max(2 * confirm_frames, vote_window)`` frames (a card that cannot be read is shown, as
-   uncertain). A tentative track missed once is deleted (the streak is broken), so a one-frame
-   ghost never shows.
-3. **Dropping.** A shown track missed in a read frame stays shown (with its last box) and is
-   deleted once missed in ``drop_after`` consecutive read frames (default 5).
-4. **Codes by vote.** A track keeps the codes of its last ``vote_window`` readings (default 9).
-   Its code is the one with the most votes; a challenger replaces a shown track's code only
-   with ``switch_margin`` votes more (default 2; a tentative track's, with one more), so one
-   misread never flips it, nor do two that happen to agree; a card really replaced in place
-   takes over after 6 frames with the defaults. Its *support* is the share of the window's
+1. **Pairing.** A reading and a track may pair when their sizes (longer sides) are within a
+   factor ``rescale_limit`` (default 2) and their boxes overlap (intersection over the smaller
+   box at least ``min_overlap``) or their centres lie within ``max_center_distance`` box sizes.
+   Each allowed pair costs ``(1 - overlap) + distance / size``, plus ``code_penalty`` when the
+   reading's code is not the track's; pairs are taken greedily, cheapest first (deterministic:
+   ties go to the older track, then the earlier reading). A paired reading votes for its track
+   and moves its box: ``box = (1 - smoothing) * box + smoothing * new box``.
+2. **Covering.** A reading made of several corners *covers* a track more than ``rescale_limit``
+   times smaller with at least ``cover_inside`` of its box inside the reading's. A covered
+   track that was not paired counts as seen (its box stays); when it also touches the
+   reading's border (within ``cover_touch`` of its size) it is one of the reading's corners:
+   the reading votes for it (the reader joins only corners that it read alike), and the
+   corners' tracks are *linked* as one card. A reading that covers a track starts no track.
+   Other readings left over start new tracks.
+3. **Confirmation.** A new track is *tentative*. It is *shown* once seen in ``confirm_frames``
+   consecutive read frames (default 3) with its code read in at least ``confirm_frames`` of
+   them and holding more than half of its votes, so a card first seen through a misread is not
+   shown under the wrong code and then recoded; or after twice that many frames when its code
+   leads the votes; or, whatever the votes, after ``max(2 * confirm_frames, vote_window)``
+   frames (a card that cannot be read is shown, as uncertain). A tentative track missed once
+   is deleted (the streak is broken), so a one-frame ghost never shows.
+4. **Dropping.** A shown track missed in a read frame stays shown (with its last box) and is
+   deleted once missed in ``drop_after`` consecutive read frames (default 8).
+5. **Codes by weighted vote, with hysteresis.** Each reading votes for its code with its
+   confidence (at least ``min_vote_weight``). A tentative track takes the code with the most
+   weight among its last ``vote_window`` readings (default 24). A *shown* track keeps its code
+   until either (a) the code has no vote left among the last ``vote_window`` readings (the card
+   was replaced: a bounded delay of ``vote_window`` read frames, whatever the new card's
+   confidence), or (b) another code holds more than ``switch_ratio`` (default 3) times its
+   weight among the last ``memory`` readings (default 64) and is mostly read as certain. A
+   reader that wavers between two codes, even half and half and in runs of a dozen frames,
+   thus does not flip the display. Its *support* is the share of the last ``vote_window``
    readings that give its code and are certain (not flagged uncertain by the reader). The
    track turns *uncertain* when its support falls below ``uncertain_below`` (default 1/3) and
    certain again only when it rises above ``certain_above`` (default 1/2): the gap keeps the
    flag, and so a hand's status, from flickering. Its confidence is the mean confidence of the
-   readings that give its code.
-5. **Boxes** are smoothed: ``box = (1 - smoothing) * box + smoothing * new box``.
+   last ``vote_window`` readings that give its code.
+6. **Cards shown** (:attr:`CardTracker.shown`, :func:`merge_shown`): shown tracks of one code
+   that are linked (corners of one card) or whose boxes intersect (a card's box and one of
+   its corners) are one card, with the union of their boxes, under the smallest track id.
 
 Frames that are not read (the pipeline may read every k-th frame) do not touch the tracker:
-``drop_after`` and ``confirm_frames`` count read frames. Tracks come back ordered by id, that
-is by first sighting, so the order of the cards does not change from frame to frame.
+``drop_after``, ``confirm_frames`` and the windows count read frames. Tracks come back ordered
+by id, that is by first sighting, so the order of the cards does not change from frame to
+frame.
 
 :class:`FlickerMeter` measures the result: changes of shown codes per minute.
 """
@@ -45,6 +63,7 @@ import math
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 from vision.detections import CardReading, Reading, ReadingFlag
 
@@ -55,6 +74,7 @@ __all__ = [
     "Track",
     "TrackerError",
     "TrackerSettings",
+    "merge_shown",
     "tracks_to_reading",
 ]
 
@@ -67,20 +87,33 @@ class TrackerError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class TrackerSettings:
-    """How the tracker pairs, confirms, drops and votes (see the module docstring)."""
+    """How the tracker pairs, covers, confirms, drops and votes (see the module docstring)."""
 
     confirm_frames: int = 3
-    """A track is shown after this many consecutive read frames with a match."""
-    drop_after: int = 5
-    """A shown track is deleted after this many consecutive read frames without a match."""
-    vote_window: int = 9
-    """How many recent readings vote on a track's code."""
+    """A track is shown after this many consecutive read frames with a sighting."""
+    drop_after: int = 8
+    """A shown track is deleted after this many consecutive read frames without a sighting."""
+    vote_window: int = 24
+    """Readings that choose a tentative track's code; a shown track's code absent from them
+    is replaced."""
+    memory: int = 64
+    """Readings that weigh against a change of a shown track's code (at least vote_window)."""
+    switch_ratio: float = 3.0
+    """A shown track's code changes to one with more than this many times its weight."""
+    min_vote_weight: float = 0.05
+    """The smallest weight of a vote (a reading's confidence, at least this)."""
     min_overlap: float = 0.3
     """Smallest intersection over the smaller box for a reading to pair with a track."""
     max_center_distance: float = 1.0
     """Largest centre distance, in box sizes (longer side of the smaller box), for a pair."""
-    switch_margin: int = 2
-    """A challenger code replaces a track's code only with this many votes more."""
+    rescale_limit: float = 2.0
+    """Largest ratio of sizes for a pair; a several-corner reading more than this many times
+    larger than a track may cover it."""
+    cover_inside: float = 0.8
+    """Share of a track's box inside a several-corner reading for the reading to cover it."""
+    cover_touch: float = 0.3
+    """A covered track within this many of its sizes of the reading box's border is one of the
+    reading's corners."""
     code_penalty: float = 1.0
     """Extra cost of pairing a reading with a track of another code."""
     smoothing: float = 0.5
@@ -95,9 +128,14 @@ class TrackerSettings:
             ("confirm_frames", self.confirm_frames, self.confirm_frames >= 1),
             ("drop_after", self.drop_after, self.drop_after >= 1),
             ("vote_window", self.vote_window, self.vote_window >= 1),
+            ("memory", self.memory, self.memory >= self.vote_window),
+            ("switch_ratio", self.switch_ratio, self.switch_ratio >= 1.0),
+            ("min_vote_weight", self.min_vote_weight, 0.0 < self.min_vote_weight <= 1.0),
             ("min_overlap", self.min_overlap, 0.0 < self.min_overlap <= 1.0),
             ("max_center_distance", self.max_center_distance, self.max_center_distance >= 0.0),
-            ("switch_margin", self.switch_margin, self.switch_margin >= 1),
+            ("rescale_limit", self.rescale_limit, self.rescale_limit >= 1.0),
+            ("cover_inside", self.cover_inside, 0.0 < self.cover_inside <= 1.0),
+            ("cover_touch", self.cover_touch, self.cover_touch >= 0.0),
             ("code_penalty", self.code_penalty, self.code_penalty >= 0.0),
             ("smoothing", self.smoothing, 0.0 < self.smoothing <= 1.0),
             ("certain_above", self.certain_above, 0.0 <= self.certain_above < 1.0),
@@ -116,9 +154,11 @@ class TrackerSettings:
 class Track:
     """A card followed across frames, as shown at one moment.
 
-    ``hits`` is the current streak of read frames with a match, ``missed`` the current streak
-    without; ``shown`` is True once confirmed (until deleted); ``votes`` holds the codes of the
-    recent readings, oldest first.
+    ``hits`` is the current streak of read frames with a sighting, ``missed`` the current
+    streak without; ``shown`` is True once confirmed (until deleted); ``votes`` holds the codes
+    of the last ``vote_window`` readings, oldest first; ``links`` the ids of the tracks found to
+    be other corners of its card. A card of :attr:`CardTracker.shown` may stand for several
+    tracks: ``members`` lists their ids (its own first).
     """
 
     track_id: int
@@ -131,6 +171,8 @@ class Track:
     missed: int
     age: int
     votes: tuple[str, ...] = field(compare=False)
+    links: tuple[int, ...] = field(default=(), compare=False)
+    members: tuple[int, ...] = field(default=(), compare=False)
 
     @property
     def center_xy(self) -> tuple[float, float]:
@@ -173,6 +215,7 @@ class _State:
         "box",
         "code",
         "hits",
+        "links",
         "missed",
         "readings",
         "settings",
@@ -186,24 +229,77 @@ class _State:
         self.track_id = track_id
         self.box: Box = card.box_xyxy
         self.code = card.code
-        self.readings: deque[CardReading] = deque([card], maxlen=settings.vote_window)
+        self.readings: deque[CardReading] = deque([card], maxlen=settings.memory)
         self.hits = 1
         self.missed = 0
         self.age = 1
+        self.links: set[int] = set()
         self.shown = False
         self.uncertain = True
         self.vote()
 
+    def recent(self) -> list[CardReading]:
+        """The last ``vote_window`` readings, oldest first."""
+        skip = max(len(self.readings) - self.settings.vote_window, 0)
+        return list(islice(self.readings, skip, None))
+
+    def seen(self, card: CardReading | None, move_box: bool = True) -> None:
+        """A sighting: ``card`` (if any) votes and, when ``move_box``, moves the box."""
+        if card is not None:
+            if move_box:
+                alpha = self.settings.smoothing
+                x1, y1, x2, y2 = self.box
+                n1, n2, n3, n4 = card.box_xyxy
+                self.box = (
+                    x1 + alpha * (n1 - x1),
+                    y1 + alpha * (n2 - y1),
+                    x2 + alpha * (n3 - x2),
+                    y2 + alpha * (n4 - y2),
+                )
+            self.readings.append(card)
+        self.hits += 1
+        self.missed = 0
+        self.age += 1
+        self.vote()
+
+    def missing(self) -> None:
+        """A read frame without a sighting."""
+        self.age += 1
+        self.hits = 0
+        self.missed += 1
+
+    def _weights(self, readings: Iterable[CardReading]) -> dict[str, float]:
+        floor = self.settings.min_vote_weight
+        weights: dict[str, float] = {}
+        for reading in readings:
+            weights[reading.code] = weights.get(reading.code, 0.0) + max(reading.confidence, floor)
+        return weights
+
     def vote(self) -> None:
-        """Update the code by vote, the uncertain flag, and whether the track is shown."""
+        """Update the code by weighted vote, the uncertain flag, and whether it is shown."""
         settings = self.settings
-        counts = Counter(reading.code for reading in self.readings)
-        best, best_count = min(counts.items(), key=lambda item: (-item[1], item[0]))
-        margin = settings.switch_margin if self.shown else 1
-        if best != self.code and best_count >= counts.get(self.code, 0) + margin:
-            self.code = best
-        count = len(self.readings)
-        support = sum(1 for r in self.readings if r.code == self.code and not r.uncertain) / count
+        recent = self.recent()
+        weights = self._weights(recent)
+        counts = Counter(reading.code for reading in recent)
+        certain = Counter(reading.code for reading in recent if not reading.uncertain)
+        # the heaviest code; on a tie the current one, then the first in text order
+        best = min(weights, key=lambda code: (-weights[code], code != self.code, code))
+        if best != self.code:
+            if not self.shown:
+                switch = weights[best] > weights.get(self.code, 0.0)
+            else:
+                remembered = self._weights(self.readings)
+                sure = certain[best] > settings.certain_above * counts[best]
+                if self.code not in weights:  # not read lately: the card was replaced?
+                    switch = sure or self.code not in remembered
+                else:
+                    switch = (
+                        sure and remembered[best] > settings.switch_ratio * remembered[self.code]
+                    )
+            if switch:
+                self.code = best
+        count = len(recent)
+        support = certain[self.code] / count
         if self.uncertain and support > settings.certain_above:
             self.uncertain = False
         elif not self.uncertain and support < settings.uncertain_below:
@@ -218,33 +314,38 @@ class _State:
             )
 
     def snapshot(self) -> Track:
-        agreeing = [reading for reading in self.readings if reading.code == self.code]
-        confidence = sum(r.confidence for r in agreeing) / len(agreeing) if agreeing else 0.0
+        recent = self.recent()
+        agreeing = [reading.confidence for reading in recent if reading.code == self.code]
         return Track(
             track_id=self.track_id,
             code=self.code,
             box_xyxy=self.box,
-            confidence=confidence,
+            confidence=sum(agreeing) / len(agreeing) if agreeing else 0.0,
             uncertain=self.uncertain,
             shown=self.shown,
             hits=self.hits,
             missed=self.missed,
             age=self.age,
-            votes=tuple(reading.code for reading in self.readings),
+            votes=tuple(reading.code for reading in recent),
+            links=tuple(sorted(self.links)),
+            members=(self.track_id,),
         )
+
+
+def _area(box: Box) -> float:
+    return max(box[2] - box[0], 0.0) * max(box[3] - box[1], 0.0)
+
+
+def _intersection(first: Box, second: Box) -> float:
+    width = min(first[2], second[2]) - max(first[0], second[0])
+    height = min(first[3], second[3]) - max(first[1], second[1])
+    return width * height if width > 0 and height > 0 else 0.0
 
 
 def _overlap(first: Box, second: Box) -> float:
     """Intersection over the smaller box's area (1.0 when one box lies inside the other)."""
-    width = min(first[2], second[2]) - max(first[0], second[0])
-    height = min(first[3], second[3]) - max(first[1], second[1])
-    if width <= 0 or height <= 0:
-        return 0.0
-    smaller = min(
-        (first[2] - first[0]) * (first[3] - first[1]),
-        (second[2] - second[0]) * (second[3] - second[1]),
-    )
-    return width * height / smaller if smaller > 0 else 0.0
+    smaller = min(_area(first), _area(second))
+    return _intersection(first, second) / smaller if smaller > 0 else 0.0
 
 
 def _size(box: Box) -> float:
@@ -253,6 +354,57 @@ def _size(box: Box) -> float:
 
 def _center(box: Box) -> tuple[float, float]:
     return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+def merge_shown(tracks: Iterable[Track]) -> tuple[Track, ...]:
+    """The cards to show: the shown ``tracks``, with those of one code that are linked or whose
+    boxes intersect made one card (union box, smallest id, highest confidence, uncertain only
+    when all of them are, votes of the smallest id); ordered by id."""
+    shown = sorted((track for track in tracks if track.shown), key=lambda t: t.track_id)
+    parent = list(range(len(shown)))
+
+    def root(index: int) -> int:
+        while parent[index] != index:
+            parent[index] = parent[parent[index]]
+            index = parent[index]
+        return index
+
+    for i, first in enumerate(shown):
+        for j in range(i + 1, len(shown)):
+            second = shown[j]
+            if first.code == second.code and (
+                second.track_id in first.links
+                or first.track_id in second.links
+                or _intersection(first.box_xyxy, second.box_xyxy) > 0
+            ):
+                parent[root(j)] = root(i)
+    groups: dict[int, list[Track]] = {}
+    for index, track in enumerate(shown):
+        groups.setdefault(root(index), []).append(track)
+    cards = []
+    for members in groups.values():
+        first = members[0]
+        if len(members) == 1:
+            cards.append(first)
+            continue
+        x1s, y1s, x2s, y2s = zip(*(track.box_xyxy for track in members), strict=True)
+        cards.append(
+            Track(
+                track_id=first.track_id,
+                code=first.code,
+                box_xyxy=(min(x1s), min(y1s), max(x2s), max(y2s)),
+                confidence=max(track.confidence for track in members),
+                uncertain=all(track.uncertain for track in members),
+                shown=True,
+                hits=max(track.hits for track in members),
+                missed=min(track.missed for track in members),
+                age=max(track.age for track in members),
+                votes=first.votes,
+                links=tuple(sorted({id for track in members for id in track.links})),
+                members=tuple(track.track_id for track in members),
+            )
+        )
+    return tuple(sorted(cards, key=lambda card: card.track_id))
 
 
 class CardTracker:
@@ -266,6 +418,8 @@ class CardTracker:
         self._states: list[_State] = []
         self._next_id = 0
         self._frames = 0
+        self._tracks: tuple[Track, ...] | None = None
+        self._shown: tuple[Track, ...] | None = None
 
     @property
     def frames(self) -> int:
@@ -276,13 +430,16 @@ class CardTracker:
         """Forget every track (a new scene); ids keep counting up."""
         self._states.clear()
         self._frames = 0
+        self._tracks = self._shown = None
 
     def _pair_cost(self, state: _State, card: CardReading) -> float | None:
         settings = self.settings
+        larger, smaller = sorted((_size(state.box), _size(card.box_xyxy)), reverse=True)
+        if larger > settings.rescale_limit * smaller:
+            return None
         overlap = _overlap(state.box, card.box_xyxy)
-        size = min(_size(state.box), _size(card.box_xyxy))
         (ax, ay), (bx, by) = _center(state.box), _center(card.box_xyxy)
-        distance = math.hypot(ax - bx, ay - by) / size
+        distance = math.hypot(ax - bx, ay - by) / smaller
         if overlap < settings.min_overlap and distance > settings.max_center_distance:
             return None
         penalty = 0.0 if card.code == state.code else settings.code_penalty
@@ -308,52 +465,80 @@ class CardTracker:
             pairs.append((s, c))
         return pairs
 
+    def _covers(self, card: CardReading, box: Box) -> int:
+        """0 when ``card`` does not cover ``box``; 1 when it does (see the module docstring);
+        2 when ``box`` is also one of its corners (it touches the border)."""
+        settings = self.settings
+        area, size, outer = _area(box), _size(box), card.box_xyxy
+        if (
+            card.corners < 2
+            or area <= 0
+            or _size(outer) <= settings.rescale_limit * size
+            or _intersection(box, outer) < settings.cover_inside * area
+        ):
+            return 0
+        reach = settings.cover_touch * size
+        touches = any(abs(mine - theirs) <= reach for mine, theirs in zip(box, outer, strict=True))
+        return 2 if touches else 1
+
     def update(self, reading: Reading | Iterable[CardReading]) -> tuple[Track, ...]:
         """Match one read frame's cards to the tracks; every track afterwards, ordered by id."""
         cards = tuple(reading.cards if isinstance(reading, Reading) else reading)
-        settings = self.settings
         self._frames += 1
         pairs = self._associate(cards)
-        matched_states = {s for s, _ in pairs}
-        matched_cards = {c for _, c in pairs}
-        alpha = settings.smoothing
+        seen = {s for s, _ in pairs}
+        used = {c for _, c in pairs}
+        corners: dict[int, list[_State]] = {c: [self._states[s]] for s, c in pairs}
         for s, c in pairs:
-            state, card = self._states[s], cards[c]
-            state.box = tuple(  # type: ignore[assignment]
-                (1 - alpha) * old + alpha * new
-                for old, new in zip(state.box, card.box_xyxy, strict=True)
-            )
-            state.readings.append(card)
-            state.hits += 1
-            state.missed = 0
-            state.age += 1
-            state.vote()
+            self._states[s].seen(cards[c])
+        for s, state in enumerate(self._states):
+            for c, card in enumerate(cards):
+                relation = self._covers(card, state.box)
+                if not relation:
+                    continue
+                used.add(c)
+                if relation == 2:
+                    corners.setdefault(c, []).append(state)
+                if s not in seen:
+                    seen.add(s)
+                    state.seen(card if relation == 2 else None, move_box=False)
+        for c, states in corners.items():
+            if cards[c].corners >= 2 and len(states) >= 2:
+                ids = {state.track_id for state in states}
+                for state in states:
+                    state.links |= ids - {state.track_id}
         kept: list[_State] = []
         for s, state in enumerate(self._states):
-            if s not in matched_states:
-                state.age += 1
-                state.hits = 0
-                state.missed += 1
-                if not state.shown or state.missed >= settings.drop_after:
+            if s not in seen:
+                state.missing()
+                if not state.shown or state.missed >= self.settings.drop_after:
                     continue
             kept.append(state)
+        alive = {state.track_id for state in kept}
+        for state in kept:
+            state.links &= alive
         for c, card in enumerate(cards):
-            if c not in matched_cards:
-                state = _State(self._next_id, card, settings)
+            if c not in used:
+                kept.append(_State(self._next_id, card, self.settings))
                 self._next_id += 1
-                kept.append(state)
         self._states = sorted(kept, key=lambda state: state.track_id)
+        self._tracks = self._shown = None
         return self.tracks
 
     @property
     def tracks(self) -> tuple[Track, ...]:
         """Every live track (tentative and shown), ordered by id."""
-        return tuple(state.snapshot() for state in self._states)
+        if self._tracks is None:
+            self._tracks = tuple(state.snapshot() for state in self._states)
+        return self._tracks
 
     @property
     def shown(self) -> tuple[Track, ...]:
-        """The tracks to show, ordered by id."""
-        return tuple(state.snapshot() for state in self._states if state.shown)
+        """The cards to show: the shown tracks, a card's corners made one (see
+        :func:`merge_shown`), ordered by id."""
+        if self._shown is None:
+            self._shown = merge_shown(self.tracks)
+        return self._shown
 
 
 def tracks_to_reading(
@@ -361,8 +546,8 @@ def tracks_to_reading(
 ) -> Reading:
     """A reading made of the shown tracks (for scoring the table as if it were one photo).
 
-    ``flags`` carries the frame's UNREADABLE flag if any; LOW_CONFIDENCE and DUPLICATE are
-    recomputed from the tracks.
+    Give it the cards of :attr:`CardTracker.shown`. ``flags`` carries the frame's UNREADABLE
+    flag if any; LOW_CONFIDENCE and DUPLICATE are recomputed from the tracks.
     """
     cards = tuple(track.as_card() for track in tracks if track.shown)
     flags &= ReadingFlag.UNREADABLE

@@ -4,6 +4,7 @@
 
     handreader webcam [--source 0 | FILE | rtsp://...] [--profile P]
                       [--headless --output OUT.mp4] [--max-frames N] [--snapshots DIR]
+                      [--read-every K] [--serial]
 
 ``--source`` is a camera number (default 0), a video file or a stream URL. A window shows each
 frame with, drawn over it, the card boxes and codes, each hand's bull triple and rest, its
@@ -11,6 +12,8 @@ score, the players' results against the banker (or the winner) and the frame rat
 ``q`` / Esc quit, ``p`` / space pause, ``s`` snapshot (a PNG of the annotated frame in the
 current folder or ``--snapshots``), ``n`` next profile.
 
+The reader works on frame N in a worker thread while frame N - 1 is drawn, shown and written
+(the picture is one frame behind the camera; ``--serial`` reads each frame before drawing it).
 ``--headless`` opens no window; ``--output OUT.mp4`` writes the annotated video (MPEG-4 part 2,
 ``mp4v``, at the source's frame rate; paused frames are not written). At the end one line of
 statistics is printed (``--json``: a JSON object): frames, frames read, frames per second, and
@@ -29,7 +32,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -37,7 +40,14 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from handreader.live import FrameReader, LiveFrame, LivePipeline, LiveSettings, next_profile
+from handreader.live import (
+    FrameReader,
+    LiveFrame,
+    LivePipeline,
+    LiveSettings,
+    LiveStream,
+    next_profile,
+)
 from handreader.table import BankerRule, TableMode, TableOptions
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES
 from vision.tracking import FlickerMeter, TrackerSettings
@@ -243,6 +253,46 @@ def _snapshot(image: NDArray[np.uint8], folder: Path, index: int) -> Path:
     return path
 
 
+class _Clock:
+    """Wall milliseconds spent per stage of the loop (decode, draw, output)."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+
+    def add(self, stage: str, started: float) -> float:
+        now = time.perf_counter()
+        self.totals[stage] = self.totals.get(stage, 0.0) + (now - started) * 1000
+        return now
+
+
+def _results(
+    capture: Any, pipeline: LivePipeline, overlap: bool, limit: int | None, clock: _Clock
+) -> Generator[tuple[NDArray[np.uint8], LiveFrame], None, None]:
+    """Each frame of ``capture`` (up to ``limit``) with its result, in order; with ``overlap``
+    the reader works on frame N in a worker thread while frame N - 1 is given out."""
+    stream = LiveStream(pipeline) if overlap else None
+    taken = 0
+    try:
+        while limit is None or taken < limit:
+            started = time.perf_counter()
+            ok, image = capture.read()
+            clock.add("decode", started)
+            if not ok or image is None:
+                break
+            taken += 1
+            if stream is None:
+                yield image, pipeline.process(image)
+            else:
+                result = stream.push(image)
+                if result is not None:
+                    yield result
+        if stream is not None and (last := stream.flush()) is not None:
+            yield last
+    finally:
+        if stream is not None:
+            stream.close()
+
+
 def run_webcam(
     source: int | str,
     *,
@@ -256,12 +306,16 @@ def run_webcam(
     display: Display | None = None,
     capture: Any = None,
     on_frame: Callable[[LiveFrame], None] | None = None,
+    overlap: bool = True,
 ) -> WebcamStats:
     """Run the live loop on ``source`` until it ends, ``max_frames`` or the quit key.
 
     Window mode uses ``display`` (a cv2 window by default) and also writes ``output`` when
     given; headless mode shows nothing. ``capture`` is ``source`` already opened (it is released
-    at the end). ``on_frame`` sees every processed frame (tests, benchmarks).
+    at the end). ``on_frame`` sees every processed frame (tests, benchmarks). With ``overlap``
+    (the default) the reader works on the next frame in a worker thread while this one is
+    drawn, shown and written (:class:`~handreader.live.LiveStream`: the picture is one frame
+    behind the camera); without, each frame is read, then drawn.
     """
     import cv2
 
@@ -280,6 +334,8 @@ def run_webcam(
     window: Display | None = None if headless else (display or _Window("handreader"))
     writer: Any = None
     meter = FlickerMeter(source_fps)
+    clock = _Clock()
+    results = _results(capture, pipeline, overlap, max_frames, clock)
     saved: list[Path] = []
     totals: dict[str, float] = {}
     frames = reads = 0
@@ -290,25 +346,25 @@ def run_webcam(
     last_frame: LiveFrame | None = None
     started = previous = time.perf_counter()
     try:
-        while max_frames is None or frames < max_frames:
+        while True:
             if not paused or last_frame is None:
-                ok, image = capture.read()
-                if not ok or image is None:
+                result = next(results, None)
+                if result is None:
                     break
-                frame = pipeline.process(image)
+                last_image, last_frame = result
                 frames += 1
-                reads += frame.was_read
-                for stage, value in frame.timings_ms.items():
+                reads += last_frame.was_read
+                for stage, value in last_frame.timings_ms.items():
                     totals[stage] = totals.get(stage, 0.0) + value
-                meter.add_tracks(frame.tracks)
+                meter.add_tracks(last_frame.shown)
                 if on_frame is not None:
-                    on_frame(frame)
-                last_image, last_frame = image, frame
+                    on_frame(last_frame)
             assert last_image is not None and last_frame is not None
             drawn_at = time.perf_counter()
             annotated = annotator.annotate(
                 last_image, last_frame, fps=fps, paused=paused, note=note
             )
+            output_at = clock.add("draw", drawn_at)
             if writer is None and output is not None:
                 height, width = annotated.shape[:2]
                 fourcc = cv2.VideoWriter.fourcc(*"mp4v")
@@ -326,6 +382,7 @@ def run_webcam(
                 if code == -2:
                     break
                 key = key_action(code)
+            clock.add("output", output_at)
             pipeline.note_overhead((time.perf_counter() - drawn_at) * 1000)
             now = time.perf_counter()
             instant = 1.0 / max(now - previous, 1e-6)
@@ -344,12 +401,14 @@ def run_webcam(
                 note = f"profile {profile.name}"
                 last_frame = pipeline.rescore(last_frame)
     finally:
+        results.close()
         capture.release()
         if writer is not None:
             writer.release()
         if window is not None:
             window.close()
     seconds = time.perf_counter() - started
+    totals.update(clock.totals)
     return WebcamStats(
         frames=frames,
         reads=reads,
@@ -412,6 +471,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--drop-after", type=int, default=5, metavar="M", help="drop a card after M missed frames"
     )
+    parser.add_argument(
+        "--serial",
+        action="store_true",
+        help="read each frame before drawing it (default: the reader works on the next frame "
+        "in a worker thread while this one is drawn)",
+    )
     parser.add_argument("--models", type=Path, metavar="DIR", help="model folder")
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
     parser.set_defaults(func=run)
@@ -446,6 +511,7 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         output=args.output,
         max_frames=args.max_frames,
         snapshots=args.snapshots,
+        overlap=not args.serial,
     )
     print(json.dumps(stats.to_dict()) if args.json else stats.line(), flush=True)
     return 0
