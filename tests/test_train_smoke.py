@@ -43,6 +43,7 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
         detector_imgsz=160,
         detector_batch=2,
         classifier_epochs=1,
+        classifier_finetune_epochs=1,
         photo_manifests=(photos / "manifest.jsonl",),
         workers=1,
     )
@@ -50,6 +51,7 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
     assert manifest.is_file()
     assert (tmp_path / "models" / "detector.onnx").stat().st_size > 100_000
     assert (tmp_path / "runs" / "classifier" / "photo_crops.npz").is_file()
+    assert (tmp_path / "runs" / "classifier-finetune" / "negatives.npz").is_file()
     reader = Reader.load(tmp_path / "models")
     reading = reader.read(load_image(ROOT / "examples" / "hand.jpg"))
     assert reading.size_wh == (640, 480)  # an untrained model may find nothing: it must run

@@ -35,6 +35,12 @@ def register(subparsers: Any) -> None:
         "--finetune-epochs", type=int, default=12, help="detector fine-tuning (default 12)"
     )
     parser.add_argument("--classifier-epochs", type=int, default=14)
+    parser.add_argument(
+        "--classifier-finetune-epochs",
+        type=int,
+        default=4,
+        help="second classifier stage with mined hard negatives (default 4; 0 skips it)",
+    )
     parser.add_argument("--imgsz", type=int, default=320, help="detector input size (default 320)")
     parser.add_argument("--batch", type=int, default=32, help="detector batch (default 32)")
     parser.add_argument(
@@ -75,6 +81,11 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
             )
+    for name in ("finetune_epochs", "classifier_finetune_epochs"):
+        if getattr(args, name) < 0:
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
+            )
     for manifest in args.photos:
         if not manifest.is_file():
             raise ValueError(f"--photos {str(manifest)!r}: no such manifest file")
@@ -85,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         holdout_scenes=args.holdout_scenes,
         detector_epochs=args.detector_epochs,
         classifier_epochs=args.classifier_epochs,
+        classifier_finetune_epochs=args.classifier_finetune_epochs,
         detector_finetune_epochs=args.finetune_epochs,
         detector_imgsz=args.imgsz,
         detector_batch=args.batch,

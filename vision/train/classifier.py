@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -52,8 +52,12 @@ class ClassifierTraining:
     photo_crops: Path | None = None
     """An ``.npz`` of crops and labels from labelled photos (:mod:`vision.train.photo_crops`)."""
     photo_copies: int = 4
+    negatives: Path | None = None
+    """An ``.npz`` of "none" crops where the detector fires on no index
+    (:mod:`vision.train.negatives`)."""
+    init_weights: Path | None = None
+    """Start from this checkpoint's weights (fine-tuning) instead of random ones."""
     threads: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _jitter_box(rng: np.random.Generator, box: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -245,6 +249,10 @@ def train_classifier(settings: ClassifierTraining) -> Path:
         photos = np.load(settings.photo_crops)
         crops = np.concatenate([crops, *[photos["crops"]] * settings.photo_copies])
         labels = np.concatenate([labels, *[photos["labels"]] * settings.photo_copies])
+    if settings.negatives is not None:
+        negatives = np.load(settings.negatives)
+        crops = np.concatenate([crops, negatives["crops"]])
+        labels = np.concatenate([labels, negatives["labels"]])
     inputs = torch.from_numpy(crops_to_tensor(crops))
     targets = torch.from_numpy(labels)
     val_inputs = val_targets = None
@@ -255,6 +263,8 @@ def train_classifier(settings: ClassifierTraining) -> Path:
         val_inputs = torch.from_numpy(crops_to_tensor(val_crops))
         val_targets = torch.from_numpy(val_labels)
     model = _network(len(CLASSIFIER_CLASSES))
+    if settings.init_weights is not None:
+        model.load_state_dict(torch.load(settings.init_weights, weights_only=False)["model"])
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=5e-4)
     steps_per_epoch = math.ceil(len(inputs) / settings.batch)
     schedule = torch.optim.lr_scheduler.OneCycleLR(

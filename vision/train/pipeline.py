@@ -35,6 +35,9 @@ class TrainingPlan:
     detector_imgsz: int = 320
     detector_batch: int = 32
     classifier_epochs: int = 14
+    classifier_finetune_epochs: int = 4
+    """Epochs of a second classifier stage that adds hard "none" examples mined with the new
+    detector (:mod:`vision.train.negatives`), at a lower learning rate; 0 skips it."""
     photo_manifests: tuple[Path, ...] = ()
     """Manifests of labelled single-card photos whose ``split: train`` rows add real index
     crops to the classifier's training (:mod:`vision.train.photo_crops`)."""
@@ -130,6 +133,28 @@ def _photo_crops(plan: TrainingPlan, detector: Path) -> Path:
     return out
 
 
+def _negatives(plan: TrainingPlan, detector: Path) -> Path:
+    """Hard "none" crops where the new detector fires on no index (cached)."""
+    import numpy as np
+
+    from vision.index_detector import IndexDetector
+    from vision.train.negatives import photo_negatives, scene_negatives
+
+    out = plan.work_dir / "classifier-finetune" / "negatives.npz"
+    if out.is_file():
+        return out
+    finder = IndexDetector(detector, plan.detector_imgsz)
+    parts = [scene_negatives(finder, (plan.work_dir / "scenes-train",))]
+    parts += [photo_negatives(finder, manifest) for manifest in plan.photo_manifests]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(
+        out,
+        crops=np.concatenate([crops for crops, _ in parts]),
+        labels=np.concatenate([labels for _, labels in parts]),
+    )
+    return out
+
+
 def run_training(plan: TrainingPlan) -> Path:
     """Run every step of the recipe; returns the manifest path."""
     from vision.train.classifier import ClassifierTraining, export_classifier, train_classifier
@@ -175,6 +200,19 @@ def run_training(plan: TrainingPlan) -> Path:
             photo_crops=photos,
         )
     )
+    if plan.classifier_finetune_epochs > 0:
+        state = train_classifier(
+            ClassifierTraining(
+                scene_dirs=(train_dir,),
+                run_dir=plan.work_dir / "classifier-finetune",
+                epochs=plan.classifier_finetune_epochs,
+                learning_rate=0.001,
+                val_scene_dirs=(holdout_dir,),
+                photo_crops=photos,
+                negatives=_negatives(plan, detector),
+                init_weights=state,
+            )
+        )
     classifier = export_classifier(state, plan.models_dir / "classifier.onnx")
     shutil.copyfile(plan.train_config, plan.work_dir / "scenes.yaml")
     return write_manifest(plan, detector, classifier)

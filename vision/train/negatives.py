@@ -1,0 +1,97 @@
+"""Hard "none" examples for the classifier: crops where the detector fires but no index is.
+
+A detector trained on corner indices also fires, less surely, on pips, court-card art and
+printed patterns. The classifier learns to answer "none" there from crops of those very
+detections: on synthetic scenes, detections that overlap no labelled index; on labelled photos
+of a single card, detections away from the photo's four corners (where its indices are).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import cast
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+from tqdm import tqdm
+
+from rules.cards import CARD_CLASSES
+from vision.crops import CROP_SIZE, crop_index
+from vision.imageio import ImageError, load_image
+from vision.train.photo_crops import FindsIndices, corner_boxes
+
+__all__ = ["photo_negatives", "scene_negatives"]
+
+NONE_CLASS = len(CARD_CLASSES)
+
+MAX_OVERLAP = 0.1
+"""A detection counts as a false one when its IoU with every labelled index is below this."""
+
+
+def _iou(box: NDArray[np.float32], boxes: NDArray[np.float32]) -> NDArray[np.float32]:
+    ix = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
+    iy = np.clip(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0, None)
+    inter = ix * iy
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    areas = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    result: NDArray[np.float32] = inter / (area + areas - inter + 1e-9)
+    return result
+
+
+def _stack(crops: list[NDArray[np.uint8]]) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    if not crops:
+        return np.zeros((0, CROP_SIZE, CROP_SIZE, 3), np.uint8), np.zeros(0, np.int64)
+    return np.stack(crops), np.full(len(crops), NONE_CLASS, np.int64)
+
+
+def scene_negatives(
+    detector: FindsIndices,
+    scene_dirs: tuple[Path, ...],
+    per_scene: int = 3,
+    max_scenes: int | None = None,
+) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    """Up to ``per_scene`` crops per scene of the surest detections that overlap no labelled
+    index (``vision.synth.generate``'s ``meta/*.json``), labelled "none"."""
+    metas = sorted(p for folder in scene_dirs for p in (folder / "meta").glob("*.json"))
+    if max_scenes is not None:
+        metas = metas[:max_scenes]
+    crops: list[NDArray[np.uint8]] = []
+    for meta_path in tqdm(metas, desc="negatives", unit="scene"):
+        read = cv2.imread(str(meta_path.parent.parent / "images" / f"{meta_path.stem}.jpg"))
+        if read is None:
+            continue
+        image = cast(NDArray[np.uint8], read)
+        meta = json.loads(meta_path.read_text())
+        truth = np.array([i["box_xyxy"] for i in meta["indices"]], np.float32).reshape(-1, 4)
+        taken = 0
+        for box in detector.detect(image).xyxy:
+            if taken == per_scene:
+                break
+            if len(truth) and float(_iou(box, truth).max()) >= MAX_OVERLAP:
+                continue
+            crops.append(crop_index(image, box))
+            taken += 1
+    return _stack(crops)
+
+
+def photo_negatives(
+    detector: FindsIndices, manifest: Path, split: str = "train", per_photo: int = 2
+) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    """Up to ``per_photo`` crops per photo of detections away from its corners, labelled
+    "none", from the ``split`` rows of a manifest of single-card photos."""
+    rows = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
+    rows = [row for row in rows if row.get("split") == split and len(row["cards"]) == 1]
+    crops: list[NDArray[np.uint8]] = []
+    for row in tqdm(rows, desc="photo negatives", unit="photo"):
+        try:
+            image = load_image(manifest.parent / row["image"])
+        except ImageError:
+            continue
+        found = detector.detect(image).xyxy
+        height, width = image.shape[:2]
+        corners = corner_boxes(found, width, height)
+        inner = [box for box in found if not any(np.array_equal(box, c) for c in corners)]
+        crops += [crop_index(image, box) for box in inner[:per_photo]]
+    return _stack(crops)
