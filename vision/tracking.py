@@ -59,11 +59,13 @@ frame.
 
 from __future__ import annotations
 
-import math
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
+
+import numpy as np
+from numpy.typing import NDArray
 
 from vision.detections import CardReading, Reading, ReadingFlag
 
@@ -216,6 +218,8 @@ class _State:
         "code",
         "hits",
         "links",
+        "memory_count",
+        "memory_weight",
         "missed",
         "readings",
         "settings",
@@ -229,7 +233,10 @@ class _State:
         self.track_id = track_id
         self.box: Box = card.box_xyxy
         self.code = card.code
-        self.readings: deque[CardReading] = deque([card], maxlen=settings.memory)
+        self.readings: deque[CardReading] = deque(maxlen=settings.memory)
+        self.memory_weight: dict[str, float] = {}
+        self.memory_count: Counter[str] = Counter()
+        self.remember(card)
         self.hits = 1
         self.missed = 0
         self.age = 1
@@ -256,7 +263,7 @@ class _State:
                     x2 + alpha * (n3 - x2),
                     y2 + alpha * (n4 - y2),
                 )
-            self.readings.append(card)
+            self.remember(card)
         self.hits += 1
         self.missed = 0
         self.age += 1
@@ -268,27 +275,42 @@ class _State:
         self.hits = 0
         self.missed += 1
 
-    def _weights(self, readings: Iterable[CardReading]) -> dict[str, float]:
-        floor = self.settings.min_vote_weight
-        weights: dict[str, float] = {}
-        for reading in readings:
-            weights[reading.code] = weights.get(reading.code, 0.0) + max(reading.confidence, floor)
-        return weights
+    def weight(self, reading: CardReading) -> float:
+        """A reading's vote: its confidence, at least ``min_vote_weight``."""
+        return max(reading.confidence, self.settings.min_vote_weight)
+
+    def remember(self, card: CardReading) -> None:
+        """Keep ``card`` (the oldest reading leaves a full memory), with running sums."""
+        if len(self.readings) == self.readings.maxlen:
+            oldest = self.readings[0]
+            self.memory_count[oldest.code] -= 1
+            if self.memory_count[oldest.code]:
+                self.memory_weight[oldest.code] -= self.weight(oldest)
+            else:
+                del self.memory_count[oldest.code], self.memory_weight[oldest.code]
+        self.readings.append(card)
+        self.memory_count[card.code] += 1
+        self.memory_weight[card.code] = self.memory_weight.get(card.code, 0.0) + self.weight(card)
 
     def vote(self) -> None:
         """Update the code by weighted vote, the uncertain flag, and whether it is shown."""
         settings = self.settings
         recent = self.recent()
-        weights = self._weights(recent)
-        counts = Counter(reading.code for reading in recent)
-        certain = Counter(reading.code for reading in recent if not reading.uncertain)
+        weights: dict[str, float] = {}
+        counts: Counter[str] = Counter()
+        certain: Counter[str] = Counter()
+        for reading in recent:
+            weights[reading.code] = weights.get(reading.code, 0.0) + self.weight(reading)
+            counts[reading.code] += 1
+            if not reading.uncertain:
+                certain[reading.code] += 1
         # the heaviest code; on a tie the current one, then the first in text order
         best = min(weights, key=lambda code: (-weights[code], code != self.code, code))
         if best != self.code:
             if not self.shown:
                 switch = weights[best] > weights.get(self.code, 0.0)
             else:
-                remembered = self._weights(self.readings)
+                remembered = self.memory_weight
                 sure = certain[best] > settings.certain_above * counts[best]
                 if self.code not in weights:  # not read lately: the card was replaced?
                     switch = sure or self.code not in remembered
@@ -332,28 +354,46 @@ class _State:
         )
 
 
-def _area(box: Box) -> float:
-    return max(box[2] - box[0], 0.0) * max(box[3] - box[1], 0.0)
+_Array = NDArray[np.float64]
+
+
+def _boxes(boxes: Iterable[Box]) -> _Array:
+    """An (N, 4) float array of xyxy boxes."""
+    return np.array(list(boxes), np.float64).reshape(-1, 4)
+
+
+def _sizes(boxes: _Array) -> _Array:
+    sizes: _Array = np.maximum(boxes[:, 2:] - boxes[:, :2], 0).max(axis=1)
+    return np.maximum(sizes, 1e-6)
+
+
+def _areas(boxes: _Array) -> _Array:
+    sides = np.maximum(boxes[:, 2:] - boxes[:, :2], 0)
+    areas: _Array = sides[:, 0] * sides[:, 1]
+    return areas
+
+
+def _centres(boxes: _Array) -> _Array:
+    centres: _Array = (boxes[:, :2] + boxes[:, 2:]) / 2
+    return centres
+
+
+def _intersections(first: _Array, second: _Array) -> _Array:
+    """(N, M) areas of intersection of each box of ``first`` with each of ``second``."""
+    width = np.minimum(first[:, None, 2], second[None, :, 2]) - np.maximum(
+        first[:, None, 0], second[None, :, 0]
+    )
+    height = np.minimum(first[:, None, 3], second[None, :, 3]) - np.maximum(
+        first[:, None, 1], second[None, :, 1]
+    )
+    areas: _Array = np.maximum(width, 0) * np.maximum(height, 0)
+    return areas
 
 
 def _intersection(first: Box, second: Box) -> float:
     width = min(first[2], second[2]) - max(first[0], second[0])
     height = min(first[3], second[3]) - max(first[1], second[1])
     return width * height if width > 0 and height > 0 else 0.0
-
-
-def _overlap(first: Box, second: Box) -> float:
-    """Intersection over the smaller box's area (1.0 when one box lies inside the other)."""
-    smaller = min(_area(first), _area(second))
-    return _intersection(first, second) / smaller if smaller > 0 else 0.0
-
-
-def _size(box: Box) -> float:
-    return max(box[2] - box[0], box[3] - box[1], 1e-6)
-
-
-def _center(box: Box) -> tuple[float, float]:
-    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
 
 
 def merge_shown(tracks: Iterable[Track]) -> tuple[Track, ...]:
@@ -432,32 +472,36 @@ class CardTracker:
         self._frames = 0
         self._tracks = self._shown = None
 
-    def _pair_cost(self, state: _State, card: CardReading) -> float | None:
+    def _associate(self, cards: Sequence[CardReading], boxes: _Array) -> list[tuple[int, int]]:
+        """(state index, card index) pairs, cheapest first, each side used once (rule 1)."""
         settings = self.settings
-        larger, smaller = sorted((_size(state.box), _size(card.box_xyxy)), reverse=True)
-        if larger > settings.rescale_limit * smaller:
-            return None
-        overlap = _overlap(state.box, card.box_xyxy)
-        (ax, ay), (bx, by) = _center(state.box), _center(card.box_xyxy)
-        distance = math.hypot(ax - bx, ay - by) / smaller
-        if overlap < settings.min_overlap and distance > settings.max_center_distance:
-            return None
-        penalty = 0.0 if card.code == state.code else settings.code_penalty
-        return (1.0 - overlap) + distance + penalty
-
-    def _associate(self, cards: Sequence[CardReading]) -> list[tuple[int, int]]:
-        """(state index, card index) pairs, cheapest first, each side used once."""
-        candidates: list[tuple[float, int, int]] = []
-        for s, state in enumerate(self._states):
-            for c, card in enumerate(cards):
-                cost = self._pair_cost(state, card)
-                if cost is not None:
-                    candidates.append((cost, s, c))
-        candidates.sort()
+        tracked = _boxes(state.box for state in self._states)
+        sizes_t, sizes_c = _sizes(tracked)[:, None], _sizes(boxes)[None, :]
+        larger, smaller = np.maximum(sizes_t, sizes_c), np.minimum(sizes_t, sizes_c)
+        overlap = _intersections(tracked, boxes) / np.maximum(
+            np.minimum(_areas(tracked)[:, None], _areas(boxes)[None, :]), 1e-9
+        )
+        centres_t, centres_c = _centres(tracked), _centres(boxes)
+        distance = (
+            np.hypot(
+                centres_t[:, None, 0] - centres_c[None, :, 0],
+                centres_t[:, None, 1] - centres_c[None, :, 1],
+            )
+            / smaller
+        )
+        allowed = (larger <= settings.rescale_limit * smaller) & (
+            (overlap >= settings.min_overlap) | (distance <= settings.max_center_distance)
+        )
+        other_code = np.array(
+            [[card.code != state.code for card in cards] for state in self._states], bool
+        ).reshape(allowed.shape)
+        cost = (1.0 - overlap) + distance + settings.code_penalty * other_code
+        rows, columns = np.nonzero(allowed)
+        order = np.lexsort((columns, rows, cost[rows, columns]))  # cost, then older, earlier
         used_states: set[int] = set()
         used_cards: set[int] = set()
         pairs = []
-        for _, s, c in candidates:
+        for s, c in zip(rows[order].tolist(), columns[order].tolist(), strict=True):
             if s in used_states or c in used_cards:
                 continue
             used_states.add(s)
@@ -465,43 +509,49 @@ class CardTracker:
             pairs.append((s, c))
         return pairs
 
-    def _covers(self, card: CardReading, box: Box) -> int:
-        """0 when ``card`` does not cover ``box``; 1 when it does (see the module docstring);
-        2 when ``box`` is also one of its corners (it touches the border)."""
+    def _covers(self, cards: Sequence[CardReading], boxes: _Array) -> NDArray[np.int8]:
+        """(tracks, cards) array: 0 when the card does not cover the track's box; 1 when it
+        does (see the module docstring); 2 when the box is also one of its corners (it touches
+        the card's border)."""
         settings = self.settings
-        area, size, outer = _area(box), _size(box), card.box_xyxy
-        if (
-            card.corners < 2
-            or area <= 0
-            or _size(outer) <= settings.rescale_limit * size
-            or _intersection(box, outer) < settings.cover_inside * area
-        ):
-            return 0
-        reach = settings.cover_touch * size
-        touches = any(abs(mine - theirs) <= reach for mine, theirs in zip(box, outer, strict=True))
-        return 2 if touches else 1
+        tracked = _boxes(state.box for state in self._states)
+        several = np.array([card.corners >= 2 for card in cards], bool)[None, :]
+        sizes, areas = _sizes(tracked)[:, None], _areas(tracked)[:, None]
+        covered = (
+            several
+            & (areas > 0)
+            & (_sizes(boxes)[None, :] > settings.rescale_limit * sizes)
+            & (_intersections(tracked, boxes) >= settings.cover_inside * areas)
+        )
+        gaps = np.abs(tracked[:, None, :] - boxes[None, :, :])
+        touches = (gaps <= settings.cover_touch * sizes[:, :, None]).any(axis=2)
+        relations: NDArray[np.int8] = covered.astype(np.int8) * (1 + touches.astype(np.int8))
+        return relations
 
     def update(self, reading: Reading | Iterable[CardReading]) -> tuple[Track, ...]:
         """Match one read frame's cards to the tracks; every track afterwards, ordered by id."""
         cards = tuple(reading.cards if isinstance(reading, Reading) else reading)
         self._frames += 1
-        pairs = self._associate(cards)
+        boxes = _boxes(card.box_xyxy for card in cards)
+        pairs = self._associate(cards, boxes) if cards and self._states else []
         seen = {s for s, _ in pairs}
         used = {c for _, c in pairs}
         corners: dict[int, list[_State]] = {c: [self._states[s]] for s, c in pairs}
         for s, c in pairs:
             self._states[s].seen(cards[c])
-        for s, state in enumerate(self._states):
-            for c, card in enumerate(cards):
-                relation = self._covers(card, state.box)
-                if not relation:
-                    continue
-                used.add(c)
-                if relation == 2:
-                    corners.setdefault(c, []).append(state)
-                if s not in seen:
+        if cards and self._states:
+            relations = self._covers(cards, boxes)
+            for s, c in zip(*np.nonzero(relations), strict=True):
+                used.add(int(c))
+                if relations[s, c] == 2:
+                    corners.setdefault(int(c), []).append(self._states[s])
+            for s in np.nonzero(relations.any(axis=1))[0].tolist():
+                if s not in seen:  # seen by the first card that has it as a corner, if any
                     seen.add(s)
-                    state.seen(card if relation == 2 else None, move_box=False)
+                    row = relations[s]
+                    corner = np.nonzero(row == 2)[0]
+                    card = cards[int(corner[0])] if len(corner) else None
+                    self._states[s].seen(card, move_box=False)
         for c, states in corners.items():
             if cards[c].corners >= 2 and len(states) >= 2:
                 ids = {state.track_id for state in states}
