@@ -265,6 +265,8 @@ def test_register_adds_the_webcam_command() -> None:
     assert "webcam" in cli.COMMANDS
     args = cli.build_parser().parse_args(["webcam", "--headless", "--max-frames", "2"])
     assert args.func is webcam.run and args.source == "0" and args.read_every == 0
+    # the tracker's own defaults (vision.tracking.TrackerSettings)
+    assert (args.confirm_frames, args.drop_after, args.serial) == (3, 8, False)
 
 
 def _still_video_of(image: NDArray[np.uint8], path: Path, frames: int) -> Path:

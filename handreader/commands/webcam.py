@@ -466,10 +466,18 @@ def register(subparsers: Any) -> None:
         "25 frames per second)",
     )
     parser.add_argument(
-        "--confirm-frames", type=int, default=3, metavar="N", help="show a card after N frames"
+        "--confirm-frames",
+        type=int,
+        default=TrackerSettings().confirm_frames,
+        metavar="N",
+        help="show a card after N read frames (default %(default)s)",
     )
     parser.add_argument(
-        "--drop-after", type=int, default=5, metavar="M", help="drop a card after M missed frames"
+        "--drop-after",
+        type=int,
+        default=TrackerSettings().drop_after,
+        metavar="M",
+        help="drop a card after M missed read frames (default %(default)s)",
     )
     parser.add_argument(
         "--serial",
