@@ -9,6 +9,7 @@ tests skip with the reason when the card art is not installed (scripts/install-c
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 from pathlib import Path
@@ -19,6 +20,8 @@ import pytest
 
 from handreader import cli
 from rules.cards import CARD_CLASSES
+from vision.synth import generate as generate_module
+from vision.synth.assets import DeckAssets, read_assets
 from vision.synth.config import SceneConfig, parse_config
 from vision.synth.decks import DECKS
 from vision.synth.generate import generate
@@ -75,6 +78,33 @@ def test_layout_of_the_output(six_scenes: Path) -> None:
 
 def test_two_workers_write_the_same_bytes(six_scenes: Path, tmp_path: Path) -> None:
     generate(config(), tmp_path, 6, workers=2, progress=False)
+    assert files_of(tmp_path) == files_of(six_scenes)
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                    reason="workers inherit the decks only when forked")
+def test_workers_share_the_decks_loaded_once(six_scenes: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """With several workers the calling process reads each deck once and forks the workers,
+    which load nothing themselves; afterwards the caller holds no decks and its OpenCV
+    threads are as they were. The bytes are those of one worker."""
+    monkeypatch.setattr(generate_module, "_worker_state", {})
+    read: list[str] = []
+
+    def counting_read(name: str, height: int) -> DeckAssets:
+        read.append(name)
+        return read_assets(name, height)
+
+    def no_loading(name: str, height: int) -> DeckAssets:
+        raise AssertionError(f"a worker loaded {name!r} itself")
+
+    monkeypatch.setattr(generate_module, "read_assets", counting_read)
+    monkeypatch.setattr(generate_module, "load_assets", no_loading)
+    threads = cv2.getNumThreads()
+    generate(config(), tmp_path, 6, workers=2, progress=False)
+    assert sorted(read) == sorted(deck.name for deck in SPLIT_DECKS)
+    assert generate_module._worker_state == {}
+    assert cv2.getNumThreads() == threads
     assert files_of(tmp_path) == files_of(six_scenes)
 
 

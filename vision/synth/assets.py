@@ -26,7 +26,15 @@ from vision.synth.index_box import (
     paper_colour,
 )
 
-__all__ = ["JOKER_MARK_HEIGHT", "DeckAssets", "decks_for_split", "load_assets", "prepare_assets"]
+__all__ = [
+    "JOKER_MARK_HEIGHT",
+    "DeckAssets",
+    "decks_for_split",
+    "is_prepared",
+    "load_assets",
+    "prepare_assets",
+    "read_assets",
+]
 
 JOKER_MARK_HEIGHT = 480
 """Jokers' corner marks are measured on renders at least this tall: some marks (orell's star in
@@ -121,6 +129,14 @@ def _measure(deck: Deck, height: int, paths: dict[str, Path]) -> dict[str, Any]:
     return {"version": MEASURE_VERSION, "index_box": list(box), "jokers": jokers}
 
 
+def is_prepared(deck: Deck, height: int) -> bool:
+    """Whether the deck's renders at ``height`` and their current measurements are cached."""
+    folder = _box_file(deck, height).parent
+    if not all((folder / f"{code}.png").is_file() for code in deck.codes):
+        return False
+    return _read_measurements(_box_file(deck, height), deck) is not None
+
+
 def prepare_assets(deck: Deck, height: int) -> Path:
     """Render the deck and measure its index box and jokers' marks (all cached; measurements
     of an older version are redone); returns the measurement file."""
@@ -141,6 +157,12 @@ def _box(values: Sequence[float]) -> IndexBox:
 @lru_cache(maxsize=64)
 def load_assets(deck_name: str, height: int) -> DeckAssets:
     """Load a prepared deck (renders, index box, joker marks) once per process."""
+    return read_assets(deck_name, height)
+
+
+def read_assets(deck_name: str, height: int) -> DeckAssets:
+    """Read a deck (renders, index box, joker marks), preparing it first if needed; unlike
+    :func:`load_assets` nothing is kept once the caller lets go of it."""
     deck = next(d for d in DECKS if d.name == deck_name)
     box_file = prepare_assets(deck, height)
     measured = _read_measurements(box_file, deck)

@@ -1,7 +1,17 @@
-"""Table backgrounds: real photos (wallpaper packages) and procedural felt, wood and cloth."""
+"""Table backgrounds: real photos (wallpaper packages) and procedural felt, wood and cloth.
+
+Photos are decoded at half size; decoding a wallpaper takes 40-120 ms, more than the rest of a
+scene, so each decoded photo is cached outside git (``$HANDREADER_CACHE`` or
+``~/.cache/handreader``, ``backgrounds/<key>.npy``, about 3 MB each) and memory-mapped from
+there: processes share the pages and a later run decodes nothing. The key covers the photo's
+path, size and modification time, so an edited photo is decoded again.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import cast
@@ -10,9 +20,14 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["background", "photo_files"]
+from vision.synth.decks import cache_dir
+
+__all__ = ["background", "photo_files", "prepare_photos"]
 
 _PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png"}
+
+_DECODED_VERSION = 1
+"""Version of the decoded-photo cache (1: ``cv2.IMREAD_REDUCED_COLOR_2``, BGR uint8)."""
 
 
 @lru_cache(maxsize=8)
@@ -28,10 +43,48 @@ def photo_files(folders: tuple[str, ...]) -> tuple[Path, ...]:
     return tuple(sorted(found))
 
 
-@lru_cache(maxsize=16)
-def _load_photo(path: Path) -> NDArray[np.uint8] | None:
+def _decoded_file(path: Path) -> Path:
+    """Where the decoded photo is cached (keyed by path, size and modification time)."""
+    status = path.stat()
+    key = f"{path.resolve()}|{status.st_size}|{status.st_mtime_ns}|{_DECODED_VERSION}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+    return cache_dir() / "backgrounds" / f"{digest}.npy"
+
+
+def _decode_photo(path: Path, cached: Path) -> NDArray[np.uint8] | None:
+    """Decode the photo at half size and cache it (atomically); None when unreadable."""
     image = cv2.imread(str(path), cv2.IMREAD_REDUCED_COLOR_2)
-    return cast(NDArray[np.uint8] | None, image)
+    if image is None:
+        return None
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_name(f"{cached.stem}.{os.getpid()}.part.npy")
+    np.save(partial, image)
+    partial.replace(cached)
+    return cast(NDArray[np.uint8], image)
+
+
+@lru_cache(maxsize=1024)
+def _load_photo(path: Path) -> NDArray[np.uint8] | None:
+    """The photo decoded at half size (``cv2.IMREAD_REDUCED_COLOR_2``), read-only: mapped from
+    the decoded-photo cache, decoded (and cached) on first use. None when unreadable."""
+    try:
+        cached = _decoded_file(path)
+    except OSError:
+        return None
+    try:
+        return cast(NDArray[np.uint8], np.load(cached, mmap_mode="r"))
+    except (OSError, ValueError):
+        return _decode_photo(path, cached)
+
+
+def prepare_photos(photos: Iterable[Path]) -> int:
+    """Decode into the cache the photos not yet there; returns how many were decoded."""
+    decoded = 0
+    for path in photos:
+        cached = _decoded_file(path)
+        if not cached.is_file():
+            decoded += _decode_photo(path, cached) is not None
+    return decoded
 
 
 def _smooth_noise(
@@ -69,10 +122,18 @@ def _felt(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float
     return felt
 
 
+def _axes(width: int, height: int) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """Pixel coordinates as a row (1, width) and a column (height, 1): broadcast together they
+    give, pixel for pixel, the values of a full ``np.mgrid`` grid at a fraction of the cost."""
+    xs = np.arange(width, dtype=np.float32)[None, :]
+    ys = np.arange(height, dtype=np.float32)[:, None]
+    return xs, ys
+
+
 def _wood(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float64]:
     # float64: the NumPy scalars np.cos(angle) and np.sin(angle) promote the float32 grid
     tone = np.array([rng.uniform(20, 70), rng.uniform(60, 120), rng.uniform(110, 190)], np.float32)
-    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    xs, ys = _axes(width, height)
     angle = rng.uniform(0, np.pi)
     along = xs * np.cos(angle) + ys * np.sin(angle)
     across = -xs * np.sin(angle) + ys * np.cos(angle)
@@ -84,7 +145,7 @@ def _wood(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float
 
 def _cloth(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
     colour = rng.uniform(30, 220, 3).astype(np.float32)
-    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    xs, ys = _axes(width, height)
     period = rng.uniform(2, 6)
     weave = 0.5 + 0.25 * (np.sin(xs * np.pi / period) + np.sin(ys * np.pi / period))
     cloth: NDArray[np.float32] = colour[None, None, :] * (0.8 + 0.3 * weave[..., None])

@@ -34,9 +34,17 @@ def cast_shadow(
     canvas[cy0:cy1, cx0:cx1] *= (1.0 - region)[..., None]
 
 
+def _axes(width: int, height: int) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """Pixel coordinates as a row (1, width) and a column (height, 1): broadcast together they
+    give, pixel for pixel, the values of a full ``np.mgrid`` grid at a fraction of the cost."""
+    xs = np.arange(width, dtype=np.float32)[None, :]
+    ys = np.arange(height, dtype=np.float32)[:, None]
+    return xs, ys
+
+
 def _gradient(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float64]:
     # float64: the NumPy scalars np.cos(angle) and np.sin(angle) promote the float32 grid
-    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    xs, ys = _axes(width, height)
     angle = rng.uniform(0, 2 * np.pi)
     ramp = (xs * np.cos(angle) + ys * np.sin(angle)) / max(width, height)
     ramp -= ramp.min()
@@ -48,13 +56,11 @@ def _gradient(rng: np.random.Generator, width: int, height: int) -> NDArray[np.f
 
 
 def _glare(rng: np.random.Generator, width: int, height: int) -> NDArray[np.float32]:
-    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    xs, ys = _axes(width, height)
     cx, cy = rng.uniform(0, width), rng.uniform(0, height)
     radius = rng.uniform(0.05, 0.3) * max(width, height)
-    glare: NDArray[np.float32] = np.exp(
-        -((xs - cx) ** 2 + (ys - cy) ** 2) / (2 * radius**2)
-    ) * rng.uniform(60, 180)
-    return glare
+    glare = np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / (2 * radius**2)) * rng.uniform(60, 180)
+    return cast(NDArray[np.float32], glare)  # float32: Python floats do not promote it
 
 
 def _motion_kernel(rng: np.random.Generator) -> NDArray[np.float32]:
@@ -76,31 +82,49 @@ def _floating(image: object) -> NDArray[np.floating[Any]]:
 def apply_photometry(
     image: NDArray[np.floating[Any]], settings: Photometry, rng: np.random.Generator
 ) -> NDArray[np.uint8]:
-    """Lighting, glare, colour cast, blur, noise and low resolution; returns uint8 BGR."""
-    # the scene is float32, float64 once a lighting gradient has been applied
+    """Lighting, glare, colour cast, blur, noise and low resolution; returns uint8 BGR.
+
+    ``image`` is left as it was; the effects work in place on the first copy made of it.
+    """
+    # the scene is float32, float64 once a lighting gradient has been applied; in-place steps
+    # are taken only where the result keeps the image's type, so values are those of
+    # ``image = image + effect`` exactly
     height, width = image.shape[:2]
+    owned = False  # whether ``image`` is already a copy of our own
     if rng.random() < settings.gradient_probability:
         image = image * _gradient(rng, width, height)[..., None]
+        owned = True
     if rng.random() < settings.glare_probability:
-        image = image + _glare(rng, width, height)[..., None]
+        glare = _glare(rng, width, height)[..., None]
+        if owned:
+            image += glare
+        else:
+            image, owned = image + glare, True
     if rng.random() < settings.color_cast_probability:
         casts = np.array(
             [[1.25, 1.0, 0.8], [0.75, 0.95, 1.2], [1.0, 1.1, 1.0], [1.1, 1.05, 0.9]], np.float32
         )  # BGR: webcam blue, tungsten yellow, green fluorescent, warm
         cast = casts[rng.integers(len(casts))] * rng.uniform(0.9, 1.1, 3).astype(np.float32)
-        image = image * cast[None, None, :]
+        if owned:
+            image *= cast[None, None, :]
+        else:
+            image, owned = image * cast[None, None, :], True
     # at most one kind of blur per scene, and mild: a 12 px index must stay legible, as it does
     # in a real photo that a person would ask to read (heavier blur made unreadable labels)
     blurred = False
     if rng.random() < settings.blur_probability:
         sigma = rng.uniform(0.4, 1.1)
-        image = _floating(cv2.GaussianBlur(image, (0, 0), sigma))
+        image, owned = _floating(cv2.GaussianBlur(image, (0, 0), sigma)), True
         blurred = True
     if not blurred and rng.random() < settings.motion_blur_probability:
-        image = _floating(cv2.filter2D(image, -1, _motion_kernel(rng)))
+        image, owned = _floating(cv2.filter2D(image, -1, _motion_kernel(rng))), True
         blurred = True
     if rng.random() < settings.noise_probability:
-        image = image + rng.normal(0, rng.uniform(2, 12), image.shape).astype(np.float32)
+        noise = rng.normal(0, rng.uniform(2, 12), image.shape).astype(np.float32)
+        if owned:
+            image += noise
+        else:
+            image, owned = image + noise, True
     if not blurred and rng.random() < settings.low_resolution_probability:
         factor = rng.uniform(0.55, 0.8)
         small = cv2.resize(
@@ -109,5 +133,8 @@ def apply_photometry(
             interpolation=cv2.INTER_AREA,
         )
         image = _floating(cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR))
-    result: NDArray[np.uint8] = np.clip(image, 0, 255).astype(np.uint8)
+        owned = True
+    result: NDArray[np.uint8] = np.clip(image, 0, 255, out=image if owned else None).astype(
+        np.uint8
+    )
     return result

@@ -154,14 +154,18 @@ def _draw_card(
         borderMode=cv2.BORDER_CONSTANT,
         borderValue=(0, 0, 0, 0),
     )
-    alpha = patch[:, :, 3].astype(np.float32) / 255.0
+    alpha = patch[:, :, 3].astype(np.float32)
+    alpha /= 255.0
     if shadow:
         cast_shadow(canvas, alpha, x0, y0, rng)
     tone = rng.uniform(0.82, 1.08) * rng.uniform(0.95, 1.05, 3).astype(np.float32)
-    colour = patch[:, :, :3].astype(np.float32) * tone[None, None, :]
+    # in place, each step the same float32 operation as region * (1 - alpha) + colour * alpha
+    colour = patch[:, :, :3].astype(np.float32)
+    colour *= tone[None, None, :]
+    colour *= alpha[..., None]
     region = canvas[y0:y1, x0:x1]
     region *= (1.0 - alpha)[..., None]
-    region += colour * alpha[..., None]
+    region += colour
     owner[y0:y1, x0:x1][alpha > 0.5] = index
 
 
