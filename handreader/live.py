@@ -8,7 +8,12 @@ so a misread in one frame neither flickers a code nor a score.
 - **Which frames are read.** ``LiveSettings.read_every = k`` reads every k-th frame (the first
   frame is always read) and carries the tracks through the others. ``read_every = 0`` chooses k
   by itself: from running means of the reader's time and of the rest of a frame's work, the
-  smallest k whose average cost per frame fits ``1 / target_fps``, capped at ``max_read_every``.
+  smallest k whose average cost per frame fits ``1 / target_fps``, capped at ``max_read_every``
+  (a frame costs read / k plus the rest; with the reader in a worker thread,
+  :class:`LiveStream`, the larger of the two).
+- **Where the reader runs.** :meth:`LivePipeline.process` reads, tracks and scores in turn;
+  :class:`LiveStream` reads frame N in a worker thread while the caller draws frame N - 1
+  (same results, one frame later).
 - **When the table is scored.** Scoring groups the cards into hands (by distance) and scores
   them; it is redone only when the shown cards change (a track shown or dropped, a code or its
   uncertainty changed) or a shown card has moved by more than ``rescore_move`` box sizes since
@@ -17,7 +22,7 @@ so a misread in one frame neither flickers a code nor a score.
 Nothing here opens a camera or a window; the ``webcam`` command does (``handreader.commands``).
 The reader is anything with ``read(image_bgr) -> Reading`` (the recognizer's ``Reader``, or a
 fake in tests). A pipeline holds one stream's state: one pipeline per stream, not shared between
-threads.
+threads (a :class:`LiveStream`'s worker only calls the reader).
 """
 
 from __future__ import annotations
@@ -92,9 +97,11 @@ class LiveFrame:
     """What the pipeline made of one frame.
 
     ``reading`` is this frame's raw reading (None when the frame was not read); ``tracks`` are
-    all live tracks ordered by id (``shown`` the confirmed ones); ``table`` is scored from the
-    shown tracks; ``read_every`` is the k in force; ``timings_ms`` has ``read`` (when read),
-    ``track``, ``score`` and ``total``.
+    all live tracks ordered by id, tentative ones included; ``cards`` (also :attr:`shown`) the
+    cards shown: the confirmed tracks, the corners of one card made one
+    (:attr:`vision.tracking.CardTracker.shown`); ``table`` is scored from ``cards``;
+    ``read_every`` is the k in force; ``timings_ms`` has ``read`` (when read: the reader's own
+    time, wherever it ran), ``track``, ``score`` and ``total`` (their sum).
     """
 
     index: int
