@@ -242,7 +242,7 @@ def check_ink(drawn: Drawn, card: int) -> tuple[list[InkCheck], list[str]]:
         inside_frame = (zone.min() >= 1) and (zone[:, 0].max() < width - 1) and (
             zone[:, 1].max() < height - 1)
         tall = float(np.linalg.norm(quad[3] - quad[0]))
-        if not inside_frame or tall < MIN_INDEX_PX:
+        if not inside_frame or tall * placement.assets.height_share(placement.code) < MIN_INDEX_PX:
             continue
         if name not in labels:
             missing.append(where)
@@ -547,6 +547,7 @@ def check_scene_coverage(shot: Captured) -> list[str]:
         for name, quad in zip(CORNER_NAMES, index_quads(placement, shot.homography), strict=False):
             is_labelled = (card, tuple(np.round(quad.ravel(), 3))) in labelled
             tall = float(np.linalg.norm(quad[3] - quad[0]))
+            tall *= placement.assets.height_share(placement.code)  # as the labels count it
             if tall < 2:
                 assert not is_labelled
                 continue

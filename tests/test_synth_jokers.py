@@ -29,7 +29,7 @@ from test_synth_geometry import (
 )
 
 from vision.synth.assets import JOKER_MARK_HEIGHT, DeckAssets
-from vision.synth.decks import DECKS, render_deck
+from vision.synth.decks import DECKS, deck_by_name, render_deck
 
 pytestmark = needs_art
 
@@ -134,3 +134,28 @@ def test_joker_without_a_corner_mark_gets_no_label() -> None:
     assert not [label for label in drawn.labels if label.card == 0]
     assert labelled_corners(drawn) == {(1, "top-left"), (1, "bottom-right")}
     assert unmarked.index_quads("JB") == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "card_height_px", "labelled"),
+    [
+        # atlasnye's mark (a star over "JOKER" set down the edge) is half the card tall, its
+        # number index a fifth: on a 40 px card the mark is 20 px tall, the index would be 8
+        ("atlasnye", 40.0, False),
+        ("atlasnye", 80.0, True),  # the deck's index would be 16 px: labelled
+        # simplistic's star is shorter than its index (a ninth of the card): its own height
+        ("simplistic", 80.0, False),  # 9 px
+        ("simplistic", 140.0, True),  # 16 px
+    ],
+)
+def test_tall_joker_mark_is_labelled_from_the_decks_index_size(
+    name: str, card_height_px: float, labelled: bool
+) -> None:
+    """min_index_px (12) keeps illegibly small indices unlabelled; a mark taller than the
+    deck's index is labelled from the card size at which the deck's indices are, not from a
+    card a third that size."""
+    if not deck_by_name(name).available:
+        pytest.skip(f"card art not installed ({name}): run scripts/install-card-art")
+    assets = deck(name)
+    drawn = draw([place(assets, "JR", (150, 150), 0.0, card_height_px)], (300, 300))
+    assert bool(drawn.labels) is labelled

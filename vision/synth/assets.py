@@ -59,6 +59,17 @@ class DeckAssets:
             return self.joker_marks.get(code)
         return IndexPlace(self.index_box, self.deck.corners)
 
+    def height_share(self, code: str) -> float:
+        """The share of card ``code``'s index height that must reach ``min_index_px`` for it to
+        be labelled: 1, except for a joker whose mark is taller than the deck's index (a word
+        set down the edge), whose mark is then labelled from the card size at which the
+        deck's indices are, not from a card a third that size."""
+        place = self.index_place(code)
+        if place is None or code not in JOKER_CODES:
+            return 1.0
+        index_height = self.index_box[3] - self.index_box[1]
+        return min(1.0, index_height / (place.box[3] - place.box[1]))
+
     def index_quads(self, code: str) -> Sequence[NDArray[np.float32]]:
         """Card ``code``'s index quads in its render's pixels, in the order of
         :func:`vision.synth.index_box.corner_quads`; empty for a joker with no corner mark."""

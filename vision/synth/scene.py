@@ -3,7 +3,8 @@
 Every random draw takes the ``numpy.random.Generator`` passed in, so a scene is a pure function
 of (config, deck assets, generator state). Labels are exact: an index is labelled only when at
 least ``config.min_visible`` of its area is on top (not covered by a later card or a finger)
-and inside the frame, and when it is at least ``geometry.min_index_px`` tall.
+and inside the frame, and when it is at least ``geometry.min_index_px`` tall (a joker's mark set
+down the card's edge: when the deck's index would be, see ``DeckAssets.height_share``).
 """
 
 from __future__ import annotations
@@ -205,11 +206,12 @@ def _labels(
     labels = []
     for index, placement in enumerate(placements):
         matrix = homography @ placement.matrix
+        share = placement.assets.height_share(placement.code)
         for quad in placement.assets.index_quads(placement.code):
             projected = _project(matrix, quad)
             area = abs(float(cv2.contourArea(projected)))
             tall = float(np.linalg.norm(projected[3] - projected[0]))
-            if area < 4 or tall < min_index_px:
+            if area < 4 or tall * share < min_index_px:
                 continue
             x0, y0 = np.floor(projected.min(axis=0)).astype(int)
             x1, y1 = np.ceil(projected.max(axis=0)).astype(int) + 1
