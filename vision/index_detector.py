@@ -59,6 +59,9 @@ def session(path: Path) -> Any:
 
     options = ort.SessionOptions()
     options.log_severity_level = 3
+    # idle worker threads sleep instead of spinning: on a small machine shared with the video
+    # decoder, the web server or other readers, spinning threads steal the cores they wait for
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     except Exception as error:  # onnxruntime raises its own exception types
