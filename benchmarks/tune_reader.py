@@ -24,9 +24,9 @@ from vision.evaluate import EvalTotals, load_manifest, scenes_manifest
 from vision.imageio import load_image
 from vision.reader import Reader, ReaderSettings
 
-DETECTION = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+DETECTION = (0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 UNCERTAIN = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
-NONE_ABOVE = (0.3, 0.5, 0.7)
+NONE_ABOVE = (0.2, 0.3, 0.5, 0.7)
 
 
 def main() -> None:

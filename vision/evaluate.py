@@ -99,10 +99,25 @@ class EvalTotals:
     matched: int = 0
     uncertain: int = 0
     failed: int = 0
+    single_photos: int = 0
+    top1_right: int = 0
     confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
 
-    def add(self, truth: Sequence[str], predicted: Sequence[str], uncertain: int = 0) -> None:
-        """Add one photo's labels and certain predictions."""
+    def add(
+        self,
+        truth: Sequence[str],
+        predicted: Sequence[str],
+        uncertain: int = 0,
+        surest: str | None = None,
+    ) -> None:
+        """Add one photo's labels and certain predictions.
+
+        ``surest`` is the most confident card read, certain or not: on photos of one labelled
+        card it gives the top-1 accuracy (the classifier's own answer, as for a crop dataset).
+        """
+        if len(truth) == 1:
+            self.single_photos += 1
+            self.top1_right += int(surest is not None and match_cards(truth, [surest])[0] == 1)
         matched, confusions = match_cards(truth, predicted)
         self.photos += 1
         self.truth_cards += len(truth)
@@ -123,6 +138,11 @@ class EvalTotals:
         return self.matched / self.truth_cards if self.truth_cards else 0.0
 
     @property
+    def top1(self) -> float | None:
+        """Share of one-card photos whose most confident reading is the card (None if none)."""
+        return self.top1_right / self.single_photos if self.single_photos else None
+
+    @property
     def f1(self) -> float:
         """Harmonic mean of precision and recall."""
         total = self.precision + self.recall
@@ -140,6 +160,8 @@ class EvalTotals:
             "recall": round(self.recall, 4),
             "f1": round(self.f1, 4),
             "exact_photos": round(self.exact_photos / self.photos, 4) if self.photos else 0.0,
+            "one_card_photos": self.single_photos,
+            "top1": None if self.top1 is None else round(self.top1, 4),
             "confusions": [[t, p, n] for (t, p), n in self.confusions.most_common(top)],
         }
 

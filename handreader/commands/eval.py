@@ -62,7 +62,13 @@ def run(args: argparse.Namespace) -> int:
                 continue
             reading = reader.read(image, deck)
             certain = [card.code for card in reading.cards if not card.uncertain]
-            totals.add(entry.cards, certain, sum(card.uncertain for card in reading.cards))
+            surest = max(reading.cards, key=lambda card: card.confidence, default=None)
+            totals.add(
+                entry.cards,
+                certain,
+                sum(card.uncertain for card in reading.cards),
+                surest.code if surest else None,
+            )
         summary = {"manifest": str(manifest), "split": args.split, **totals.summary()}
         if args.json:
             print(json.dumps(summary))
@@ -74,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
                 f"F1 {totals.f1:.4f}  exact photos {summary['exact_photos']:.4f}  "
                 f"uncertain {totals.uncertain}  failed {totals.failed}"
             )
+            if totals.top1 is not None:
+                print(
+                    f"  top-1 (most confident card) on {totals.single_photos} one-card photos: "
+                    f"{totals.top1:.4f}"
+                )
             pairs = ", ".join(f"{t}->{p} x{n}" for t, p, n in summary["confusions"])
             print(f"  most frequent confusions: {pairs or 'none'}")
         if args.report:

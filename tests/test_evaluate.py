@@ -1,0 +1,119 @@
+"""Scoring readings against labelled photos (vision/evaluate.py, ``handreader eval``).
+
+Expectations come from the manifest format of ``shared/realdata/README.md``: ``"K?"`` is a rank
+with no suit (scored on rank), ``"JOKER"`` a joker of either colour; and from issue 4: card
+precision, recall and F1, the share of photos read exactly, the confusions, and top-1 on photos
+of one card.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from handreader.cli import main
+from vision.evaluate import EvalTotals, load_manifest, match_cards, scenes_manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    ("truth", "predicted", "matched", "confusions"),
+    [
+        (["7H", "KS"], ["KS", "7H"], 2, []),
+        (["K?"], ["KD"], 1, []),  # rank-only label: any king
+        (["K?"], ["QD"], 0, [("K?", "QD")]),
+        (["JOKER"], ["JR"], 1, []),
+        (["JOKER"], ["JB"], 1, []),
+        (["JOKER"], ["JH"], 0, [("JOKER", "JH")]),
+        (["7H"], [], 0, [("7H", "-")]),  # missed
+        ([], ["7H"], 0, [("-", "7H")]),  # extra
+        (["7H", "7H"], ["7H"], 1, [("7H", "-")]),  # two decks: each card counts once
+        (["7H", "K?"], ["KH", "7H"], 2, []),  # exact codes match before ranks
+    ],
+)
+def test_match_cards(
+    truth: list[str], predicted: list[str], matched: int, confusions: list[tuple[str, str]]
+) -> None:
+    assert match_cards(truth, predicted) == (matched, confusions)
+
+
+def test_totals_precision_recall_f1_exact_and_top1() -> None:
+    totals = EvalTotals()
+    totals.add(["7H"], ["7H"], surest="7H")  # right
+    totals.add(["8H"], [], uncertain=1, surest="8H")  # uncertain, but its surest card is right
+    totals.add(["9H"], ["9S"], surest="9S")  # wrong
+    totals.add(["2C", "3C"], ["2C"], surest="2C")  # two cards: not a top-1 photo
+    assert (totals.photos, totals.truth_cards, totals.predicted_cards, totals.matched) == (
+        4,
+        5,
+        3,
+        2,
+    )
+    assert totals.precision == pytest.approx(2 / 3)
+    assert totals.recall == pytest.approx(2 / 5)
+    assert totals.f1 == pytest.approx(2 * (2 / 3) * (2 / 5) / (2 / 3 + 2 / 5))
+    assert totals.exact_photos == 1
+    assert totals.top1 == pytest.approx(2 / 3)
+    summary = totals.summary()
+    assert summary["one_card_photos"] == 3 and summary["uncertain"] == 1
+    assert ["9H", "9S", 1] in summary["confusions"]  # type: ignore[operator]
+
+
+def test_no_one_card_photos_means_no_top1() -> None:
+    totals = EvalTotals()
+    totals.add(["2C", "3C"], ["2C", "3C"])
+    assert totals.top1 is None and totals.summary()["top1"] is None
+
+
+def test_load_manifest_keeps_a_split_and_names_a_bad_line(tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(
+        '{"image": "a.jpg", "cards": ["7H"], "split": "train"}\n'
+        '{"image": "b.jpg", "cards": ["K?"], "split": "valid"}\n'
+    )
+    entries = load_manifest(manifest, "valid")
+    assert [(e.image.name, e.cards) for e in entries] == [("b.jpg", ("K?",))]
+    manifest.write_text('{"image": "a.jpg", "cards": ["7H"]}\n{"image": "b.jpg"}\n')
+    with pytest.raises(ValueError, match="line 2 is not a manifest entry"):
+        load_manifest(manifest)
+
+
+def test_scenes_manifest_lists_each_card_with_a_labelled_index_once(tmp_path: Path) -> None:
+    (tmp_path / "meta").mkdir()
+    indices = [
+        {"card": "7H", "card_index": 0},
+        {"card": "7H", "card_index": 0},  # its second corner
+        {"card": "7H", "card_index": 3},  # the same code from a second deck
+        {"card": "KS", "card_index": 1},
+    ]
+    (tmp_path / "meta" / "000000.json").write_text(json.dumps({"indices": indices}))
+    out = scenes_manifest(tmp_path, tmp_path / "manifest" / "manifest.jsonl")
+    entries = load_manifest(out)
+    assert entries[0].cards == ("7H", "7H", "KS")
+    assert entries[0].image == tmp_path / "manifest" / ".." / "images" / "000000.jpg"
+
+
+def test_eval_command_prints_one_json_line_per_manifest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped models on the example photo (its labels in examples/hand.json), plus an
+    unreadable file that counts as failed; the figures are checked for shape, not accuracy."""
+    shutil.copyfile(ROOT / "examples" / "hand.jpg", tmp_path / "hand.jpg")
+    (tmp_path / "broken.jpg").write_bytes(b"not an image")
+    cards = json.loads((ROOT / "examples" / "hand.json").read_text())["cards"]
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(
+        json.dumps({"image": "hand.jpg", "cards": cards})
+        + "\n"
+        + json.dumps({"image": "broken.jpg", "cards": ["7H"]})
+        + "\n"
+    )
+    assert main(["eval", str(manifest), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip())
+    assert summary["photos"] == 2 and summary["failed"] == 1 and summary["cards"] == 6
+    assert summary["one_card_photos"] == 1 and summary["top1"] == 0.0
+    assert 0.0 <= summary["f1"] <= 1.0 and summary["manifest"] == str(manifest)
