@@ -22,7 +22,6 @@ from rules.cards import CARD_CLASSES
 from vision.calibration import DeckProfile, combine_with_profile
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.detections import CardReading, Detections, Reading, ReadingFlag
-from vision.features import FEATURE_CROP_SIZE, FEATURE_SIZE, index_features
 from vision.index_detector import (
     IndexDetector,
     ModelError,
@@ -57,8 +56,9 @@ class ReaderSettings:
     tile_above_px: int = 1400
     """Images with a longer side above this are also read in overlapping tiles."""
     max_detections: int = 300
-    turns: int = 4
-    """Quarter turns of each crop tried by the classifier (1 = upright only)."""
+    turns: int = 1
+    """Quarter turns of each crop shown to the classifier, the surest kept (1 = the crop as it
+    lies: the network was trained on indices at every angle)."""
 
 
 def _sha256(path: Path) -> str:
@@ -96,15 +96,11 @@ class Reader:
             )
         classifier_input = self._classifier.get_inputs()[0]
         self._classifier_input = classifier_input.name
-        if classifier_input.name == "crops" and list(classifier_input.shape[1:]) == [
+        if classifier_input.name != "crops" or list(classifier_input.shape[1:]) != [
             3,
             CROP_SIZE,
             CROP_SIZE,
         ]:
-            self._crop_size = CROP_SIZE
-        elif classifier_input.name == "features" and classifier_input.shape[1] == FEATURE_SIZE:
-            self._crop_size = FEATURE_CROP_SIZE  # the first release's HOG + MLP classifier
-        else:
             raise ModelError(
                 f"classifier input is {classifier_input.name} {classifier_input.shape}, "
                 f"expected crops [N, 3, {CROP_SIZE}, {CROP_SIZE}]"
@@ -165,18 +161,17 @@ class Reader:
     ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
         """Class probabilities (N, 55) and embeddings (N, 128) of the crops around the boxes.
 
-        The classifier was trained on glyphs turned within 45 degrees of upright; each crop is
-        tried at its four quarter turns and the turn with the most confident card is kept
-        (a "6" read upside down is a "9" with its pip on top, which the network has not seen).
+        The classifier was trained on indices at every angle: it tells a 6 from an upside-down 9
+        by where the suit pip sits. With ``settings.turns`` above 1 each crop is also shown
+        turned by quarter turns and the turn with the most confident card is kept.
         """
         if len(xyxy) == 0:
             empty = np.zeros((0, len(CLASSIFIER_CLASSES)), np.float32)
             return empty, np.zeros((0, 128), np.float32)
-        crops = np.stack([crop_index(image, box, self._crop_size) for box in xyxy])
-        features = self._classifier_input == "features"
-        turns = self.settings.turns if features else 1  # the network reads any angle itself
+        crops = np.stack([crop_index(image, box) for box in xyxy])
+        turns = self.settings.turns
         batch = np.concatenate([np.rot90(crops, k, axes=(1, 2)) for k in range(turns)])
-        tensor = index_features(batch) if features else crops_to_tensor(batch)
+        tensor = crops_to_tensor(batch)
         logits, embedding = self._classifier.run(None, {self._classifier_input: tensor})
         logits = logits - logits.max(axis=1, keepdims=True)
         probabilities = np.exp(logits)
