@@ -25,7 +25,7 @@ from vision.imageio import load_image
 from vision.reader import Reader, ReaderSettings
 
 DETECTION = (0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
-UNCERTAIN = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+UNCERTAIN = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 NONE_ABOVE = (0.2, 0.3, 0.5, 0.7)
 
 
@@ -35,10 +35,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=120, help="scenes used (default 120)")
     parser.add_argument("--models", type=Path, help="models folder (default: the shipped one)")
     parser.add_argument("--top", type=int, default=12, help="rows printed")
+    parser.add_argument(
+        "--turns", type=int, default=ReaderSettings().turns, help="quarter turns tried per crop"
+    )
     args = parser.parse_args()
 
     floor = min(DETECTION)
-    reader = Reader.load(args.models, ReaderSettings(detection_threshold=floor))
+    reader = Reader.load(args.models, ReaderSettings(detection_threshold=floor, turns=args.turns))
     cached = []
     manifest = args.scenes
     if manifest.is_dir():

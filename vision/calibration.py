@@ -174,9 +174,10 @@ def combine_with_profile(
 ) -> NDArray[np.float32]:
     """Classifier probabilities (N, 55) adjusted by the profile's prototypes.
 
-    Card classes: ``p ** (1 - w) * q ** w`` renormalised, where ``q`` is a softmax of the best
-    cosine similarity to each card's prototypes over ``temperature``; cards the profile lacks
-    keep the classifier's share. The "none" column (last) is left as the classifier said.
+    Card classes: ``p ** (1 - w) * q ** w``, where ``q`` is a softmax of the best cosine
+    similarity to each card's prototypes over ``temperature``, renormalised to the share ``p``
+    gave the cards the profile has; cards the profile lacks keep the classifier's share. The
+    "none" column (last) is left as the classifier said.
     """
     if len(probabilities) == 0:
         return probabilities
@@ -201,7 +202,12 @@ def combine_with_profile(
     mass = card_p.sum(axis=1, keepdims=True)
     prior = card_p / np.maximum(mass, 1e-9)
     w = profile.weight
-    mixed = np.where(present, np.exp((1 - w) * np.log(prior + 1e-9) + w * np.log(q + 1e-9)), prior)
+    # the profile only moves probability among the cards it has samples of: their share of the
+    # classifier's mass stays theirs, and a card the profile lacks keeps its own probability
+    known_mass = (prior * present).sum(axis=1, keepdims=True)
+    product = np.where(present, np.exp((1 - w) * np.log(prior + 1e-9) + w * np.log(q + 1e-9)), 0)
+    product *= known_mass / np.maximum(product.sum(axis=1, keepdims=True), 1e-30)
+    mixed = np.where(present, product, prior)
     mixed /= mixed.sum(axis=1, keepdims=True)
     out = probabilities.copy()
     out[:, :cards] = mixed * mass
