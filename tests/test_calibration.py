@@ -100,6 +100,27 @@ def test_profile_moves_the_reading_toward_the_calibrated_card() -> None:
     assert combined[0, -1] == pytest.approx(probabilities[0, -1])  # "none" untouched
 
 
+def test_cards_the_profile_lacks_keep_their_probability() -> None:
+    """A profile of QC and QS only redistributes what the classifier gave those two: a card it
+    has no sample of (here 9H, the classifier's favourite) keeps its probability and stays first."""
+    rng = np.random.default_rng(3)
+    prototype = _unit(rng, 1)
+    profile = new_profile("d", {"QC": list(prototype), "QS": list(_unit(rng, 1))}, "", [])
+    probabilities = np.full((1, 55), 0.001, np.float32)
+    probabilities[0, CARD_CLASSES.index("9H")] = 0.5
+    probabilities[0, CARD_CLASSES.index("QS")] = 0.2
+    probabilities[0, CARD_CLASSES.index("QC")] = 0.1
+    probabilities /= probabilities.sum()
+    combined = combine_with_profile(probabilities, prototype.copy(), profile)
+    known = [CARD_CLASSES.index("QC"), CARD_CLASSES.index("QS")]
+    assert combined[0, CARD_CLASSES.index("9H")] == pytest.approx(
+        probabilities[0, CARD_CLASSES.index("9H")], rel=1e-4
+    )
+    assert combined[0, known].sum() == pytest.approx(probabilities[0, known].sum(), rel=1e-4)
+    assert combined[0, CARD_CLASSES.index("QC")] > combined[0, CARD_CLASSES.index("QS")]
+    assert CARD_CLASSES[int(combined[0, :-1].argmax())] == "9H"
+
+
 def test_without_profile_nothing_changes() -> None:
     """Reading without --deck never calls the combination: the reader's path is unchanged."""
     from vision.reader import Reader
