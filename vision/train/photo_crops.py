@@ -32,6 +32,7 @@ class FindsIndices(Protocol):
         """Index boxes, the most confident first."""
         ...
 
+
 CORNER_REACH = 0.3
 """An index counts as a corner index when its centre lies within this share of the photo's
 width of a left or right edge and this share of its height of a top or bottom edge."""
