@@ -39,9 +39,9 @@ def test_reads_the_example_photo(reader: Reader) -> None:
     reading = reader.read(load_image(EXAMPLE))
     certain = {card.code for card in reading.cards if not card.uncertain}
     assert reading.size_wh == (640, 480)
-    # floor from the shipped models' measured reading of this photo (2D certain, the others
-    # found but misread or uncertain): a regression guard, not the target
-    assert len(truth & certain) >= 1, f"read {sorted(certain)}, expected {sorted(truth)}"
+    # floor from the shipped models' measured reading of this photo (2D, 3D, JD and KS certain
+    # and right; JC read uncertain, its other corner as JS): a regression guard, not the target
+    assert len(truth & certain) >= 3, f"read {sorted(certain)}, expected {sorted(truth)}"
     assert len(reading.cards) >= 4  # most indices are found
     for card in reading.cards:
         x1, y1, x2, y2 = card.box_xyxy
@@ -68,6 +68,16 @@ def test_upside_down_photo_reads_the_same_cards(reader: Reader) -> None:
     assert len(turned) >= max(1, len(upright) - 1), (sorted(upright), sorted(turned))
 
 
+def test_quarter_turned_photo_reads_the_same_cards(reader: Reader) -> None:
+    """A photo taken sideways: the classifier reads indices at any angle."""
+    truth = set(json.loads(EXAMPLE_CARDS.read_text())["cards"])
+    image = load_image(EXAMPLE)
+    upright = {c.code for c in reader.read(image).cards if not c.uncertain} & truth
+    sideways = np.ascontiguousarray(np.rot90(image))
+    turned = {c.code for c in reader.read(sideways).cards if not c.uncertain} & truth
+    assert len(turned) >= max(1, len(upright) - 1), (sorted(upright), sorted(turned))
+
+
 def test_large_photo_is_read_with_tiles(reader: Reader) -> None:
     """A 12 MP upscale of the example still finds cards (whole image plus four tiles)."""
     import cv2
@@ -76,7 +86,7 @@ def test_large_photo_is_read_with_tiles(reader: Reader) -> None:
     big = cv2.resize(image, (4000, 3000), interpolation=cv2.INTER_CUBIC)
     codes = {c.code for c in reader.read(big).cards if not c.uncertain}
     small = {c.code for c in reader.read(image).cards if not c.uncertain}
-    assert len(codes & small) >= 1
+    assert len(codes & small) >= 2
 
 
 def test_blank_image_has_no_cards(reader: Reader) -> None:
