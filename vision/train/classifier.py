@@ -79,20 +79,6 @@ def _overlaps(box: NDArray[np.float64], boxes: NDArray[np.float64]) -> bool:
     return bool(((ix > 0) & (iy > 0)).any())
 
 
-def upright_turns(quad: NDArray[np.float64]) -> int:  # kept for the crop contact sheets
-    """Quarter turns (``np.rot90``'s k) that bring a glyph within 45 degrees of upright.
-
-    ``quad`` is the index's outline from its glyph's own top-left corner, clockwise; its
-    up vector runs from the bottom-left corner to the top-left one. Training crops are turned
-    so; the reader tries the four turns of each crop and keeps the most confident.
-    """
-    up_x, up_y = quad[0] - quad[3]
-    angle = np.degrees(
-        np.arctan2(up_x, -up_y)
-    )  # 0 upright, 90 when the glyph lies turned clockwise
-    return round(float(angle) / 90) % 4
-
-
 def extract_crops(
     scene_dirs: tuple[Path, ...],
     jitter_copies: int,
