@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from vision.imageio import load_image
-from vision.reader import ModelError, Reader, default_models_dir
+from vision.reader import ModelError, Reader, ReaderSettings, default_models_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "hand.jpg"
@@ -139,3 +139,19 @@ def test_read_command_keeps_going_past_a_bad_file(tmp_path: Path) -> None:
         "unsupported_type",
         "corrupt",
     )
+
+
+def test_other_turns_only_for_unsure_crops() -> None:
+    """Crops read at or above ``retry_below`` keep their first reading; with every crop retried,
+    each crop's surest card is at least as sure as at its first look."""
+    image = load_image(EXAMPLE)
+    boxes = Reader.load().detect(image).xyxy
+    first, _ = Reader.load(settings=ReaderSettings(turns=1)).classify(image, boxes)
+    never, _ = Reader.load(settings=ReaderSettings(retry_below=0.0)).classify(image, boxes)
+    always, _ = Reader.load(settings=ReaderSettings(retry_below=1.01)).classify(image, boxes)
+    assert len(boxes) >= 4
+    np.testing.assert_allclose(never, first, atol=1e-6)
+    assert (always[:, :-1].max(axis=1) >= first[:, :-1].max(axis=1) - 1e-6).all()
+    sure = first[:, :-1].max(axis=1) >= ReaderSettings().retry_below
+    default, _ = Reader.load().classify(image, boxes)
+    np.testing.assert_allclose(default[sure], first[sure], atol=1e-6)
