@@ -20,11 +20,24 @@ from vision.letterbox import letterbox
 if TYPE_CHECKING:
     from vision.reader import ReaderSettings
 
-__all__ = ["IndexDetector", "ModelError", "non_max_suppression", "session"]
+__all__ = ["IndexDetector", "ModelError", "box_iou", "non_max_suppression", "session"]
 
 
 class ModelError(ValueError):
     """The shipped models are missing, corrupt, or disagree with the project's label table."""
+
+
+def box_iou(
+    box: NDArray[np.floating[Any]], boxes: NDArray[np.floating[Any]]
+) -> NDArray[np.float64]:
+    """Intersection over union of one (x1, y1, x2, y2) box with each of (N, 4) boxes."""
+    ix = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
+    iy = np.clip(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0, None)
+    inter = ix * iy
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    areas = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    result: NDArray[np.float64] = inter / (area + areas - inter + 1e-9)
+    return result
 
 
 def non_max_suppression(
@@ -33,23 +46,11 @@ def non_max_suppression(
     """Indices of the boxes kept by greedy NMS, best score first."""
     order = np.argsort(-scores, kind="stable")
     keep: list[int] = []
-    areas = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
     while order.size:
         best = int(order[0])
         keep.append(best)
         rest = order[1:]
-        ix = np.clip(
-            np.minimum(xyxy[best, 2], xyxy[rest, 2]) - np.maximum(xyxy[best, 0], xyxy[rest, 0]),
-            0,
-            None,
-        )
-        iy = np.clip(
-            np.minimum(xyxy[best, 3], xyxy[rest, 3]) - np.maximum(xyxy[best, 1], xyxy[rest, 1]),
-            0,
-            None,
-        )
-        overlap = ix * iy / (areas[best] + areas[rest] - ix * iy + 1e-9)
-        order = rest[overlap <= iou]
+        order = rest[box_iou(xyxy[best], xyxy[rest]) <= iou]
     return np.array(keep, np.int64)
 
 

@@ -20,6 +20,7 @@ from tqdm import tqdm
 from rules.cards import CARD_CLASSES
 from vision.crops import CROP_SIZE, crop_index
 from vision.imageio import ImageError, load_image
+from vision.index_detector import box_iou
 from vision.train.photo_crops import FindsIndices, corner_boxes
 
 __all__ = ["photo_negatives", "scene_negatives"]
@@ -28,16 +29,6 @@ NONE_CLASS = len(CARD_CLASSES)
 
 MAX_OVERLAP = 0.1
 """A detection counts as a false one when its IoU with every labelled index is below this."""
-
-
-def _iou(box: NDArray[np.float32], boxes: NDArray[np.float32]) -> NDArray[np.float32]:
-    ix = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
-    iy = np.clip(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0, None)
-    inter = ix * iy
-    area = (box[2] - box[0]) * (box[3] - box[1])
-    areas = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    result: NDArray[np.float32] = inter / (area + areas - inter + 1e-9)
-    return result
 
 
 def _stack(crops: list[NDArray[np.uint8]]) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
@@ -69,7 +60,7 @@ def scene_negatives(
         for box in detector.detect(image).xyxy:
             if taken == per_scene:
                 break
-            if len(truth) and float(_iou(box, truth).max()) >= MAX_OVERLAP:
+            if len(truth) and float(box_iou(box, truth).max()) >= MAX_OVERLAP:
                 continue
             crops.append(crop_index(image, box))
             taken += 1
