@@ -19,9 +19,10 @@ from tqdm import tqdm
 
 from rules.cards import CARD_CLASSES
 from vision.crops import CROP_SIZE, crop_index
+from vision.evaluate import load_manifest
 from vision.imageio import ImageError, load_image
 from vision.index_detector import box_iou
-from vision.train.photo_crops import FindsIndices, corner_boxes
+from vision.train.photo_crops import FindsIndices, corner_mask
 
 __all__ = ["photo_negatives", "scene_negatives"]
 
@@ -72,17 +73,14 @@ def photo_negatives(
 ) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
     """Up to ``per_photo`` crops per photo of detections away from its corners, labelled
     "none", from the ``split`` rows of a manifest of single-card photos."""
-    rows = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
-    rows = [row for row in rows if row.get("split") == split and len(row["cards"]) == 1]
+    entries = [entry for entry in load_manifest(manifest, split) if len(entry.cards) == 1]
     crops: list[NDArray[np.uint8]] = []
-    for row in tqdm(rows, desc="photo negatives", unit="photo"):
+    for entry in tqdm(entries, desc="photo negatives", unit="photo"):
         try:
-            image = load_image(manifest.parent / row["image"])
+            image = load_image(entry.image)
         except ImageError:
             continue
         found = detector.detect(image).xyxy
-        height, width = image.shape[:2]
-        corners = corner_boxes(found, width, height)
-        inner = [box for box in found if not any(np.array_equal(box, c) for c in corners)]
+        inner = found[~corner_mask(found, image.shape[1], image.shape[0])]
         crops += [crop_index(image, box) for box in inner[:per_photo]]
     return _stack(crops)

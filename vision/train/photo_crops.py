@@ -9,7 +9,6 @@ never enter training; jokers whose colour is not labelled (``JOKER``) are left o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Protocol
 
@@ -20,9 +19,10 @@ from tqdm import tqdm
 from rules.cards import CARD_CLASSES
 from vision.crops import CROP_SIZE, crop_index
 from vision.detections import Detections
+from vision.evaluate import load_manifest
 from vision.imageio import ImageError, load_image
 
-__all__ = ["FindsIndices", "corner_boxes", "photo_crops"]
+__all__ = ["FindsIndices", "corner_boxes", "corner_mask", "photo_crops"]
 
 
 class FindsIndices(Protocol):
@@ -38,15 +38,23 @@ CORNER_REACH = 0.3
 width of a left or right edge and this share of its height of a top or bottom edge."""
 
 
-def corner_boxes(
+def corner_mask(
     xyxy: NDArray[np.float32], width: int, height: int, reach: float = CORNER_REACH
-) -> NDArray[np.float32]:
-    """The boxes whose centres lie in one of the photo's four corner areas."""
+) -> NDArray[np.bool_]:
+    """Which boxes have their centres in one of the photo's four corner areas."""
     cx = (xyxy[:, 0] + xyxy[:, 2]) / 2 / width
     cy = (xyxy[:, 1] + xyxy[:, 3]) / 2 / height
     near_x = (cx < reach) | (cx > 1 - reach)
     near_y = (cy < reach) | (cy > 1 - reach)
-    return xyxy[near_x & near_y]
+    mask: NDArray[np.bool_] = near_x & near_y
+    return mask
+
+
+def corner_boxes(
+    xyxy: NDArray[np.float32], width: int, height: int, reach: float = CORNER_REACH
+) -> NDArray[np.float32]:
+    """The boxes whose centres lie in one of the photo's four corner areas."""
+    return xyxy[corner_mask(xyxy, width, height, reach)]
 
 
 def photo_crops(
@@ -57,18 +65,17 @@ def photo_crops(
     At most ``per_photo`` corner detections per photo are kept, the most confident first.
     """
     class_of = {code: i for i, code in enumerate(CARD_CLASSES)}
-    rows = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
-    rows = [
-        row
-        for row in rows
-        if row.get("split") == split and len(row["cards"]) == 1 and row["cards"][0] in class_of
+    entries = [
+        entry
+        for entry in load_manifest(manifest, split)
+        if len(entry.cards) == 1 and entry.cards[0] in class_of
     ]
     crops: list[NDArray[np.uint8]] = []
     labels: list[int] = []
     used = 0
-    for row in tqdm(rows, desc="photo crops", unit="photo"):
+    for entry in tqdm(entries, desc="photo crops", unit="photo"):
         try:
-            image = load_image(manifest.parent / row["image"])
+            image = load_image(entry.image)
         except ImageError:
             continue
         detections = detector.detect(image)
@@ -78,7 +85,7 @@ def photo_crops(
         used += 1
         for box in boxes:
             crops.append(crop_index(image, box))
-            labels.append(class_of[row["cards"][0]])
+            labels.append(class_of[entry.cards[0]])
     if not crops:
         return np.zeros((0, CROP_SIZE, CROP_SIZE, 3), np.uint8), np.zeros(0, np.int64), 0
     return np.stack(crops), np.array(labels, np.int64), used
