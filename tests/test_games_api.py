@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from web_fakes import FakeReader, image_bytes
+from web_fakes import FakeReader, error_message, fake_client, image_bytes
 
 import serve
 
@@ -29,18 +29,8 @@ def fake() -> FakeReader:
 
 @pytest.fixture
 def client(fake: FakeReader) -> Iterator[TestClient]:
-    app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
-    app.dependency_overrides[serve.get_reader] = lambda: fake
-    with TestClient(app, raise_server_exceptions=False) as test_client:
+    with fake_client(fake) as test_client:
         yield test_client
-
-
-def _error(response: Any, status: int, code: str) -> str:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"} and body["error"]["code"] == code, body
-    message: str = body["error"]["message"]
-    return message
 
 
 def _photo(client: TestClient, game: str, options: dict[str, Any] | None = None) -> Any:
@@ -131,7 +121,7 @@ BACCARAT_BAD = [
 def test_baccarat_bad_input(
     client: TestClient, payload: dict[str, Any], status: int, code: str
 ) -> None:
-    _error(client.post("/v1/baccarat", json=payload), status, code)
+    error_message(client.post("/v1/baccarat", json=payload), status, code)
 
 
 def test_baccarat_photo_sides_by_layout(client: TestClient, fake: FakeReader) -> None:
@@ -187,24 +177,24 @@ def test_baccarat_photo_bad_options(
     fake.hands = {"9H 5C 3D": (0.1, 0.4), "KD 6S": (0.7, 0.4)}
     files = {"image": ("t.jpg", image_bytes(), "image/jpeg")}
     response = client.post("/v1/baccarat", files=files, data={"options": json.dumps(options)})
-    _error(response, status, code)
+    error_message(response, status, code)
 
 
 def test_photo_errors_of_the_image_itself(client: TestClient) -> None:
     for game in ("baccarat", "blackjack", "paigow"):
-        _error(client.post(f"/v1/{game}", content=b"not an image"), 415, "unsupported_type")
+        error_message(client.post(f"/v1/{game}", content=b"not an image"), 415, "unsupported_type")
         files = {"image": ("t.jpg", b"", "image/jpeg")}
-        _error(client.post(f"/v1/{game}", files=files), 400, "empty")
+        error_message(client.post(f"/v1/{game}", files=files), 400, "empty")
         broken = client.post(
             f"/v1/{game}", content=b"{", headers={"content-type": "application/json"}
         )
-        _error(broken, 400, "malformed_json")
+        error_message(broken, 400, "malformed_json")
 
 
 def test_photo_without_models_is_not_ready() -> None:
     app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
     with TestClient(app) as client:
-        _error(client.post("/v1/blackjack", content=image_bytes()), 503, "not_ready")
+        error_message(client.post("/v1/blackjack", content=image_bytes()), 503, "not_ready")
         # card codes need no models
         ok = client.post("/v1/blackjack", json={"dealer": "10S 7H", "players": ["9C 9D"]})
         assert ok.status_code == 200
@@ -253,7 +243,7 @@ BLACKJACK_BAD = [
 def test_blackjack_bad_input(
     client: TestClient, payload: dict[str, Any], status: int, code: str
 ) -> None:
-    _error(client.post("/v1/blackjack", json=payload), status, code)
+    error_message(client.post("/v1/blackjack", json=payload), status, code)
 
 
 def test_blackjack_photo_dealer_on_top_players_in_reading_order(
@@ -335,7 +325,7 @@ PAIGOW_BAD = [
 def test_paigow_bad_input(
     client: TestClient, payload: dict[str, Any], status: int, code: str
 ) -> None:
-    _error(client.post("/v1/paigow", json=payload), status, code)
+    error_message(client.post("/v1/paigow", json=payload), status, code)
 
 
 def test_paigow_photo_one_or_two_groups(client: TestClient, fake: FakeReader) -> None:

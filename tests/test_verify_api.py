@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from web_fakes import NIU_TABLE, FakeReader, image_bytes
+from web_fakes import NIU_TABLE, FakeReader, error_message, image_bytes
 
 import serve
 from handreader.web_verify import AuditSettings, bearer_token, default_audit_path
@@ -67,14 +67,6 @@ def _verify(
     return client.post(
         "/v1/verify", files=files, data=data, headers=AUTH if headers is None else headers
     )
-
-
-def _error(response: Any, status: int, code: str) -> str:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"} and body["error"]["code"] == code, body
-    message: str = body["error"]["message"]
-    return message
 
 
 def test_a_right_declaration_matches_and_is_logged(client: TestClient, database: Path) -> None:
@@ -144,8 +136,8 @@ def test_the_declaration_as_a_query_parameter_with_a_raw_image(client: TestClien
 def test_verification_needs_the_operator_token(
     client: TestClient, headers: dict[str, str], database: Path
 ) -> None:
-    _error(_verify(client, RIGHT, headers=headers), 401, "unauthorized")
-    _error(client.get("/v1/audit", headers=headers), 401, "unauthorized")
+    error_message(_verify(client, RIGHT, headers=headers), 401, "unauthorized")
+    error_message(client.get("/v1/audit", headers=headers), 401, "unauthorized")
     # nothing was logged
     assert client.get("/v1/audit", headers=AUTH).json()["count"] == 0
 
@@ -169,17 +161,19 @@ VERIFY_BAD = [
 def test_verify_bad_input(
     client: TestClient, declared: Any, options: dict[str, Any], status: int, code: str
 ) -> None:
-    _error(_verify(client, declared, **options), status, code)
+    error_message(_verify(client, declared, **options), status, code)
     assert client.get("/v1/audit", headers=AUTH).json()["count"] == 0
 
 
 def test_verify_needs_a_photo_and_a_declaration(client: TestClient) -> None:
-    _error(client.post("/v1/verify", json={"declared": RIGHT}, headers=AUTH), 422, "missing_image")
+    error_message(
+        client.post("/v1/verify", json={"declared": RIGHT}, headers=AUTH), 422, "missing_image"
+    )
     files = {"image": ("round.jpg", image_bytes(), "image/jpeg")}
-    _error(client.post("/v1/verify", files=files, headers=AUTH), 422, "validation_error")
+    error_message(client.post("/v1/verify", files=files, headers=AUTH), 422, "validation_error")
     declared = {"declared": json.dumps(RIGHT)}
     not_image = client.post("/v1/verify", content=b"%PDF-1.4", params=declared, headers=AUTH)
-    _error(not_image, 415, "unsupported_type")
+    error_message(not_image, 415, "unsupported_type")
 
 
 def test_audit_filters_and_exports(client: TestClient) -> None:
@@ -225,7 +219,7 @@ def test_audit_filters_and_exports(client: TestClient) -> None:
 def test_audit_bad_filters(
     client: TestClient, params: dict[str, Any], status: int, code: str
 ) -> None:
-    _error(client.get("/v1/audit", params=params, headers=AUTH), status, code)
+    error_message(client.get("/v1/audit", params=params, headers=AUTH), status, code)
 
 
 def test_records_outlive_the_app(fake: FakeReader, database: Path) -> None:
@@ -243,9 +237,9 @@ def test_without_a_token_verification_is_off(
     path = tmp_path / "audit.sqlite3"
     monkeypatch.setenv("HANDREADER_AUDIT_DB", str(path))
     with TestClient(_app(fake), raise_server_exceptions=False) as client:
-        message = _error(_verify(client, RIGHT), 503, "audit_not_configured")
+        message = error_message(_verify(client, RIGHT), 503, "audit_not_configured")
         assert message == "audit log not configured: set HANDREADER_AUDIT_TOKEN"
-        _error(client.get("/v1/audit", headers=AUTH), 503, "audit_not_configured")
+        error_message(client.get("/v1/audit", headers=AUTH), 503, "audit_not_configured")
     assert not path.exists()  # nothing is created while verification is off
 
 
@@ -257,7 +251,7 @@ def test_an_unusable_database_is_a_json_error(
     monkeypatch.setenv("HANDREADER_AUDIT_TOKEN", TOKEN)
     monkeypatch.setenv("HANDREADER_AUDIT_DB", str(blocker / "audit.sqlite3"))
     with TestClient(_app(fake), raise_server_exceptions=False) as client:
-        _error(_verify(client, RIGHT), 500, "audit_failed")
+        error_message(_verify(client, RIGHT), 500, "audit_failed")
 
 
 def test_settings_from_the_environment(tmp_path: Path) -> None:

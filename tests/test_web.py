@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.websockets import WebSocketDisconnect
-from web_fakes import NIU_TABLE, FakeReader, image_bytes
+from web_fakes import NIU_TABLE, FakeReader, error_message, fake_client, image_bytes
 
 import serve
 from handreader.web import STATIC_DIR, deal_hands
@@ -36,18 +36,8 @@ def fake() -> FakeReader:
 
 @pytest.fixture
 def client(fake: FakeReader) -> Iterator[TestClient]:
-    app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
-    app.dependency_overrides[serve.get_reader] = lambda: fake
-    with TestClient(app, raise_server_exceptions=False) as test_client:
+    with fake_client(fake) as test_client:
         yield test_client
-
-
-def _error(response: Any, status: int, code: str) -> str:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"} and body["error"]["code"] == code, body
-    message: str = body["error"]["message"]
-    return message
 
 
 # --- the page ------------------------------------------------------------------------------------
@@ -90,7 +80,7 @@ def test_the_page_fetches_nothing_from_elsewhere(path: Path) -> None:
     "name", ["nope.js", "index.html.bak", ".hidden", "app.exe", "..%2Fserve.py"]
 )
 def test_unknown_page_files_are_404(client: TestClient, name: str) -> None:
-    _error(client.get(f"/static/{name}"), 404, "not_found")
+    error_message(client.get(f"/static/{name}"), 404, "not_found")
 
 
 # --- trainer: dealing ----------------------------------------------------------------------------
@@ -136,7 +126,7 @@ def test_dealt_hands_are_distinct_cards_of_one_deck(seed: int, count: int) -> No
     ],
 )
 def test_deal_bad_input(client: TestClient, params: dict[str, Any], status: int, code: str) -> None:
-    _error(client.get("/v1/trainer/deal", params=params), status, code)
+    error_message(client.get("/v1/trainer/deal", params=params), status, code)
 
 
 # --- trainer: checking ---------------------------------------------------------------------------
@@ -208,14 +198,14 @@ CHECK_BAD = [
 def test_check_bad_input(
     client: TestClient, payload: dict[str, Any], status: int, code: str
 ) -> None:
-    _error(client.post("/v1/trainer/check", json=payload), status, code)
+    error_message(client.post("/v1/trainer/check", json=payload), status, code)
 
 
 def test_check_malformed_json_is_a_json_error(client: TestClient) -> None:
     response = client.post(
         "/v1/trainer/check", content=b"{", headers={"content-type": "application/json"}
     )
-    _error(response, 422, "validation_error")
+    error_message(response, 422, "validation_error")
 
 
 # --- live ----------------------------------------------------------------------------------------

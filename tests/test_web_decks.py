@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
-from web_fakes import NIU_TABLE, DeckFakeReader, image_bytes
+from web_fakes import NIU_TABLE, DeckFakeReader, error_message, fake_client, image_bytes
 
 import serve
 from handreader import web_decks
@@ -47,9 +47,7 @@ def fake() -> DeckFakeReader:
 
 @pytest.fixture
 def client(fake: DeckFakeReader) -> Iterator[TestClient]:
-    app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
-    app.dependency_overrides[serve.get_reader] = lambda: fake
-    with TestClient(app, raise_server_exceptions=False) as test_client:
+    with fake_client(fake) as test_client:
         yield test_client
 
 
@@ -70,14 +68,6 @@ def _write_broken(data_dir: Path, name: str = "broken", body: str = "{not json")
     path = folder / f"{name}.json"
     path.write_text(body)
     return path
-
-
-def _error(response: Any, status: int, code: str) -> str:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"} and body["error"]["code"] == code, body
-    message: str = body["error"]["message"]
-    return message
 
 
 IMAGE_ENDPOINTS = [
@@ -149,7 +139,9 @@ def test_an_unknown_deck_is_a_400_naming_it_and_the_known_decks(
     client: TestClient, fake: DeckFakeReader, path: str, options: dict[str, Any]
 ) -> None:
     _save_deck("mine")
-    message = _error(_post_photo(client, path, {**options, "deck": "nobody"}), 400, "bad_options")
+    message = error_message(
+        _post_photo(client, path, {**options, "deck": "nobody"}), 400, "bad_options"
+    )
     assert "unknown deck 'nobody'" in message and "known: mine" in message
     assert fake.deck_calls == []  # refused before reading
 
@@ -169,7 +161,9 @@ def test_a_corrupt_deck_is_a_clear_400_and_the_service_goes_on(
     """Issue 8: a corrupt profile is refused with a clear error; the default deck still works."""
     _save_deck("mine")
     path = _write_broken(data_dir, body=body)
-    message = _error(_post_photo(client, "/v1/score", {"deck": "broken"}), 400, "bad_options")
+    message = error_message(
+        _post_photo(client, "/v1/score", {"deck": "broken"}), 400, "bad_options"
+    )
     assert "deck 'broken' cannot be used" in message and reason in message
     assert str(path) not in message  # the server's folders stay private
     assert _post_photo(client, "/v1/score", {}).status_code == 200
@@ -190,13 +184,13 @@ def test_a_corrupt_deck_is_a_clear_400_and_the_service_goes_on(
 def test_bad_deck_values(
     client: TestClient, path: str, options: dict[str, Any], status: int, code: str, text: str
 ) -> None:
-    assert text in _error(_post_photo(client, path, options), status, code)
+    assert text in error_message(_post_photo(client, path, options), status, code)
 
 
 def test_a_deck_with_card_codes_is_refused(client: TestClient) -> None:
     """Card codes are not read: a deck means nothing there (the codes' schema has no deck)."""
     body = {"hands": ["AS 2S 3S 4S 8S", "KS QS 10S 5C 5S"], "deck": "mine"}
-    _error(client.post("/v1/score", json=body), 422, "validation_error")
+    error_message(client.post("/v1/score", json=body), 422, "validation_error")
 
 
 def test_profiles_are_cached_and_reloaded_when_their_file_changes(
@@ -223,9 +217,9 @@ def test_a_recognizer_without_models_is_not_ready_for_a_deck() -> None:
     app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
     with TestClient(app) as client:
         response = client.post("/v1/read?deck=mine", content=image_bytes())
-        _error(response, 503, "not_ready")
+        error_message(response, 503, "not_ready")
         files = {"photo": ("AS.png", image_bytes(320, 240, ".png"), "image/png")}
-        _error(client.post("/v1/decks/new", files=files), 503, "not_ready")
+        error_message(client.post("/v1/decks/new", files=files), 503, "not_ready")
 
 
 # --- live ----------------------------------------------------------------------------------------
@@ -287,7 +281,7 @@ def test_decks_lists_usable_and_unusable_profiles(client: TestClient, data_dir: 
 def test_one_deck_or_404(client: TestClient) -> None:
     _save_deck("mine")
     assert client.get("/v1/decks/mine").json()["cards"] == 2
-    assert "no deck 'nobody'" in _error(client.get("/v1/decks/nobody"), 404, "not_found")
+    assert "no deck 'nobody'" in error_message(client.get("/v1/decks/nobody"), 404, "not_found")
 
 
 # --- calibration ---------------------------------------------------------------------------------
@@ -364,7 +358,7 @@ def test_a_grid_missing_a_card_names_the_photo_and_the_position(
     """Issue 8: a calibration photo that misses cards gets a message naming the positions."""
     fake.missing = {13 + 6, 39 + 12}  # the hearts row's 7th place (7H), the last card (KC)
     response = client.post("/v1/decks/grid", files=[_grid_photo()], data={"layout": "grid"})
-    message = _error(response, 400, "bad_options")
+    message = error_message(response, 400, "bad_options")
     assert "deck.jpg: no card found at row 2, column 7 (7H); row 4, column 13 (KC)" in message
     assert client.get("/v1/decks").json()["decks"] == []  # nothing saved
 
@@ -375,7 +369,7 @@ def test_a_grid_with_a_card_twice_names_both_positions(
     """Issue 8: a card twice gets a message naming the positions."""
     fake.grid_reads = {1: "AS"}  # the 2S place holds a second AS
     response = client.post("/v1/decks/grid", files=[_grid_photo()], data={"layout": "grid"})
-    message = _error(response, 400, "bad_options")
+    message = error_message(response, 400, "bad_options")
     assert "the same card appears twice: AS at row 1, column 1 (AS) and row 1, column 2 (2S)" in (
         message
     )
@@ -407,18 +401,18 @@ def test_calibration_bad_requests(
     if not photos:  # the other endpoints' field name: a multipart body without 'photo'
         photos = [("image", _card_photo("AS.png")[1])]
     response = client.post(f"/v1/decks/{name}", files=photos, data=data)
-    assert text in _error(response, status, code)
+    assert text in error_message(response, status, code)
 
 
 def test_calibration_of_a_photo_that_is_no_image_names_it(client: TestClient) -> None:
     files = [("photo", ("notes.txt", b"not an image at all", "text/plain"))]
-    message = _error(client.post("/v1/decks/new", files=files), 415, "unsupported_type")
+    message = error_message(client.post("/v1/decks/new", files=files), 415, "unsupported_type")
     assert "notes.txt" in message
 
 
 def test_calibration_needs_a_multipart_body(client: TestClient) -> None:
     response = client.post("/v1/decks/new", content=image_bytes())
-    assert "multipart upload of 'photo' files" in _error(response, 422, "missing_image")
+    assert "multipart upload of 'photo' files" in error_message(response, 422, "missing_image")
 
 
 def test_calibrating_again_replaces_the_deck(client: TestClient, fake: DeckFakeReader) -> None:

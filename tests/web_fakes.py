@@ -7,15 +7,40 @@ boxes at a place given in fractions of the image (so any image or frame size wor
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
+from fastapi.testclient import TestClient
 from numpy.typing import NDArray
 
+import serve
 from rules.cards import CARD_CLASSES
 from vision.calibration import grid_order
 from vision.detections import CardReading, Detections, Reading
+
+
+@contextmanager
+def fake_client(reader: object) -> Iterator[TestClient]:
+    """A client of the app started without models, reading with ``reader``; an exception in a
+    route comes back as the 500 a real client would get."""
+    app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
+    app.dependency_overrides[serve.get_reader] = lambda: reader
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client
+
+
+def error_message(response: Any, status: int, code: str) -> str:
+    """The message of a JSON error answer, after checking its status and error code."""
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"} and body["error"]["code"] == code, body
+    message: str = body["error"]["message"]
+    return message
+
 
 NO_NIU = "AS 2S 3S 4S 8S"
 NIU_NIU = "KS QS 10S 5C 5S"
