@@ -44,44 +44,54 @@ def _dataset_yaml(settings: DetectorTraining) -> Path:
     return path
 
 
-def train_detector(settings: DetectorTraining) -> Path:
-    """Train (or resume an interrupted run of) the detector; returns the best weights' path."""
+def _arguments(settings: DetectorTraining, name: str, epochs: int, seed: int) -> dict[str, Any]:
+    """The ultralytics training arguments both runs share (run folder ``run_dir/name``)."""
+    return {
+        "data": str(_dataset_yaml(settings)),
+        "epochs": epochs,
+        "imgsz": settings.imgsz,
+        "batch": settings.batch,
+        "workers": settings.workers,
+        "device": settings.device,
+        "project": str(settings.run_dir.resolve()),
+        "name": name,
+        "exist_ok": True,
+        "seed": seed,
+        "deterministic": True,
+        "amp": False,
+        "fliplr": 0.0,  # a mirrored index is not a card
+        "mosaic": 1.0,
+        "degrees": 0.0,  # the scenes already turn cards every way
+        "plots": False,
+    }
+
+
+def _run(settings: DetectorTraining, name: str, start: str, arguments: dict[str, Any]) -> Path:
+    """Train ``start`` (a model config or weights) with ``arguments`` unless the run ``name``
+    exists: an interrupted run resumes where it stopped, a finished one is not repeated.
+    Returns the run's best weights (its last ones if it has no best)."""
     offline_ultralytics(settings.run_dir / "ultralytics")
     from ultralytics import YOLO
 
-    last = settings.run_dir / "detector" / "weights" / "last.pt"
+    weights = settings.run_dir / name / "weights"
+    last = weights / "last.pt"
     if last.is_file():
         import torch
 
-        # a finished run's checkpoint is stripped (epoch -1, no training arguments): nothing to
-        # resume; an interrupted one resumes where it stopped
+        # a finished run's checkpoint is stripped (epoch -1, no training arguments)
         if torch.load(last, map_location="cpu", weights_only=False).get("epoch", -1) != -1:
             YOLO(str(last)).train(resume=True)
     else:
-        arguments: dict[str, Any] = {
-            "data": str(_dataset_yaml(settings)),
-            "epochs": settings.epochs,
-            "imgsz": settings.imgsz,
-            "batch": settings.batch,
-            "workers": settings.workers,
-            "device": settings.device,
-            "project": str(settings.run_dir.resolve()),
-            "name": "detector",
-            "exist_ok": True,
-            "seed": settings.seed,
-            "deterministic": True,
-            "pretrained": False,
-            "amp": False,
-            "fliplr": 0.0,  # a mirrored index is not a card
-            "mosaic": 1.0,
-            "close_mosaic": max(1, settings.epochs // 5),
-            "degrees": 0.0,  # the scenes already turn cards every way
-            "plots": False,
-            "patience": 100,
-        }
-        YOLO(settings.model).train(**arguments)
-    best = settings.run_dir / "detector" / "weights" / "best.pt"
+        YOLO(start).train(**arguments)
+    best = weights / "best.pt"
     return best if best.is_file() else last
+
+
+def train_detector(settings: DetectorTraining) -> Path:
+    """Train (or resume an interrupted run of) the detector; returns the best weights' path."""
+    arguments = _arguments(settings, "detector", settings.epochs, settings.seed)
+    arguments.update(pretrained=False, close_mosaic=max(1, settings.epochs // 5), patience=100)
+    return _run(settings, "detector", settings.model, arguments)
 
 
 def finetune_detector(settings: DetectorTraining, weights: Path, epochs: int) -> Path:
@@ -92,42 +102,11 @@ def finetune_detector(settings: DetectorTraining, weights: Path, epochs: int) ->
     The shipped detector was fine-tuned so in two stages across sessions (2 epochs at lr0
     0.0007, then 10 at lr0 0.001 on regenerated scenes); see the model manifest.
     """
-    offline_ultralytics(settings.run_dir / "ultralytics")
-    from ultralytics import YOLO
-
-    best = settings.run_dir / "finetune" / "weights" / "best.pt"
-    last = settings.run_dir / "finetune" / "weights" / "last.pt"
-    if last.is_file():
-        import torch
-
-        if torch.load(last, map_location="cpu", weights_only=False).get("epoch", -1) == -1:
-            return best if best.is_file() else last
-        YOLO(str(last)).train(resume=True)
-        return best if best.is_file() else last
-    YOLO(str(weights)).train(
-        data=str(_dataset_yaml(settings)),
-        epochs=epochs,
-        imgsz=settings.imgsz,
-        batch=settings.batch,
-        workers=settings.workers,
-        device=settings.device,
-        project=str(settings.run_dir.resolve()),
-        name="finetune",
-        exist_ok=True,
-        seed=settings.seed + 1,
-        deterministic=True,
-        amp=False,
-        fliplr=0.0,
-        mosaic=1.0,
-        close_mosaic=min(2, epochs),
-        degrees=0.0,
-        plots=False,
-        optimizer="AdamW",
-        lr0=0.001,
-        cos_lr=True,
-        warmup_epochs=0,
+    arguments = _arguments(settings, "finetune", epochs, settings.seed + 1)
+    arguments.update(
+        close_mosaic=min(2, epochs), optimizer="AdamW", lr0=0.001, cos_lr=True, warmup_epochs=0
     )
-    return best if best.is_file() else settings.run_dir / "finetune" / "weights" / "last.pt"
+    return _run(settings, "finetune", str(weights), arguments)
 
 
 def export_detector(weights: Path, imgsz: int, out: Path) -> Path:
