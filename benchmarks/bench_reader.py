@@ -63,7 +63,7 @@ def main() -> None:
         raise SystemExit(f"cannot read {args.frame}")
     frame = cv2.resize(frame, (640, 480), interpolation=cv2.INTER_AREA)
     session = reader.detector._session  # the bare detector, for the overhead comparison
-    tensor, _ = letterbox(frame, reader.detector_size)
+    tensor, _ = letterbox(frame, reader.detector.size)
     name = session.get_inputs()[0].name
     bare = _median_ms(lambda: session.run(None, {name: tensor}), args.runs)
     whole = _median_ms(lambda: reader.read(frame), args.runs)

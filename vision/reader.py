@@ -84,7 +84,6 @@ class Reader:
         self.detector = IndexDetector(
             detector_path, int(manifest["detector"]["imgsz"]), self.settings
         )
-        self.detector_size = self.detector.size
         self._classifier = session(classifier_path)
         classes = tuple(manifest["classifier"]["classes"])
         if classes != CLASSIFIER_CLASSES:

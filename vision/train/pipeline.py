@@ -119,17 +119,13 @@ def _photo_crops(plan: TrainingPlan, detector: Path) -> Path:
     if out.is_file():
         return out
     finder = IndexDetector(detector, plan.detector_imgsz)
-    parts = [photo_crops(finder, manifest) for manifest in plan.photo_manifests]
-    parts = [part for part in parts if len(part[1])]
+    parts = [photo_crops(finder, manifest)[:2] for manifest in plan.photo_manifests]
     out.parent.mkdir(parents=True, exist_ok=True)
-    if parts:
-        crops = np.concatenate([part[0] for part in parts])
-        labels = np.concatenate([part[1] for part in parts])
-    else:
-        from vision.crops import CROP_SIZE
-
-        crops, labels = np.zeros((0, CROP_SIZE, CROP_SIZE, 3), np.uint8), np.zeros(0, np.int64)
-    np.savez(out, crops=crops, labels=labels)
+    np.savez(
+        out,
+        crops=np.concatenate([crops for crops, _ in parts]),
+        labels=np.concatenate([labels for _, labels in parts]),
+    )
     return out
 
 
