@@ -191,7 +191,7 @@ class Reader:
         self, crops: NDArray[np.uint8]
     ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
         logits, embedding = self._classifier.run(
-            None, {self._classifier_input: crops_to_tensor(np.ascontiguousarray(crops))}
+            None, {self._classifier_input: crops_to_tensor(crops)}
         )
         logits = logits - logits.max(axis=1, keepdims=True)
         probabilities = np.exp(logits)
