@@ -83,6 +83,25 @@ def test_two_corners_of_one_card_become_one_card() -> None:
     assert cards[0].box_xyxy == (10, 10, 130, 180)
 
 
+def test_every_same_card_index_nearby_joins_one_card() -> None:
+    """Four corner indices and two pips read as the card itself (a ten's pips often are) stay
+    one card, however many there are."""
+    boxes = np.array(
+        [
+            [0, 0, 20, 30],
+            [100, 0, 120, 30],
+            [0, 140, 20, 170],
+            [100, 140, 120, 170],
+            [40, 40, 60, 70],
+            [60, 100, 80, 130],
+        ],
+        np.float32,
+    )
+    probabilities = np.stack([_one_hot("10C", 0.9)] * 6)
+    cards = _merger().merge_corners(boxes, probabilities)
+    assert [(card.code, card.corners) for card in cards] == [("10C", 6)]
+
+
 def test_far_apart_same_codes_stay_two_cards() -> None:
     """Two decks: the same card twice, far apart, is two cards (and flagged by the reader)."""
     boxes = np.array([[0, 0, 20, 30], [1000, 0, 1020, 30]], np.float32)

@@ -221,8 +221,10 @@ class Reader:
             for other in order:
                 if used[other] or codes[other] != codes[first]:
                     continue
+                # no cap on the count: a card may show four indices, and the detector also
+                # fires on its pips, which the classifier then reads as the card itself
                 reach = settings.merge_distance * max(heights[first], heights[other])
-                if np.linalg.norm(centers[other] - centers[first]) <= reach and len(group) < 4:
+                if np.linalg.norm(centers[other] - centers[first]) <= reach:
                     group.append(int(other))
                     used[other] = True
             # corners of one card are independent looks at it: multiply their probabilities
