@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -105,6 +105,44 @@ class Reading:
     def certain(self) -> tuple[CardReading, ...]:
         """The cards read with confidence."""
         return tuple(card for card in self.cards if not card.uncertain)
+
+    def scaled(
+        self,
+        factor: float,
+        size_wh: tuple[int, int],
+        offset_xy: tuple[float, float] = (0.0, 0.0),
+    ) -> Reading:
+        """This reading in the pixels of a ``factor`` times larger image of size ``size_wh``.
+
+        A point (x, y) becomes (factor * x - offset_x, factor * y - offset_y); card boxes are
+        then clipped to ``size_wh`` and ``index_px`` is multiplied by ``factor``; codes,
+        confidences, flags and timings are kept. Used to give the boxes of an image decoded at
+        a reduced scale in the photo's own pixels (``vision.imageio.ReducedImage``).
+        """
+        if not factor > 0:
+            raise ValueError(f"scale factor must be positive, got {factor!r}")
+        width, height = size_wh
+        if width <= 0 or height <= 0:
+            raise ValueError(f"size_wh must be positive, got {size_wh!r}")
+        left, top = offset_xy
+
+        def point(value: float, offset: float, limit: int) -> float:
+            return min(max(value * factor - offset, 0.0), float(limit))
+
+        cards = tuple(
+            replace(
+                card,
+                box_xyxy=(
+                    point(card.box_xyxy[0], left, width),
+                    point(card.box_xyxy[1], top, height),
+                    point(card.box_xyxy[2], left, width),
+                    point(card.box_xyxy[3], top, height),
+                ),
+                index_px=card.index_px * factor,
+            )
+            for card in self.cards
+        )
+        return Reading((width, height), cards, self.flags, dict(self.timings_ms))
 
     def to_dict(self) -> dict[str, object]:
         """JSON form used by the CLI and the API."""

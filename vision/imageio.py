@@ -23,6 +23,12 @@ recognizer. In order, it:
    so the rule is one tested function (:func:`apply_orientation`); OpenCV's TIFF decoder
    (libtiff) applies a TIFF's own orientation tag whatever the flags, so TIFF is left to it.
 
+:func:`decode_reduced` (and :func:`load_reduced`) check and normalise alike, but decode a large
+JPEG at a half, a quarter or an eighth of its size (libjpeg's scaled IDCT, far cheaper than a
+full decode), keeping its long side at least ``min_long_side``: by default just over the size to
+which the reader shrinks a photo before reading it. The :class:`ReducedImage` maps a reading
+back to the photo's own pixels (:meth:`ReducedImage.to_original`).
+
 Runtime needs only OpenCV and NumPy (Pillow is a test dependency, used to make fixtures).
 Every refusal is an :class:`ImageError` (a ``ValueError``) with a short ``code`` that the HTTP
 layer maps to a status, and a message that names the problem and the numbers involved.
@@ -34,11 +40,14 @@ import enum
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from vision.detections import Reading
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -52,12 +61,17 @@ __all__ = [
     "ImageInfo",
     "ImageTooLargeError",
     "ImageTooSmallError",
+    "ReducedImage",
     "TooManyPixelsError",
     "UnsupportedImageTypeError",
     "apply_orientation",
     "decode_image",
+    "decode_reduced",
     "load_image",
+    "load_reduced",
     "probe_image",
+    "reader_long_side",
+    "reduction_factor",
 ]
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -371,20 +385,82 @@ def _to_bgr8(image: NDArray[np.generic], kind: ImageFormat) -> NDArray[np.uint8]
     raise UnsupportedImageTypeError(f"unsupported {kind.name} with {channels} channels")
 
 
-def decode_image(
-    data: bytes,
-    *,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_pixels: int = DEFAULT_MAX_PIXELS,
-    min_side: int = MIN_SIDE,
-) -> NDArray[np.uint8]:
-    """Decode image bytes into an upright (H, W, 3) BGR ``uint8`` array; see the module docstring.
+_REDUCED_FLAGS = {factor: getattr(cv2, f"IMREAD_REDUCED_COLOR_{factor}") for factor in (2, 4, 8)}
 
-    Raises, all ImageError: EmptyImageError, ImageTooLargeError (over ``max_bytes``),
-    UnsupportedImageTypeError, CorruptImageError (damaged, truncated), TooManyPixelsError (over
-    ``max_pixels`` by the header, before decoding), ImageTooSmallError (a side under
-    ``min_side``).
+
+def reader_long_side() -> int:
+    """The default ``min_long_side`` of :func:`decode_reduced`: the reader's ``tile_above_px``
+    plus one (an image at ``tile_above_px`` or under would be read whole only, not in tiles)."""
+    from vision.reader import ReaderSettings  # (imageio itself does not need the reader)
+
+    return ReaderSettings().tile_above_px + 1
+
+
+def reduction_factor(width: int, height: int, min_long_side: int, min_side: int = MIN_SIDE) -> int:
+    """The largest JPEG decoding reduction, 8, 4, 2 or else 1, that keeps the longer side at
+    least ``min_long_side`` and the shorter side at least ``min_side`` pixels.
+
+    A reduction by ``f`` gives ``ceil(side / f)`` pixels a side (libjpeg's rounding).
     """
+    if min_long_side < 1:
+        raise ValueError(f"min_long_side must be at least 1 pixel, got {min_long_side}")
+    long_side, short_side = max(width, height), min(width, height)
+    for factor in (8, 4, 2):
+        if -(-long_side // factor) >= min_long_side and -(-short_side // factor) >= min_side:
+            return factor
+    return 1
+
+
+def _overhang_xy(orientation: int, right: int, bottom: int) -> tuple[int, int]:
+    """Where the reduced blocks overhang an upright photo: (left, top) in its pixels.
+
+    A block reduced by f covers f x f stored pixels; the last column and row of blocks reach
+    ``right`` and ``bottom`` pixels past the stored photo. An EXIF mirror or turn
+    (:func:`apply_orientation`) may bring that overhang to the upright left or top.
+    """
+    if orientation >= 5:  # a quarter turn: stored columns become rows
+        return (bottom if orientation in (6, 7) else 0, right if orientation in (7, 8) else 0)
+    return (right if orientation in (2, 3) else 0, bottom if orientation in (3, 4) else 0)
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ReducedImage:
+    """An upright image decoded at ``1 / factor`` of a photo's size, and how to go back.
+
+    ``image`` is the upright (H, W, 3) BGR array; ``factor`` is 1, 2, 4 or 8; ``size_wh`` the
+    upright photo's own size; a point (x, y) of ``image`` is (factor * x - offset_x,
+    factor * y - offset_y) in the photo. ``offset_xy`` is (0, 0) unless an EXIF turn or mirror
+    put the part of the last reduced row or column that lies past the photo's stored edge on
+    the left or the top (photo sides that are not multiples of ``factor``).
+    """
+
+    image: NDArray[np.uint8]
+    factor: int
+    size_wh: tuple[int, int]
+    offset_xy: tuple[int, int] = (0, 0)
+
+    def to_original(self, reading: Reading) -> Reading:
+        """A reading of ``image`` with its boxes and sizes in the photo's own pixels."""
+        if self.factor == 1:
+            return reading
+        return reading.scaled(self.factor, self.size_wh, self.offset_xy)
+
+    def full_size(self) -> NDArray[np.uint8]:
+        """``image`` enlarged back to ``size_wh`` (bilinear), aligned with the boxes that
+        :meth:`to_original` gives: for drawing on. ``image`` itself when ``factor`` is 1."""
+        if self.factor == 1:
+            return self.image
+        height, width = self.image.shape[:2]
+        size = (width * self.factor, height * self.factor)
+        enlarged = _u8(cv2.resize(self.image, size, interpolation=cv2.INTER_LINEAR))
+        left, top = self.offset_xy
+        return np.ascontiguousarray(
+            enlarged[top : top + self.size_wh[1], left : left + self.size_wh[0]]
+        )
+
+
+def _check_limits(data: bytes, max_bytes: int, max_pixels: int, min_side: int) -> ImageInfo:
+    """The header of ``data`` after the checks that come before decoding (steps 1 to 4)."""
     if not data:
         raise EmptyImageError("empty image: 0 bytes received")
     if len(data) > max_bytes:
@@ -402,8 +478,13 @@ def decode_image(
             f"{info.format.name} of {info.width}x{info.height} pixels is too small: "
             f"each side needs at least {min_side} pixels"
         )
+    return info
+
+
+def _decode(data: bytes, info: ImageInfo, factor: int) -> NDArray[np.uint8]:
+    """Decode checked bytes (a JPEG reduced by ``factor``), normalise and turn upright."""
     buffer = np.frombuffer(data, dtype=np.uint8)
-    flags = cv2.IMREAD_UNCHANGED | cv2.IMREAD_IGNORE_ORIENTATION
+    flags = _REDUCED_FLAGS.get(factor, cv2.IMREAD_UNCHANGED) | cv2.IMREAD_IGNORE_ORIENTATION
     try:
         decoded = cv2.imdecode(buffer, flags)
     except cv2.error as error:
@@ -413,19 +494,82 @@ def decode_image(
             f"corrupt or truncated {info.format.name}: the decoder could not read its "
             f"{len(data):,} bytes"
         )
-    stored = {(info.height, info.width)}
+    stored = {(-(-info.height // factor), -(-info.width // factor))}
     if info.format is ImageFormat.TIFF and info.orientation >= 5:
         stored.add((info.width, info.height))  # libtiff has already turned it upright
     if decoded.shape[:2] not in stored and info.format is not ImageFormat.GIF:
         # (a GIF's first frame may be smaller than its logical screen)
+        reduced = f" (reduced by {factor})" if factor > 1 else ""
         raise CorruptImageError(
-            f"corrupt {info.format.name}: header says {info.width}x{info.height}, "
+            f"corrupt {info.format.name}: header says {info.width}x{info.height}{reduced}, "
             f"data decodes to {decoded.shape[1]}x{decoded.shape[0]}"
         )
     image = _to_bgr8(decoded, info.format)
     if info.format is ImageFormat.TIFF:
         return image  # libtiff turns TIFF images upright itself, whatever the flags say
     return apply_orientation(image, info.orientation)
+
+
+def decode_image(
+    data: bytes,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    min_side: int = MIN_SIDE,
+) -> NDArray[np.uint8]:
+    """Decode image bytes into an upright (H, W, 3) BGR ``uint8`` array; see the module docstring.
+
+    Raises, all ImageError: EmptyImageError, ImageTooLargeError (over ``max_bytes``),
+    UnsupportedImageTypeError, CorruptImageError (damaged, truncated), TooManyPixelsError (over
+    ``max_pixels`` by the header, before decoding), ImageTooSmallError (a side under
+    ``min_side``).
+    """
+    info = _check_limits(data, max_bytes, max_pixels, min_side)
+    return _decode(data, info, 1)
+
+
+def decode_reduced(
+    data: bytes,
+    *,
+    min_long_side: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    min_side: int = MIN_SIDE,
+) -> ReducedImage:
+    """Decode image bytes like :func:`decode_image`, a JPEG at the largest reduction (2, 4 or
+    8) that keeps its longer side at least ``min_long_side`` (default
+    :func:`reader_long_side`) and its shorter side at least ``min_side`` pixels.
+
+    Other types are decoded whole (factor 1). The limits apply to the photo's own size, from
+    its header, before anything is decoded; the errors are those of :func:`decode_image`.
+    """
+    info = _check_limits(data, max_bytes, max_pixels, min_side)
+    factor = 1
+    if info.format is ImageFormat.JPEG:
+        floor = reader_long_side() if min_long_side is None else min_long_side
+        factor = reduction_factor(info.width, info.height, floor, min_side)
+    image = _decode(data, info, factor)
+    if factor == 1:
+        return ReducedImage(image, 1, (image.shape[1], image.shape[0]))
+    turned = info.orientation >= 5
+    size_wh = (info.height, info.width) if turned else (info.width, info.height)
+    offset_xy = _overhang_xy(info.orientation, -info.width % factor, -info.height % factor)
+    return ReducedImage(image, factor, size_wh, offset_xy)
+
+
+def _read_file(file: Path, max_bytes: int) -> bytes:
+    """The file's bytes, refused by its size on the file system before it is read."""
+    try:
+        size = file.stat().st_size
+        if size > max_bytes:
+            raise ImageTooLargeError(
+                f"image of {size:,} bytes is over the limit of {max_bytes:,} bytes"
+            )
+        return file.read_bytes()
+    except OSError as error:
+        raise ImageFileError(f"{str(file)!r}: cannot read: {error.strerror or error}") from None
+    except ImageError as error:
+        raise type(error)(f"{str(file)!r}: {error}") from None
 
 
 def load_image(
@@ -441,18 +585,32 @@ def load_image(
     a file that cannot be opened is ImageFileError.
     """
     file = Path(path)
-    try:
-        size = file.stat().st_size
-        if size > max_bytes:
-            raise ImageTooLargeError(
-                f"image of {size:,} bytes is over the limit of {max_bytes:,} bytes"
-            )
-        data = file.read_bytes()
-    except OSError as error:
-        raise ImageFileError(f"{str(file)!r}: cannot read: {error.strerror or error}") from None
-    except ImageError as error:
-        raise type(error)(f"{str(file)!r}: {error}") from None
+    data = _read_file(file, max_bytes)
     try:
         return decode_image(data, max_bytes=max_bytes, max_pixels=max_pixels, min_side=min_side)
+    except ImageError as error:
+        raise type(error)(f"{str(file)!r}: {error}") from None
+
+
+def load_reduced(
+    path: str | Path,
+    *,
+    min_long_side: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    min_side: int = MIN_SIDE,
+) -> ReducedImage:
+    """Read an image file and decode it with :func:`decode_reduced`; the checks and the errors
+    (each naming the file) are those of :func:`load_image`."""
+    file = Path(path)
+    data = _read_file(file, max_bytes)
+    try:
+        return decode_reduced(
+            data,
+            min_long_side=min_long_side,
+            max_bytes=max_bytes,
+            max_pixels=max_pixels,
+            min_side=min_side,
+        )
     except ImageError as error:
         raise type(error)(f"{str(file)!r}: {error}") from None
