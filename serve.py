@@ -422,7 +422,8 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
     ) -> Response:
         """The photo with the score drawn over it (boxes, splits, results), same size, as JPEG
         or PNG: ``?format=jpeg|png`` or the ``Accept`` header. ``?game=pits`` draws a Pits
-        verdict instead of a Niu Niu table."""
+        verdict instead of a Niu Niu table. (A large JPEG, read at a reduced scale, is drawn
+        on that image enlarged back to the photo's size.)"""
         extension, media = image_format(request)
         game = request.query_params.get("game", "niuniu")
         if game not in ("niuniu", "pits"):
@@ -430,13 +431,14 @@ def _routes(app: FastAPI, annotator: Annotator) -> None:
         if game == "pits":
             pits_options = _validate(PitsOptionsIn, upload.options)
             table_codes = [str(card) for card in parse_cards(pits_options.table)]
-            image, reading, _ = read_photo(upload, reader, runtime)
+            photo, reading, _ = read_photo(upload, reader, runtime)
             region = _region(pits_options.table_region)
-            drawing = annotator.annotate(image, judge_reading(reading, table_codes, region))
+            verdict = judge_reading(reading, table_codes, region)
+            drawing = annotator.annotate(photo.full_size(), verdict)
         else:
             options = _validate(TableOptionsIn, upload.options).to_options()
-            image, reading, _ = read_photo(upload, reader, runtime)
-            drawing = annotator.annotate(image, score_reading(reading, options))
+            photo, reading, _ = read_photo(upload, reader, runtime)
+            drawing = annotator.annotate(photo.full_size(), score_reading(reading, options))
         ok, encoded = cv2.imencode(extension, drawing)
         if not ok:
             raise RuntimeError(f"could not encode the drawing as {extension}")

@@ -77,7 +77,7 @@ from vision.calibration import (
     list_profiles,
     profile_path,
 )
-from vision.imageio import ImageError, decode_image
+from vision.imageio import ImageError, decode_reduced
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -181,7 +181,8 @@ async def read_calibration_upload(request: Request) -> CalibrationUpload:
 def _decode(label: str, data: bytes, runtime: RuntimeLike) -> NDArray[np.uint8]:
     limits = runtime.settings
     try:
-        return decode_image(data, max_bytes=limits.max_bytes, max_pixels=limits.max_pixels)
+        # decoded as read_photo decodes the photos it reads later (a large JPEG reduced)
+        return decode_reduced(data, max_bytes=limits.max_bytes, max_pixels=limits.max_pixels).image
     except ImageError as error:
         raise type(error)(f"photo {label!r}: {error}") from None
 

@@ -26,7 +26,7 @@ from handreader.table import TableCard
 from handreader.table_requests import Upload
 from handreader.web_decks import with_deck
 from vision.detections import CardReading, Reading
-from vision.imageio import decode_image
+from vision.imageio import ReducedImage, decode_reduced
 
 __all__ = [
     "LimitsLike",
@@ -110,19 +110,24 @@ def json_response(
 
 def read_photo(
     upload: Upload, reader: ReaderLike, runtime: RuntimeLike
-) -> tuple[NDArray[np.uint8], Reading, dict[str, float]]:
+) -> tuple[ReducedImage, Reading, dict[str, float]]:
     """Decode the upload within the limits and read its cards (with the deck profile its
-    ``deck`` option names: ``handreader.web_decks``); the timings in milliseconds."""
+    ``deck`` option names: ``handreader.web_decks``); the timings in milliseconds.
+
+    A large JPEG is decoded at a reduced scale (``vision.imageio.decode_reduced``: the reader
+    would shrink it to that size anyway); the reading's boxes and size are mapped back to the
+    photo's own pixels, and ``ReducedImage.full_size()`` gives an image they fit, to draw on.
+    """
     reader = with_deck(reader, upload.options.get("deck"))
     limits = runtime.settings
     start = time.perf_counter()
-    image = decode_image(
+    photo = decode_reduced(
         upload.image or b"", max_bytes=limits.max_bytes, max_pixels=limits.max_pixels
     )
     decoded = time.perf_counter()
-    reading = runtime.read(reader, image)
+    reading = photo.to_original(runtime.read(reader, photo.image))
     done = time.perf_counter()
-    return image, reading, {"decode": (decoded - start) * 1e3, "read": (done - decoded) * 1e3}
+    return photo, reading, {"decode": (decoded - start) * 1e3, "read": (done - decoded) * 1e3}
 
 
 def card_dicts(cards: tuple[CardReading, ...] | list[CardReading]) -> list[dict[str, object]]:

@@ -25,7 +25,7 @@ from vision.calibration import (
 )
 from vision.crops import crop_index
 from vision.detections import Detections
-from vision.imageio import load_image
+from vision.imageio import load_reduced
 
 __all__ = [
     "CalibrationError",
@@ -163,6 +163,12 @@ def _from_grid(
     return prototypes, tiles, []
 
 
+def _load(path: Path) -> NDArray[np.uint8]:
+    """The photo decoded as the reader's callers decode it (a large JPEG at a reduced scale:
+    ``vision.imageio.load_reduced``), so its crops look like those read later."""
+    return load_reduced(path).image
+
+
 def calibrate(
     reader: CalibrationReader, name: str, photos: Sequence[Path], grid: bool = False
 ) -> CalibrationResult:
@@ -172,7 +178,7 @@ def calibrate(
         reader,
         name,
         [
-            CalibrationPhoto(str(path), partial(load_image, path), code_from_filename(path))
+            CalibrationPhoto(str(path), partial(_load, path), code_from_filename(path))
             for path in photos
         ],
         grid,

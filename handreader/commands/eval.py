@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     from vision.calibration import load_profile
     from vision.evaluate import EvalTotals, confusion_image, load_manifest
-    from vision.imageio import ImageError, load_image
+    from vision.imageio import ImageError, load_reduced
     from vision.reader import Reader
 
     reader = Reader.load(args.models)
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         totals = EvalTotals()
         for entry in tqdm(entries, desc=manifest.parent.name, unit="photo", leave=False):
             try:
-                image = load_image(entry.image)
+                image = load_reduced(entry.image).image  # as `handreader read` decodes it
             except ImageError:
                 totals.failed += 1
                 totals.add(entry.cards, [])

@@ -6,7 +6,9 @@ With ``--json`` each photo prints one line::
      "cards": [{"card": "10H", "confidence": 0.97, "box": [x1, y1, x2, y2],
      "corners": 2, "uncertain": false}, ...], "size": [w, h], "flags": [...], "ms": 21.3}
 
-A photo that cannot be read prints ``{"image": PATH, "error": {"code": ..., "message": ...}}``
+Boxes and sizes are in the photo's own pixels (upright), although a large JPEG is decoded at a
+reduced scale (``vision.imageio.load_reduced``); ``--annotate`` draws on a copy of the photo's
+size. A photo that cannot be read prints ``{"image": PATH, "error": {"code": ..., "message": ...}}``
 (on standard output with ``--json``, on standard error otherwise); the others are still read and
 the exit status is 2 if any failed.
 """
@@ -55,7 +57,7 @@ def format_reading(reading: Reading) -> str:
 def run(args: argparse.Namespace) -> int:
     """Read each photo; keep going past bad files; 2 if any failed."""
     from vision.calibration import load_profile
-    from vision.imageio import ImageError, load_image
+    from vision.imageio import ImageError, load_reduced
     from vision.reader import Reader
 
     reader = Reader.load(args.models)
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         args.annotate.mkdir(parents=True, exist_ok=True)
     for photo in args.photos:
         try:
-            image = load_image(photo)
+            photo_image = load_reduced(photo)  # a large JPEG at the size the reader works at
         except ImageError as error:
             status = 2
             code = getattr(error, "code", "unreadable")
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print(f"handreader read: error: {error}", file=sys.stderr)
             continue
-        reading = reader.read(image, deck)
+        reading = photo_image.to_original(reader.read(photo_image.image, deck))
         if args.json:
             record: dict[str, Any] = {
                 "image": photo,
@@ -90,5 +92,6 @@ def run(args: argparse.Namespace) -> int:
             from vision.annotate import Annotator
 
             out = args.annotate / f"{Path(photo).stem}.jpg"
-            cv2.imwrite(str(out), Annotator().annotate_reading(image, reading))
+            scene = photo_image.full_size()  # the photo's size, as the boxes are
+            cv2.imwrite(str(out), Annotator().annotate_reading(scene, reading))
     return status

@@ -142,13 +142,13 @@ def score_photo(
     """Read a photo, group its cards into hands, print one line per hand (0: the photo was read)."""
     from handreader.table import TableOptions, score_reading
     from vision.calibration import load_profile
-    from vision.imageio import load_image
+    from vision.imageio import load_reduced
     from vision.reader import Reader
 
     options = TableOptions.create(profile=profile)
     deck_profile = load_profile(deck) if deck else None
-    image = load_image(photo)
-    reading = Reader.load(models).read(image, deck_profile)
+    photo_image = load_reduced(photo)  # boxes mapped back to the photo's own pixels below
+    reading = photo_image.to_original(Reader.load(models).read(photo_image.image, deck_profile))
     table = score_reading(reading, options)
     outcomes = {player.seat: player for player in table.players}
     if not table.hands:

@@ -1,0 +1,107 @@
+"""``handreader read`` and ``handreader score`` on photos, with a fake recognizer.
+
+A large JPEG is decoded at a reduced scale (``vision.imageio.load_reduced``), but the boxes the
+commands print and the annotated copies they write must be in the photo's own pixels. The fake
+reader (tests/web_fakes.py) places its boxes at fractions of whatever image it is given, so the
+expected boxes are those it gives for the photo at full size; it also records the size it saw.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+from web_fakes import NIU_TABLE, FakeReader
+
+from handreader.cli import main
+from vision.detections import Reading
+from vision.imageio import load_image
+
+
+class CliFakeReader(FakeReader):
+    """The web tests' fake, called as the CLI calls the reader (with a deck profile)."""
+
+    def read(self, image_bgr: NDArray[np.uint8], deck: object = None) -> Reading:
+        return super().read(image_bgr)
+
+
+GREY = 100
+
+
+def _photo(folder: Path, extension: str, width: int = 4000, height: int = 3000) -> Path:
+    """A plain grey photo (12 MP by default: the size of the issue's speed target)."""
+    path = folder / f"table{extension}"
+    ok, buffer = cv2.imencode(extension, np.full((height, width, 3), GREY, np.uint8))
+    assert ok
+    path.write_bytes(buffer.tobytes())
+    return path
+
+
+def _expected_boxes(
+    hands: dict[str, tuple[float, float]], width: int, height: int
+) -> set[tuple[float, ...]]:
+    """The boxes the fake gives for an image of the photo's own size, rounded as printed."""
+    reading = FakeReader(hands).read(np.zeros((height, width, 3), np.uint8))
+    return {tuple(round(v, 1) for v in card.box_xyxy) for card in reading.cards}
+
+
+def _use(monkeypatch: pytest.MonkeyPatch, reader: CliFakeReader) -> None:
+    monkeypatch.setattr("vision.reader.Reader.load", lambda *args, **kwargs: reader)
+
+
+@pytest.mark.parametrize(
+    ("extension", "seen"),
+    [(".jpg", (2000, 1500)), (".png", (4000, 3000))],  # JPEG reduced by 2; PNG decoded whole
+)
+def test_read_prints_boxes_in_photo_pixels(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    extension: str,
+    seen: tuple[int, int],
+) -> None:
+    hands = {"10H QS": (0.25, 0.5)}
+    reader = CliFakeReader(hands)
+    _use(monkeypatch, reader)
+    photo = _photo(tmp_path, extension)
+    assert main(["read", str(photo), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert reader.sizes == [seen]
+    assert record["size"] == [4000, 3000]
+    assert {tuple(card["box"]) for card in record["cards"]} == _expected_boxes(hands, 4000, 3000)
+
+
+def test_read_annotates_at_the_photos_size_with_the_boxes_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hands = {"10H": (0.25, 0.5)}
+    _use(monkeypatch, CliFakeReader(hands))
+    photo = _photo(tmp_path, ".jpg")
+    out = tmp_path / "drawn"
+    assert main(["read", str(photo), "--json", "--annotate", str(out)]) == 0
+    box = json.loads(capsys.readouterr().out)["cards"][0]["box"]
+    assert box == [1000.0, 1500.0, 1090.0, 1650.0]  # 0.25 x 4000, 0.5 x 3000; 0.05 x 3000 high
+    drawn = load_image(out / "table.jpg").astype(int)
+    assert drawn.shape == (3000, 4000, 3)  # the photo's size, not the reduced decode's
+    change = np.abs(drawn - GREY).sum(axis=2)
+    assert change[1500, 1010:1080].mean() > 60  # the outline along the box's top edge
+    assert change[1600, 1010:1080].mean() < 10  # its inside is left as it was
+    assert change[750, 500:545].mean() < 10  # nothing where the reduced box would be
+
+
+def test_score_prints_boxes_in_photo_pixels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reader = CliFakeReader(NIU_TABLE)
+    _use(monkeypatch, reader)
+    photo = _photo(tmp_path, ".jpg")
+    assert main(["score", str(photo), "--json"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert reader.sizes == [(2000, 1500)]
+    assert len(records) == 3  # the three hands of NIU_TABLE
+    boxes = {tuple(box) for record in records for box in record["boxes"]}
+    assert boxes == _expected_boxes(NIU_TABLE, 4000, 3000)
