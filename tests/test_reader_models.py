@@ -155,3 +155,17 @@ def test_other_turns_only_for_unsure_crops() -> None:
     sure = first[:, :-1].max(axis=1) >= ReaderSettings().retry_below
     default, _ = Reader.load().classify(image, boxes)
     np.testing.assert_allclose(default[sure], first[sure], atol=1e-6)
+
+
+def test_card_cut_out_tight_is_read(reader: Reader) -> None:
+    """A close-up: a card of the example photo cut out along its two indices, so that they
+    touch the image's edges, still reads as that card (through the framed second pass)."""
+    image = load_image(EXAMPLE)
+    truth = set(json.loads(EXAMPLE_CARDS.read_text())["cards"])
+    whole = [c for c in reader.read(image).cards if c.corners >= 2 and c.code in truth]
+    assert whole, "the example photo should show some card by both its corners"
+    for card in whole:
+        x1, y1, x2, y2 = (int(v) for v in card.box_xyxy)
+        close_up = np.ascontiguousarray(image[y1:y2, x1:x2])
+        read = [(c.code, round(c.confidence, 2)) for c in reader.read(close_up).certain]
+        assert read and read[0][0] == card.code, f"{card.code} cut out read as {read}"

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.detections import CardReading, Detections, Reading, ReadingFlag
+from vision.index_detector import IndexDetector
 from vision.letterbox import PAD_VALUE, letterbox
 from vision.reader import (
     CLASSIFIER_CLASSES,
@@ -165,3 +167,41 @@ def test_bad_model_folders_are_clear_errors(tmp_path: Path, manifest: object, me
         (tmp_path / "manifest.json").write_text(body)
     with pytest.raises(ModelError, match=message):
         Reader.load(tmp_path)
+
+
+class _ScriptedDetector(IndexDetector):
+    """An IndexDetector whose whole-image pass answers from a script: the first call gets
+    ``first``, a call on the framed close-up gets ``framed`` (boxes in framed pixels)."""
+
+    def __init__(self, first: list[list[float]], framed: list[list[float]]) -> None:
+        self.settings = ReaderSettings()
+        self.calls: list[tuple[int, int]] = []
+        self._answers = [first, framed]
+
+    def _detect_whole(self, image: NDArray[np.uint8]) -> Detections:
+        self.calls.append(image.shape[:2])
+        boxes = np.array(self._answers[len(self.calls) - 1], np.float32).reshape(-1, 4)
+        return Detections(
+            boxes, np.full(len(boxes), 0.9, np.float32), np.zeros(len(boxes), np.int64)
+        )
+
+
+def test_small_indices_are_not_read_again() -> None:
+    """Indices under a tenth of the image's shorter side: a table scene, one pass."""
+    detector = _ScriptedDetector([[10, 10, 30, 40]], [])
+    found = detector.detect(np.zeros((480, 640, 3), np.uint8))
+    assert detector.calls == [(480, 640)]
+    assert found.xyxy.tolist() == [[10, 10, 30, 40]]
+
+
+@pytest.mark.parametrize(
+    ("first", "why"),
+    [([[0, 0, 40, 60]], "an index of 60 px in a 300 px image"), ([], "nothing found")],
+)
+def test_close_up_is_read_again_inside_a_margin(first: list[list[float]], why: str) -> None:
+    """A card filling the frame: read again framed by 15% of the longer side (60 px here),
+    and the boxes of that pass come back in the image's own pixels, clipped to it."""
+    detector = _ScriptedDetector(first, [[70, 65, 110, 125], [40, 50, 90, 110]])
+    found = detector.detect(np.zeros((300, 400, 3), np.uint8))
+    assert detector.calls == [(300, 400), (420, 520)], why
+    assert found.xyxy.tolist() == [[10, 5, 50, 65], [0, 0, 30, 50]]

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.detections import Detections
-from vision.letterbox import letterbox
+from vision.letterbox import PAD_VALUE, letterbox
 
 if TYPE_CHECKING:
     from vision.reader import ReaderSettings
@@ -109,7 +109,28 @@ class IndexDetector:
         too when it is a large photo. A large photo is first shrunk once to ``tile_above_px`` on
         its longer side (area averaging): the network sees the tiles at that size anyway, and one
         shrink of the photo costs less than shrinking the whole and every tile from full size.
+
+        A close-up (no index found, or one as big as ``closeup_index_share`` of the image's
+        shorter side: a card filling the frame) is read again inside a grey margin, and that
+        second reading is the answer; see :class:`vision.reader.ReaderSettings`.
         """
+        found = self._detect_whole(image)
+        height, width = image.shape[:2]
+        sides = np.maximum(found.xyxy[:, 2] - found.xyxy[:, 0], found.xyxy[:, 3] - found.xyxy[:, 1])
+        if len(found) and sides.max() < self.settings.closeup_index_share * min(height, width):
+            return found
+        margin = max(1, round(self.settings.closeup_margin * max(height, width)))
+        framed = cv2.copyMakeBorder(
+            image, margin, margin, margin, margin, cv2.BORDER_CONSTANT, value=(PAD_VALUE,) * 3
+        )
+        again = self._detect_whole(cast(NDArray[np.uint8], framed))
+        xyxy = again.xyxy - np.float32(margin)
+        xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)
+        xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, height)
+        return Detections(xyxy, again.confidence, again.class_id)
+
+    def _detect_whole(self, image: NDArray[np.uint8]) -> Detections:
+        """The whole image (and its tiles when large), boxes clipped to it, after NMS."""
         height, width = image.shape[:2]
         limit = self.settings.tile_above_px
         if max(height, width) <= limit:

@@ -55,6 +55,13 @@ class ReaderSettings:
     """Two same-card indices are one card when closer than this many index heights."""
     tile_above_px: int = 1400
     """Images with a longer side above this are also read in overlapping tiles."""
+    closeup_index_share: float = 0.1
+    """A close-up: an index found whose longer side is at least this share of the image's
+    shorter side (a card filling the frame), or no index found at all. The detector learned
+    cards lying inside table scenes and misses indices pressed against the image's edge, so a
+    close-up is read again inside a grey margin (``closeup_margin``), and that reading is kept."""
+    closeup_margin: float = 0.15
+    """The margin around a close-up, as a share of the image's longer side."""
     max_detections: int = 300
     turns: int = 4
     retry_below: float = 0.9
