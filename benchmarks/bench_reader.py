@@ -83,12 +83,17 @@ def main() -> None:
     tensor, _ = letterbox(frame, reader.detector.size)
     name = session.get_inputs()[0].name
     bare = _median_ms(lambda: session.run(None, {name: tensor}), args.runs)
-    whole = _median_ms(lambda: reader.read(frame), args.runs)
-    cards = len(reader.read(frame).cards)
+    # a video frame is read as the live overlay reads it (one detector pass); the same image
+    # as a still photo also gets the close-up pass when its indices are big (this one's are)
+    frames = reader.for_frames()
+    whole = _median_ms(lambda: frames.read(frame), args.runs)
+    cards = len(frames.read(frame).cards)
+    photo = _median_ms(lambda: reader.read(frame), args.runs)
     print(
         f"640x480 frame ({cards} cards): bare detector {bare:.1f} ms, "
         f"whole pipeline {whole:.1f} ms "
-        f"(overhead {whole - bare:.1f} ms; target <= 25 ms)"
+        f"(overhead {whole - bare:.1f} ms; target <= 25 ms); "
+        f"read as a still photo {photo:.1f} ms"
     )
 
     # the 12 MP test photo is made in a child process, so that its construction does not count

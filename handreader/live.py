@@ -33,7 +33,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import Protocol
+from typing import Protocol, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,9 +50,13 @@ __all__ = [
     "LivePipeline",
     "LiveSettings",
     "LiveStream",
+    "frame_reader",
     "next_profile",
     "table_summary",
 ]
+
+
+_R = TypeVar("_R")
 
 
 class LiveError(ValueError):
@@ -65,6 +69,13 @@ class FrameReader(Protocol):
     def read(self, image: NDArray[np.uint8]) -> Reading:
         """The cards in a BGR uint8 image (H, W, 3)."""
         ...
+
+
+def frame_reader(reader: _R) -> _R:
+    """``reader`` as it should read video frames: ``reader.for_frames()`` when it has that
+    (the recognizer's ``Reader``: one detector pass per frame, no close-up pass), else itself."""
+    for_frames = getattr(reader, "for_frames", None)
+    return cast(_R, for_frames()) if callable(for_frames) else reader
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +211,7 @@ class LivePipeline:
         settings: LiveSettings | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self.reader = reader
+        self.reader = frame_reader(reader)
         self.settings = settings or LiveSettings()
         self._options = options or TableOptions()
         self._clock = clock

@@ -48,7 +48,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.websockets import WebSocketDisconnect
 
-from handreader.live import LivePipeline
+from handreader.live import LivePipeline, frame_reader
 from handreader.table import HandResult, TableOptions, TableResult, score_codes
 from handreader.table_requests import MalformedJsonError
 from handreader.table_schema import CardCodes, ErrorOut, TableOptionsIn
@@ -301,7 +301,7 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
         try:
             chosen = _live_options(dict(websocket.query_params))
             options = chosen.to_options()
-            decks = DeckSwitch(reader, chosen.deck)
+            decks = DeckSwitch(frame_reader(reader), chosen.deck)
         except Exception as error:
             await send_error(error)
             await websocket.close(code=1008)

@@ -21,6 +21,7 @@ from handreader.live import (
     LivePipeline,
     LiveSettings,
     LiveStream,
+    frame_reader,
     next_profile,
     table_summary,
 )
@@ -306,9 +307,7 @@ def test_live_annotator_draws_over_a_copy_of_the_same_size() -> None:
 def test_live_annotator_marks_pause_in_its_colour() -> None:
     pipeline = LivePipeline(NoisyReader(misread=0.0, miss=0.0, ghost=0.0))
     frame = run(pipeline, 5)[-1]
-    drawn = LiveAnnotator(paused_colour=(255, 0, 0)).annotate(
-        render_frame(4), frame, paused=True
-    )
+    drawn = LiveAnnotator(paused_colour=(255, 0, 0)).annotate(render_frame(4), frame, paused=True)
     blue, green, red = (int(v) for v in drawn[3, 3])
     assert (blue, green, red) == (0, 0, 255)  # RGB red stored, BGR red drawn
 
@@ -344,3 +343,29 @@ def test_tentative_tracks_are_drawn_unless_they_lie_on_a_shown_card() -> None:
 def test_live_annotator_refuses_a_bad_font_scale() -> None:
     with pytest.raises(ValueError, match="-1"):
         LiveAnnotator(font_scale=-1)
+
+
+def test_the_pipeline_reads_frames_with_the_readers_frame_setting() -> None:
+    """A recognizer offering ``for_frames`` (the real Reader: no close-up pass) is read through
+    it; a plain one is used as it is."""
+
+    @dataclass
+    class WithFrames:
+        inner: NoisyReader
+        asked: list[str] = field(default_factory=list)
+
+        def read(self, image: NDArray[np.uint8]) -> Reading:
+            self.asked.append("photo")
+            return self.inner.read(image)
+
+        def for_frames(self) -> NoisyReader:
+            self.asked.append("for_frames")
+            return self.inner
+
+    plain = NoisyReader()
+    offering = WithFrames(NoisyReader())
+    assert frame_reader(plain) is plain
+    pipeline = LivePipeline(offering)
+    pipeline.process(render_frame(0))
+    assert offering.asked == ["for_frames"]
+    assert pipeline.reader is offering.inner

@@ -169,3 +169,13 @@ def test_card_cut_out_tight_is_read(reader: Reader) -> None:
         close_up = np.ascontiguousarray(image[y1:y2, x1:x2])
         read = [(c.code, round(c.confidence, 2)) for c in reader.read(close_up).certain]
         assert read and read[0][0] == card.code, f"{card.code} cut out read as {read}"
+
+
+def test_frame_reader_shares_the_models_without_the_close_up_pass(reader: Reader) -> None:
+    frames = reader.for_frames()
+    assert frames.settings.closeups is False and reader.settings.closeups is True
+    assert frames.detector.settings.closeups is False and reader.detector.settings.closeups
+    assert frames._classifier is reader._classifier
+    assert frames.detector._session is reader.detector._session
+    image = load_image(EXAMPLE)
+    assert len(frames.read(image).cards) >= 4

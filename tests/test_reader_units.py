@@ -176,10 +176,12 @@ class _ScriptedDetector(IndexDetector):
     def __init__(self, first: list[list[float]], framed: list[list[float]]) -> None:
         self.settings = ReaderSettings()
         self.calls: list[tuple[int, int]] = []
+        self.tiles: list[bool] = []
         self._answers = [first, framed]
 
-    def _detect_whole(self, image: NDArray[np.uint8]) -> Detections:
+    def _detect_whole(self, image: NDArray[np.uint8], tiles: bool = True) -> Detections:
         self.calls.append(image.shape[:2])
+        self.tiles.append(tiles)
         boxes = np.array(self._answers[len(self.calls) - 1], np.float32).reshape(-1, 4)
         return Detections(
             boxes, np.full(len(boxes), 0.9, np.float32), np.zeros(len(boxes), np.int64)
@@ -204,4 +206,16 @@ def test_close_up_is_read_again_inside_a_margin(first: list[list[float]], why: s
     detector = _ScriptedDetector(first, [[70, 65, 110, 125], [40, 50, 90, 110]])
     found = detector.detect(np.zeros((300, 400, 3), np.uint8))
     assert detector.calls == [(300, 400), (420, 520)], why
+    # big indices need no tiles the second time; with none found, every place is looked at
+    assert detector.tiles == [True, not first], why
     assert found.xyxy.tolist() == [[10, 5, 50, 65], [0, 0, 30, 50]]
+
+
+def test_frames_get_one_pass() -> None:
+    """A video frame is not read again as a close-up (``closeups`` off, as ``for_frames``
+    sets it): the first pass is the answer."""
+    detector = _ScriptedDetector([[0, 0, 40, 60]], [[70, 65, 110, 125]])
+    detector.settings = ReaderSettings(closeups=False)
+    found = detector.detect(np.zeros((300, 400, 3), np.uint8))
+    assert detector.calls == [(300, 400)]
+    assert found.xyxy.tolist() == [[0, 0, 40, 60]]

@@ -112,9 +112,12 @@ class IndexDetector:
 
         A close-up (no index found, or one as big as ``closeup_index_share`` of the image's
         shorter side: a card filling the frame) is read again inside a grey margin, and that
-        second reading is the answer; see :class:`vision.reader.ReaderSettings`.
+        second reading is the answer (unless ``settings.closeups`` is off); see
+        :class:`vision.reader.ReaderSettings`.
         """
         found = self._detect_whole(image)
+        if not self.settings.closeups:
+            return found
         height, width = image.shape[:2]
         sides = np.maximum(found.xyxy[:, 2] - found.xyxy[:, 0], found.xyxy[:, 3] - found.xyxy[:, 1])
         if len(found) and sides.max() < self.settings.closeup_index_share * min(height, width):
@@ -123,14 +126,16 @@ class IndexDetector:
         framed = cv2.copyMakeBorder(
             image, margin, margin, margin, margin, cv2.BORDER_CONSTANT, value=(PAD_VALUE,) * 3
         )
-        again = self._detect_whole(cast(NDArray[np.uint8], framed))
+        # indices big enough to call it a close-up need no tiles; with none found, look everywhere
+        again = self._detect_whole(cast(NDArray[np.uint8], framed), tiles=not len(found))
         xyxy = again.xyxy - np.float32(margin)
         xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)
         xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, height)
         return Detections(xyxy, again.confidence, again.class_id)
 
-    def _detect_whole(self, image: NDArray[np.uint8]) -> Detections:
-        """The whole image (and its tiles when large), boxes clipped to it, after NMS."""
+    def _detect_whole(self, image: NDArray[np.uint8], tiles: bool = True) -> Detections:
+        """The whole image (and its tiles when large and ``tiles``), boxes clipped to it, after
+        NMS."""
         height, width = image.shape[:2]
         limit = self.settings.tile_above_px
         if max(height, width) <= limit:
@@ -149,7 +154,7 @@ class IndexDetector:
             parts = [self._detect_once(small)]
             small_h, small_w = small.shape[:2]
             tile_w, tile_h = int(small_w * 0.6), int(small_h * 0.6)
-            for top in (0, small_h - tile_h):
+            for top in (0, small_h - tile_h) if tiles else ():
                 for left in (0, small_w - tile_w):
                     tile = small[top : top + tile_h, left : left + tile_w]
                     parts.append(self._detect_once(tile, (float(left), float(top))))

@@ -7,6 +7,8 @@ nothing per call, so one instance can serve many threads at once.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import hashlib
 import json
 import os
@@ -62,6 +64,10 @@ class ReaderSettings:
     close-up is read again inside a grey margin (``closeup_margin``), and that reading is kept."""
     closeup_margin: float = 0.15
     """The margin around a close-up, as a share of the image's longer side."""
+    closeups: bool = True
+    """Whether close-ups are read again. :meth:`Reader.for_frames` turns it off: a video frame
+    gets one detector pass, to keep its time (a live table is seldom one card filling the
+    frame, while a close hand would pay the second pass in every frame)."""
     max_detections: int = 300
     turns: int = 4
     retry_below: float = 0.9
@@ -159,6 +165,18 @@ class Reader:
                 )
             paths[part] = path
         return cls(paths["detector"], paths["classifier"], manifest, settings)
+
+    def with_settings(self, settings: ReaderSettings) -> Reader:
+        """This reader with other settings, sharing its models (no second load)."""
+        other = copy.copy(self)
+        other.settings = settings
+        other.detector = copy.copy(self.detector)
+        other.detector.settings = settings
+        return other
+
+    def for_frames(self) -> Reader:
+        """This reader as the live overlay reads video frames: no close-up pass."""
+        return self.with_settings(dataclasses.replace(self.settings, closeups=False))
 
     # -- stages -------------------------------------------------------------------------------
 
