@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from handreader.commands.webcam import run_webcam
-from handreader.live import FrameReader, LiveFrame, LiveSettings, table_summary
+from handreader.live import FrameReader, LiveFrame, LiveSettings, frame_reader, table_summary
 from vision.detections import CardReading, Reading
 from vision.tracking import FlickerMeter
 
@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         video = still_video(image, Path(folder) / "still.mp4", args.frames, args.noise, 1)
         load_before = load()
         decoding = decode_fps(video)
-        reading = reader_fps(video, reader, min(args.frames, 100))
+        reading = reader_fps(video, frame_reader(reader), min(args.frames, 100))
         every, auto = LiveSettings(read_every=1), LiveSettings(read_every=0)
         out = Path(folder)
         results = [
