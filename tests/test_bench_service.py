@@ -11,27 +11,18 @@ error by its exception's name, never as a 200).
 from __future__ import annotations
 
 import http.client
-import importlib.util
 import socket
-import sys
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_service.py"
+from benchmark_modules import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_service_under_test", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while being made
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_service")
 
 
 def _answer(status: str, body: bytes, length: bool = True) -> bytes:

@@ -8,9 +8,7 @@ breaks (cosine 1 against 0 over a temperature of 0.03 outweighs any classifier m
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,24 +16,19 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+from benchmark_modules import load_benchmark
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
 from vision.calibration import DEFAULT_TEMPERATURE, DEFAULT_WEIGHT
 
-TOOL = Path(__file__).resolve().parent.parent / "benchmarks" / "tune_calibration.py"
 AXES = np.eye(4, dtype=np.float32)
 AS_AXIS, AC_AXIS, TWO_AXIS = AXES[0], AXES[1], AXES[2]
 
 
 @pytest.fixture(scope="module")
 def tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tune_calibration_under_test", TOOL)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while being made
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("tune_calibration")
 
 
 def _reading(shares: dict[str, float]) -> NDArray[np.float32]:
