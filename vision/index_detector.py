@@ -69,6 +69,13 @@ def session(path: Path) -> Any:
         raise ModelError(f"cannot load model {str(path)!r}: {error}") from error
 
 
+def _clip(xyxy: NDArray[np.float32], width: int, height: int) -> NDArray[np.float32]:
+    """Boxes (N, 4) clipped to an image of ``width`` x ``height``, in place."""
+    xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)
+    xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, height)
+    return xyxy
+
+
 class IndexDetector:
     """``IndexDetector(path, imgsz, settings).detect(image_bgr) -> Detections``."""
 
@@ -128,9 +135,7 @@ class IndexDetector:
         )
         # indices big enough to call it a close-up need no tiles; with none found, look everywhere
         again = self._detect_whole(cast(NDArray[np.uint8], framed), tiles=not len(found))
-        xyxy = again.xyxy - np.float32(margin)
-        xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)
-        xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, height)
+        xyxy = _clip(again.xyxy - np.float32(margin), width, height)
         return Detections(xyxy, again.confidence, again.class_id)
 
     def _detect_whole(self, image: NDArray[np.uint8], tiles: bool = True) -> Detections:
@@ -162,8 +167,7 @@ class IndexDetector:
         confidence = np.concatenate([p.confidence for p in parts])
         if len(confidence) == 0:
             return Detections.empty()
-        xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)
-        xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, height)
+        xyxy = _clip(xyxy, width, height)
         keep = non_max_suppression(xyxy, confidence, self.settings.nms_iou)[
             : self.settings.max_detections
         ]
