@@ -173,11 +173,33 @@ class _ScriptedDetector(IndexDetector):
     """An IndexDetector whose whole-image pass answers from a script: the first call gets
     ``first``, a call on the framed close-up gets ``framed`` (boxes in framed pixels)."""
 
-    def __init__(self, first: list[list[float]], framed: list[list[float]]) -> None:
+    def __init__(
+        self,
+        first: list[list[float]],
+        framed: list[list[float]],
+        fine: list[list[float]] | None = None,
+        dynamic: bool = True,
+    ) -> None:
         self.settings = ReaderSettings()
+        self.size = 320
+        self.dynamic = dynamic
         self.calls: list[tuple[int, int]] = []
         self.tiles: list[bool] = []
+        self.sizes: list[int | None] = []
         self._answers = [first, framed]
+        self._fine_answer = fine or []
+
+    def _detect_once(
+        self,
+        image: NDArray[np.uint8],
+        offset: tuple[float, float] = (0.0, 0.0),
+        size: int | None = None,
+    ) -> Detections:
+        self.sizes.append(size)
+        boxes = np.array(self._fine_answer, np.float32).reshape(-1, 4)
+        return Detections(
+            boxes, np.full(len(boxes), 0.8, np.float32), np.zeros(len(boxes), np.int64)
+        )
 
     def _detect_whole(self, image: NDArray[np.uint8], tiles: bool = True) -> Detections:
         self.calls.append(image.shape[:2])
@@ -190,10 +212,10 @@ class _ScriptedDetector(IndexDetector):
 
 def test_small_indices_are_not_read_again() -> None:
     """Indices under a tenth of the image's shorter side: a table scene, one pass."""
-    detector = _ScriptedDetector([[10, 10, 30, 40]], [])
+    detector = _ScriptedDetector([[10, 10, 30, 45]], [])
     found = detector.detect(np.zeros((480, 640, 3), np.uint8))
-    assert detector.calls == [(480, 640)]
-    assert found.xyxy.tolist() == [[10, 10, 30, 40]]
+    assert detector.calls == [(480, 640)] and detector.sizes == []
+    assert found.xyxy.tolist() == [[10, 10, 30, 45]]
 
 
 @pytest.mark.parametrize(
@@ -219,3 +241,52 @@ def test_frames_get_one_pass() -> None:
     found = detector.detect(np.zeros((300, 400, 3), np.uint8))
     assert detector.calls == [(300, 400)]
     assert found.xyxy.tolist() == [[0, 0, 40, 60]]
+
+
+# indices of 20 px in a 1024 x 768 scene: 6 px at the detector's 320, under fine_below_px
+_SMALL = [[100, 100, 114, 120], [300, 200, 314, 220], [500, 600, 514, 620]]
+
+
+def test_small_indices_are_read_again_finer() -> None:
+    """Indices the network sees small are read again at ``fine_imgsz``; that reading is kept,
+    clipped to the image."""
+    detector = _ScriptedDetector(_SMALL, [], fine=[[1000, 700, 1030, 790], [99, 99, 115, 121]])
+    found = detector.detect(np.zeros((768, 1024, 3), np.uint8))
+    assert detector.calls == [(768, 1024)]
+    assert detector.sizes == [480]
+    assert sorted(found.xyxy.tolist()) == [[99, 99, 115, 121], [1000, 700, 1024, 768]]
+
+
+def test_finer_pass_that_finds_nothing_keeps_the_first() -> None:
+    detector = _ScriptedDetector(_SMALL, [], fine=[])
+    found = detector.detect(np.zeros((768, 1024, 3), np.uint8))
+    assert detector.sizes == [480]
+    assert found.xyxy.tolist() == _SMALL
+
+
+@pytest.mark.parametrize(
+    ("shape", "dynamic", "settings", "why"),
+    [
+        ((768, 1024), False, {}, "a model with a fixed input size"),
+        ((768, 1024), True, {"fine": False}, "finer pass off (frames)"),
+        ((768, 1024), True, {"fine_below_px": 5.0}, "indices big enough at 320"),
+        ((1536, 2048), True, {}, "a large photo, read in tiles instead"),
+        ((360, 470), True, {}, "an image smaller than the finer input"),
+    ],
+)
+def test_no_finer_pass(
+    shape: tuple[int, int], dynamic: bool, settings: dict[str, object], why: str
+) -> None:
+    detector = _ScriptedDetector(_SMALL, [], fine=[[0, 0, 9, 9]], dynamic=dynamic)
+    detector.settings = ReaderSettings(**settings)  # type: ignore[arg-type]
+    found = detector.detect(np.zeros((*shape, 3), np.uint8))
+    assert detector.sizes == [], why
+    assert found.xyxy.tolist() == _SMALL, why
+
+
+def test_frames_reader_turns_both_second_passes_off() -> None:
+    reader = _merger()
+    reader.detector = _ScriptedDetector([], [])
+    frames = reader.for_frames()
+    assert (frames.settings.closeups, frames.settings.fine) == (False, False)
+    assert (reader.settings.closeups, reader.settings.fine) == (True, True)

@@ -87,15 +87,20 @@ class IndexDetector:
         self._input = self._session.get_inputs()[0].name
         shape = self._session.get_inputs()[0].shape
         self.size = int(shape[2]) if isinstance(shape[2], int) else imgsz
+        self.dynamic = not isinstance(shape[2], int)
+        """Whether the model takes any input size (then small indices get a finer pass)."""
         metadata = self._session.get_modelmeta().custom_metadata_map
         names = ast.literal_eval(metadata["names"]) if "names" in metadata else None
         if names is not None and names != {0: "index"}:
             raise ModelError(f"detector {str(path)!r} has classes {names}, expected {{0: 'index'}}")
 
     def _detect_once(
-        self, image: NDArray[np.uint8], offset: tuple[float, float] = (0.0, 0.0)
+        self,
+        image: NDArray[np.uint8],
+        offset: tuple[float, float] = (0.0, 0.0),
+        size: int | None = None,
     ) -> Detections:
-        tensor, transform = letterbox(image, self.size)
+        tensor, transform = letterbox(image, size or self.size)
         output = self._session.run(None, {self._input: tensor})[0][0]  # (5, anchors)
         scores = output[4]
         keep = scores >= self.settings.detection_threshold
@@ -121,14 +126,20 @@ class IndexDetector:
         shorter side: a card filling the frame) is read again inside a grey margin, and that
         second reading is the answer (unless ``settings.closeups`` is off); see
         :class:`vision.reader.ReaderSettings`.
+
+        Indices that the network sees small (median side under ``settings.fine_below_px`` of its
+        input) in an image that is not tiled are read again at ``settings.fine_imgsz``, and
+        that reading is the answer (unless ``settings.fine`` is off, or the model has a fixed
+        input size).
         """
         found = self._detect_whole(image)
-        if not self.settings.closeups:
-            return found
         height, width = image.shape[:2]
         sides = np.maximum(found.xyxy[:, 2] - found.xyxy[:, 0], found.xyxy[:, 3] - found.xyxy[:, 1])
-        if len(found) and sides.max() < self.settings.closeup_index_share * min(height, width):
-            return found
+        closeup = not len(found) or sides.max() >= self.settings.closeup_index_share * min(
+            height, width
+        )
+        if not (self.settings.closeups and closeup):
+            return self._fine(image, found, sides) if len(found) else found
         margin = max(1, round(self.settings.closeup_margin * max(height, width)))
         framed = cv2.copyMakeBorder(
             image, margin, margin, margin, margin, cv2.BORDER_CONSTANT, value=(PAD_VALUE,) * 3
@@ -137,6 +148,30 @@ class IndexDetector:
         again = self._detect_whole(cast(NDArray[np.uint8], framed), tiles=not len(found))
         xyxy = _clip(again.xyxy - np.float32(margin), width, height)
         return Detections(xyxy, again.confidence, again.class_id)
+
+    def _fine(
+        self, image: NDArray[np.uint8], found: Detections, sides: NDArray[np.float32]
+    ) -> Detections:
+        """``found``, or the reading at ``settings.fine_imgsz`` when its indices are small."""
+        settings = self.settings
+        longer = max(image.shape[:2])
+        seen = float(np.median(sides)) * self.size / longer
+        if (
+            not settings.fine
+            or not self.dynamic
+            or longer > settings.tile_above_px  # large photos are read in tiles instead
+            or longer < settings.fine_imgsz  # the finer pass would not enlarge the indices
+            or seen >= settings.fine_below_px
+        ):
+            return found
+        again = self._detect_once(image, size=settings.fine_imgsz)
+        if not len(again):
+            return found
+        xyxy = _clip(again.xyxy, image.shape[1], image.shape[0])
+        keep = non_max_suppression(xyxy, again.confidence, settings.nms_iou)[
+            : settings.max_detections
+        ]
+        return Detections(xyxy[keep], again.confidence[keep], np.zeros(len(keep), np.int64))
 
     def _detect_whole(self, image: NDArray[np.uint8], tiles: bool = True) -> Detections:
         """The whole image (and its tiles when large and ``tiles``), boxes clipped to it, after
