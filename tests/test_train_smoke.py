@@ -6,6 +6,7 @@ CI installs both and runs ``pytest -m train``.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -44,6 +45,7 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
         detector_batch=2,
         classifier_epochs=1,
         classifier_finetune_epochs=1,
+        classifier_widths=(8, 16, 16, 24),
         photo_manifests=(photos / "manifest.jsonl",),
         workers=1,
     )
@@ -52,7 +54,12 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
     assert (tmp_path / "models" / "detector.onnx").stat().st_size > 100_000
     assert (tmp_path / "runs" / "classifier" / "photo_crops.npz").is_file()
     assert (tmp_path / "runs" / "classifier-finetune" / "negatives.npz").is_file()
+    assert (
+        "8-16-16 channels, then 24 channels"
+        in json.loads(manifest.read_text())["classifier"]["architecture"]
+    )
     reader = Reader.load(tmp_path / "models")
+    assert reader.detector.dynamic  # any input size: the finer pass for small indices can run
     reading = reader.read(load_image(ROOT / "examples" / "hand.jpg"))
     assert reading.size_wh == (640, 480)  # an untrained model may find nothing: it must run
     # a second run resumes instead of starting over (scenes kept, detector finished)

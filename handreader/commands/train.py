@@ -41,6 +41,13 @@ def register(subparsers: Any) -> None:
         default=4,
         help="second classifier stage with mined hard negatives (default 4; 0 skips it)",
     )
+    parser.add_argument(
+        "--classifier-widths",
+        default="16,32,64,96",
+        metavar="A,B,C,D",
+        help="channels of the classifier's three blocks and its last convolution "
+        "(default 16,32,64,96)",
+    )
     parser.add_argument("--imgsz", type=int, default=320, help="detector input size (default 320)")
     parser.add_argument("--batch", type=int, default=32, help="detector batch (default 32)")
     parser.add_argument(
@@ -60,13 +67,6 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the training recipe."""
-    try:
-        import torch  # noqa: F401
-        import ultralytics  # noqa: F401
-    except ImportError as error:
-        raise ValueError(
-            f"training needs the train extra (pip install -e '.[train]'): {error}"
-        ) from error
     from vision.train.pipeline import TrainingPlan, run_training
 
     for name in (
@@ -86,9 +86,25 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
             )
+    try:
+        widths = tuple(int(part) for part in args.classifier_widths.split(","))
+    except ValueError:
+        widths = ()
+    if len(widths) != 4 or min(widths) < 1:
+        raise ValueError(
+            f"--classifier-widths must be four positive whole numbers such as 16,32,64,96, "
+            f"got {args.classifier_widths!r}"
+        )
     for manifest in args.photos:
         if not manifest.is_file():
             raise ValueError(f"--photos {str(manifest)!r}: no such manifest file")
+    try:  # after the arguments are checked: a typo is named even without torch
+        import torch  # noqa: F401
+        import ultralytics  # noqa: F401
+    except ImportError as error:
+        raise ValueError(
+            f"training needs the train extra (pip install -e '.[train]'): {error}"
+        ) from error
     plan = TrainingPlan(
         work_dir=args.work,
         models_dir=args.models,
@@ -97,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         detector_epochs=args.detector_epochs,
         classifier_epochs=args.classifier_epochs,
         classifier_finetune_epochs=args.classifier_finetune_epochs,
+        classifier_widths=widths,
         detector_finetune_epochs=args.finetune_epochs,
         detector_imgsz=args.imgsz,
         detector_batch=args.batch,

@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 NONE_CLASS = len(CARD_CLASSES)
+DEFAULT_WIDTHS = (16, 32, 64, 96)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class ClassifierTraining:
     init_weights: Path | None = None
     """Start from this checkpoint's weights (fine-tuning) instead of random ones."""
     threads: int | None = None
+    widths: tuple[int, int, int, int] = DEFAULT_WIDTHS
+    """Channels of the three convolution blocks and of the last 4 x 4 convolution."""
 
 
 def _jitter_box(rng: np.random.Generator, box: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -124,9 +127,10 @@ def extract_crops(
     return np.stack(crops), np.array(labels, np.int64)
 
 
-def _network(classes: int) -> Any:
-    """Three blocks of two 3x3 convolutions (16, 32, 64 channels, batch norm, max pooling), a
-    96-channel convolution at 4 x 4, then 1536 -> 128 (the embedding) -> ``classes``.
+def _network(classes: int, widths: tuple[int, ...] = DEFAULT_WIDTHS) -> Any:
+    """Three blocks of two 3x3 convolutions (``widths[:3]`` channels, by default 16, 32, 64;
+    batch norm, max pooling), a ``widths[3]``-channel convolution at 4 x 4 (96), then
+    the flattened map -> 128 (the embedding) -> ``classes``.
 
     The flattened 4 x 4 map keeps where things are in the crop (the pip under the rank).
     """
@@ -147,16 +151,17 @@ def _network(classes: int) -> Any:
     class IndexNet(nn.Module):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
+            first, second, third, last = widths
             self.features = nn.Sequential(
-                *block(3, 16),
-                *block(16, 32),
-                *block(32, 64),
-                nn.Conv2d(64, 96, 3, padding=1, bias=False),
-                nn.BatchNorm2d(96),
+                *block(3, first),
+                *block(first, second),
+                *block(second, third),
+                nn.Conv2d(third, last, 3, padding=1, bias=False),
+                nn.BatchNorm2d(last),
                 nn.ReLU(inplace=True),
             )
             side = CROP_SIZE // 8
-            self.embed = nn.Linear(96 * side * side, 128)
+            self.embed = nn.Linear(last * side * side, 128)
             self.head = nn.Linear(128, classes)
             self.dropout = nn.Dropout(0.3)
 
@@ -248,7 +253,7 @@ def train_classifier(settings: ClassifierTraining) -> Path:
         )
         val_inputs = torch.from_numpy(crops_to_tensor(val_crops))
         val_targets = torch.from_numpy(val_labels)
-    model = _network(len(CLASSIFIER_CLASSES))
+    model = _network(len(CLASSIFIER_CLASSES), settings.widths)
     if settings.init_weights is not None:
         model.load_state_dict(torch.load(settings.init_weights, weights_only=False)["model"])
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=5e-4)
@@ -307,6 +312,7 @@ def train_classifier(settings: ClassifierTraining) -> Path:
             "epoch": epoch,
             "accuracy": accuracy,
             "best_accuracy": max(best_accuracy, accuracy),
+            "widths": list(settings.widths),
         }
         if accuracy > best_accuracy:
             best_accuracy = accuracy
@@ -332,7 +338,8 @@ def export_classifier(state_path: Path, out: Path) -> Path:
     import torch
 
     state = torch.load(state_path, weights_only=False)
-    model = _network(len(CLASSIFIER_CLASSES))
+    # checkpoints from before the widths were a setting hold the default network
+    model = _network(len(CLASSIFIER_CLASSES), tuple(state.get("widths", DEFAULT_WIDTHS)))
     model.load_state_dict(state["model"])
     model.eval()
     out.parent.mkdir(parents=True, exist_ok=True)

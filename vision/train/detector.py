@@ -110,14 +110,17 @@ def finetune_detector(settings: DetectorTraining, weights: Path, epochs: int) ->
 
 
 def export_detector(weights: Path, imgsz: int, out: Path) -> Path:
-    """Export trained weights to ONNX (opset 17, static batch 1, no NMS) at ``out``."""
+    """Export trained weights to ONNX (opset 17, no NMS) at ``out``.
+
+    The input size is left free: the reader runs it at ``imgsz``, and again at
+    ``ReaderSettings.fine_imgsz`` for a photo whose indices it sees small (the same speed at
+    ``imgsz`` as a fixed-size export).
+    """
     offline_ultralytics(weights.parent / "ultralytics")
     from ultralytics import YOLO
 
     exported = Path(
-        YOLO(str(weights)).export(
-            format="onnx", imgsz=imgsz, opset=17, simplify=True, dynamic=False
-        )
+        YOLO(str(weights)).export(format="onnx", imgsz=imgsz, opset=17, simplify=True, dynamic=True)
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     exported.replace(out)

@@ -38,6 +38,8 @@ class TrainingPlan:
     classifier_finetune_epochs: int = 4
     """Epochs of a second classifier stage that adds hard "none" examples mined with the new
     detector (:mod:`vision.train.negatives`), at a lower learning rate; 0 skips it."""
+    classifier_widths: tuple[int, int, int, int] = (16, 32, 64, 96)
+    """Channels of the classifier's three convolution blocks and of its last convolution."""
     photo_manifests: tuple[Path, ...] = ()
     """Manifests of labelled single-card photos whose ``split: train`` rows add real index
     crops to the classifier's training (:mod:`vision.train.photo_crops`)."""
@@ -81,15 +83,18 @@ def write_manifest(
             "architecture": "YOLOv8n (ultralytics), from scratch, one class",
             "classes": ["index"],
             "imgsz": plan.detector_imgsz,
-            "input": "1x3xSxS RGB float [0,1], letterboxed, pad 114",
+            "input": "1x3xSxS RGB float [0,1], letterboxed, pad 114; S free: imgsz, or "
+            "ReaderSettings.fine_imgsz when the indices are small",
             "output": "1x5xA: cx, cy, w, h, score (NMS done by the reader)",
         },
         "classifier": {
             "file": classifier.name,
             "sha256": _sha256(classifier),
             "bytes": classifier.stat().st_size,
-            "architecture": "CNN (3 blocks of two 3x3 convolutions, 16-32-64 channels, then "
-            "96 channels at 4x4) -> 128 embedding -> 55 (vision/train/classifier.py)",
+            "architecture": "CNN (3 blocks of two 3x3 convolutions, {}-{}-{} channels, then "
+            "{} channels at 4x4) -> 128 embedding -> 55 (vision/train/classifier.py)".format(
+                *plan.classifier_widths
+            ),
             "classes": list(CLASSIFIER_CLASSES),
             "input": f"Nx3x{CROP_SIZE}x{CROP_SIZE} RGB float [0,1]: a square crop centred on "
             f"the detected index, {CROP_CONTEXT}x the box's longer side, at any angle "
@@ -194,6 +199,7 @@ def run_training(plan: TrainingPlan) -> Path:
             epochs=plan.classifier_epochs,
             val_scene_dirs=(holdout_dir,),
             photo_crops=photos,
+            widths=plan.classifier_widths,
         )
     )
     if plan.classifier_finetune_epochs > 0:
@@ -207,6 +213,7 @@ def run_training(plan: TrainingPlan) -> Path:
                 photo_crops=photos,
                 negatives=_negatives(plan, detector),
                 init_weights=state,
+                widths=plan.classifier_widths,
             )
         )
     classifier = export_classifier(state, plan.models_dir / "classifier.onnx")

@@ -1,0 +1,30 @@
+"""`handreader train` names a bad argument before it needs torch or starts any work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from handreader.cli import main
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--classifier-widths", "16,32,64"], "--classifier-widths must be four positive"),
+        (["--classifier-widths", "16,32,x,96"], "got '16,32,x,96'"),
+        (["--classifier-widths", "16,0,64,96"], "--classifier-widths must be four positive"),
+        (["--scenes", "0"], "--scenes must be at least 1, got 0"),
+        (["--finetune-epochs", "-1"], "--finetune-epochs must be 0 or more"),
+        (["--photos", "no/such.jsonl"], "no such manifest file"),
+    ],
+)
+def test_bad_training_arguments_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], message: str
+) -> None:
+    work = tmp_path / "runs"
+    status = main(["train", "--work", str(work), "--models", str(tmp_path / "m"), *arguments])
+    assert status == 2
+    assert message in capsys.readouterr().err
+    assert not work.exists()  # nothing generated or trained
