@@ -1,0 +1,81 @@
+"""The index-size table of ``benchmarks/eval_by_index_size.py``: bands, pairing, totals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from tests.benchmark_modules import load_benchmark
+
+sizes = load_benchmark("eval_by_index_size")
+
+
+def test_cards_fall_in_bands_by_index_side() -> None:
+    table = sizes.SizeTable((16.0, 32.0))
+    assert table.labels() == ["0-16 px", "16-32 px", ">= 32 px"]
+    assert table.band(10.0) is table.bands[0]
+    assert table.band(16.0) is table.bands[1]  # a lower bound belongs to its band
+    assert table.band(40.0) is table.bands[2]
+
+
+def test_recall_and_precision_per_band() -> None:
+    table = sizes.SizeTable((16.0, 32.0))
+    # a small 5H missed, a big KS read, a middle 2C read as 2S (wrong), an extra QD
+    table.add(
+        [("5H", 12.0), ("KS", 40.0), ("2C", 20.0)],
+        [("KS", 38.0), ("2S", 21.0), ("QD", 10.0)],
+    )
+    small, middle, big = table.bands
+    assert (small.cards, small.read, small.predicted, small.right) == (1, 0, 1, 0)
+    assert (middle.cards, middle.read, middle.predicted, middle.right) == (1, 0, 1, 0)
+    assert (big.cards, big.read, big.predicted, big.right) == (1, 1, 1, 1)
+    assert big.f1 == 1.0 and small.f1 == 0.0
+    whole = table.total()
+    assert (whole.cards, whole.read, whole.predicted, whole.right) == (3, 1, 3, 1)
+    assert whole.recall == pytest.approx(1 / 3) and whole.precision == pytest.approx(1 / 3)
+
+
+def test_one_reading_serves_one_card_of_its_code() -> None:
+    """Two decks: two 7D labelled, one read; the larger card takes the reading."""
+    table = sizes.SizeTable((16.0,))
+    table.add([("7D", 10.0), ("7D", 30.0)], [("7D", 29.0)])
+    small, big = table.bands
+    assert (small.cards, small.read) == (1, 0)
+    assert (big.cards, big.read, big.right) == (1, 1, 1)
+
+
+def test_scene_truth_takes_each_cards_largest_index() -> None:
+    meta = {
+        "indices": [
+            {"card": "AS", "card_index": 0, "box_xyxy": [0, 0, 10, 20]},
+            {"card": "AS", "card_index": 0, "box_xyxy": [50, 50, 80, 60]},
+            {"card": "9H", "card_index": 3, "box_xyxy": [5, 5, 17, 14]},
+        ]
+    }
+    assert sorted(sizes.scene_truth(meta)) == [("9H", 12.0), ("AS", 30.0)]
+
+
+def test_empty_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        sizes.main(["--scenes", str(tmp_path)])
+    assert "no scenes in" in capsys.readouterr().err
+
+
+def test_reads_a_scene_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A one-card scene of the example photo's 2D, with its labelled index: it is read."""
+    root = Path(__file__).resolve().parent.parent
+    image = cv2.imread(str(root / "examples" / "hand.jpg"))
+    (tmp_path / "images").mkdir()
+    (tmp_path / "meta").mkdir()
+    cv2.imwrite(str(tmp_path / "images" / "0000000.jpg"), np.ascontiguousarray(image))
+    meta = {"indices": [{"card": "2D", "card_index": 0, "box_xyxy": [0, 0, 30, 40]}]}
+    (tmp_path / "meta" / "0000000.json").write_text(json.dumps(meta))
+    assert sizes.main(["--scenes", str(tmp_path), "--bands", "32"]) == 0
+    out = capsys.readouterr().out
+    assert "1 scenes of" in out
+    last = out.strip().splitlines()[-1].split()
+    assert last[0] == "all" and last[1] == "1"
