@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vision.detections import Detections
 from vision.imageio import load_image
 from vision.reader import ModelError, Reader, ReaderSettings, default_models_dir
 
@@ -179,3 +180,35 @@ def test_frame_reader_shares_the_models_without_the_close_up_pass(reader: Reader
     assert frames.detector._session is reader.detector._session
     image = load_image(EXAMPLE)
     assert len(frames.read(image).cards) >= 4
+
+
+def test_small_indices_get_the_finer_pass(reader: Reader) -> None:
+    """The example photo's hand shrunk into a corner of a 1024 x 768 table: its indices are
+    about 5 px at the detector's 320, so the reader runs the detector again at 480 (the shipped
+    detector takes any input size), and finds at least as many cards as in one pass."""
+    import cv2
+
+    assert reader.detector.dynamic
+    hand = load_image(EXAMPLE)
+    table = np.full((768, 1024, 3), 60, np.uint8)
+    table[300:540, 400:720] = cv2.resize(hand, (320, 240), interpolation=cv2.INTER_AREA)
+    calls: list[int | None] = []
+    once = reader.detector._detect_once
+
+    def counting(
+        image: np.ndarray, offset: tuple[float, float] = (0.0, 0.0), size: int | None = None
+    ) -> Detections:
+        calls.append(size)
+        return once(image, offset, size)
+
+    reader.detector._detect_once = counting  # type: ignore[method-assign]
+    try:
+        fine = reader.read(table)
+    finally:
+        del reader.detector._detect_once
+    single = reader.with_settings(ReaderSettings(fine=False)).read(table)
+    assert calls == [None, 480]
+    assert len(fine.cards) >= len(single.cards) >= 1
+    for card in fine.cards:  # boxes of the 480 pass are in the table's pixels, on the hand
+        x1, y1, x2, y2 = card.box_xyxy
+        assert 390 <= x1 < x2 <= 730 and 290 <= y1 < y2 <= 550
