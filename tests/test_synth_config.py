@@ -16,7 +16,7 @@ from handreader import cli
 from vision.synth.config import ConfigError, SceneConfig, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYOUT_NAMES = ("single", "table", "hand", "fan", "pits", "pile")
+LAYOUT_NAMES = ("single", "table", "hand", "fan", "pits", "pile", "closeup")
 
 BAD_CONFIGS: list[tuple[str, Any, str]] = [
     # (case, parsed YAML, substring the message must contain)

@@ -607,3 +607,32 @@ def test_random_scenes_every_layout_many_seeds(monkeypatch: pytest.MonkeyPatch) 
                                                                  strict=True)
                 for problem in check_scene_coverage(shot)]
     assert not problems, problems[:10]
+
+
+def test_closeup_layout_fills_the_frame(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close-up layout (datasets/closeups.yaml): one card spanning most of a square-on
+    frame, stretched or not, its labelled indices against the frame's edges and exactly the
+    visible ones."""
+    decks = [deck(name) for name in FAST_DECKS]
+    shots = render_captured(
+        monkeypatch, decks, range(40),
+        sizes=[[224, 224], [640, 480]],
+        layouts={"closeup": 1, "single": 0, "table": 0, "hand": 0, "fan": 0, "pits": 0,
+                 "pile": 0},
+        geometry={"max_tilt_degrees": 0, "min_index_px": 10, "mixed_decks_probability": 0})
+    near_edge = labelled = 0
+    for seed, shot in enumerate(shots):
+        assert len(shot.placements) == 1
+        assert not check_scene_coverage(shot), f"scene {seed}"
+        height, width = shot.owner_shape
+        width_px, height_px = card_size(shot.placements[0])
+        outline = np.array([[0, 0], [width_px, 0], [width_px, height_px], [0, height_px]],
+                           np.float32)
+        corners = project(shot.homography @ shot.placements[0].matrix, outline)
+        span = corners.max(axis=0) - corners.min(axis=0)
+        assert span[0] >= 0.3 * width and span[1] >= 0.65 * height, f"scene {seed}: {span}"
+        for label in shot.labels:
+            x1, y1, x2, y2 = label.box_xyxy
+            labelled += 1
+            near_edge += min(x1, y1, width - x2, height - y2) < 0.15 * min(width, height)
+    assert labelled >= 40 and near_edge >= 0.8 * labelled

@@ -30,6 +30,9 @@ class Layouts:
     fan: float = 0.2
     pits: float = 0.1
     pile: float = 0.15
+    closeup: float = 0.0
+    """One card filling the frame, often stretched (``datasets/closeups.yaml``); off by
+    default, so the other configs draw the same scenes as before it existed."""
 
 
 @dataclass(frozen=True, slots=True)

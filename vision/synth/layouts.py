@@ -307,6 +307,35 @@ def _single(
     return placements, []
 
 
+def _closeup(
+    rng: np.random.Generator,
+    decks: Sequence[DeckAssets],
+    width: int,
+    height: int,
+    size_range: tuple[float, float],
+    joker_probability: float,
+) -> LayoutResult:
+    """One card filling the whole frame, its edges at or past the frame's, often stretched to
+    the frame's shape: a card photo cropped to the card and resized (the indices lie against
+    the image's edges, where a detector trained on table scenes misses them)."""
+    code = choose_codes(rng, decks[0], 1, joker_probability)[0]
+    assets = _deck_for(decks, 0, code)
+    # the camera's zoom (0.95 to 1.35 of the frame) then brings its edges to the frame's or past
+    height_px = rng.uniform(0.72, 0.85) * height
+    center = (width * (0.5 + rng.normal(0, 0.02)), height * (0.5 + rng.normal(0, 0.02)))
+    angle = rng.normal(0, 0.03) + (math.pi if rng.random() < 0.25 else 0.0)
+    matrix = _card_matrix(assets, code, center, angle, height_px)
+    if rng.random() < 0.7:
+        # stretched so that the card's width spans the frame's width (a resized crop)
+        natural = height_px * _aspect(assets)
+        factor = width * rng.uniform(0.72, 0.85) / natural
+        stretch = np.array(
+            [[factor, 0.0, center[0] * (1 - factor)], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+        )
+        matrix = stretch @ matrix
+    return [Placement(assets, code, matrix)], []
+
+
 LAYOUTS: dict[str, Callable[..., LayoutResult]] = {
     "single": _single,
     "table": _table,
@@ -314,5 +343,6 @@ LAYOUTS: dict[str, Callable[..., LayoutResult]] = {
     "fan": _fan,
     "pits": _pits,
     "pile": _pile,
+    "closeup": _closeup,
 }
 """Layout functions by the names used in the config's ``layouts`` weights."""
