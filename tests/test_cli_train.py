@@ -17,6 +17,7 @@ from handreader.cli import main
         (["--classifier-widths", "16,0,64,96"], "--classifier-widths must be four positive"),
         (["--scenes", "0"], "--scenes must be at least 1, got 0"),
         (["--finetune-epochs", "-1"], "--finetune-epochs must be 0 or more"),
+        (["--closeup-scenes", "-5"], "--closeup-scenes must be 0 or more, got -5"),
         (["--photos", "no/such.jsonl"], "no such manifest file"),
     ],
 )

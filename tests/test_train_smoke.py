@@ -37,6 +37,8 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
         models_dir=tmp_path / "models",
         train_config=ROOT / "datasets" / "scenes.yaml",
         holdout_config=ROOT / "datasets" / "holdout.yaml",
+        closeup_config=ROOT / "datasets" / "closeups.yaml",
+        closeup_scenes=2,
         train_scenes=6,
         holdout_scenes=2,
         detector_epochs=1,
@@ -53,6 +55,7 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
     assert manifest.is_file()
     assert (tmp_path / "models" / "detector.onnx").stat().st_size > 100_000
     assert (tmp_path / "runs" / "classifier" / "photo_crops.npz").is_file()
+    assert len(list((tmp_path / "runs" / "scenes-closeups" / "images").glob("*.jpg"))) == 2
     assert (tmp_path / "runs" / "classifier-finetune" / "negatives.npz").is_file()
     assert (
         "8-16-16 channels, then 24 channels"

@@ -30,6 +30,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--holdout-scenes", type=int, default=400, help="validation scenes, held-out decks"
     )
+    parser.add_argument(
+        "--closeup-scenes",
+        type=int,
+        default=900,
+        help="close-ups of datasets/closeups.yaml added to the training scenes (default 900)",
+    )
     parser.add_argument("--detector-epochs", type=int, default=6)
     parser.add_argument(
         "--finetune-epochs", type=int, default=12, help="detector fine-tuning (default 12)"
@@ -81,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
             )
-    for name in ("finetune_epochs", "classifier_finetune_epochs"):
+    for name in ("finetune_epochs", "classifier_finetune_epochs", "closeup_scenes"):
         if getattr(args, name) < 0:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
@@ -110,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
         models_dir=args.models,
         train_scenes=args.scenes,
         holdout_scenes=args.holdout_scenes,
+        closeup_scenes=args.closeup_scenes,
         detector_epochs=args.detector_epochs,
         classifier_epochs=args.classifier_epochs,
         classifier_finetune_epochs=args.classifier_finetune_epochs,

@@ -27,6 +27,8 @@ class DetectorTraining:
     seed: int = 0
     workers: int = 0
     device: str = "cpu"
+    extra_train_images: tuple[Path, ...] = ()
+    """More folders of training images (the close-ups of ``datasets/closeups.yaml``)."""
 
 
 def _dataset_yaml(settings: DetectorTraining) -> Path:
@@ -35,7 +37,10 @@ def _dataset_yaml(settings: DetectorTraining) -> Path:
     path.write_text(
         yaml.safe_dump(
             {
-                "train": str(settings.train_images.resolve()),
+                "train": [
+                    str(folder.resolve())
+                    for folder in (settings.train_images, *settings.extra_train_images)
+                ],
                 "val": str(settings.val_images.resolve()),
                 "names": {0: "index"},
             }

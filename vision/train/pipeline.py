@@ -28,8 +28,12 @@ class TrainingPlan:
     models_dir: Path
     train_config: Path = Path("datasets/scenes.yaml")
     holdout_config: Path = Path("datasets/holdout.yaml")
+    closeup_config: Path = Path("datasets/closeups.yaml")
     train_scenes: int = 4500
     holdout_scenes: int = 400
+    closeup_scenes: int = 900
+    """Close-ups (one card filling the frame) added to the detector's and the classifier's
+    training scenes; 0 for none."""
     detector_epochs: int = 6
     detector_finetune_epochs: int = 12
     detector_imgsz: int = 320
@@ -167,9 +171,11 @@ def run_training(plan: TrainingPlan) -> Path:
     )
 
     train_dir, holdout_dir = plan.work_dir / "scenes-train", plan.work_dir / "scenes-holdout"
+    closeup_dir = plan.work_dir / "scenes-closeups"
     for config_path, folder, count in (
         (plan.train_config, train_dir, plan.train_scenes),
         (plan.holdout_config, holdout_dir, plan.holdout_scenes),
+        (plan.closeup_config, closeup_dir, plan.closeup_scenes),
     ):
         have = _count(folder)
         if have < count:
@@ -183,6 +189,7 @@ def run_training(plan: TrainingPlan) -> Path:
         epochs=plan.detector_epochs,
         imgsz=plan.detector_imgsz,
         batch=plan.detector_batch,
+        extra_train_images=(closeup_dir / "images",) if plan.closeup_scenes else (),
     )
     weights = train_detector(detector_settings)
     if plan.detector_finetune_epochs > 0:
@@ -192,9 +199,10 @@ def run_training(plan: TrainingPlan) -> Path:
     photos = None
     if plan.photo_manifests:
         photos = _photo_crops(plan, detector)
+    scene_dirs = (train_dir, closeup_dir) if plan.closeup_scenes else (train_dir,)
     state = train_classifier(
         ClassifierTraining(
-            scene_dirs=(train_dir,),
+            scene_dirs=scene_dirs,
             run_dir=plan.work_dir / "classifier",
             epochs=plan.classifier_epochs,
             val_scene_dirs=(holdout_dir,),
@@ -205,7 +213,7 @@ def run_training(plan: TrainingPlan) -> Path:
     if plan.classifier_finetune_epochs > 0:
         state = train_classifier(
             ClassifierTraining(
-                scene_dirs=(train_dir,),
+                scene_dirs=scene_dirs,
                 run_dir=plan.work_dir / "classifier-finetune",
                 epochs=plan.classifier_finetune_epochs,
                 learning_rate=0.001,
