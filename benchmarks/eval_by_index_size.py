@@ -14,7 +14,8 @@ size of its index in the image's pixels (its index's longer side):
 
 Per band the table gives the labelled cards and their recall, the certain readings and their
 precision, and F1. It answers what a user asks: how close must the camera be? The last line is
-the whole set (the figure ``handreader eval`` prints on the same scenes' manifest).
+the whole set (the figure ``handreader eval`` prints on the same scenes' manifest). A second
+table gives the recall per deck design (a reading belongs to no deck, so no precision there).
 """
 
 from __future__ import annotations
@@ -106,14 +107,33 @@ class SizeTable:
 
 def scene_truth(meta: dict[str, object]) -> list[tuple[str, float]]:
     """Each labelled card of a scene's metadata with the longer side of its largest index."""
-    largest: dict[int, tuple[str, float]] = {}
+    return [(code, side) for code, side, _ in scene_cards(meta)]
+
+
+def scene_cards(meta: dict[str, object]) -> list[tuple[str, float, str]]:
+    """Each labelled card of a scene's metadata: code, its largest index's side, its deck."""
+    largest: dict[int, tuple[str, float, str]] = {}
     for item in meta["indices"]:  # type: ignore[attr-defined]
         x1, y1, x2, y2 = item["box_xyxy"]
         side = max(x2 - x1, y2 - y1)
         number = int(item["card_index"])
         if number not in largest or side > largest[number][1]:
-            largest[number] = (str(item["card"]), float(side))
+            largest[number] = (str(item["card"]), float(side), str(item.get("deck", "?")))
     return list(largest.values())
+
+
+def deck_recall(
+    cards: list[tuple[str, float, str]], readings: list[str], totals: dict[str, Band]
+) -> None:
+    """Add one scene's labelled cards to ``totals`` per deck, read when a certain reading of
+    the code is left for them (larger cards first)."""
+    left = list(readings)
+    for code, _, deck in sorted(cards, key=lambda card: -card[1]):
+        band = totals.setdefault(deck, Band())
+        band.cards += 1
+        if code in left:
+            left.remove(code)
+            band.read += 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,14 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     edges = tuple(float(edge) for edge in args.bands.split(","))
     table = SizeTable(edges)
     reader = Reader.load(args.models)
+    decks: dict[str, Band] = {}
     for meta_path in metas:
         meta = json.loads(meta_path.read_text())
         image = load_reduced(args.scenes / "images" / f"{meta_path.stem}.jpg").image
         reading = reader.read(image)
-        table.add(
-            scene_truth(meta),
-            [(card.code, card.index_px) for card in reading.cards if not card.uncertain],
-        )
+        certain = [card for card in reading.cards if not card.uncertain]
+        table.add(scene_truth(meta), [(card.code, card.index_px) for card in certain])
+        deck_recall(scene_cards(meta), [card.code for card in certain], decks)
     print(f"{len(metas)} scenes of {args.scenes}, models {args.models or 'shipped'}")
     print(f"{'index side':>12} {'cards':>6} {'recall':>7} {'read':>6} {'precision':>9} {'F1':>6}")
     for label, band in [*zip(table.labels(), table.bands, strict=True), ("all", table.total())]:
@@ -146,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{label:>12} {band.cards:>6} {band.recall:>7.3f} {band.predicted:>6} "
             f"{band.precision:>9.3f} {band.f1:>6.3f}"
         )
+    print(f"{'deck':>28} {'cards':>6} {'recall':>7}")
+    for deck, band in sorted(decks.items(), key=lambda item: item[1].recall):
+        print(f"{deck:>28} {band.cards:>6} {band.recall:>7.3f}")
     return 0
 
 

@@ -59,6 +59,14 @@ def test_scene_truth_takes_each_cards_largest_index() -> None:
     assert sorted(sizes.scene_truth(meta)) == [("9H", 12.0), ("AS", 30.0)]
 
 
+def test_recall_per_deck() -> None:
+    totals: dict[str, object] = {}
+    cards = [("AS", 30.0, "plastic"), ("AS", 12.0, "orell"), ("9H", 20.0, "orell")]
+    sizes.deck_recall(cards, ["AS", "2C"], totals)
+    assert (totals["plastic"].cards, totals["plastic"].read) == (1, 1)  # type: ignore[attr-defined]
+    assert (totals["orell"].cards, totals["orell"].read) == (2, 0)  # type: ignore[attr-defined]
+
+
 def test_empty_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         sizes.main(["--scenes", str(tmp_path)])
@@ -72,10 +80,12 @@ def test_reads_a_scene_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     (tmp_path / "images").mkdir()
     (tmp_path / "meta").mkdir()
     cv2.imwrite(str(tmp_path / "images" / "0000000.jpg"), np.ascontiguousarray(image))
-    meta = {"indices": [{"card": "2D", "card_index": 0, "box_xyxy": [0, 0, 30, 40]}]}
+    meta = {"indices": [{"card": "2D", "card_index": 0, "deck": "d", "box_xyxy": [0, 0, 30, 40]}]}
     (tmp_path / "meta" / "0000000.json").write_text(json.dumps(meta))
     assert sizes.main(["--scenes", str(tmp_path), "--bands", "32"]) == 0
     out = capsys.readouterr().out
     assert "1 scenes of" in out
-    last = out.strip().splitlines()[-1].split()
-    assert last[0] == "all" and last[1] == "1"
+    lines = out.strip().splitlines()
+    whole = next(line.split() for line in lines if line.split()[0] == "all")
+    assert whole[1] == "1"
+    assert lines[-1].split()[:2] == ["d", "1"]
