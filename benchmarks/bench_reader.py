@@ -6,7 +6,7 @@ the commands and the service use (``decode_reduced``: a JPEG at half size, since
 shrinks it to 1,400 px anyway) are timed in the same run, alternately, each with its read, and
 the cards read from both are compared. Medians of many runs (this machine is shared and noisy).
 
-    python benchmarks/bench_reader.py [--frame examples/hand.jpg] [--runs 50]
+    python benchmarks/bench_reader.py [--frame examples/hand.jpg] [--runs 50] [--models DIR]
 
 Targets (issue 4): frame <= 25 ms, 12 MP <= 200 ms, load < 0.5 s, peak memory < 500 MB.
 """
@@ -64,12 +64,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--frame", type=Path, default=ROOT / "examples" / "hand.jpg")
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--models", type=Path, help="models folder (default: the shipped one)")
     args = parser.parse_args()
 
     loads = []
     for _ in range(5):
         started = time.perf_counter()
-        reader = Reader.load()
+        reader = Reader.load(args.models)
         loads.append(time.perf_counter() - started)
     print(f"model load: median {statistics.median(loads) * 1000:.0f} ms (target < 500 ms)")
 

@@ -57,10 +57,9 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
     assert (tmp_path / "runs" / "classifier" / "photo_crops.npz").is_file()
     assert len(list((tmp_path / "runs" / "scenes-closeups" / "images").glob("*.jpg"))) == 2
     assert (tmp_path / "runs" / "classifier-finetune" / "negatives.npz").is_file()
-    assert (
-        "8-16-16 channels, then 24 channels"
-        in json.loads(manifest.read_text())["classifier"]["architecture"]
-    )
+    classifier = json.loads(manifest.read_text())["classifier"]
+    assert "8-16-16 channels, then 24 channels" in classifier["architecture"]
+    assert classifier["precision"].startswith("int8")  # quantized, and the runtime loads it
     reader = Reader.load(tmp_path / "models")
     assert reader.detector.dynamic  # any input size: the finer pass for small indices can run
     reading = reader.read(load_image(ROOT / "examples" / "hand.jpg"))

@@ -54,6 +54,11 @@ def register(subparsers: Any) -> None:
         help="channels of the classifier's three blocks and its last convolution "
         "(default 16,32,64,96)",
     )
+    parser.add_argument(
+        "--float-classifier",
+        action="store_true",
+        help="ship the classifier in float32 (default: int8, calibrated on training crops)",
+    )
     parser.add_argument("--imgsz", type=int, default=320, help="detector input size (default 320)")
     parser.add_argument("--batch", type=int, default=32, help="detector batch (default 32)")
     parser.add_argument(
@@ -121,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
         classifier_epochs=args.classifier_epochs,
         classifier_finetune_epochs=args.classifier_finetune_epochs,
         classifier_widths=widths,
+        quantize_classifier=not args.float_classifier,
         detector_finetune_epochs=args.finetune_epochs,
         detector_imgsz=args.imgsz,
         detector_batch=args.batch,

@@ -44,6 +44,9 @@ class TrainingPlan:
     detector (:mod:`vision.train.negatives`), at a lower learning rate; 0 skips it."""
     classifier_widths: tuple[int, int, int, int] = (16, 32, 64, 96)
     """Channels of the classifier's three convolution blocks and of its last convolution."""
+    quantize_classifier: bool = True
+    """Ship the classifier with int8 weights and activations (static QDQ, calibrated on
+    training crops): it reads the same, several times faster."""
     photo_manifests: tuple[Path, ...] = ()
     """Manifests of labelled single-card photos whose ``split: train`` rows add real index
     crops to the classifier's training (:mod:`vision.train.photo_crops`)."""
@@ -104,6 +107,10 @@ def write_manifest(
             f"the detected index, {CROP_CONTEXT}x the box's longer side, at any angle "
             "(trained on every turn)",
             "outputs": {"logits": "Nx55", "embedding": "Nx128, L2-normalised"},
+            "precision": "int8 weights and activations (onnxruntime static QDQ quantization, "
+            "per-channel weights, calibrated on 512 training crops)"
+            if plan.quantize_classifier
+            else "float32",
         },
         "training": {
             **{k: _plain(v) for k, v in asdict(plan).items()},
@@ -162,7 +169,12 @@ def _negatives(plan: TrainingPlan, detector: Path) -> Path:
 
 def run_training(plan: TrainingPlan) -> Path:
     """Run every step of the recipe; returns the manifest path."""
-    from vision.train.classifier import ClassifierTraining, export_classifier, train_classifier
+    from vision.train.classifier import (
+        ClassifierTraining,
+        export_classifier,
+        quantize_classifier,
+        train_classifier,
+    )
     from vision.train.detector import (
         DetectorTraining,
         export_detector,
@@ -224,6 +236,13 @@ def run_training(plan: TrainingPlan) -> Path:
                 widths=plan.classifier_widths,
             )
         )
-    classifier = export_classifier(state, plan.models_dir / "classifier.onnx")
+    if plan.quantize_classifier:
+        import numpy as np
+
+        exported = export_classifier(state, plan.work_dir / "classifier-float.onnx")
+        crops = np.load(plan.work_dir / "classifier" / "classifier_crops.npz")["crops"]
+        classifier = quantize_classifier(exported, plan.models_dir / "classifier.onnx", crops)
+    else:
+        classifier = export_classifier(state, plan.models_dir / "classifier.onnx")
     shutil.copyfile(plan.train_config, plan.work_dir / "scenes.yaml")
     return write_manifest(plan, detector, classifier)
