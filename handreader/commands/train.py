@@ -49,10 +49,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--classifier-widths",
-        default="16,32,64,96",
+        default="32,64,128,128",
         metavar="A,B,C,D",
         help="channels of the classifier's three blocks and its last convolution "
-        "(default 16,32,64,96)",
+        "(default 32,64,128,128; the first release had 16,32,64,96)",
     )
     parser.add_argument(
         "--float-classifier",

@@ -35,7 +35,9 @@ __all__ = [
 ]
 
 NONE_CLASS = len(CARD_CLASSES)
-DEFAULT_WIDTHS = (16, 32, 64, 96)
+DEFAULT_WIDTHS = (32, 64, 128, 128)
+LEGACY_WIDTHS = (16, 32, 64, 96)
+"""The network of checkpoints from before the widths were a setting."""
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,8 @@ def extract_crops(
 
 
 def _network(classes: int, widths: tuple[int, ...] = DEFAULT_WIDTHS) -> Any:
-    """Three blocks of two 3x3 convolutions (``widths[:3]`` channels, by default 16, 32, 64;
-    batch norm, max pooling), a ``widths[3]``-channel convolution at 4 x 4 (96), then
+    """Three blocks of two 3x3 convolutions (``widths[:3]`` channels, by default 32, 64, 128;
+    batch norm, max pooling), a ``widths[3]``-channel convolution at 4 x 4 (128), then
     the flattened map -> 128 (the embedding) -> ``classes``.
 
     The flattened 4 x 4 map keeps where things are in the crop (the pip under the rank).
@@ -339,8 +341,7 @@ def export_classifier(state_path: Path, out: Path) -> Path:
     import torch
 
     state = torch.load(state_path, weights_only=False)
-    # checkpoints from before the widths were a setting hold the default network
-    model = _network(len(CLASSIFIER_CLASSES), tuple(state.get("widths", DEFAULT_WIDTHS)))
+    model = _network(len(CLASSIFIER_CLASSES), tuple(state.get("widths", LEGACY_WIDTHS)))
     model.load_state_dict(state["model"])
     model.eval()
     out.parent.mkdir(parents=True, exist_ok=True)

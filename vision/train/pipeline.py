@@ -42,7 +42,7 @@ class TrainingPlan:
     classifier_finetune_epochs: int = 4
     """Epochs of a second classifier stage that adds hard "none" examples mined with the new
     detector (:mod:`vision.train.negatives`), at a lower learning rate; 0 skips it."""
-    classifier_widths: tuple[int, int, int, int] = (16, 32, 64, 96)
+    classifier_widths: tuple[int, int, int, int] = (32, 64, 128, 128)
     """Channels of the classifier's three convolution blocks and of its last convolution."""
     quantize_classifier: bool = True
     """Ship the classifier with int8 weights and activations (static QDQ, calibrated on
