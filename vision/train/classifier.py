@@ -370,9 +370,9 @@ def quantize_classifier(
 ) -> Path:
     """The exported classifier with int8 weights and activations (onnxruntime's static QDQ
     quantization, per-channel weights), calibrated on ``samples`` of ``crops`` (training crops,
-    (N, S, S, 3)). It runs in plain onnxruntime, reads the same (held-out crop accuracy 0.866
-    against 0.867 for the shipped network) about 2.7 times faster; the inputs, outputs and the
-    class list stay as they were.
+    (N, S, S, 3)). It runs in plain onnxruntime and reads the same, faster (the 32-64-128-128
+    network: held-out crop accuracy 0.867 in int8, 0.866 in float; ten crops in 2.7 against
+    7.2 ms); the inputs, outputs and the class list stay as they were.
     """
     from onnxruntime.quantization import (
         CalibrationDataReader,
