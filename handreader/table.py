@@ -525,7 +525,9 @@ def _photo_groups(
         players, left_over = assign_regions(cards, options.player_regions, reading.size_wh)
         groups = list(players)
     else:
-        groups = list(group_cards(cards, link_factor=options.link_factor))
+        found = group_cards(cards, link_factor=options.link_factor)
+        groups = [group for group in found if not group.set_aside]
+        left_over = tuple(card for group in found if group.set_aside for card in group.cards)
     if options.mode is TableMode.TRAINER:
         return ([banker_group] if banker_group else []) + groups, None, left_over
     if banker_group is not None:

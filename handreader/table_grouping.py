@@ -15,6 +15,12 @@ Clustering (:func:`group_cards`), when no regions are given:
    them, and a hand with a stray card beside it gives a hand of five and a group of one. A group
    without such a link (say 7 cards spread evenly in one row) stays whole and is reported as
    it is, never forced into a hand.
+4. Before that split, a group larger than a hand whose certain cards make whole hands (five
+   certain cards and one uncertain, say) keeps its certain cards together and sets the
+   uncertain ones apart as a group of their own: a reading below the confidence threshold
+   beside a full hand is likelier a pip or a picture read as an index than a sixth card, and
+   it must not push a real card out of its hand. That group is marked ``set_aside``; scoring
+   lists its cards as left over, not as a seat.
 
 Regions (:func:`assign_regions`): each card goes to the region that holds its box centre (the
 nearest region centre when several do); cards in no region are left over.
@@ -108,10 +114,13 @@ class CardGroup:
     """Cards that lie together (a hand, an incomplete hand or a stray card), left to right.
 
     ``region`` is the index of the region the cards were assigned to, None when clustered.
+    ``set_aside``: uncertain cards set apart from full hands (step 4 of the clustering); no
+    seat, the table lists them as left over.
     """
 
     cards: tuple[CardReading, ...]
     region: int | None = None
+    set_aside: bool = False
 
     @property
     def box_xyxy(self) -> Box:
@@ -258,9 +267,26 @@ def group_cards(
     kept = [edge for edge in tree if edge[0] <= threshold]
     groups: list[CardGroup] = []
     for component in _components(range(len(cards)), kept):
-        members = set(component)
-        inner = [edge for edge in kept if edge[1] in members]
-        for part in _split(component, inner, hand_size):
+        certain = [i for i in component if not cards[i].uncertain]
+        whole_hands = len(certain) % hand_size == 0 and 0 < len(certain) < len(component)
+        if len(component) > hand_size and whole_hands:
+            unsure = [i for i in component if cards[i].uncertain]
+            groups.append(CardGroup(_left_to_right([cards[i] for i in unsure]), set_aside=True))
+            # the certain cards' own tree, cut as before (an uncertain card may have linked them)
+            sub_tree = [
+                (length, certain[a], certain[b])
+                for length, a, b in _spanning_tree(points[certain])
+                if length <= threshold
+            ]
+            parts = []
+            for piece in _components(certain, sub_tree):
+                members = set(piece)
+                inner = [edge for edge in sub_tree if edge[1] in members]
+                parts += _split(piece, inner, hand_size)
+        else:
+            members = set(component)
+            parts = _split(component, [edge for edge in kept if edge[1] in members], hand_size)
+        for part in parts:
             groups.append(CardGroup(_left_to_right([cards[i] for i in part])))
     return reading_order(groups)
 

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from web_fakes import NIU_TABLE, FakeReader
 
 from handreader.cli import main
-from vision.detections import Reading
+from vision.detections import CardReading, Reading
 from vision.imageio import load_image
 
 
@@ -105,3 +105,26 @@ def test_score_prints_boxes_in_photo_pixels(
     assert len(records) == 3  # the three hands of NIU_TABLE
     boxes = {tuple(box) for record in records for box in record["boxes"]}
     assert boxes == _expected_boxes(NIU_TABLE, 4000, 3000)
+
+
+class _SixCards:
+    """A reader that finds a hand of five and, inside it, one uncertain reading."""
+
+    def read(self, image_bgr: NDArray[np.uint8], deck: object = None) -> Reading:
+        cards = [
+            CardReading(code, 0.97, (100 + 30 * i, 100, 124 + 30 * i, 140))
+            for i, code in enumerate(["3H", "7S", "KD", "8C", "6D"])
+        ]
+        cards.append(CardReading("JH", 0.36, (150, 110, 174, 150), uncertain=True))
+        return Reading((image_bgr.shape[1], image_bgr.shape[0]), tuple(cards))
+
+
+def test_score_names_an_uncertain_reading_left_out_of_the_hand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("vision.reader.Reader.load", lambda *args, **kwargs: _SixCards())
+    photo = _photo(tmp_path, ".jpg", 640, 480)
+    assert main(["score", str(photo)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("hand 0: ") and "Niu 4" in lines[0] and "JH" not in lines[0]
+    assert lines[1] == "left over (in no hand): JH (uncertain) 0.36"

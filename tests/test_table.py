@@ -136,6 +136,15 @@ def test_cards_outside_the_player_regions_are_left_over() -> None:
     assert len(result.hands) == 1 and result.banker is None  # one hand: a single hand
 
 
+def test_an_uncertain_reading_beside_a_full_hand_is_left_over_not_a_seat() -> None:
+    hand = _hand(NIU_4, 100, 100)
+    stray = [CardReading("JH", 0.36, (150, 110, 174, 150), uncertain=True)]
+    result = score_reading(_reading(hand, stray))
+    assert [card.code for card in result.left_over] == ["JH"]
+    assert len(result.hands) == 1 and result.hands[0].hand is not None
+    assert sorted(card.code for card in result.hands[0].cards) == sorted(NIU_4.split())
+
+
 def test_an_incomplete_group_is_reported_never_scored() -> None:
     reading = _reading(_hand(NO_NIU, 400, 20), _hand(NIU_4, 20, 400), _hand("9H 9S 2C", 700, 400))
     result = score_reading(reading)

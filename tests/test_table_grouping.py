@@ -87,6 +87,44 @@ def test_a_stray_card_beside_a_hand_is_its_own_group() -> None:
     assert sorted(map(len, (g.cards for g in groups))) == [1, 5]
 
 
+def _unsure(code: str, x: float, y: float) -> CardReading:
+    return CardReading(code, 0.36, (x, y, x + 0.6 * INDEX, y + INDEX), uncertain=True)
+
+
+def test_an_uncertain_sixth_card_is_set_aside_not_a_real_one() -> None:
+    """Five certain cards and an uncertain reading inside the hand (a picture read as an
+    index): the hand stays whole; the uncertain card is a set-aside group, whatever the links
+    (plain splitting would cut off the end card at the hand's longest link)."""
+    cards = [*_row(CODES[:4], 0, 0), _card(CODES[4], 3 * 30 + 70, 0), _unsure("JH", 45, 10)]
+    groups = group_cards(cards)
+    hands = [g for g in groups if not g.set_aside]
+    aside = [g for g in groups if g.set_aside]
+    assert _codes(hands) == [CODES[:5]]
+    assert [[c.code for c in g.cards] for g in aside] == [["JH"]]
+
+
+def test_uncertain_cards_in_a_full_group_stay_when_the_certain_ones_are_no_hand() -> None:
+    """Four certain and two uncertain cards: the certain ones are no whole hand, so nothing is
+    set aside (two uncertain readings of a real hand are still its cards)."""
+    cards = [*_row(CODES[:4], 0, 0), _unsure("JH", 4 * 30, 0), _unsure("QH", 5 * 30, 0)]
+    groups = group_cards(cards)
+    assert not any(g.set_aside for g in groups)
+    assert sum(len(g.cards) for g in groups) == 6
+
+
+def test_certain_cards_linked_only_through_an_uncertain_one_stay_apart() -> None:
+    """Four certain cards and a fifth 150 px away (over the 80 px link distance), linked into
+    one cluster only by an uncertain card between them: the uncertain card is set aside, and
+    without it the far card is no longer linked to the others."""
+    hand = _row(CODES[:4], 0, 0)
+    far = _card(CODES[4], 3 * 30 + 150, 0)
+    bridge = _unsure("JH", 3 * 30 + 75, 0)
+    groups = group_cards([*hand, far, bridge])
+    hands = sorted(([c.code for c in g.cards] for g in groups if not g.set_aside), key=len)
+    assert hands == [[CODES[4]], CODES[:4]]
+    assert [[c.code for c in g.cards] for g in groups if g.set_aside] == [["JH"]]
+
+
 def test_evenly_spread_cards_are_not_forced_into_a_hand() -> None:
     # Seven cards equally spaced: no link is longer than the typical one, so no split.
     cards = _row(CODES[:7], 0, 0)

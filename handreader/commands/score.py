@@ -195,6 +195,14 @@ def score_photo(
             extra = f" [{hand.status.value}: {hand.problem}]" if hand.problem else ""
             against = f" -> {player.outcome.value}" if player is not None and player.outcome else ""
             print(f"{hand.role.value} {hand.seat}: {text}{extra}{against}")
+    if table.left_over and not as_json:
+        cards = ", ".join(
+            card.code
+            + (" (uncertain)" if card.uncertain else "")
+            + (f" {card.confidence:.2f}" if card.confidence is not None else "")
+            for card in table.left_over
+        )
+        print(f"left over (in no hand): {cards}")
     return 0
 
 
