@@ -72,8 +72,9 @@ class ReaderSettings:
     """Whether small indices are read again at ``fine_imgsz`` (:meth:`Reader.for_frames` turns
     it off, as it does ``closeups``)."""
     fine_imgsz: int = 480
-    """The detector's input size for the finer pass. Held-out synthetic F1 0.824 -> 0.846 at
-    480 (0.845 at 640, slower); the real photo sets unchanged (their indices are large)."""
+    """The detector's input size for the finer pass. Held-out synthetic F1 0.824 -> 0.845 at
+    480 with the previous models (640: the same, slower); the real photo sets unchanged (their
+    indices are large)."""
     fine_below_px: float = 16.0
     """An image (not tiled) whose found indices have a median side under this many pixels of
     the detector's input is read again at ``fine_imgsz``, and that reading is kept."""
