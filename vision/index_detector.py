@@ -86,9 +86,9 @@ class IndexDetector:
         self._session = session(path)
         self._input = self._session.get_inputs()[0].name
         shape = self._session.get_inputs()[0].shape
-        self.size = int(shape[2]) if isinstance(shape[2], int) else imgsz
         self.dynamic = not isinstance(shape[2], int)
         """Whether the model takes any input size (then small indices get a finer pass)."""
+        self.size = imgsz if self.dynamic else int(shape[2])
         metadata = self._session.get_modelmeta().custom_metadata_map
         names = ast.literal_eval(metadata["names"]) if "names" in metadata else None
         if names is not None and names != {0: "index"}:
@@ -167,11 +167,22 @@ class IndexDetector:
         again = self._detect_once(image, size=settings.fine_imgsz)
         if not len(again):
             return found
-        xyxy = _clip(again.xyxy, image.shape[1], image.shape[0])
-        keep = non_max_suppression(xyxy, again.confidence, settings.nms_iou)[
-            : settings.max_detections
+        return self._settled([again], image.shape[1], image.shape[0])
+
+    def _settled(
+        self, parts: list[Detections], width: int, height: int, factor: float = 1.0
+    ) -> Detections:
+        """The parts' boxes scaled by ``factor`` into an image of ``width`` x ``height``,
+        clipped to it, after NMS."""
+        xyxy = np.concatenate([p.xyxy for p in parts]) * np.float32(factor)
+        confidence = np.concatenate([p.confidence for p in parts])
+        if len(confidence) == 0:
+            return Detections.empty()
+        xyxy = _clip(xyxy, width, height)
+        keep = non_max_suppression(xyxy, confidence, self.settings.nms_iou)[
+            : self.settings.max_detections
         ]
-        return Detections(xyxy[keep], again.confidence[keep], np.zeros(len(keep), np.int64))
+        return Detections(xyxy[keep], confidence[keep], np.zeros(len(keep), np.int64))
 
     def _detect_whole(self, image: NDArray[np.uint8], tiles: bool = True) -> Detections:
         """The whole image (and its tiles when large and ``tiles``), boxes clipped to it, after
@@ -198,12 +209,4 @@ class IndexDetector:
                 for left in (0, small_w - tile_w):
                     tile = small[top : top + tile_h, left : left + tile_w]
                     parts.append(self._detect_once(tile, (float(left), float(top))))
-        xyxy = np.concatenate([p.xyxy for p in parts]) * np.float32(factor)
-        confidence = np.concatenate([p.confidence for p in parts])
-        if len(confidence) == 0:
-            return Detections.empty()
-        xyxy = _clip(xyxy, width, height)
-        keep = non_max_suppression(xyxy, confidence, self.settings.nms_iou)[
-            : self.settings.max_detections
-        ]
-        return Detections(xyxy[keep], confidence[keep], np.zeros(len(keep), np.int64))
+        return self._settled(parts, width, height, factor)
