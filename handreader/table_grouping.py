@@ -230,6 +230,20 @@ def _split(
     return [nodes]
 
 
+def _split_components(
+    nodes: list[int], edges: list[tuple[float, int, int]], hand_size: int
+) -> list[list[int]]:
+    """The connected parts of ``nodes`` under those of ``edges`` that join them, each split
+    into hands by :func:`_split`."""
+    inside = set(nodes)
+    edges = [edge for edge in edges if edge[1] in inside]
+    parts: list[list[int]] = []
+    for piece in _components(nodes, edges):
+        members = set(piece)
+        parts += _split(piece, [edge for edge in edges if edge[1] in members], hand_size)
+    return parts
+
+
 def reading_order(groups: Sequence[CardGroup]) -> tuple[CardGroup, ...]:
     """Groups in rows from the top, left to right within a row (see the module docstring)."""
     if not groups:
@@ -269,24 +283,18 @@ def group_cards(
     for component in _components(range(len(cards)), kept):
         certain = [i for i in component if not cards[i].uncertain]
         whole_hands = len(certain) % hand_size == 0 and 0 < len(certain) < len(component)
+        nodes, edges = component, kept
         if len(component) > hand_size and whole_hands:
             unsure = [i for i in component if cards[i].uncertain]
             groups.append(CardGroup(_left_to_right([cards[i] for i in unsure]), set_aside=True))
             # the certain cards' own tree, cut as before (an uncertain card may have linked them)
-            sub_tree = [
+            nodes = certain
+            edges = [
                 (length, certain[a], certain[b])
                 for length, a, b in _spanning_tree(points[certain])
                 if length <= threshold
             ]
-            parts = []
-            for piece in _components(certain, sub_tree):
-                members = set(piece)
-                inner = [edge for edge in sub_tree if edge[1] in members]
-                parts += _split(piece, inner, hand_size)
-        else:
-            members = set(component)
-            parts = _split(component, [edge for edge in kept if edge[1] in members], hand_size)
-        for part in parts:
+        for part in _split_components(nodes, edges, hand_size):
             groups.append(CardGroup(_left_to_right([cards[i] for i in part])))
     return reading_order(groups)
 
