@@ -32,6 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from vision.evaluate import f1_score  # noqa: E402
 from vision.imageio import load_reduced  # noqa: E402
 from vision.reader import Reader  # noqa: E402
 
@@ -55,8 +56,7 @@ class Band:
 
     @property
     def f1(self) -> float:
-        total = self.recall + self.precision
-        return 2 * self.recall * self.precision / total if total else 0.0
+        return f1_score(self.precision, self.recall)
 
 
 @dataclass

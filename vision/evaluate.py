@@ -19,7 +19,14 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
 
-__all__ = ["EvalTotals", "ManifestEntry", "confusion_image", "load_manifest", "match_cards"]
+__all__ = [
+    "EvalTotals",
+    "ManifestEntry",
+    "confusion_image",
+    "f1_score",
+    "load_manifest",
+    "match_cards",
+]
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,12 @@ def match_cards(
     return matched, confusions
 
 
+def f1_score(precision: float, recall: float) -> float:
+    """Harmonic mean of precision and recall (0 when both are 0)."""
+    total = precision + recall
+    return 2 * precision * recall / total if total else 0.0
+
+
 @dataclass
 class EvalTotals:
     """Running totals over photos."""
@@ -145,8 +158,7 @@ class EvalTotals:
     @property
     def f1(self) -> float:
         """Harmonic mean of precision and recall."""
-        total = self.precision + self.recall
-        return 2 * self.precision * self.recall / total if total else 0.0
+        return f1_score(self.precision, self.recall)
 
     def summary(self, top: int = 10) -> dict[str, object]:
         """The figures as a JSON-able dict."""
