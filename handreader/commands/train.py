@@ -49,7 +49,6 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--classifier-widths",
-        default="32,64,128,128",
         metavar="A,B,C,D",
         help="channels of the classifier's three blocks and its last convolution "
         "(default 32,64,128,128; the first release had 16,32,64,96)",
@@ -76,8 +75,23 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _widths(text: str) -> tuple[int, int, int, int]:
+    """``--classifier-widths A,B,C,D`` as four positive whole numbers."""
+    try:
+        widths = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        widths = ()
+    if len(widths) != 4 or min(widths) < 1:
+        raise ValueError(
+            f"--classifier-widths must be four positive whole numbers such as 16,32,64,96, "
+            f"got {text!r}"
+        )
+    return widths
+
+
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the training recipe."""
+    from vision.train.classifier import DEFAULT_WIDTHS
     from vision.train.pipeline import TrainingPlan, run_training
 
     for name in (
@@ -97,15 +111,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
             )
-    try:
-        widths = tuple(int(part) for part in args.classifier_widths.split(","))
-    except ValueError:
-        widths = ()
-    if len(widths) != 4 or min(widths) < 1:
-        raise ValueError(
-            f"--classifier-widths must be four positive whole numbers such as 16,32,64,96, "
-            f"got {args.classifier_widths!r}"
-        )
+    widths = _widths(args.classifier_widths) if args.classifier_widths else None
     for manifest in args.photos:
         if not manifest.is_file():
             raise ValueError(f"--photos {str(manifest)!r}: no such manifest file")
@@ -125,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         detector_epochs=args.detector_epochs,
         classifier_epochs=args.classifier_epochs,
         classifier_finetune_epochs=args.classifier_finetune_epochs,
-        classifier_widths=widths,
+        classifier_widths=widths or DEFAULT_WIDTHS,
         quantize_classifier=not args.float_classifier,
         detector_finetune_epochs=args.finetune_epochs,
         detector_imgsz=args.imgsz,

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 NONE_CLASS = len(CARD_CLASSES)
-DEFAULT_WIDTHS = (32, 64, 128, 128)
+DEFAULT_WIDTHS: tuple[int, int, int, int] = (32, 64, 128, 128)
 LEGACY_WIDTHS = (16, 32, 64, 96)
 """The network of checkpoints from before the widths were a setting."""
 

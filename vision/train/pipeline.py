@@ -16,6 +16,7 @@ from typing import Any
 
 from vision.synth.config import load_config
 from vision.synth.generate import generate
+from vision.train.classifier import DEFAULT_WIDTHS
 
 __all__ = ["TrainingPlan", "run_training", "write_manifest"]
 
@@ -42,7 +43,7 @@ class TrainingPlan:
     classifier_finetune_epochs: int = 4
     """Epochs of a second classifier stage that adds hard "none" examples mined with the new
     detector (:mod:`vision.train.negatives`), at a lower learning rate; 0 skips it."""
-    classifier_widths: tuple[int, int, int, int] = (32, 64, 128, 128)
+    classifier_widths: tuple[int, int, int, int] = DEFAULT_WIDTHS
     """Channels of the classifier's three convolution blocks and of its last convolution."""
     quantize_classifier: bool = True
     """Ship the classifier with int8 weights and activations (static QDQ, calibrated on
