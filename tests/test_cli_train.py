@@ -18,6 +18,8 @@ from handreader.cli import main
         (["--scenes", "0"], "--scenes must be at least 1, got 0"),
         (["--finetune-epochs", "-1"], "--finetune-epochs must be 0 or more"),
         (["--closeup-scenes", "-5"], "--closeup-scenes must be 0 or more, got -5"),
+        (["--card-scenes", "-1"], "--card-scenes must be 0 or more, got -1"),
+        (["--card-epochs", "0"], "--card-epochs must be at least 1, got 0"),
         (["--photos", "no/such.jsonl"], "no such manifest file"),
     ],
 )

@@ -39,6 +39,9 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
         holdout_config=ROOT / "datasets" / "holdout.yaml",
         closeup_config=ROOT / "datasets" / "closeups.yaml",
         closeup_scenes=2,
+        card_config=ROOT / "datasets" / "cards.yaml",
+        card_scenes=3,
+        card_epochs=1,
         train_scenes=6,
         holdout_scenes=2,
         detector_epochs=1,
@@ -60,7 +63,9 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
     classifier = json.loads(manifest.read_text())["classifier"]
     assert "8-16-16 channels, then 24 channels" in classifier["architecture"]
     assert classifier["precision"].startswith("int8")  # quantized, and the runtime loads it
+    assert json.loads(manifest.read_text())["card_classifier"]["file"] == "card.onnx"
     reader = Reader.load(tmp_path / "models")
+    assert reader.whole_card is not None  # the whole-card classifier's export loads
     assert reader.detector.dynamic  # any input size: the finer pass for small indices can run
     reading = reader.read(load_image(ROOT / "examples" / "hand.jpg"))
     assert reading.size_wh == (640, 480)  # an untrained model may find nothing: it must run

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
 from vision.calibration import DeckProfile, combine_with_profile
+from vision.card_view import WholeCardClassifier
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.detections import CardReading, Detections, Reading, ReadingFlag
 from vision.index_detector import (
@@ -78,6 +79,13 @@ class ReaderSettings:
     fine_below_px: float = 16.0
     """An image (not tiled) whose found indices have a median side under this many pixels of
     the detector's input is read again at ``fine_imgsz``, and that reading is kept."""
+    whole_card: bool = True
+    """Whether an image with no card read for certain from its indices is also named by the
+    whole-card classifier (:mod:`vision.card_view`), when the models include one.
+    :meth:`Reader.for_frames` turns it off."""
+    whole_card_above: float = 0.6
+    """The whole-card classifier's probability from which its card is taken, when the indices
+    gave no certain card."""
     max_detections: int = 300
     turns: int = 4
     retry_below: float = 0.9
@@ -101,9 +109,13 @@ class Reader:
         classifier_path: Path,
         manifest: dict[str, Any],
         settings: ReaderSettings | None = None,
+        card_classifier_path: Path | None = None,
     ) -> None:
         self.settings = settings or ReaderSettings()
         self.manifest = manifest
+        self.whole_card = (
+            WholeCardClassifier(card_classifier_path) if card_classifier_path is not None else None
+        )
         self.detector = IndexDetector(
             detector_path, int(manifest["detector"]["imgsz"]), self.settings
         )
@@ -159,7 +171,8 @@ class Reader:
                 f"model manifest {str(manifest_path)!r} is unreadable: {error}"
             ) from error
         paths = {}
-        for part in ("detector", "classifier"):
+        optional = ("card_classifier",) if "card_classifier" in manifest else ()
+        for part in ("detector", "classifier", *optional):
             try:
                 entry = manifest[part]
                 path = folder / entry["file"]
@@ -174,7 +187,13 @@ class Reader:
                     f"{part} model {str(path)!r} does not match its sha256 in the manifest"
                 )
             paths[part] = path
-        return cls(paths["detector"], paths["classifier"], manifest, settings)
+        return cls(
+            paths["detector"],
+            paths["classifier"],
+            manifest,
+            settings,
+            card_classifier_path=paths.get("card_classifier"),
+        )
 
     def with_settings(self, settings: ReaderSettings) -> Reader:
         """This reader with other settings, sharing its models (no second load)."""
@@ -186,8 +205,10 @@ class Reader:
 
     def for_frames(self) -> Reader:
         """This reader as the live overlay reads video frames: one detector pass (no close-up
-        or finer pass), to keep a frame's time."""
-        return self.with_settings(dataclasses.replace(self.settings, closeups=False, fine=False))
+        or finer pass, no whole-card reading), to keep a frame's time."""
+        return self.with_settings(
+            dataclasses.replace(self.settings, closeups=False, fine=False, whole_card=False)
+        )
 
     # -- stages -------------------------------------------------------------------------------
 
@@ -292,6 +313,35 @@ class Reader:
         cards.sort(key=lambda card: (card.center_xy[0], card.center_xy[1]))
         return cards
 
+    def _with_whole_card(
+        self, image: NDArray[np.uint8], cards: list[CardReading]
+    ) -> list[CardReading]:
+        """The cards, or the whole-card classifier's card when the indices gave no certain
+        card and it names one with at least ``whole_card_above`` (the image is then one card:
+        the uncertain index readings are dropped, their card's corners counted in)."""
+        if any(not card.uncertain for card in cards) or self.whole_card is None:
+            return cards
+        probabilities = self.whole_card.probabilities(image)[:-1]
+        best = int(probabilities.argmax())
+        confidence = float(probabilities[best])
+        if confidence < self.settings.whole_card_above:
+            return cards
+        code = CARD_CLASSES[best]
+        ranked = np.argsort(-probabilities)[1:3]
+        height, width = image.shape[:2]
+        return [
+            CardReading(
+                code=code,
+                confidence=confidence,
+                box_xyxy=(0.0, 0.0, float(width), float(height)),
+                corners=sum(card.corners for card in cards if card.code == code),
+                uncertain=confidence < self.settings.uncertain_below,
+                alternatives=tuple(
+                    (CARD_CLASSES[int(i)], round(float(probabilities[i]), 4)) for i in ranked
+                ),
+            )
+        ]
+
     def read(self, image: NDArray[np.uint8], deck: DeckProfile | None = None) -> Reading:
         """All the cards in a BGR uint8 image (H, W, 3), optionally with a calibrated deck."""
         if (
@@ -310,6 +360,8 @@ class Reader:
             probabilities = combine_with_profile(probabilities, embeddings, deck)
         classified = time.perf_counter()
         cards = self.merge_corners(detections.xyxy, probabilities)
+        if self.whole_card is not None and self.settings.whole_card:
+            cards = self._with_whole_card(image, cards)
         flags = ReadingFlag.NONE
         if any(card.uncertain for card in cards):
             flags |= ReadingFlag.LOW_CONFIDENCE

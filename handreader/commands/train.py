@@ -17,8 +17,9 @@ def register(subparsers: Any) -> None:
     """Add the ``train`` command to the CLI."""
     parser = subparsers.add_parser(
         "train",
-        help="train the detector and classifier, export ONNX",
-        description="Synthetic scenes -> detector -> classifier -> ONNX + manifest.",
+        help="train the detector and the classifiers, export ONNX",
+        description="Synthetic scenes -> detector -> index classifier -> whole-card "
+        "classifier -> ONNX + manifest.",
     )
     parser.add_argument(
         "--work", type=Path, default=Path("runs"), help="working folder (default: runs)"
@@ -35,6 +36,16 @@ def register(subparsers: Any) -> None:
         type=int,
         default=900,
         help="close-ups of datasets/closeups.yaml added to the training scenes (default 900)",
+    )
+    parser.add_argument(
+        "--card-scenes",
+        type=int,
+        default=16000,
+        help="one-card scenes of datasets/cards.yaml for the whole-card classifier "
+        "(default 16000; 0 ships none)",
+    )
+    parser.add_argument(
+        "--card-epochs", type=int, default=12, help="whole-card classifier epochs (default 12)"
     )
     parser.add_argument("--detector-epochs", type=int, default=6)
     parser.add_argument(
@@ -99,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         "holdout_scenes",
         "detector_epochs",
         "classifier_epochs",
+        "card_epochs",
         "imgsz",
         "batch",
     ):
@@ -106,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
             )
-    for name in ("finetune_epochs", "classifier_finetune_epochs", "closeup_scenes"):
+    for name in ("finetune_epochs", "classifier_finetune_epochs", "closeup_scenes", "card_scenes"):
         if getattr(args, name) < 0:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
@@ -128,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         train_scenes=args.scenes,
         holdout_scenes=args.holdout_scenes,
         closeup_scenes=args.closeup_scenes,
+        card_scenes=args.card_scenes,
+        card_epochs=args.card_epochs,
         detector_epochs=args.detector_epochs,
         classifier_epochs=args.classifier_epochs,
         classifier_finetune_epochs=args.classifier_finetune_epochs,

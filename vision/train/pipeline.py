@@ -30,11 +30,16 @@ class TrainingPlan:
     train_config: Path = Path("datasets/scenes.yaml")
     holdout_config: Path = Path("datasets/holdout.yaml")
     closeup_config: Path = Path("datasets/closeups.yaml")
+    card_config: Path = Path("datasets/cards.yaml")
     train_scenes: int = 4500
     holdout_scenes: int = 400
     closeup_scenes: int = 900
     """Close-ups (one card filling the frame) added to the detector's and the classifier's
     training scenes; 0 for none."""
+    card_scenes: int = 16000
+    """Scenes of one card filling the frame for the whole-card classifier
+    (:mod:`vision.train.card_classifier`); 0 ships no whole-card classifier."""
+    card_epochs: int = 12
     detector_epochs: int = 6
     detector_finetune_epochs: int = 12
     detector_imgsz: int = 320
@@ -71,7 +76,11 @@ def _plain(value: Any) -> Any:
 
 
 def write_manifest(
-    plan: TrainingPlan, detector: Path, classifier: Path, extra: dict[str, Any] | None = None
+    plan: TrainingPlan,
+    detector: Path,
+    classifier: Path,
+    extra: dict[str, Any] | None = None,
+    card_classifier: Path | None = None,
 ) -> Path:
     """Write ``models/manifest.json``: files, hashes, classes, input sizes, data and recipe."""
     from vision.crops import CROP_CONTEXT, CROP_SIZE
@@ -113,6 +122,7 @@ def write_manifest(
             if plan.quantize_classifier
             else "float32",
         },
+        **({"card_classifier": _card_entry(card_classifier)} if card_classifier else {}),
         "training": {
             **{k: _plain(v) for k, v in asdict(plan).items()},
             "decks": "datasets/README.md; holdout decks never trained on",
@@ -123,6 +133,24 @@ def write_manifest(
         manifest.update(extra)
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest_path
+
+
+def _card_entry(card_classifier: Path) -> dict[str, Any]:
+    from vision.card_view import CLASSES, VIEW_SIZE_WH
+
+    width, height = VIEW_SIZE_WH
+    return {
+        "file": card_classifier.name,
+        "sha256": _sha256(card_classifier),
+        "bytes": card_classifier.stat().st_size,
+        "architecture": "CNN (4 blocks of two 3x3 convolutions) -> 128 -> 55 "
+        "(vision/train/card_classifier.py)",
+        "classes": list(CLASSES),
+        "input": f"Nx3x{height}x{width} RGB float [0,1]: the whole image, a quarter turn if "
+        "wider than tall, stretched (vision.card_view.card_view)",
+        "outputs": {"logits": "Nx55"},
+        "precision": "float32",
+    }
 
 
 def _photo_crops(plan: TrainingPlan, detector: Path) -> Path:
@@ -185,10 +213,12 @@ def run_training(plan: TrainingPlan) -> Path:
 
     train_dir, holdout_dir = plan.work_dir / "scenes-train", plan.work_dir / "scenes-holdout"
     closeup_dir = plan.work_dir / "scenes-closeups"
+    card_dir = plan.work_dir / "scenes-cards"
     for config_path, folder, count in (
         (plan.train_config, train_dir, plan.train_scenes),
         (plan.holdout_config, holdout_dir, plan.holdout_scenes),
         (plan.closeup_config, closeup_dir, plan.closeup_scenes),
+        (plan.card_config, card_dir, plan.card_scenes),
     ):
         have = _count(folder)
         if have < count:
@@ -245,5 +275,23 @@ def run_training(plan: TrainingPlan) -> Path:
         classifier = quantize_classifier(exported, plan.models_dir / "classifier.onnx", crops)
     else:
         classifier = export_classifier(state, plan.models_dir / "classifier.onnx")
+    card_classifier = None
+    if plan.card_scenes > 0:
+        from vision.train.card_classifier import (
+            CardTraining,
+            export_card_classifier,
+            train_card_classifier,
+        )
+
+        card_state = train_card_classifier(
+            CardTraining(
+                card_dirs=(card_dir,),
+                none_dirs=(train_dir,),
+                run_dir=plan.work_dir / "card-classifier",
+                photo_manifests=plan.photo_manifests,
+                epochs=plan.card_epochs,
+            )
+        )
+        card_classifier = export_card_classifier(card_state, plan.models_dir / "card.onnx")
     shutil.copyfile(plan.train_config, plan.work_dir / "scenes.yaml")
-    return write_manifest(plan, detector, classifier)
+    return write_manifest(plan, detector, classifier, card_classifier=card_classifier)

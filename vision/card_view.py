@@ -1,0 +1,83 @@
+"""The whole-card classifier: one card filling the image, named from its whole face.
+
+The corner-index reader needs a detected index. In a tight photo of one card (a crop, a scan,
+a phone held close) the indices are often faint, stylised, cut at the edge or printed on a
+dark or textured face, and the detector finds none. The face then still shows the pips, their
+count and layout, and the court figure. This classifier reads that: the image, turned upright
+if it is wider than tall, stretched to ``VIEW_SIZE_WH`` (a card's shape), into 54 cards plus
+"none" ("this image is not one card filling the frame": a table, a hand, a background).
+
+Identical in training and use: :func:`card_view` makes the network's input from a BGR image.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import cast
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from rules.cards import CARD_CLASSES
+from vision.index_detector import ModelError, session
+
+__all__ = ["VIEW_SIZE_WH", "WholeCardClassifier", "card_view", "views_to_tensor"]
+
+VIEW_SIZE_WH = (56, 80)
+"""The network's input, width x height: a card's 0.7 aspect ratio."""
+
+CLASSES: tuple[str, ...] = (*CARD_CLASSES, "none")
+
+
+def card_view(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """The (80, 56, 3) BGR input for the whole image: a quarter turn if it is wider than tall
+    (a card lying sideways), then stretched, area-averaged when shrinking."""
+    if image.shape[1] > image.shape[0]:
+        image = np.ascontiguousarray(np.rot90(image))
+    width, height = VIEW_SIZE_WH
+    interpolation = cv2.INTER_AREA if image.shape[0] > height else cv2.INTER_LINEAR
+    return cast(NDArray[np.uint8], cv2.resize(image, (width, height), interpolation=interpolation))
+
+
+def views_to_tensor(views: NDArray[np.uint8]) -> NDArray[np.float32]:
+    """(N, 80, 56, 3) BGR uint8 views to the network's (N, 3, 80, 56) RGB float32 in [0, 1]."""
+    return np.ascontiguousarray(views[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32) / 255.0
+
+
+class WholeCardClassifier:
+    """An ONNX session over card views: ``probabilities(image) -> (55,)``, stateless per call.
+
+    The model's input must be ``views`` (N, 3, 80, 56) and its ``classes`` metadata the 54 cards
+    then "none", as the project's label table has them.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._session = session(path)
+        metadata = self._session.get_modelmeta().custom_metadata_map
+        if "classes" not in metadata or tuple(json.loads(metadata["classes"])) != CLASSES:
+            raise ModelError(
+                f"whole-card classifier {str(path)!r} names classes that differ from the "
+                "project's label table (54 cards, then 'none')"
+            )
+        model_input = self._session.get_inputs()[0]
+        width, height = VIEW_SIZE_WH
+        if model_input.name != "views" or list(model_input.shape[1:]) != [3, height, width]:
+            raise ModelError(
+                f"whole-card classifier input is {model_input.name} {model_input.shape}, "
+                f"expected views [N, 3, {height}, {width}]"
+            )
+        self._input = model_input.name
+
+    def probabilities(self, image: NDArray[np.uint8]) -> NDArray[np.float32]:
+        """Class probabilities (55,) for the whole image, averaged over the view and the view
+        turned half round (a card reads the same both ways up)."""
+        view = card_view(image)
+        batch = views_to_tensor(np.stack([view, np.ascontiguousarray(view[::-1, ::-1])]))
+        (logits,) = self._session.run(["logits"], {self._input: batch})
+        logits = logits - logits.max(axis=1, keepdims=True)
+        probabilities = np.exp(logits)
+        probabilities /= probabilities.sum(axis=1, keepdims=True)
+        return cast(NDArray[np.float32], probabilities.mean(axis=0).astype(np.float32))
