@@ -9,11 +9,11 @@ which the whole-card classifier never trained on. ``--check`` manifests are read
 ``split: valid`` rows when they have a split): they are reported, not tuned on.
 
 Each photo is read once by the index reader alone (``whole_card=False``) and once by the
-whole-card classifier; each gate of the grid is then applied as ``Reader._with_whole_card``
-does (only to photos with no certain card from the indices). For each gate and set the table
-gives top-1 (the surest card, certain or not, is the photo's card), card F1 of the certain
-cards, and how many photos the whole-card reading decided. The chosen gate is the tuning
-fold's best top-1 (ties to the higher gate, the more cautious); "off" is the index reader alone.
+whole-card classifier; each pair of the grid (``whole_card_above``, ``whole_card_sure``) is
+then applied as ``Reader._with_whole_card`` does. For each pair and set the table gives top-1
+(the surest card, certain or not, is the photo's card), card F1 of the certain cards, and how
+many photos the whole-card reading changed. The chosen pair is the tuning fold's best by top-1,
+then F1, ties to the higher thresholds (the more cautious); "off" is the index reader alone.
 """
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rules.cards import CARD_CLASSES
 from vision.evaluate import EvalTotals, ManifestEntry, load_manifest
 from vision.imageio import ImageError, load_reduced
-from vision.reader import Reader
+from vision.reader import Reader, ReaderSettings
 from vision.train.card_classifier import in_tuning_fold
 
-GATES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+GATES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+SURE = (0.8, 0.9, 0.95, 1.01)
+"""``whole_card_sure`` values; 1.01 never applies."""
 
 
 def _entries(manifest: Path, tuning: bool) -> list[ManifestEntry]:
@@ -63,27 +65,41 @@ def _observe(
     return observed
 
 
+Card = tuple[str, float, bool]
+
+
+def _apply(cards: list[Card], probabilities: np.ndarray, above: float, sure: float) -> list[Card]:
+    """``Reader._with_whole_card`` on (code, confidence, uncertain) readings."""
+    certain = [card for card in cards if not card[2]]
+    if len(certain) > 2:
+        return cards
+    best = int(probabilities.argmax())
+    confidence, code = float(probabilities[best]), CARD_CLASSES[best]
+    if certain:
+        same = [card for card in certain if card[0] == code]
+        return same[:1] if same and confidence >= sure else cards
+    uncertain = confidence < ReaderSettings().uncertain_below
+    return [(code, confidence, uncertain)] if confidence >= above else cards
+
+
 def _score(
-    observed: list[tuple[tuple[str, ...], list[tuple[str, float, bool]], np.ndarray]],
-    gate: float | None,
-    uncertain_below: float,
+    observed: list[tuple[tuple[str, ...], list[Card], np.ndarray]],
+    thresholds: tuple[float, float] | None,
 ) -> tuple[float, float, int]:
     totals = EvalTotals()
-    decided = 0
+    changed = 0
     for labels, cards, probabilities in observed:
-        if gate is not None and not any(not unsure for _, _, unsure in cards):
-            best = int(probabilities.argmax())
-            if probabilities[best] >= gate:
-                cards = [(CARD_CLASSES[best], float(probabilities[best]), False)]
-                cards = [(c, p, p < uncertain_below) for c, p, _ in cards]
-                decided += 1
+        if thresholds is not None:
+            after = _apply(cards, probabilities, *thresholds)
+            changed += after != cards
+            cards = after
         certain = [code for code, _, unsure in cards if not unsure]
         surest = max(cards, key=lambda card: card[1], default=None)
         totals.add(
             labels, certain, sum(unsure for *_, unsure in cards), surest[0] if surest else None
         )
     summary = totals.summary()
-    return float(summary["top1"] or 0.0), float(summary["f1"]), decided
+    return float(summary["top1"] or 0.0), float(summary["f1"]), changed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,23 +112,28 @@ def main(argv: list[str] | None = None) -> int:
     if reader.whole_card is None:
         parser.error("these models have no whole-card classifier (manifest: card_classifier)")
     reader = reader.with_settings(dataclasses.replace(reader.settings, whole_card=False))
-    uncertain_below = reader.settings.uncertain_below
     sets = {"tuning fold": _observe(reader, _entries(args.tune, tuning=True))}
     for manifest in args.check:
         sets[manifest.parent.name] = _observe(reader, _entries(manifest, tuning=False))
-    header = f"{'gate':>6}" + "".join(f" | {name[:22]:>22} top1  F1   n" for name in sets)
-    print(header)
-    best_gate, best_top1 = None, -1.0
-    for gate in (None, *GATES):
-        row = f"{'off' if gate is None else gate:>6}"
+    names = "".join(f" | {name[:14]:>14} top1    F1   n" for name in sets)
+    print(f"{'above':>5} {'sure':>4}{names}")
+    best: tuple[float, float, float, float] | None = None
+    grid = [None, *((above, sure) for above in GATES for sure in SURE)]
+    for thresholds in grid:
+        row = "  off      " if thresholds is None else "{:5.2f} {:4.2f}".format(*thresholds)
         for name, observed in sets.items():
-            top1, f1, decided = _score(observed, gate, uncertain_below)
-            row += f" | {'':>16}{top1:6.3f} {f1:5.3f} {decided:3d}"
-            if name == "tuning fold" and gate is not None and top1 >= best_top1:
-                best_gate, best_top1 = gate, top1
+            top1, f1, changed = _score(observed, thresholds)
+            row += f" | {top1:19.3f} {f1:5.3f} {changed:3d}"
+            if name == "tuning fold" and thresholds is not None:
+                key = (top1, f1, *thresholds)
+                best = key if best is None or key >= best else best
         print(row)
     print("photos: " + ", ".join(f"{name} {len(observed)}" for name, observed in sets.items()))
-    print(f"best gate on the tuning fold: {best_gate} (top-1 {best_top1:.3f})")
+    if best is not None:
+        print(
+            f"best on the tuning fold: whole_card_above {best[2]}, whole_card_sure {best[3]} "
+            f"(top-1 {best[0]:.3f}, F1 {best[1]:.3f}); 'sure' 1.01 never applies"
+        )
     return 0
 
 

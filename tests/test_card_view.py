@@ -69,9 +69,11 @@ class _Scripted:
         return self.row
 
 
-def _reader(scripted: _Scripted, **overrides: float) -> Reader:
+def _reader(scripted: _Scripted) -> Reader:
+    """A Reader object with the scripted classifier and fixed thresholds (gate 0.6, sure 0.9,
+    uncertain below 0.8), whatever the shipped defaults."""
     reader = Reader.__new__(Reader)
-    reader.settings = ReaderSettings(**overrides)  # type: ignore[arg-type]
+    reader.settings = ReaderSettings(whole_card_above=0.6, whole_card_sure=0.9, uncertain_below=0.8)
     reader.whole_card = scripted  # type: ignore[assignment]
     return reader
 
@@ -106,10 +108,27 @@ def test_below_uncertain_threshold_is_reported_uncertain() -> None:
     assert card.uncertain
 
 
+def test_sure_whole_card_keeps_only_its_card() -> None:
+    """A photo of one 7H where a pip was also read, for certain, as JS: the classifier, sure of
+    7H (0.95, over ``whole_card_sure`` 0.9), makes it one card; the 7H reading is kept as read."""
+    seven = _card("7H", 0.97, False)
+    cards = [seven, _card("JS", 0.85, False), _card("AH", 0.4, True)]
+    assert _reader(_Scripted("7H", 0.95))._with_whole_card(IMAGE, cards) == [seven]
+
+
+def test_many_certain_cards_are_not_shown_to_the_whole_card_classifier() -> None:
+    """Three certain cards: a table or a hand, not one card; no time spent on the classifier."""
+    scripted = _Scripted("7H", 0.99)
+    cards = [_card(code, 0.95, False) for code in ("7H", "8H", "9H")]
+    assert _reader(scripted)._with_whole_card(IMAGE, cards) == cards
+    assert scripted.calls == 0
+
+
 @pytest.mark.parametrize(
     ("cards", "probability", "why"),
     [
-        ([_card("2D", 0.95, False)], 0.99, "a certain card from the indices wins"),
+        ([_card("2D", 0.95, False)], 0.99, "a certain card the classifier does not name"),
+        ([_card("7H", 0.95, False), _card("KS", 0.9, False)], 0.85, "not sure enough"),
         ([_card("2D", 0.5, True)], 0.55, "below the gate"),
         ([], 0.5, "below the gate, nothing found"),
     ],

@@ -80,12 +80,15 @@ class ReaderSettings:
     """An image (not tiled) whose found indices have a median side under this many pixels of
     the detector's input is read again at ``fine_imgsz``, and that reading is kept."""
     whole_card: bool = True
-    """Whether an image with no card read for certain from its indices is also named by the
-    whole-card classifier (:mod:`vision.card_view`), when the models include one.
-    :meth:`Reader.for_frames` turns it off."""
-    whole_card_above: float = 0.6
+    """Whether an image with at most two cards read for certain from its indices is also shown
+    to the whole-card classifier (:mod:`vision.card_view`), when the models include one (see
+    ``Reader._with_whole_card``). :meth:`Reader.for_frames` turns it off."""
+    whole_card_above: float = 0.5
     """The whole-card classifier's probability from which its card is taken, when the indices
     gave no certain card."""
+    whole_card_sure: float = 0.9
+    """The whole-card classifier's probability from which, naming one of the one or two
+    certain cards, it makes the image that one card."""
     max_detections: int = 300
     turns: int = 4
     retry_below: float = 0.9
@@ -316,17 +319,29 @@ class Reader:
     def _with_whole_card(
         self, image: NDArray[np.uint8], cards: list[CardReading]
     ) -> list[CardReading]:
-        """The cards, or the whole-card classifier's card when the indices gave no certain
-        card and it names one with at least ``whole_card_above`` (the image is then one card:
-        the uncertain index readings are dropped, their card's corners counted in)."""
-        if any(not card.uncertain for card in cards) or self.whole_card is None:
+        """The cards, corrected by the whole-card classifier on an image that may be one card.
+
+        - No certain card from the indices, and the classifier names a card with at least
+          ``whole_card_above``: the image is that card (the uncertain index readings go, those
+          of its card counted as its corners).
+        - One or two certain cards, and the classifier is sure (``whole_card_sure``) of one of
+          them: the image is that one card, and the other readings go (the detector fired on a
+          pip or a court figure, and the classifier read it as another card).
+        """
+        certain = [card for card in cards if not card.uncertain]
+        if self.whole_card is None or len(certain) > 2:
             return cards
         probabilities = self.whole_card.probabilities(image)[:-1]
         best = int(probabilities.argmax())
         confidence = float(probabilities[best])
+        code = CARD_CLASSES[best]
+        if certain:
+            if confidence < self.settings.whole_card_sure:
+                return cards
+            same = [card for card in certain if card.code == code]
+            return same[:1] if same else cards
         if confidence < self.settings.whole_card_above:
             return cards
-        code = CARD_CLASSES[best]
         ranked = np.argsort(-probabilities)[1:3]
         height, width = image.shape[:2]
         return [

@@ -65,6 +65,8 @@ class CardTraining:
     batch: int = 128
     learning_rate: float = 0.003
     windows_per_scene: int = 1
+    init_weights: Path | None = None
+    """Start from this checkpoint's weights (a second round) instead of random ones."""
     widths: tuple[int, int, int, int] = (16, 32, 64, 128)
     seed: int = 0
     threads: int | None = None
@@ -305,6 +307,8 @@ def train_card_classifier(settings: CardTraining) -> Path:
         held_inputs = torch.from_numpy(views_to_tensor(np.concatenate(held_views)))
         held_targets = torch.from_numpy(np.concatenate(held_labels))
     model = _network(settings.widths)
+    if settings.init_weights is not None:
+        model.load_state_dict(torch.load(settings.init_weights, weights_only=False)["model"])
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=5e-4)
     steps_per_epoch = math.ceil(len(inputs) / settings.batch)
     schedule = torch.optim.lr_scheduler.OneCycleLR(
