@@ -83,10 +83,10 @@ class ReaderSettings:
     """Whether an image with at most two cards read for certain from its indices is also shown
     to the whole-card classifier (:mod:`vision.card_view`), when the models include one (see
     ``Reader._with_whole_card``). :meth:`Reader.for_frames` turns it off."""
-    whole_card_above: float = 0.5
+    whole_card_above: float = 0.4
     """The whole-card classifier's probability from which its card is taken, when the indices
     gave no certain card."""
-    whole_card_sure: float = 0.9
+    whole_card_sure: float = 0.95
     """The whole-card classifier's probability from which, naming one of the one or two
     certain cards, it makes the image that one card."""
     max_detections: int = 300

@@ -35,6 +35,7 @@ from vision.evaluate import load_manifest
 from vision.imageio import ImageError, load_image
 
 __all__ = [
+    "DEFAULT_WIDTHS",
     "EITHER_JOKER",
     "CardTraining",
     "export_card_classifier",
@@ -45,6 +46,8 @@ __all__ = [
 ]
 
 NONE_CLASS = len(CARD_CLASSES)
+DEFAULT_WIDTHS: tuple[int, int, int, int] = (16, 32, 64, 128)
+"""Channels of the four convolution blocks (the shipped network's)."""
 EITHER_JOKER = -1
 """The label of a joker photo whose colour is not given: either joker is right."""
 JOKERS = (CARD_CLASSES.index("JR"), CARD_CLASSES.index("JB"))
@@ -67,7 +70,7 @@ class CardTraining:
     windows_per_scene: int = 1
     init_weights: Path | None = None
     """Start from this checkpoint's weights (a second round) instead of random ones."""
-    widths: tuple[int, int, int, int] = (16, 32, 64, 128)
+    widths: tuple[int, int, int, int] = DEFAULT_WIDTHS
     seed: int = 0
     threads: int | None = None
 
