@@ -1,8 +1,10 @@
-"""Read the cards in an image: corner-index detector, then index classifier, then corner merging.
+"""Read the cards in an image: corner-index detector, then index classifier, then corner merging,
+then, for a still image of at most two certain cards, the whole-card classifier.
 
-The two ONNX models and ``models/manifest.json`` ship with the project; only onnxruntime,
-numpy and OpenCV are used here (no torch). A ``Reader`` holds two inference sessions and
-nothing per call, so one instance can serve many threads at once.
+The ONNX models and ``models/manifest.json`` ship with the project; only onnxruntime, numpy and
+OpenCV are used here (no torch). A ``Reader`` holds its inference sessions (two, or three with
+the optional whole-card classifier) and nothing per call, so one instance can serve many
+threads at once.
 """
 
 from __future__ import annotations
