@@ -151,6 +151,7 @@ def test_reading_without_a_deck_never_combines(monkeypatch: pytest.MonkeyPatch) 
     probabilities /= probabilities.sum()
     reader = Reader.__new__(Reader)
     reader.settings = ReaderSettings()
+    reader.whole_card = None  # models without the whole-card classifier
     box = np.array([[10, 10, 30, 40]], np.float32)
     monkeypatch.setattr(
         reader, "detect", lambda image: Detections(box, np.ones(1, np.float32), np.zeros(1, int))
