@@ -10,8 +10,8 @@ import pytest
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
-from vision.card_view import CLASSES, VIEW_SIZE_WH, WholeCardClassifier, card_view, views_to_tensor
-from vision.detections import CardReading
+from vision.card_view import VIEW_SIZE_WH, WholeCardClassifier, card_view, views_to_tensor
+from vision.detections import CLASSIFIER_CLASSES, CardReading
 from vision.reader import ModelError, Reader, ReaderSettings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,9 +60,9 @@ class _Scripted:
 
     def __init__(self, code: str, probability: float) -> None:
         self.calls = 0
-        rest = (1 - probability) / (len(CLASSES) - 1)
-        self.row = np.full(len(CLASSES), rest, np.float32)
-        self.row[CLASSES.index(code)] = probability
+        rest = (1 - probability) / (len(CLASSIFIER_CLASSES) - 1)
+        self.row = np.full(len(CLASSIFIER_CLASSES), rest, np.float32)
+        self.row[CLASSIFIER_CLASSES.index(code)] = probability
 
     def probabilities(self, image: NDArray[np.uint8]) -> NDArray[np.float32]:
         self.calls += 1
@@ -144,4 +144,4 @@ def test_none_class_names_no_card() -> None:
 
 
 def test_all_classes_are_the_cards_then_none() -> None:
-    assert (*CARD_CLASSES, "none") == CLASSES
+    assert (*CARD_CLASSES, "none") == CLASSIFIER_CLASSES

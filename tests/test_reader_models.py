@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.card_view import CLASSES
-from vision.detections import Detections
+from vision.detections import CLASSIFIER_CLASSES, Detections
 from vision.imageio import load_image
 from vision.reader import ModelError, Reader, ReaderSettings, default_models_dir
 
@@ -254,7 +253,7 @@ def test_whole_card_classifier_names_held_out_close_ups(
     assert reader.whole_card is not None
     scenes = close_ups
     right = [
-        CLASSES[int(reader.whole_card.probabilities(load_image(path)).argmax())] == code
+        CLASSIFIER_CLASSES[int(reader.whole_card.probabilities(load_image(path)).argmax())] == code
         for path, code in scenes
     ]
     assert len(scenes) >= 12
@@ -266,7 +265,7 @@ def test_table_photo_is_not_one_card(reader: Reader) -> None:
     frame reader skips it."""
     assert reader.whole_card is not None
     probabilities = reader.whole_card.probabilities(load_image(EXAMPLE))
-    assert CLASSES[int(probabilities.argmax())] == "none"
+    assert CLASSIFIER_CLASSES[int(probabilities.argmax())] == "none"
     assert reader.for_frames().settings.whole_card is False
 
 

@@ -8,8 +8,7 @@ import pytest
 
 from rules.cards import CARD_CLASSES
 from tests.benchmark_modules import load_benchmark
-from vision.card_view import CLASSES
-from vision.detections import CardReading
+from vision.detections import CLASSIFIER_CLASSES, CardReading
 from vision.reader import Reader, ReaderSettings
 from vision.train.card_classifier import in_tuning_fold
 
@@ -17,8 +16,10 @@ tune = load_benchmark("tune_whole_card")
 
 
 def _probabilities(code: str, probability: float) -> np.ndarray:
-    row = np.full(len(CLASSES), (1 - probability) / (len(CLASSES) - 1), np.float32)
-    row[CLASSES.index(code)] = probability
+    row = np.full(
+        len(CLASSIFIER_CLASSES), (1 - probability) / (len(CLASSIFIER_CLASSES) - 1), np.float32
+    )
+    row[CLASSIFIER_CLASSES.index(code)] = probability
     return row
 
 

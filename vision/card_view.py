@@ -20,15 +20,13 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.cards import CARD_CLASSES
-from vision.index_detector import ModelError, session
+from vision.detections import CLASSIFIER_CLASSES
+from vision.index_detector import ModelError, session, softmax
 
 __all__ = ["VIEW_SIZE_WH", "WholeCardClassifier", "card_view", "views_to_tensor"]
 
 VIEW_SIZE_WH = (56, 80)
 """The network's input, width x height: a card's 0.7 aspect ratio."""
-
-CLASSES: tuple[str, ...] = (*CARD_CLASSES, "none")
 
 
 def card_view(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
@@ -57,7 +55,8 @@ class WholeCardClassifier:
         self.path = path
         self._session = session(path)
         metadata = self._session.get_modelmeta().custom_metadata_map
-        if "classes" not in metadata or tuple(json.loads(metadata["classes"])) != CLASSES:
+        classes = tuple(json.loads(metadata["classes"])) if "classes" in metadata else ()
+        if classes != CLASSIFIER_CLASSES:
             raise ModelError(
                 f"whole-card classifier {str(path)!r} names classes that differ from the "
                 "project's label table (54 cards, then 'none')"
@@ -77,7 +76,4 @@ class WholeCardClassifier:
         view = card_view(image)
         batch = views_to_tensor(np.stack([view, np.ascontiguousarray(view[::-1, ::-1])]))
         (logits,) = self._session.run(["logits"], {self._input: batch})
-        logits = logits - logits.max(axis=1, keepdims=True)
-        probabilities = np.exp(logits)
-        probabilities /= probabilities.sum(axis=1, keepdims=True)
-        return cast(NDArray[np.float32], probabilities.mean(axis=0).astype(np.float32))
+        return cast(NDArray[np.float32], softmax(logits).mean(axis=0))

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CardReading", "Detections", "Reading", "ReadingFlag"]
+from rules.cards import CARD_CLASSES
+
+__all__ = ["CLASSIFIER_CLASSES", "CardReading", "Detections", "Reading", "ReadingFlag"]
+
+CLASSIFIER_CLASSES: tuple[str, ...] = (*CARD_CLASSES, "none")
+"""The classifiers' outputs (the index classifier's and the whole-card classifier's): the 54
+cards in ``CARD_CLASSES`` order, then "none"."""
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,15 @@ def session(path: Path) -> Any:
         raise ModelError(f"cannot load model {str(path)!r}: {error}") from error
 
 
+def softmax(logits: NDArray[np.floating[Any]]) -> NDArray[np.float32]:
+    """Row-wise probabilities (N, C) from a classifier's logits (N, C)."""
+    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probabilities: NDArray[np.float32] = (shifted / shifted.sum(axis=1, keepdims=True)).astype(
+        np.float32
+    )
+    return probabilities
+
+
 def _clip(xyxy: NDArray[np.float32], width: int, height: int) -> NDArray[np.float32]:
     """Boxes (N, 4) clipped to an image of ``width`` x ``height``, in place."""
     xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)

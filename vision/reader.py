@@ -26,18 +26,23 @@ from rules.cards import CARD_CLASSES
 from vision.calibration import DeckProfile, combine_with_profile
 from vision.card_view import WholeCardClassifier
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
-from vision.detections import CardReading, Detections, Reading, ReadingFlag
+from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
 from vision.index_detector import (
     IndexDetector,
     ModelError,
     non_max_suppression,
     session,
+    softmax,
 )
 
-__all__ = ["ModelError", "Reader", "ReaderSettings", "default_models_dir", "non_max_suppression"]
-
-CLASSIFIER_CLASSES: tuple[str, ...] = (*CARD_CLASSES, "none")
-"""The classifier's outputs: the 54 cards in ``CARD_CLASSES`` order, then "none"."""
+__all__ = [
+    "CLASSIFIER_CLASSES",
+    "ModelError",
+    "Reader",
+    "ReaderSettings",
+    "default_models_dir",
+    "non_max_suppression",
+]
 
 
 def default_models_dir() -> Path:
@@ -255,10 +260,7 @@ class Reader:
         logits, embedding = self._classifier.run(
             None, {self._classifier_input: crops_to_tensor(crops)}
         )
-        logits = logits - logits.max(axis=1, keepdims=True)
-        probabilities = np.exp(logits)
-        probabilities /= probabilities.sum(axis=1, keepdims=True)
-        return probabilities.astype(np.float32), embedding.astype(np.float32)
+        return softmax(logits), embedding.astype(np.float32)
 
     def merge_corners(
         self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]

@@ -30,7 +30,8 @@ from numpy.typing import NDArray
 from tqdm import tqdm
 
 from rules.cards import CARD_CLASSES
-from vision.card_view import CLASSES, VIEW_SIZE_WH, card_view, views_to_tensor
+from vision.card_view import VIEW_SIZE_WH, card_view, views_to_tensor
+from vision.detections import CLASSIFIER_CLASSES
 from vision.evaluate import load_manifest
 from vision.imageio import ImageError, load_image
 
@@ -178,7 +179,7 @@ def _network(widths: tuple[int, int, int, int]) -> Any:
             self.features = nn.Sequential(*layers)
             width, height = VIEW_SIZE_WH
             self.hidden = nn.Linear(widths[-1] * (height // 16) * (width // 16), 128)
-            self.head = nn.Linear(128, len(CLASSES))
+            self.head = nn.Linear(128, len(CLASSIFIER_CLASSES))
             self.dropout = nn.Dropout(0.3)
 
         def forward(self, x: Any) -> Any:
@@ -407,6 +408,6 @@ def export_card_classifier(state_path: Path, out: Path) -> Path:
     )
     exported = onnx.load(str(out))
     entry = exported.metadata_props.add()
-    entry.key, entry.value = "classes", json.dumps(list(CLASSES))
+    entry.key, entry.value = "classes", json.dumps(list(CLASSIFIER_CLASSES))
     onnx.save(exported, str(out))
     return out

@@ -136,7 +136,8 @@ def write_manifest(
 
 
 def _card_entry(card_classifier: Path) -> dict[str, Any]:
-    from vision.card_view import CLASSES, VIEW_SIZE_WH
+    from vision.card_view import VIEW_SIZE_WH
+    from vision.detections import CLASSIFIER_CLASSES
     from vision.train.card_classifier import DEFAULT_WIDTHS
 
     width, height = VIEW_SIZE_WH
@@ -146,7 +147,7 @@ def _card_entry(card_classifier: Path) -> dict[str, Any]:
         "bytes": card_classifier.stat().st_size,
         "architecture": "CNN (4 blocks of two 3x3 convolutions, {}-{}-{}-{} channels, to a "
         "5x3 map) -> 128 -> 55 (vision/train/card_classifier.py)".format(*DEFAULT_WIDTHS),
-        "classes": list(CLASSES),
+        "classes": list(CLASSIFIER_CLASSES),
         "input": f"Nx3x{height}x{width} RGB float [0,1]: the whole image, a quarter turn if "
         "wider than tall, stretched (vision.card_view.card_view)",
         "outputs": {"logits": "Nx55"},
