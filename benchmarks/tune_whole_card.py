@@ -10,10 +10,11 @@ which the whole-card classifier never trained on. ``--check`` manifests are read
 
 Each photo is read once by the index reader alone (``whole_card=False``) and once by the
 whole-card classifier; each pair of the grid (``whole_card_above``, ``whole_card_sure``) is
-then applied as ``Reader._with_whole_card`` does. For each pair and set the table gives top-1
-(the surest card, certain or not, is the photo's card), card F1 of the certain cards, and how
-many photos the whole-card reading changed. The chosen pair is the tuning fold's best by top-1,
-then F1, ties to the higher thresholds (the more cautious); "off" is the index reader alone.
+then applied by the reader's own rule (``vision.reader.apply_whole_card``). For each pair and
+set the table gives top-1 (the surest card, certain or not, is the photo's card), card F1 of
+the certain cards, and how many photos the whole-card reading changed. The chosen pair is the
+tuning fold's best by top-1, then F1, ties to the higher thresholds (the more cautious); "off"
+is the index reader alone.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rules.cards import CARD_CLASSES
+from vision.detections import CardReading
 from vision.evaluate import EvalTotals, ManifestEntry, load_manifest
 from vision.imageio import ImageError, load_reduced
-from vision.reader import Reader, ReaderSettings
+from vision.reader import Reader, ReaderSettings, apply_whole_card
 from vision.train.card_classifier import in_tuning_fold
 
 GATES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -69,17 +70,12 @@ Card = tuple[str, float, bool]
 
 
 def _apply(cards: list[Card], probabilities: np.ndarray, above: float, sure: float) -> list[Card]:
-    """``Reader._with_whole_card`` on (code, confidence, uncertain) readings."""
-    certain = [card for card in cards if not card[2]]
-    if len(certain) > 2:
-        return cards
-    best = int(probabilities.argmax())
-    confidence, code = float(probabilities[best]), CARD_CLASSES[best]
-    if certain:
-        same = [card for card in certain if card[0] == code]
-        return same[:1] if same and confidence >= sure else cards
-    uncertain = confidence < ReaderSettings().uncertain_below
-    return [(code, confidence, uncertain)] if confidence >= above else cards
+    """The reader's rule (:func:`vision.reader.apply_whole_card`) on (code, confidence,
+    uncertain) readings, with these thresholds."""
+    settings = ReaderSettings(whole_card_above=above, whole_card_sure=sure)
+    readings = [CardReading(code, p, (0.0, 0.0, 1.0, 1.0), uncertain=u) for code, p, u in cards]
+    after = apply_whole_card(readings, probabilities, (1, 1), settings)
+    return [(card.code, card.confidence, card.uncertain) for card in after]
 
 
 def _score(

@@ -40,6 +40,7 @@ __all__ = [
     "ModelError",
     "Reader",
     "ReaderSettings",
+    "apply_whole_card",
     "default_models_dir",
     "non_max_suppression",
 ]
@@ -108,6 +109,52 @@ class ReaderSettings:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def apply_whole_card(
+    cards: list[CardReading],
+    probabilities: NDArray[np.float32],
+    size_wh: tuple[int, int],
+    settings: ReaderSettings,
+) -> list[CardReading]:
+    """The index reader's cards, corrected by the whole-card classifier's card probabilities
+    (54,) for an image of ``size_wh`` that may be one card.
+
+    - No certain card from the indices, and the classifier names a card with at least
+      ``whole_card_above``: the image is that card (the uncertain index readings go, those of
+      its card counted as its corners).
+    - One or two certain cards, and the classifier is sure (``whole_card_sure``) of one of them:
+      the image is that one card, and the other readings go (the detector fired on a pip or a
+      court figure, and the classifier read it as another card).
+    - More than two certain cards: a table or a hand, left as read.
+    """
+    certain = [card for card in cards if not card.uncertain]
+    if len(certain) > 2:
+        return cards
+    best = int(probabilities.argmax())
+    confidence = float(probabilities[best])
+    code = CARD_CLASSES[best]
+    if certain:
+        if confidence < settings.whole_card_sure:
+            return cards
+        same = [card for card in certain if card.code == code]
+        return same[:1] if same else cards
+    if confidence < settings.whole_card_above:
+        return cards
+    ranked = np.argsort(-probabilities)[1:3]
+    width, height = size_wh
+    return [
+        CardReading(
+            code=code,
+            confidence=confidence,
+            box_xyxy=(0.0, 0.0, float(width), float(height)),
+            corners=sum(card.corners for card in cards if card.code == code),
+            uncertain=confidence < settings.uncertain_below,
+            alternatives=tuple(
+                (CARD_CLASSES[int(i)], round(float(probabilities[i]), 4)) for i in ranked
+            ),
+        )
+    ]
 
 
 class Reader:
@@ -323,43 +370,14 @@ class Reader:
     def _with_whole_card(
         self, image: NDArray[np.uint8], cards: list[CardReading]
     ) -> list[CardReading]:
-        """The cards, corrected by the whole-card classifier on an image that may be one card.
-
-        - No certain card from the indices, and the classifier names a card with at least
-          ``whole_card_above``: the image is that card (the uncertain index readings go, those
-          of its card counted as its corners).
-        - One or two certain cards, and the classifier is sure (``whole_card_sure``) of one of
-          them: the image is that one card, and the other readings go (the detector fired on a
-          pip or a court figure, and the classifier read it as another card).
-        """
-        certain = [card for card in cards if not card.uncertain]
-        if self.whole_card is None or len(certain) > 2:
+        """:func:`apply_whole_card` with the whole-card classifier's reading of the image, which
+        is only run when the rule can use it (at most two certain cards)."""
+        if self.whole_card is None or sum(not card.uncertain for card in cards) > 2:
             return cards
         probabilities = self.whole_card.probabilities(image)[:-1]
-        best = int(probabilities.argmax())
-        confidence = float(probabilities[best])
-        code = CARD_CLASSES[best]
-        if certain:
-            if confidence < self.settings.whole_card_sure:
-                return cards
-            same = [card for card in certain if card.code == code]
-            return same[:1] if same else cards
-        if confidence < self.settings.whole_card_above:
-            return cards
-        ranked = np.argsort(-probabilities)[1:3]
-        height, width = image.shape[:2]
-        return [
-            CardReading(
-                code=code,
-                confidence=confidence,
-                box_xyxy=(0.0, 0.0, float(width), float(height)),
-                corners=sum(card.corners for card in cards if card.code == code),
-                uncertain=confidence < self.settings.uncertain_below,
-                alternatives=tuple(
-                    (CARD_CLASSES[int(i)], round(float(probabilities[i]), 4)) for i in ranked
-                ),
-            )
-        ]
+        return apply_whole_card(
+            cards, probabilities, (image.shape[1], image.shape[0]), self.settings
+        )
 
     def read(self, image: NDArray[np.uint8], deck: DeckProfile | None = None) -> Reading:
         """All the cards in a BGR uint8 image (H, W, 3), optionally with a calibrated deck."""
