@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from vision.card_view import VIEW_SIZE_WH, card_view, views_to_tensor
 from vision.detections import CLASSIFIER_CLASSES
 from vision.evaluate import load_manifest
 from vision.imageio import ImageError, load_image
+from vision.train.fitting import accuracy, conv_block, export_with_classes, fit, light_blur_noise
 
 __all__ = [
     "DEFAULT_WIDTHS",
@@ -158,24 +158,13 @@ def _network(widths: tuple[int, int, int, int]) -> Any:
     import torch
     from torch import nn
 
-    def block(inputs: int, outputs: int) -> list[Any]:
-        return [
-            nn.Conv2d(inputs, outputs, 3, padding=1, bias=False),
-            nn.BatchNorm2d(outputs),
-            nn.ReLU(inplace=True),
-            nn.Conv2d(outputs, outputs, 3, padding=1, bias=False),
-            nn.BatchNorm2d(outputs),
-            nn.ReLU(inplace=True),
-            nn.MaxPool2d(2),
-        ]
-
     class CardNet(nn.Module):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
             channels = (3, *widths)
             layers: list[Any] = []
             for inputs, outputs in itertools.pairwise(channels):
-                layers += block(inputs, outputs)
+                layers += conv_block(inputs, outputs)
             self.features = nn.Sequential(*layers)
             width, height = VIEW_SIZE_WH
             self.hidden = nn.Linear(widths[-1] * (height // 16) * (width // 16), 128)
@@ -234,20 +223,7 @@ def _augment(batch: Any, generator: Any) -> Any:
         strength = torch.empty(int(paper.sum()), 1, 1, 1).uniform_(0.1, 0.4, generator=generator)
         tone = torch.tensor([0.75, 0.85, 0.95]).view(1, 3, 1, 1)  # sepia, RGB
         out[paper] = out[paper] * (1 - strength + strength * tone * (0.7 + 0.6 * field))
-    gain = uniform(0.6, 1.3, 1, 1, 1)
-    tint = uniform(0.85, 1.15, 3, 1, 1)
-    offset = uniform(-0.15, 0.15, 1, 1, 1)
-    mean = out.mean(dim=(1, 2, 3), keepdim=True)
-    contrast = uniform(0.6, 1.3, 1, 1, 1)
-    out = ((out - mean) * contrast + mean) * gain * tint + offset
-    blur = chance(0.25)
-    if blur.any():
-        out[blur] = functional.avg_pool2d(
-            out[blur], 3, stride=1, padding=1, count_include_pad=False
-        )
-    noise = uniform(0.0, 0.05, 1, 1, 1)
-    out = out + torch.randn(out.shape, generator=generator) * noise
-    return out.clamp(0.0, 1.0)
+    return light_blur_noise(out, generator, blur_probability=0.25)
 
 
 def _loss(logits: Any, targets: Any) -> Any:
@@ -313,101 +289,42 @@ def train_card_classifier(settings: CardTraining) -> Path:
     model = _network(settings.widths)
     if settings.init_weights is not None:
         model.load_state_dict(torch.load(settings.init_weights, weights_only=False)["model"])
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=5e-4)
-    steps_per_epoch = math.ceil(len(inputs) / settings.batch)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimizer,
-        settings.learning_rate,
-        total_steps=settings.epochs * steps_per_epoch,
-        pct_start=0.15,
+
+    def logits_of(network: Any, batch: Any) -> Any:
+        return network(batch)
+
+    def held_out(network: Any) -> float:
+        return accuracy(network, held_inputs, held_targets, logits_of, _right, chunk=512)
+
+    return fit(
+        model,
+        inputs,
+        targets,
+        name="card",
+        run_dir=settings.run_dir,
+        epochs=settings.epochs,
+        batch=settings.batch,
+        learning_rate=settings.learning_rate,
+        seed=settings.seed,
+        augment=_augment,
+        logits_of=logits_of,
+        loss=_loss,
+        right=_right,
+        held_out=held_out if held_inputs is not None else None,
+        held_out_label="tuning-fold photo accuracy",
+        extra_state={"widths": list(settings.widths)},
     )
-    state_path = settings.run_dir / "card_last.pt"
-    best_path = settings.run_dir / "card_best.pt"
-    start, best_accuracy = 0, -1.0
-    if state_path.is_file():
-        state = torch.load(state_path, weights_only=False)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        schedule.load_state_dict(state["schedule"])
-        start = state["epoch"] + 1
-        best_accuracy = state.get("best_accuracy", -1.0)
-    generator = torch.Generator().manual_seed(settings.seed + start)
-    for epoch in range(start, settings.epochs):
-        model.train()
-        order = torch.randperm(len(inputs), generator=generator)
-        right, seen, total_loss = 0, 0, 0.0
-        bar = tqdm(range(steps_per_epoch), desc=f"card {epoch + 1}/{settings.epochs}", unit="batch")
-        for step in bar:
-            index = order[step * settings.batch : (step + 1) * settings.batch]
-            logits = model(_augment(inputs[index], generator))
-            loss = _loss(logits, targets[index])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            total_loss += float(loss.detach()) * len(index)
-            right += int(_right(logits.argmax(1), targets[index]).sum())
-            seen += len(index)
-        bar.close()
-        accuracy = right / seen
-        message = (
-            f"card epoch {epoch + 1}: loss {total_loss / seen:.3f}, train accuracy {accuracy:.3f}"
-        )
-        if held_inputs is not None and held_targets is not None:
-            accuracy = _accuracy(model, held_inputs, held_targets)
-            message += f", tuning-fold photo accuracy {accuracy:.3f}"
-        print(message, flush=True)
-        state = {
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "schedule": schedule.state_dict(),
-            "epoch": epoch,
-            "accuracy": accuracy,
-            "best_accuracy": max(best_accuracy, accuracy),
-            "widths": list(settings.widths),
-        }
-        if accuracy > best_accuracy:
-            best_accuracy = accuracy
-            torch.save(state, best_path)
-        torch.save(state, state_path)
-    return best_path if best_path.is_file() else state_path
-
-
-def _accuracy(model: Any, inputs: Any, targets: Any) -> float:
-    import torch
-
-    model.eval()
-    with torch.no_grad():
-        predicted = torch.cat(
-            [model(inputs[i : i + 512]).argmax(1) for i in range(0, len(inputs), 512)]
-        )
-    return float(_right(predicted, targets).float().mean())
 
 
 def export_card_classifier(state_path: Path, out: Path) -> Path:
     """Export to ONNX: input ``views`` (N, 3, 80, 56) RGB in [0, 1]; output ``logits``
     (N, 55); the class list as JSON in the model's ``classes`` metadata."""
-    import onnx
     import torch
 
     state = torch.load(state_path, weights_only=False)
     model = _network(tuple(state["widths"]))
     model.load_state_dict(state["model"])
-    model.eval()
-    out.parent.mkdir(parents=True, exist_ok=True)
     width, height = VIEW_SIZE_WH
-    torch.onnx.export(
-        model,
-        (torch.zeros(1, 3, height, width),),
-        str(out),
-        input_names=["views"],
-        output_names=["logits"],
-        dynamic_axes={"views": {0: "batch"}, "logits": {0: "batch"}},
-        opset_version=17,
-        dynamo=False,
+    return export_with_classes(
+        model, torch.zeros(1, 3, height, width), out, "views", ["logits"], CLASSIFIER_CLASSES
     )
-    exported = onnx.load(str(out))
-    entry = exported.metadata_props.add()
-    entry.key, entry.value = "classes", json.dumps(list(CLASSIFIER_CLASSES))
-    onnx.save(exported, str(out))
-    return out

@@ -12,7 +12,6 @@ the latter used by deck calibration.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -25,6 +24,7 @@ from tqdm import tqdm
 from rules.cards import CARD_CLASSES
 from vision.crops import CROP_SIZE, crop_index
 from vision.reader import CLASSIFIER_CLASSES
+from vision.train.fitting import accuracy, conv_block, export_with_classes, fit, light_blur_noise
 
 __all__ = [
     "ClassifierTraining",
@@ -140,25 +140,14 @@ def _network(classes: int, widths: tuple[int, ...] = DEFAULT_WIDTHS) -> Any:
     import torch
     from torch import nn
 
-    def block(inputs: int, outputs: int) -> list[Any]:
-        return [
-            nn.Conv2d(inputs, outputs, 3, padding=1, bias=False),
-            nn.BatchNorm2d(outputs),
-            nn.ReLU(inplace=True),
-            nn.Conv2d(outputs, outputs, 3, padding=1, bias=False),
-            nn.BatchNorm2d(outputs),
-            nn.ReLU(inplace=True),
-            nn.MaxPool2d(2),
-        ]
-
     class IndexNet(nn.Module):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
             first, second, third, last = widths
             self.features = nn.Sequential(
-                *block(3, first),
-                *block(first, second),
-                *block(second, third),
+                *conv_block(3, first),
+                *conv_block(first, second),
+                *conv_block(second, third),
                 nn.Conv2d(third, last, 3, padding=1, bias=False),
                 nn.BatchNorm2d(last),
                 nn.ReLU(inplace=True),
@@ -188,20 +177,7 @@ def _augment(batch: Any, generator: Any) -> Any:
         chosen = turns == k
         if chosen.any():
             out[chosen] = torch.rot90(batch[chosen], k, dims=(2, 3))
-    gain = torch.empty(count, 1, 1, 1).uniform_(0.6, 1.3, generator=generator)
-    tint = torch.empty(count, 3, 1, 1).uniform_(0.85, 1.15, generator=generator)
-    offset = torch.empty(count, 1, 1, 1).uniform_(-0.15, 0.15, generator=generator)
-    mean = out.mean(dim=(1, 2, 3), keepdim=True)
-    contrast = torch.empty(count, 1, 1, 1).uniform_(0.6, 1.3, generator=generator)
-    out = ((out - mean) * contrast + mean) * gain * tint + offset
-    blur = torch.rand(count, generator=generator) < 0.2
-    if blur.any():
-        out[blur] = torch.nn.functional.avg_pool2d(
-            out[blur], 3, stride=1, padding=1, count_include_pad=False
-        )
-    noise = torch.empty(count, 1, 1, 1).uniform_(0.0, 0.05, generator=generator)
-    out = out + torch.randn(out.shape, generator=generator) * noise
-    return out.clamp(0.0, 1.0)
+    return light_blur_noise(out, generator, blur_probability=0.2)
 
 
 def _load_or_extract(
@@ -259,80 +235,33 @@ def train_classifier(settings: ClassifierTraining) -> Path:
     model = _network(len(CLASSIFIER_CLASSES), settings.widths)
     if settings.init_weights is not None:
         model.load_state_dict(torch.load(settings.init_weights, weights_only=False)["model"])
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=5e-4)
-    steps_per_epoch = math.ceil(len(inputs) / settings.batch)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimizer,
-        settings.learning_rate,
-        total_steps=settings.epochs * steps_per_epoch,
-        pct_start=0.15,
+
+    def logits_of(network: Any, batch: Any) -> Any:
+        return network(batch)[0]  # (logits, embedding)
+
+    def right(predicted: Any, wanted: Any) -> Any:
+        return predicted == wanted
+
+    def held_out(network: Any) -> float:
+        return accuracy(network, val_inputs, val_targets, logits_of, right)
+
+    return fit(
+        model,
+        inputs,
+        targets,
+        name="classifier",
+        run_dir=settings.run_dir,
+        epochs=settings.epochs,
+        batch=settings.batch,
+        learning_rate=settings.learning_rate,
+        seed=settings.seed,
+        augment=_augment,
+        logits_of=logits_of,
+        loss=nn.CrossEntropyLoss(label_smoothing=0.05),
+        right=right,
+        held_out=held_out if val_inputs is not None else None,
+        extra_state={"widths": list(settings.widths)},
     )
-    state_path = settings.run_dir / "classifier_last.pt"
-    best_path = settings.run_dir / "classifier_best.pt"
-    start, best_accuracy = 0, -1.0
-    if state_path.is_file():
-        state = torch.load(state_path, weights_only=False)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        schedule.load_state_dict(state["schedule"])
-        start = state["epoch"] + 1
-        best_accuracy = state.get("best_accuracy", -1.0)
-    generator = torch.Generator().manual_seed(settings.seed + start)
-    loss_function = nn.CrossEntropyLoss(label_smoothing=0.05)
-    for epoch in range(start, settings.epochs):
-        model.train()
-        order = torch.randperm(len(inputs), generator=generator)
-        correct, seen, total_loss = 0, 0, 0.0
-        bar = tqdm(
-            range(steps_per_epoch), desc=f"classifier {epoch + 1}/{settings.epochs}", unit="batch"
-        )
-        for step in bar:
-            index = order[step * settings.batch : (step + 1) * settings.batch]
-            batch = _augment(inputs[index], generator)
-            logits, _ = model(batch)
-            loss = loss_function(logits, targets[index])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            total_loss += float(loss.detach()) * len(index)
-            correct += int((logits.argmax(1) == targets[index]).sum())
-            seen += len(index)
-        bar.close()
-        message = (
-            f"classifier epoch {epoch + 1}: loss {total_loss / seen:.3f}, "
-            f"train accuracy {correct / seen:.3f}"
-        )
-        accuracy = correct / seen
-        if val_inputs is not None and val_targets is not None:
-            accuracy = _accuracy(model, val_inputs, val_targets)
-            message += f", held-out accuracy {accuracy:.3f}"
-        print(message, flush=True)
-        state = {
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "schedule": schedule.state_dict(),
-            "epoch": epoch,
-            "accuracy": accuracy,
-            "best_accuracy": max(best_accuracy, accuracy),
-            "widths": list(settings.widths),
-        }
-        if accuracy > best_accuracy:
-            best_accuracy = accuracy
-            torch.save(state, best_path)
-        torch.save(state, state_path)
-    return best_path if best_path.is_file() else state_path
-
-
-def _accuracy(model: Any, inputs: Any, targets: Any) -> float:
-    import torch
-
-    model.eval()
-    with torch.no_grad():
-        predicted = torch.cat(
-            [model(inputs[i : i + 1024])[0].argmax(1) for i in range(0, len(inputs), 1024)]
-        )
-    return float((predicted == targets).float().mean())
 
 
 def export_classifier(state_path: Path, out: Path) -> Path:
@@ -343,26 +272,14 @@ def export_classifier(state_path: Path, out: Path) -> Path:
     state = torch.load(state_path, weights_only=False)
     model = _network(len(CLASSIFIER_CLASSES), tuple(state.get("widths", LEGACY_WIDTHS)))
     model.load_state_dict(state["model"])
-    model.eval()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    example = torch.zeros(1, 3, CROP_SIZE, CROP_SIZE)
-    torch.onnx.export(
+    return export_with_classes(
         model,
-        (example,),
-        str(out),
-        input_names=["crops"],
-        output_names=["logits", "embedding"],
-        dynamic_axes={"crops": {0: "batch"}, "logits": {0: "batch"}, "embedding": {0: "batch"}},
-        opset_version=17,
-        dynamo=False,
+        torch.zeros(1, 3, CROP_SIZE, CROP_SIZE),
+        out,
+        "crops",
+        ["logits", "embedding"],
+        CLASSIFIER_CLASSES,
     )
-    import onnx
-
-    exported = onnx.load(str(out))
-    entry = exported.metadata_props.add()
-    entry.key, entry.value = "classes", json.dumps(list(CLASSIFIER_CLASSES))
-    onnx.save(exported, str(out))
-    return out
 
 
 def quantize_classifier(

@@ -1,0 +1,194 @@
+"""What the two classifiers' trainings share (torch, imported inside the functions): the
+convolution block, the lighting jitter, the resumable epoch loop and the ONNX export."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+__all__ = ["accuracy", "conv_block", "export_with_classes", "fit", "light_blur_noise"]
+
+
+def conv_block(inputs: int, outputs: int) -> list[Any]:
+    """Two 3x3 convolutions (batch norm, ReLU), then 2x2 max pooling."""
+    from torch import nn
+
+    return [
+        nn.Conv2d(inputs, outputs, 3, padding=1, bias=False),
+        nn.BatchNorm2d(outputs),
+        nn.ReLU(inplace=True),
+        nn.Conv2d(outputs, outputs, 3, padding=1, bias=False),
+        nn.BatchNorm2d(outputs),
+        nn.ReLU(inplace=True),
+        nn.MaxPool2d(2),
+    ]
+
+
+def light_blur_noise(batch: Any, generator: Any, blur_probability: float) -> Any:
+    """Brightness, contrast and colour cast, a 3x3 blur on ``blur_probability`` of the images,
+    and Gaussian noise, on a (B, 3, H, W) batch in [0, 1]; clamped to [0, 1]."""
+    import torch
+
+    count = batch.shape[0]
+
+    def uniform(low: float, high: float, channels: int = 1) -> Any:
+        return torch.empty(count, channels, 1, 1).uniform_(low, high, generator=generator)
+
+    gain = uniform(0.6, 1.3)
+    tint = uniform(0.85, 1.15, 3)
+    offset = uniform(-0.15, 0.15)
+    mean = batch.mean(dim=(1, 2, 3), keepdim=True)
+    contrast = uniform(0.6, 1.3)
+    out = ((batch - mean) * contrast + mean) * gain * tint + offset
+    blur = torch.rand(count, generator=generator) < blur_probability
+    if blur.any():
+        out[blur] = torch.nn.functional.avg_pool2d(
+            out[blur], 3, stride=1, padding=1, count_include_pad=False
+        )
+    noise = uniform(0.0, 0.05)
+    out = out + torch.randn(out.shape, generator=generator) * noise
+    return out.clamp(0.0, 1.0)
+
+
+def accuracy(
+    model: Any,
+    inputs: Any,
+    targets: Any,
+    logits_of: Callable[[Any, Any], Any],
+    right: Callable[[Any, Any], Any],
+    chunk: int = 1024,
+) -> float:
+    """Share of ``inputs`` whose top class is right (``right(predicted, targets)``), in eval
+    mode, ``chunk`` at a time."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        predicted = torch.cat(
+            [
+                logits_of(model, inputs[i : i + chunk]).argmax(1)
+                for i in range(0, len(inputs), chunk)
+            ]
+        )
+    return float(right(predicted, targets).float().mean())
+
+
+def fit(
+    model: Any,
+    inputs: Any,
+    targets: Any,
+    *,
+    name: str,
+    run_dir: Path,
+    epochs: int,
+    batch: int,
+    learning_rate: float,
+    seed: int,
+    augment: Callable[[Any, Any], Any],
+    logits_of: Callable[[Any, Any], Any],
+    loss: Callable[[Any, Any], Any],
+    right: Callable[[Any, Any], Any],
+    held_out: Callable[[Any], float] | None = None,
+    held_out_label: str = "held-out accuracy",
+    extra_state: dict[str, Any] | None = None,
+) -> Path:
+    """Train with AdamW and a one-cycle schedule; returns the checkpoint to use.
+
+    ``run_dir/NAME_last.pt`` is written after every epoch, and a rerun resumes from it. Each
+    epoch prints its loss and train accuracy, and ``held_out(model)`` when given (else the train
+    accuracy stands for it); the epoch where that is best is kept as ``run_dir/NAME_best.pt``.
+    """
+    import torch
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=5e-4)
+    steps_per_epoch = math.ceil(len(inputs) / batch)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, learning_rate, total_steps=epochs * steps_per_epoch, pct_start=0.15
+    )
+    state_path = run_dir / f"{name}_last.pt"
+    best_path = run_dir / f"{name}_best.pt"
+    start, best_accuracy = 0, -1.0
+    if state_path.is_file():
+        state = torch.load(state_path, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        schedule.load_state_dict(state["schedule"])
+        start = state["epoch"] + 1
+        best_accuracy = state.get("best_accuracy", -1.0)
+    generator = torch.Generator().manual_seed(seed + start)
+    for epoch in range(start, epochs):
+        model.train()
+        order = torch.randperm(len(inputs), generator=generator)
+        correct, seen, total_loss = 0, 0, 0.0
+        bar = tqdm(range(steps_per_epoch), desc=f"{name} {epoch + 1}/{epochs}", unit="batch")
+        for step in bar:
+            index = order[step * batch : (step + 1) * batch]
+            logits = logits_of(model, augment(inputs[index], generator))
+            step_loss = loss(logits, targets[index])
+            optimizer.zero_grad()
+            step_loss.backward()
+            optimizer.step()
+            schedule.step()
+            total_loss += float(step_loss.detach()) * len(index)
+            correct += int(right(logits.argmax(1), targets[index]).sum())
+            seen += len(index)
+        bar.close()
+        score = correct / seen
+        message = (
+            f"{name} epoch {epoch + 1}: loss {total_loss / seen:.3f}, train accuracy {score:.3f}"
+        )
+        if held_out is not None:
+            score = held_out(model)
+            message += f", {held_out_label} {score:.3f}"
+        print(message, flush=True)
+        state = {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "schedule": schedule.state_dict(),
+            "epoch": epoch,
+            "accuracy": score,
+            "best_accuracy": max(best_accuracy, score),
+            **(extra_state or {}),
+        }
+        if score > best_accuracy:
+            best_accuracy = score
+            torch.save(state, best_path)
+        torch.save(state, state_path)
+    return best_path if best_path.is_file() else state_path
+
+
+def export_with_classes(
+    model: Any,
+    example: Any,
+    out: Path,
+    input_name: str,
+    output_names: list[str],
+    classes: tuple[str, ...],
+) -> Path:
+    """Export ``model`` (eval mode) to ONNX with a free batch size, the class list as JSON in
+    its ``classes`` metadata."""
+    import onnx
+    import torch
+
+    model.eval()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(
+        model,
+        (example,),
+        str(out),
+        input_names=[input_name],
+        output_names=output_names,
+        dynamic_axes={name: {0: "batch"} for name in (input_name, *output_names)},
+        opset_version=17,
+        dynamo=False,
+    )
+    exported = onnx.load(str(out))
+    entry = exported.metadata_props.add()
+    entry.key, entry.value = "classes", json.dumps(list(classes))
+    onnx.save(exported, str(out))
+    return out
