@@ -90,7 +90,7 @@ class ReaderSettings:
     whole_card: bool = True
     """Whether an image with at most two cards read for certain from its indices is also shown
     to the whole-card classifier (:mod:`vision.card_view`), when the models include one (see
-    ``Reader._with_whole_card``). :meth:`Reader.for_frames` turns it off."""
+    :func:`apply_whole_card`). :meth:`Reader.for_frames` turns it off."""
     whole_card_above: float = 0.4
     """The whole-card classifier's probability from which its card is taken, when the indices
     gave no certain card."""
