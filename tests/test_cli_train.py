@@ -19,6 +19,7 @@ from handreader.cli import main
         (["--finetune-epochs", "-1"], "--finetune-epochs must be 0 or more"),
         (["--closeup-scenes", "-5"], "--closeup-scenes must be 0 or more, got -5"),
         (["--card-scenes", "-1"], "--card-scenes must be 0 or more, got -1"),
+        (["--glyph-crops", "-3"], "--glyph-crops must be 0 or more, got -3"),
         (["--card-epochs", "0"], "--card-epochs must be at least 1, got 0"),
         (["--photos", "no/such.jsonl"], "no such manifest file"),
     ],

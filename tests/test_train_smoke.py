@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.train
@@ -51,6 +52,7 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
         classifier_epochs=1,
         classifier_finetune_epochs=1,
         classifier_widths=(8, 16, 16, 24),
+        glyph_crops=20,
         photo_manifests=(photos / "manifest.jsonl",),
         workers=1,
     )
@@ -58,6 +60,7 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
     assert manifest.is_file()
     assert (tmp_path / "models" / "detector.onnx").stat().st_size > 100_000
     assert (tmp_path / "runs" / "classifier" / "photo_crops.npz").is_file()
+    assert len(np.load(tmp_path / "runs" / "classifier" / "glyph_crops.npz")["labels"]) == 20
     assert len(list((tmp_path / "runs" / "scenes-closeups" / "images").glob("*.jpg"))) == 2
     assert (tmp_path / "runs" / "classifier-finetune" / "negatives.npz").is_file()
     classifier = json.loads(manifest.read_text())["classifier"]

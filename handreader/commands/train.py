@@ -45,6 +45,13 @@ def register(subparsers: Any) -> None:
         "(default 16000; 0 ships none)",
     )
     parser.add_argument(
+        "--glyph-crops",
+        type=int,
+        default=50000,
+        help="procedural index crops (ranks in the installed fonts, drawn pips) added to the "
+        "classifier's training (default 50000; 0 for none)",
+    )
+    parser.add_argument(
         "--card-epochs", type=int, default=12, help="whole-card classifier epochs (default 12)"
     )
     parser.add_argument("--detector-epochs", type=int, default=6)
@@ -118,7 +125,13 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
             )
-    for name in ("finetune_epochs", "classifier_finetune_epochs", "closeup_scenes", "card_scenes"):
+    for name in (
+        "finetune_epochs",
+        "classifier_finetune_epochs",
+        "closeup_scenes",
+        "card_scenes",
+        "glyph_crops",
+    ):
         if getattr(args, name) < 0:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
@@ -141,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         holdout_scenes=args.holdout_scenes,
         closeup_scenes=args.closeup_scenes,
         card_scenes=args.card_scenes,
+        glyph_crops=args.glyph_crops,
         card_epochs=args.card_epochs,
         detector_epochs=args.detector_epochs,
         classifier_epochs=args.classifier_epochs,

@@ -30,6 +30,7 @@ __all__ = [
     "ClassifierTraining",
     "export_classifier",
     "extract_crops",
+    "jitter_box",
     "quantize_classifier",
     "train_classifier",
 ]
@@ -56,6 +57,9 @@ class ClassifierTraining:
     photo_crops: Path | None = None
     """An ``.npz`` of crops and labels from labelled photos (:mod:`vision.train.photo_crops`)."""
     photo_copies: int = 4
+    glyph_crops: Path | None = None
+    """An ``.npz`` of procedural index crops in many typefaces and pip shapes
+    (:mod:`vision.train.glyph_crops`), added once."""
     negatives: Path | None = None
     """An ``.npz`` of "none" crops where the detector fires on no index
     (:mod:`vision.train.negatives`)."""
@@ -66,7 +70,7 @@ class ClassifierTraining:
     """Channels of the three convolution blocks and of the last 4 x 4 convolution."""
 
 
-def _jitter_box(rng: np.random.Generator, box: NDArray[np.float64]) -> NDArray[np.float64]:
+def jitter_box(rng: np.random.Generator, box: NDArray[np.float64]) -> NDArray[np.float64]:
     """Move and resize a box the way the detector's boxes differ from the truth."""
     x1, y1, x2, y2 = box
     w, h = x2 - x1, y2 - y1
@@ -115,7 +119,7 @@ def extract_crops(
         boxes = np.array([item["box_xyxy"] for item in meta["indices"]], np.float64).reshape(-1, 4)
         for item, box in zip(meta["indices"], boxes, strict=True):
             for _ in range(jitter_copies):
-                crops.append(crop_index(image, _jitter_box(rng, box)))
+                crops.append(crop_index(image, jitter_box(rng, box)))
                 labels.append(class_of[item["card"]])
         height, width = image.shape[:2]
         typical = float(np.median(boxes[:, 3] - boxes[:, 1])) if len(boxes) else 0.08 * height
@@ -197,7 +201,8 @@ def _load_or_extract(
 
 
 def train_classifier(settings: ClassifierTraining) -> Path:
-    """Train the classifier on scene crops (plus photo crops if given); returns the checkpoint.
+    """Train the classifier on scene crops (plus photo, procedural and negative crops if given);
+    returns the checkpoint.
 
     Crops are cached in ``run_dir``; the checkpoint is written after every epoch and a rerun
     resumes from it. With ``val_scene_dirs``, top-1 accuracy on their crops is printed per epoch
@@ -219,6 +224,10 @@ def train_classifier(settings: ClassifierTraining) -> Path:
         photos = np.load(settings.photo_crops)
         crops = np.concatenate([crops, *[photos["crops"]] * settings.photo_copies])
         labels = np.concatenate([labels, *[photos["labels"]] * settings.photo_copies])
+    if settings.glyph_crops is not None:
+        glyphs = np.load(settings.glyph_crops)
+        crops = np.concatenate([crops, glyphs["crops"]])
+        labels = np.concatenate([labels, glyphs["labels"]])
     if settings.negatives is not None:
         negatives = np.load(settings.negatives)
         crops = np.concatenate([crops, negatives["crops"]])

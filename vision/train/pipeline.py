@@ -53,6 +53,9 @@ class TrainingPlan:
     quantize_classifier: bool = True
     """Ship the classifier with int8 weights and activations (static QDQ, calibrated on
     training crops): it reads the same, several times faster."""
+    glyph_crops: int = 50000
+    """Procedural index crops (:mod:`vision.train.glyph_crops`: ranks in the installed fonts,
+    pips from fonts or drawn shapes) added to both classifier stages; 0 for none."""
     photo_manifests: tuple[Path, ...] = ()
     """Manifests of labelled single-card photos whose ``split: train`` rows add real index
     crops to the classifier's training (:mod:`vision.train.photo_crops`)."""
@@ -176,6 +179,23 @@ def _photo_crops(plan: TrainingPlan, detector: Path) -> Path:
     return out
 
 
+def _glyph_crops(plan: TrainingPlan) -> Path | None:
+    """The procedural index crops (cached); None when the plan asks for none."""
+    import numpy as np
+
+    from vision.train.glyph_crops import glyph_crops
+
+    if plan.glyph_crops <= 0:
+        return None
+    out = plan.work_dir / "classifier" / "glyph_crops.npz"
+    if out.is_file() and len(np.load(out)["labels"]) == plan.glyph_crops:
+        return out
+    crops, labels = glyph_crops(plan.glyph_crops, seed=1)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(out, crops=crops, labels=labels)
+    return out
+
+
 def _negatives(plan: TrainingPlan, detector: Path) -> Path:
     """Hard "none" crops where the new detector fires on no index (cached)."""
     import numpy as np
@@ -245,6 +265,7 @@ def run_training(plan: TrainingPlan) -> Path:
     if plan.photo_manifests:
         photos = _photo_crops(plan, detector)
     scene_dirs = (train_dir, closeup_dir) if plan.closeup_scenes else (train_dir,)
+    glyphs = _glyph_crops(plan)
     state = train_classifier(
         ClassifierTraining(
             scene_dirs=scene_dirs,
@@ -252,6 +273,7 @@ def run_training(plan: TrainingPlan) -> Path:
             epochs=plan.classifier_epochs,
             val_scene_dirs=(holdout_dir,),
             photo_crops=photos,
+            glyph_crops=glyphs,
             widths=plan.classifier_widths,
         )
     )
@@ -264,6 +286,7 @@ def run_training(plan: TrainingPlan) -> Path:
                 learning_rate=0.001,
                 val_scene_dirs=(holdout_dir,),
                 photo_crops=photos,
+                glyph_crops=glyphs,
                 negatives=_negatives(plan, detector),
                 init_weights=state,
                 widths=plan.classifier_widths,

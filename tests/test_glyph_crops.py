@@ -1,0 +1,110 @@
+"""Procedural index crops: fonts found and filtered, pips drawn, crops cut as the reader cuts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rules.cards import CARD_CLASSES
+from vision.crops import CROP_SIZE
+from vision.train.glyph_crops import GlyphFonts, draw_pip, find_fonts, glyph_crops, render_index
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
+needs_dejavu = pytest.mark.skipif(
+    not (DEJAVU / "DejaVuSans.ttf").is_file(), reason="needs fonts-dejavu-core"
+)
+
+
+@pytest.fixture(scope="module")
+def fonts() -> GlyphFonts:
+    return find_fonts([DEJAVU])
+
+
+@needs_dejavu
+def test_fonts_are_filtered_for_ranks_and_found_for_pips(fonts: GlyphFonts) -> None:
+    rank_names = {path.name for path in fonts.rank_fonts}
+    suit_names = {path.name for path in fonts.suit_fonts}
+    assert "DejaVuSans.ttf" in rank_names and "DejaVuSerif-Bold.ttf" in rank_names
+    # slanted and monospaced faces are not used for ranks, but their suit symbols are
+    assert not any("Oblique" in name or "Italic" in name for name in rank_names)
+    assert not any("Mono" in name for name in rank_names)
+    assert "DejaVuSansMono.ttf" in suit_names
+    assert list(fonts.rank_fonts) == sorted(fonts.rank_fonts)
+
+
+def test_no_fonts_is_a_named_error(tmp_path: Path) -> None:
+    (tmp_path / "broken.ttf").write_bytes(b"not a font")
+    empty = find_fonts([tmp_path, tmp_path / "missing"])
+    assert empty == GlyphFonts((), ())
+    with pytest.raises(RuntimeError, match="no font renders the ranks"):
+        glyph_crops(4, seed=0, fonts=empty)
+
+
+def _profile(mask: np.ndarray) -> tuple[float, float]:
+    """Ink centroid height (0 top, 1 bottom) and the row of widest ink, as shares of height."""
+    ink = mask.astype(np.float64)
+    rows = np.arange(mask.shape[0])[:, None]
+    centroid = float((ink * rows).sum() / ink.sum()) / mask.shape[0]
+    widest = float(np.argmax((mask > 128).sum(axis=1))) / mask.shape[0]
+    return centroid, widest
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_drawn_pips_have_their_suits_shape(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    heart, spade, diamond, club = (draw_pip(suit, 60, rng) for suit in "HSDC")
+    for pip in (heart, spade, diamond, club):
+        assert pip.dtype == np.uint8 and 50 <= pip.shape[0] <= 60 and pip.max() > 200
+    # a heart is heavy and widest at the top, a spade at the bottom of its body
+    heart_centroid, heart_widest = _profile(heart)
+    spade_centroid, spade_widest = _profile(spade)
+    assert heart_centroid < 0.5 and heart_widest < 0.45
+    assert spade_centroid > heart_centroid and spade_widest > 0.3
+    # a diamond is widest about half-way down; a club's stem leaves its bottom row narrow
+    assert 0.35 < _profile(diamond)[1] < 0.65
+    assert (club[-1] > 128).sum() < (club > 128).sum(axis=1).max()
+
+
+def test_unknown_suit_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown suit 'X'"):
+        draw_pip("X", 20, np.random.default_rng(0))
+
+
+@needs_dejavu
+def test_an_index_is_drawn_inside_its_box_in_the_suits_colour(fonts: GlyphFonts) -> None:
+    rng = np.random.default_rng(3)
+    reds = blacks = 0
+    for code in ("QH", "QS", "7D", "7C") * 5:
+        image, box = render_index(code, fonts, rng)
+        x1, y1, x2, y2 = np.round(box).astype(int)
+        assert 0 <= x1 < x2 <= image.shape[1] and 0 <= y1 < y2 <= image.shape[0]
+        region = image[y1:y2, x1:x2].astype(np.int32)
+        darkest = region.reshape(-1, 3)[np.argmin(region.sum(axis=2))]
+        blue, green, red = (int(v) for v in darkest)
+        if code[-1] in "HD":
+            reds += red > blue + 60 and red > green + 60
+        else:
+            blacks += max(blue, green, red) < 140
+    # most (four-colour decks ink diamonds blue, and a dark table can fall in a turned box)
+    assert reds >= 7 and blacks >= 7
+
+
+def test_render_index_refuses_a_joker() -> None:
+    with pytest.raises(ValueError, match="not 'JR'"):
+        render_index("JR", GlyphFonts((), ()), np.random.default_rng(0))
+
+
+@needs_dejavu
+def test_crops_cover_the_52_cards_and_repeat_with_the_seed(fonts: GlyphFonts) -> None:
+    crops, labels = glyph_crops(60, seed=5, fonts=fonts)
+    assert crops.shape == (60, CROP_SIZE, CROP_SIZE, 3) and crops.dtype == np.uint8
+    counts = np.bincount(labels, minlength=len(CARD_CLASSES))
+    assert (counts[:52] >= 1).all() and counts[52:].sum() == 0  # the 52 in turn, no jokers
+    again, again_labels = glyph_crops(60, seed=5, fonts=fonts)
+    assert np.array_equal(crops, again) and np.array_equal(labels, again_labels)
+    other, _ = glyph_crops(60, seed=6, fonts=fonts)
+    assert not np.array_equal(crops, other)
+    # every crop shows ink on paper, not a flat patch
+    assert (crops.reshape(60, -1).std(axis=1) > 10).all()
