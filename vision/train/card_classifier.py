@@ -33,7 +33,14 @@ from vision.card_view import VIEW_SIZE_WH, card_view, views_to_tensor
 from vision.detections import CLASSIFIER_CLASSES
 from vision.evaluate import load_manifest
 from vision.imageio import ImageError, load_image
-from vision.train.fitting import accuracy, conv_block, export_with_classes, fit, light_blur_noise
+from vision.train.fitting import (
+    accuracy,
+    conv_block,
+    export_with_classes,
+    fit,
+    light_blur_noise,
+    start_run,
+)
 
 __all__ = [
     "DEFAULT_WIDTHS",
@@ -270,10 +277,7 @@ def train_card_classifier(settings: CardTraining) -> Path:
     best epoch is kept as ``card_best.pt``."""
     import torch
 
-    torch.manual_seed(settings.seed)
-    if settings.threads:
-        torch.set_num_threads(settings.threads)
-    settings.run_dir.mkdir(parents=True, exist_ok=True)
+    start_run(settings)
     views, labels = _views(settings)
     inputs = torch.from_numpy(views_to_tensor(views))
     targets = torch.from_numpy(labels)
@@ -287,8 +291,6 @@ def train_card_classifier(settings: CardTraining) -> Path:
         held_inputs = torch.from_numpy(views_to_tensor(np.concatenate(held_views)))
         held_targets = torch.from_numpy(np.concatenate(held_labels))
     model = _network(settings.widths)
-    if settings.init_weights is not None:
-        model.load_state_dict(torch.load(settings.init_weights, weights_only=False)["model"])
 
     def logits_of(network: Any, batch: Any) -> Any:
         return network(batch)
@@ -300,19 +302,14 @@ def train_card_classifier(settings: CardTraining) -> Path:
         model,
         inputs,
         targets,
+        settings,
         name="card",
-        run_dir=settings.run_dir,
-        epochs=settings.epochs,
-        batch=settings.batch,
-        learning_rate=settings.learning_rate,
-        seed=settings.seed,
         augment=_augment,
         logits_of=logits_of,
         loss=_loss,
         right=_right,
         held_out=held_out if held_inputs is not None else None,
         held_out_label="tuning-fold photo accuracy",
-        extra_state={"widths": list(settings.widths)},
     )
 
 

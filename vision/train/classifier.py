@@ -24,7 +24,14 @@ from tqdm import tqdm
 from rules.cards import CARD_CLASSES
 from vision.crops import CROP_SIZE, crop_index
 from vision.reader import CLASSIFIER_CLASSES
-from vision.train.fitting import accuracy, conv_block, export_with_classes, fit, light_blur_noise
+from vision.train.fitting import (
+    accuracy,
+    conv_block,
+    export_with_classes,
+    fit,
+    light_blur_noise,
+    start_run,
+)
 
 __all__ = [
     "ClassifierTraining",
@@ -213,10 +220,7 @@ def train_classifier(settings: ClassifierTraining) -> Path:
 
     from vision.crops import crops_to_tensor
 
-    torch.manual_seed(settings.seed)
-    if settings.threads:
-        torch.set_num_threads(settings.threads)
-    settings.run_dir.mkdir(parents=True, exist_ok=True)
+    start_run(settings)
     crops, labels = _load_or_extract(
         settings, settings.scene_dirs, "classifier", settings.jitter_copies, settings.none_per_scene
     )
@@ -242,8 +246,6 @@ def train_classifier(settings: ClassifierTraining) -> Path:
         val_inputs = torch.from_numpy(crops_to_tensor(val_crops))
         val_targets = torch.from_numpy(val_labels)
     model = _network(len(CLASSIFIER_CLASSES), settings.widths)
-    if settings.init_weights is not None:
-        model.load_state_dict(torch.load(settings.init_weights, weights_only=False)["model"])
 
     def logits_of(network: Any, batch: Any) -> Any:
         return network(batch)[0]  # (logits, embedding)
@@ -258,18 +260,13 @@ def train_classifier(settings: ClassifierTraining) -> Path:
         model,
         inputs,
         targets,
+        settings,
         name="classifier",
-        run_dir=settings.run_dir,
-        epochs=settings.epochs,
-        batch=settings.batch,
-        learning_rate=settings.learning_rate,
-        seed=settings.seed,
         augment=_augment,
         logits_of=logits_of,
         loss=nn.CrossEntropyLoss(label_smoothing=0.05),
         right=right,
         held_out=held_out if val_inputs is not None else None,
-        extra_state={"widths": list(settings.widths)},
     )
 
 

@@ -7,11 +7,52 @@ import json
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm import tqdm
 
-__all__ = ["accuracy", "conv_block", "export_with_classes", "fit", "light_blur_noise"]
+__all__ = [
+    "RunSettings",
+    "accuracy",
+    "conv_block",
+    "export_with_classes",
+    "fit",
+    "light_blur_noise",
+    "start_run",
+]
+
+
+class RunSettings(Protocol):
+    """What :func:`fit` and :func:`start_run` need of a training's settings
+    (``ClassifierTraining`` and ``CardTraining`` have it)."""
+
+    @property
+    def run_dir(self) -> Path: ...
+    @property
+    def epochs(self) -> int: ...
+    @property
+    def batch(self) -> int: ...
+    @property
+    def learning_rate(self) -> float: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def threads(self) -> int | None: ...
+    @property
+    def init_weights(self) -> Path | None: ...
+    @property
+    def widths(self) -> tuple[int, int, int, int]: ...
+
+
+def start_run(run: RunSettings) -> None:
+    """Seed torch, set its thread count and make the run folder: before the network is built,
+    so a seed gives the same initial weights."""
+    import torch
+
+    torch.manual_seed(run.seed)
+    if run.threads:
+        torch.set_num_threads(run.threads)
+    run.run_dir.mkdir(parents=True, exist_ok=True)
 
 
 def conv_block(inputs: int, outputs: int) -> list[Any]:
@@ -82,28 +123,31 @@ def fit(
     model: Any,
     inputs: Any,
     targets: Any,
+    run: RunSettings,
     *,
     name: str,
-    run_dir: Path,
-    epochs: int,
-    batch: int,
-    learning_rate: float,
-    seed: int,
     augment: Callable[[Any, Any], Any],
     logits_of: Callable[[Any, Any], Any],
     loss: Callable[[Any, Any], Any],
     right: Callable[[Any, Any], Any],
     held_out: Callable[[Any], float] | None = None,
     held_out_label: str = "held-out accuracy",
-    extra_state: dict[str, Any] | None = None,
 ) -> Path:
-    """Train with AdamW and a one-cycle schedule; returns the checkpoint to use.
+    """Train with AdamW and a one-cycle schedule (``run``'s epochs, batch, learning rate and
+    seed); returns the checkpoint to use.
 
-    ``run_dir/NAME_last.pt`` is written after every epoch, and a rerun resumes from it. Each
-    epoch prints its loss and train accuracy, and ``held_out(model)`` when given (else the train
-    accuracy stands for it); the epoch where that is best is kept as ``run_dir/NAME_best.pt``.
+    The model starts from ``run.init_weights`` when given (fine-tuning). ``run_dir/NAME_last.pt``
+    is written after every epoch, with ``run.widths`` for the export, and a rerun resumes from
+    it. Each epoch prints its loss and train accuracy, and ``held_out(model)`` when given (else
+    the train accuracy stands for it); the epoch where that is best is kept as
+    ``run_dir/NAME_best.pt``.
     """
     import torch
+
+    if run.init_weights is not None:
+        model.load_state_dict(torch.load(run.init_weights, weights_only=False)["model"])
+    run_dir, epochs, batch = run.run_dir, run.epochs, run.batch
+    learning_rate, seed = run.learning_rate, run.seed
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=5e-4)
     steps_per_epoch = math.ceil(len(inputs) / batch)
@@ -153,7 +197,7 @@ def fit(
             "epoch": epoch,
             "accuracy": score,
             "best_accuracy": max(best_accuracy, score),
-            **(extra_state or {}),
+            "widths": list(run.widths),
         }
         if score > best_accuracy:
             best_accuracy = score
