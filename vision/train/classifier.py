@@ -224,18 +224,18 @@ def train_classifier(settings: ClassifierTraining) -> Path:
     crops, labels = _load_or_extract(
         settings, settings.scene_dirs, "classifier", settings.jitter_copies, settings.none_per_scene
     )
-    if settings.photo_crops is not None:
-        photos = np.load(settings.photo_crops)
-        crops = np.concatenate([crops, *[photos["crops"]] * settings.photo_copies])
-        labels = np.concatenate([labels, *[photos["labels"]] * settings.photo_copies])
-    if settings.glyph_crops is not None:
-        glyphs = np.load(settings.glyph_crops)
-        crops = np.concatenate([crops, glyphs["crops"]])
-        labels = np.concatenate([labels, glyphs["labels"]])
-    if settings.negatives is not None:
-        negatives = np.load(settings.negatives)
-        crops = np.concatenate([crops, negatives["crops"]])
-        labels = np.concatenate([labels, negatives["labels"]])
+    # the added sets, in this order (photos repeated), joined to the scene crops in one copy
+    crop_parts, label_parts = [crops], [labels]
+    for path, copies in (
+        (settings.photo_crops, settings.photo_copies),
+        (settings.glyph_crops, 1),
+        (settings.negatives, 1),
+    ):
+        if path is not None:
+            stored = np.load(path)
+            crop_parts += [stored["crops"]] * copies
+            label_parts += [stored["labels"]] * copies
+    crops, labels = np.concatenate(crop_parts), np.concatenate(label_parts)
     inputs = torch.from_numpy(crops_to_tensor(crops))
     targets = torch.from_numpy(labels)
     val_inputs = val_targets = None
