@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
 from vision.crops import CROP_SIZE, crop_index
+from vision.train.classifier import jitter_box
 
 __all__ = [
     "FONT_DIRS",
@@ -366,8 +367,6 @@ def _shrink_and_cut(
 ) -> NDArray[np.uint8]:
     """The index shrunk to a photo's size (longer side 10 to 70 px, most under 40), JPEG'd
     now and then, and cut with a jittered box as :func:`vision.crops.crop_index` cuts."""
-    from vision.train.classifier import jitter_box
-
     target = float(np.exp(rng.uniform(np.log(10), np.log(70))))
     scale = target / max(box[2] - box[0], box[3] - box[1])
     if scale < 1:
