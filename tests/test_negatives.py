@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
-from vision.crops import CROP_SIZE
+from vision.crops import CROP_SIZE, crop_index
 from vision.detections import Detections
 from vision.train.negatives import photo_negatives, scene_negatives
 
@@ -33,12 +33,20 @@ class FakeDetector:
         return Detections(self.boxes.copy(), confidence, np.zeros(count, np.int64))
 
 
-def _scene(folder: Path, name: str, indices: list[tuple[float, float, float, float]]) -> None:
+def _scene(
+    folder: Path,
+    name: str,
+    indices: list[tuple[float, float, float, float]],
+    partial: list[tuple[float, float, float, float]] | None = None,
+) -> None:
     (folder / "images").mkdir(parents=True, exist_ok=True)
     (folder / "meta").mkdir(exist_ok=True)
     image = np.random.default_rng(0).integers(0, 255, (240, 320, 3), dtype=np.uint8)
     assert cv2.imwrite(str(folder / "images" / f"{name}.jpg"), image)
-    meta = {"indices": [{"card": "7H", "box_xyxy": list(box)} for box in indices]}
+    labelled = [{"card": "7H", "box_xyxy": list(box)} for box in indices]
+    meta: dict[str, object] = {"indices": labelled}
+    if partial is not None:
+        meta["partial"] = [{"card": "2S", "box_xyxy": list(box)} for box in partial]
     (folder / "meta" / f"{name}.json").write_text(json.dumps(meta))
 
 
@@ -56,6 +64,17 @@ def test_scene_negatives_are_detections_that_overlap_no_labelled_index(tmp_path:
     crops, labels = scene_negatives(detector, (tmp_path,), per_scene=2)
     assert crops.shape == (2, CROP_SIZE, CROP_SIZE, 3)
     assert labels.tolist() == [NONE, NONE]
+
+
+def test_indices_showing_only_in_part_give_no_negatives(tmp_path: Path) -> None:
+    """A detection on an unlabelled index that shows (a partly covered or small one, listed
+    under "partial") is no false detection; one elsewhere still is."""
+    _scene(tmp_path, "000000", [(10, 10, 30, 40)], partial=[(200, 100, 220, 130)])
+    detector = FakeDetector([(202, 102, 221, 131), (100, 150, 120, 180)])
+    crops, labels = scene_negatives(detector, (tmp_path,), per_scene=5)
+    assert labels.tolist() == [NONE]
+    expected = crop_index(cv2.imread(str(tmp_path / "images" / "000000.jpg")), (100, 150, 120, 180))
+    np.testing.assert_array_equal(crops[0], expected)
 
 
 def test_scene_without_labels_gives_its_surest_detections(tmp_path: Path) -> None:

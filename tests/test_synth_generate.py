@@ -158,6 +158,9 @@ def test_yolo_labels_match_the_meta(six_scenes: Path) -> None:
             assert item["deck"] in split_names
             assert 0.8 <= item["visible"] <= 1.0
             assert len(item["quad"]) == 4
+        for item in meta["partial"]:  # shown but unlabelled: no YOLO line
+            assert item["card"] in CARD_CLASSES and len(item["box_xyxy"]) == 4
+            assert item not in meta["indices"]
             total += 1
     assert total > 0
 

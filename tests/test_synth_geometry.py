@@ -636,3 +636,21 @@ def test_closeup_layout_fills_the_frame(monkeypatch: pytest.MonkeyPatch) -> None
             labelled += 1
             near_edge += min(x1, y1, width - x2, height - y2) < 0.15 * min(width, height)
     assert labelled >= 40 and near_edge >= 0.8 * labelled
+
+
+def test_indices_that_show_unlabelled_are_listed_apart() -> None:
+    """Indices left unlabelled (under ``min_visible`` on top, or too small) that still show are
+    the scene's ``partial``: never also labelled, each at least ``PARTIAL_VISIBLE`` on top; the
+    labelled ones all meet ``min_visible``."""
+    decks = [deck(name) for name in FAST_DECKS]
+    config = parse_config({"card_render_height": HEIGHT, "sizes": [[640, 480]],
+                           "backgrounds": {"photo_dirs": []}})
+    scenes = [scene_module.render_scene(config, decks, np.random.default_rng([config.seed, seed]))
+              for seed in range(12)]
+    assert sum(len(scene.partial) for scene in scenes) >= 5  # piles and fans cover indices
+    for scene in scenes:
+        labelled = {(label.card, tuple(np.round(label.quad.ravel(), 3))) for label in scene.labels}
+        assert all(label.visible >= config.min_visible for label in scene.labels)
+        for label in scene.partial:
+            assert (label.card, tuple(np.round(label.quad.ravel(), 3))) not in labelled
+            assert label.visible >= scene_module.PARTIAL_VISIBLE

@@ -4,7 +4,8 @@ Layout of ``out``::
 
     images/0000000.jpg   the scene
     labels/0000000.txt   YOLO boxes of the visible corner indices (class 0 = "index")
-    meta/0000000.json    per index: card code, deck, quad, box, visible share
+    meta/0000000.json    per index: card code, deck, quad, box, visible share; and under
+                         "partial" the same for indices that show but are not labelled
 
 Scene ``i`` is drawn from ``numpy.random.default_rng([seed, i])``: the same config, seed and
 index give byte-identical files whatever the number of workers.
@@ -105,6 +106,7 @@ def _write_one(task: tuple[SceneConfig, int, str]) -> int:
         "layout": scene.layout,
         "size_wh": [scene.image.shape[1], scene.image.shape[0]],
         "indices": [label.to_dict() for label in scene.labels],
+        "partial": [label.to_dict() for label in scene.partial],
     }
     (root / "meta" / f"{name}.json").write_text(json.dumps(meta))
     return len(scene.labels)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
 import cv2
@@ -27,6 +27,9 @@ from vision.synth.photometry import apply_photometry, cast_shadow
 __all__ = ["IndexLabel", "Scene", "render_scene"]
 
 _OCCLUDED = -2
+
+PARTIAL_VISIBLE = 0.05
+"""The share of an unlabelled index that must be on top for it to count as showing."""
 _BACKGROUND = -1
 
 
@@ -55,12 +58,15 @@ class IndexLabel:
 
 @dataclass(frozen=True)
 class Scene:
-    """A rendered scene: the BGR image, its labels, its layout and JPEG quality."""
+    """A rendered scene: the BGR image, its labels, its layout and JPEG quality, and the
+    indices that show without being labelled."""
 
     image: NDArray[np.uint8]
     labels: list[IndexLabel]
     layout: str
     jpeg_quality: int
+    partial: list[IndexLabel] = field(default_factory=list)
+    """Indices that show but are not labelled (see :func:`_partial`)."""
 
 
 def _tilt_homography(
@@ -195,15 +201,17 @@ def _draw_occluder(
     owner[mask > 0] = _OCCLUDED
 
 
-def _labels(
+def _index_views(
     owner: NDArray[np.int16],
     placements: Sequence[Placement],
     homography: NDArray[np.float64],
-    min_visible: float,
     min_index_px: float,
-) -> list[IndexLabel]:
+) -> list[tuple[IndexLabel, bool]]:
+    """Every corner index with some of its area inside the frame, as an :class:`IndexLabel`
+    (its visible share may be anything, 0 when covered), each with whether it is tall enough
+    (``min_index_px``) to be labelled."""
     height, width = owner.shape
-    labels = []
+    views = []
     for index, placement in enumerate(placements):
         matrix = homography @ placement.matrix
         share = placement.assets.height_share(placement.code)
@@ -211,7 +219,7 @@ def _labels(
             projected = _project(matrix, quad)
             area = abs(float(cv2.contourArea(projected)))
             tall = float(np.linalg.norm(projected[3] - projected[0]))
-            if area < 4 or tall * share < min_index_px:
+            if area < 4:
                 continue
             x0, y0 = np.floor(projected.min(axis=0)).astype(int)
             x1, y1 = np.ceil(projected.max(axis=0)).astype(int) + 1
@@ -224,20 +232,57 @@ def _labels(
             mine = int(((owner[cy0:cy1, cx0:cx1] == index) & (mask > 0)).sum())
             # the share of the index's own area that is on top and inside the frame
             visible = mine / max(area, float(filled), 1.0)
-            if visible < min_visible:
-                continue
             box = (
                 float(max(projected[:, 0].min(), 0)),
                 float(max(projected[:, 1].min(), 0)),
                 float(min(projected[:, 0].max(), width)),
                 float(min(projected[:, 1].max(), height)),
             )
-            labels.append(
-                IndexLabel(
-                    placement.code, placement.assets.deck.name, projected, box, visible, index
-                )
+            label = IndexLabel(
+                placement.code, placement.assets.deck.name, projected, box, visible, index
             )
-    return labels
+            views.append((label, tall * share >= min_index_px))
+    return views
+
+
+def _split_views(
+    views: list[tuple[IndexLabel, bool]], min_visible: float
+) -> tuple[list[IndexLabel], list[IndexLabel]]:
+    """The indices to label (tall enough and at least ``min_visible`` on top), and those left
+    unlabelled that still show (at least ``PARTIAL_VISIBLE`` on top: partly covered, cut by
+    the frame, or too small). A detector may rightly fire on the latter, so they are no place
+    to take "none" examples from (:mod:`vision.train.negatives`)."""
+    labels, partial = [], []
+    for label, tall in views:
+        if tall and label.visible >= min_visible:
+            labels.append(label)
+        elif label.visible >= PARTIAL_VISIBLE:
+            partial.append(label)
+    return labels, partial
+
+
+def _labels(
+    owner: NDArray[np.int16],
+    placements: Sequence[Placement],
+    homography: NDArray[np.float64],
+    min_visible: float,
+    min_index_px: float,
+) -> list[IndexLabel]:
+    """The indices to label (see :func:`_split_views`)."""
+    views = _index_views(owner, placements, homography, min_index_px)
+    return _split_views(views, min_visible)[0]
+
+
+def _partial(
+    owner: NDArray[np.int16],
+    placements: Sequence[Placement],
+    homography: NDArray[np.float64],
+    min_visible: float,
+    min_index_px: float,
+) -> list[IndexLabel]:
+    """The indices that show without being labelled (see :func:`_split_views`)."""
+    views = _index_views(owner, placements, homography, min_index_px)
+    return _split_views(views, min_visible)[1]
 
 
 def render_scene(
@@ -272,6 +317,9 @@ def render_scene(
     labels = _labels(
         owner, placements, homography, config.min_visible, config.geometry.min_index_px
     )
+    partial = _partial(
+        owner, placements, homography, config.min_visible, config.geometry.min_index_px
+    )
     image = apply_photometry(canvas, config.photometry, rng)
     low, high = config.photometry.jpeg_quality
-    return Scene(image, labels, layout, int(rng.integers(low, high + 1)))
+    return Scene(image, labels, layout, int(rng.integers(low, high + 1)), partial)

@@ -2,8 +2,9 @@
 
 A detector trained on corner indices also fires, less surely, on pips, court-card art and
 printed patterns. The classifier learns to answer "none" there from crops of those very
-detections: on synthetic scenes, detections that overlap no labelled index; on labelled photos
-of a single card, detections away from the photo's four corners (where its indices are).
+detections: on synthetic scenes, detections that overlap no index (labelled, or showing only in
+part); on labelled photos of a single card, detections away from the photo's four corners
+(where its indices are).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ __all__ = ["photo_negatives", "scene_negatives"]
 NONE_CLASS = len(CARD_CLASSES)
 
 MAX_OVERLAP = 0.1
-"""A detection counts as a false one when its IoU with every labelled index is below this."""
+"""A detection counts as a false one when its IoU with every index is below this."""
 
 
 def _stack(crops: list[NDArray[np.uint8]]) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
@@ -44,8 +45,10 @@ def scene_negatives(
     per_scene: int = 3,
     max_scenes: int | None = None,
 ) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
-    """Up to ``per_scene`` crops per scene of the surest detections that overlap no labelled
-    index (``vision.synth.generate``'s ``meta/*.json``), labelled "none"."""
+    """Up to ``per_scene`` crops per scene of the surest detections that overlap no index
+    that shows, labelled or not (``vision.synth.generate``'s ``meta/*.json``: its "indices"
+    and "partial"; scenes written before "partial" existed give only the labelled ones),
+    labelled "none"."""
     metas = sorted(p for folder in scene_dirs for p in (folder / "meta").glob("*.json"))
     if max_scenes is not None:
         metas = metas[:max_scenes]
@@ -56,7 +59,10 @@ def scene_negatives(
             continue
         image = cast(NDArray[np.uint8], read)
         meta = json.loads(meta_path.read_text())
-        truth = np.array([i["box_xyxy"] for i in meta["indices"]], np.float32).reshape(-1, 4)
+        # labelled indices, and those that show without a label (partly covered, or small):
+        # a detection there is no false one
+        shown = meta["indices"] + meta.get("partial", [])
+        truth = np.array([i["box_xyxy"] for i in shown], np.float32).reshape(-1, 4)
         taken = 0
         for box in detector.detect(image).xyxy:
             if taken == per_scene:
