@@ -50,7 +50,7 @@ def main() -> None:
         image = load_image(entry.image)
         found = reader.detect(image)
         probabilities, _ = reader.classify(image, found.xyxy)
-        cached.append((entry.cards, found.xyxy, found.confidence, probabilities))
+        cached.append((entry, found.xyxy, found.confidence, probabilities))
 
     rows = []
     for detection, uncertain, none in itertools.product(DETECTION, UNCERTAIN, NONE_ABOVE):
@@ -61,11 +61,12 @@ def main() -> None:
             none_above=none,
         )
         totals = EvalTotals()
-        for truth, xyxy, confidence, probabilities in cached:
+        for entry, xyxy, confidence, probabilities in cached:
             keep = confidence >= detection
             cards = reader.merge_corners(xyxy[keep], probabilities[keep])
             certain = [card.code for card in cards if not card.uncertain]
-            totals.add(truth, certain, sum(card.uncertain for card in cards))
+            uncertain = sum(card.uncertain for card in cards)
+            totals.add(entry.cards, certain, uncertain, optional=entry.optional)
         rows.append((totals.f1, totals.precision, totals.recall, detection, uncertain, none))
     rows.sort(key=lambda row: -row[0])
     default = ReaderSettings()

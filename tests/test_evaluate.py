@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,45 @@ def test_scenes_manifest_lists_each_card_with_a_labelled_index_once(tmp_path: Pa
     entries = load_manifest(out)
     assert entries[0].cards == ("7H", "7H", "KS")
     assert entries[0].image == tmp_path / "manifest" / ".." / "images" / "000000.jpg"
+
+
+def test_scenes_manifest_lists_cards_showing_only_in_part_as_optional(tmp_path: Path) -> None:
+    """A card with no labelled index but a partial one is optional; a labelled card's partial
+    corner does not make it optional too."""
+    (tmp_path / "meta").mkdir()
+    meta = {
+        "indices": [{"card": "7H", "card_index": 0}],
+        "partial": [
+            {"card": "7H", "card_index": 0},  # the labelled card's covered corner
+            {"card": "QS", "card_index": 2},
+            {"card": "QS", "card_index": 2},
+        ],
+    }
+    (tmp_path / "meta" / "000000.json").write_text(json.dumps(meta))
+    (tmp_path / "meta" / "000001.json").write_text(json.dumps({"indices": []}))
+    entries = load_manifest(scenes_manifest(tmp_path, tmp_path / "m" / "manifest.jsonl"))
+    assert (entries[0].cards, entries[0].optional) == (("7H",), ("QS",))
+    assert (entries[1].cards, entries[1].optional) == ((), ())
+
+
+def test_optional_cards_are_neither_required_nor_extra() -> None:
+    totals = EvalTotals()
+    totals.add(["7H"], ["7H", "QS"], optional=["QS"])  # QS read: dropped, not an extra card
+    totals.add(["8H"], ["8H"], optional=["QS"])  # QS not read: not missed either
+    totals.add(["9H"], ["9H", "QS", "QS"], optional=["QS"])  # once only: the second is extra
+    totals.add(["QS"], ["QS"], optional=["QS"])  # a labelled card is matched first
+    assert (totals.truth_cards, totals.predicted_cards, totals.matched) == (4, 5, 4)
+    assert totals.optional_read == 2
+    assert totals.exact_photos == 3
+    assert totals.summary()["optional_read"] == 2
+    assert totals.confusions == Counter({("-", "QS"): 1})
+
+
+def test_manifest_optional_must_be_a_list_of_codes(tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text('{"image": "a.jpg", "cards": ["7H"], "optional": "QS"}\n')
+    with pytest.raises(ValueError, match="line 1: 'optional' must be a list"):
+        load_manifest(manifest)
 
 
 def test_eval_command_prints_one_json_line_per_manifest(

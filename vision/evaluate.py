@@ -2,7 +2,11 @@
 
 A manifest is JSON lines: ``{"image": "file.jpg", "cards": ["10H", "K?", "JOKER"], ...}``.
 ``"K?"`` is a rank without its suit (matched by rank only); ``"JOKER"`` a joker of either colour.
-Only cards read with confidence count as answers: an uncertain card is reported, not guessed.
+An entry may also list ``"optional"`` cards: cards that show only in part (in the synthetic
+scenes, a card none of whose indices is labelled but one of which shows, see
+:func:`scenes_manifest`). Reading one is neither required nor counted wrong, as a "difficult"
+object in PASCAL VOC. Only cards read with confidence count as answers: an uncertain card is
+reported, not guessed.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class ManifestEntry:
     image: Path
     cards: tuple[str, ...]
     split: str | None = None
+    optional: tuple[str, ...] = ()
+    """Cards that may be read or not (they show only in part)."""
 
 
 def load_manifest(path: Path, split: str | None = None) -> list[ManifestEntry]:
@@ -47,11 +53,16 @@ def load_manifest(path: Path, split: str | None = None) -> list[ManifestEntry]:
         try:
             raw = json.loads(line)
             image, cards = raw["image"], raw["cards"]
+            optional = raw.get("optional", [])
         except (json.JSONDecodeError, KeyError, TypeError) as error:
             raise ValueError(f"{path}: line {number} is not a manifest entry: {error}") from error
+        if not isinstance(optional, list) or not all(isinstance(c, str) for c in optional):
+            raise ValueError(f"{path}: line {number}: 'optional' must be a list of card codes")
         if split is not None and raw.get("split") != split:
             continue
-        entries.append(ManifestEntry(path.parent / image, tuple(cards), raw.get("split")))
+        entries.append(
+            ManifestEntry(path.parent / image, tuple(cards), raw.get("split"), tuple(optional))
+        )
     return entries
 
 
@@ -114,6 +125,8 @@ class EvalTotals:
     failed: int = 0
     single_photos: int = 0
     top1_right: int = 0
+    optional_read: int = 0
+    """Certain readings of optional cards, left out of the figures."""
     confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def add(
@@ -122,15 +135,29 @@ class EvalTotals:
         predicted: Sequence[str],
         uncertain: int = 0,
         surest: str | None = None,
+        optional: Sequence[str] = (),
     ) -> None:
         """Add one photo's labels and certain predictions.
 
         ``surest`` is the most confident card read, certain or not: on photos of one labelled
         card it gives the top-1 accuracy (the classifier's own answer, as for a crop dataset).
+        A prediction left over after matching ``truth`` that names one of the ``optional``
+        cards (each once) is dropped: neither a match nor an extra card.
         """
         if len(truth) == 1:
             self.single_photos += 1
             self.top1_right += int(surest is not None and match_cards(truth, [surest])[0] == 1)
+        if optional:
+            matched, confusions = match_cards(truth, predicted)
+            extra = [guess for label, guess in confusions if guess != "-"]
+            spare = list(optional)
+            kept = list(predicted)
+            for guess in extra:
+                if guess in spare:
+                    spare.remove(guess)
+                    kept.remove(guess)
+                    self.optional_read += 1
+            predicted = kept
         matched, confusions = match_cards(truth, predicted)
         self.photos += 1
         self.truth_cards += len(truth)
@@ -174,6 +201,7 @@ class EvalTotals:
             "exact_photos": round(self.exact_photos / self.photos, 4) if self.photos else 0.0,
             "one_card_photos": self.single_photos,
             "top1": None if self.top1 is None else round(self.top1, 4),
+            "optional_read": self.optional_read,
             "confusions": [[t, p, n] for (t, p), n in self.confusions.most_common(top)],
         }
 
@@ -227,7 +255,9 @@ def scenes_manifest(scene_dir: Path, out: Path) -> Path:
     """A manifest of synthetic scenes (``vision.synth.generate``): the cards with a visible index.
 
     A card counts when at least one of its indices is labelled (on top, inside the frame, big
-    enough); one card per physical card, so a two-deck scene may list a code twice.
+    enough); one card per physical card, so a two-deck scene may list a code twice. A card
+    none of whose indices is labelled but one of which shows in part (the scene's "partial"
+    indices) is listed as ``optional``.
     """
     lines = []
     for meta_path in sorted((scene_dir / "meta").glob("*.json")):
@@ -235,8 +265,15 @@ def scenes_manifest(scene_dir: Path, out: Path) -> Path:
         cards: dict[int, str] = {}
         for item in meta["indices"]:
             cards[int(item["card_index"])] = str(item["card"])
+        optional: dict[int, str] = {}
+        for item in meta.get("partial", []):
+            if int(item["card_index"]) not in cards:
+                optional[int(item["card_index"])] = str(item["card"])
         image = Path("..") / "images" / f"{meta_path.stem}.jpg"
-        lines.append(json.dumps({"image": str(image), "cards": sorted(cards.values())}))
+        row: dict[str, object] = {"image": str(image), "cards": sorted(cards.values())}
+        if optional:
+            row["optional"] = sorted(optional.values())
+        lines.append(json.dumps(row))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     return out

@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
                 certain,
                 sum(card.uncertain for card in reading.cards),
                 surest.code if surest else None,
+                entry.optional,
             )
         summary = {"manifest": str(manifest), "split": args.split, **totals.summary()}
         if args.json:
