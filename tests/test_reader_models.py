@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vision.crops import CROP_CONTEXT, crop_index
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections
 from vision.imageio import load_image
 from vision.reader import ModelError, Reader, ReaderSettings, default_models_dir
@@ -147,15 +148,51 @@ def test_other_turns_only_for_unsure_crops() -> None:
     each crop's surest card is at least as sure as at its first look."""
     image = load_image(EXAMPLE)
     boxes = Reader.load().detect(image).xyxy
-    first, _ = Reader.load(settings=ReaderSettings(turns=1)).classify(image, boxes)
+    first, _ = Reader.load(settings=ReaderSettings(turns=1, retry_contexts=())).classify(
+        image, boxes
+    )
     never, _ = Reader.load(settings=ReaderSettings(retry_below=0.0)).classify(image, boxes)
-    always, _ = Reader.load(settings=ReaderSettings(retry_below=1.01)).classify(image, boxes)
+    always, _ = Reader.load(
+        settings=ReaderSettings(retry_below=1.01, retry_contexts=())
+    ).classify(image, boxes)
     assert len(boxes) >= 4
     np.testing.assert_allclose(never, first, atol=1e-6)
     assert (always[:, :-1].max(axis=1) >= first[:, :-1].max(axis=1) - 1e-6).all()
     sure = first[:, :-1].max(axis=1) >= ReaderSettings().retry_below
+    assert sure.any() and not sure.all()
     default, _ = Reader.load().classify(image, boxes)
     np.testing.assert_allclose(default[sure], first[sure], atol=1e-6)
+
+
+def test_unsure_crops_are_also_cut_tighter() -> None:
+    """With ``retry_contexts``, an unsure crop is also read cut with a tighter margin: its
+    probabilities are the mean of the two cuts' readings, its embedding the surer cut's."""
+    image = load_image(EXAMPLE)
+    boxes = Reader.load().detect(image).xyxy
+    plain = Reader.load(settings=ReaderSettings(turns=1, retry_contexts=()))
+    loose, loose_embeddings = plain.classify(image, boxes)
+    tight_crops = np.stack([crop_index(image, box, context=CROP_CONTEXT * 0.85) for box in boxes])
+    tight, tight_embeddings = plain._run_classifier(tight_crops)
+    both = Reader.load(settings=ReaderSettings(turns=1, retry_contexts=(0.85,), retry_below=1.01))
+    got, got_embeddings = both.classify(image, boxes)
+    np.testing.assert_allclose(got, (loose + tight) / 2, atol=1e-6)
+    pick_tight = tight[:, :-1].max(axis=1) > loose[:, :-1].max(axis=1)
+    assert 0 < pick_tight.sum() < len(boxes), "the example should have crops of both kinds"
+    np.testing.assert_allclose(
+        got_embeddings,
+        np.where(pick_tight[:, None], tight_embeddings, loose_embeddings),
+        atol=1e-5,
+    )
+    # at four turns, each cut's surest turn goes into the mean
+    four = Reader.load(settings=ReaderSettings(retry_contexts=(0.85,), retry_below=1.01))
+    loose4, _ = Reader.load(
+        settings=ReaderSettings(retry_contexts=(), retry_below=1.01)
+    ).classify(image, boxes)
+    turned = [plain._run_classifier(np.ascontiguousarray(np.rot90(tight_crops, k, axes=(1, 2))))[0]
+              for k in range(4)]
+    surest_turn = np.stack(turned)[:, :, :-1].max(axis=2).argmax(axis=0)
+    tight4 = np.stack(turned)[surest_turn, np.arange(len(boxes))]
+    np.testing.assert_allclose(four.classify(image, boxes)[0], (loose4 + tight4) / 2, atol=1e-6)
 
 
 def test_card_cut_out_tight_is_read(reader: Reader) -> None:
