@@ -203,6 +203,11 @@ def test_cli_writes_scenes_and_preview(
     assert "contact_sheet.png" in stdout
     written = files_of(out)
     sheet = written.pop("contact_sheet.png")
+    manifest = written.pop("manifest/manifest.jsonl").decode().splitlines()
+    assert str(out / "manifest" / "manifest.jsonl") in stdout
+    assert [json.loads(line)["image"] for line in manifest] == [
+        f"../images/{index:07d}.jpg" for index in range(4)
+    ]
     expected = {name: data for name, data in files_of(six_scenes).items()
                 if int(Path(name).stem) < 4}
     assert written == expected

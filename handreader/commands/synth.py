@@ -149,6 +149,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote scenes {args.start}..{last} ({args.count} images, {labels} index labels) "
           f"to {out} in {seconds:.1f} s with {workers} workers "
           f"({args.count / max(seconds, 1e-9):.1f} img/s)")
+    from vision.evaluate import scenes_manifest
+
+    manifest = scenes_manifest(out, out / "manifest" / "manifest.jsonl")
+    print(f"wrote {manifest} (every scene in {out}, for handreader eval)")
     if args.preview:
         path = write_contact_sheet(out, args.preview_count)
         print(f"wrote {path}")
