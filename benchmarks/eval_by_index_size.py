@@ -10,7 +10,9 @@ size of its index in the image's pixels (its index's longer side):
 - a labelled card by its largest labelled index; it counts as read when a certain reading of its
   code is left for it (cards of one code are paired largest first);
 - a certain reading by its ``index_px`` (the largest index the reader grouped into it); it
-  counts as right when a labelled card of its code is left for it.
+  counts as right when a labelled card of its code is left for it. A reading left over that
+  names a card showing only through unlabelled indices (``optional`` in the scenes' manifest)
+  is dropped (the smallest such reading), as ``handreader eval`` drops it.
 
 Per band the table gives the labelled cards and their recall, the certain readings and their
 precision, and F1. It answers what a user asks: how close must the camera be? The last line is
@@ -32,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from vision.evaluate import f1_score  # noqa: E402
+from vision.evaluate import drop_optional, f1_score, optional_cards  # noqa: E402
 from vision.imageio import load_reduced  # noqa: E402
 from vision.reader import Reader  # noqa: E402
 
@@ -157,6 +159,14 @@ def main(argv: list[str] | None = None) -> int:
         image = load_reduced(args.scenes / "images" / f"{meta_path.stem}.jpg").image
         reading = reader.read(image)
         certain = [card for card in reading.cards if not card.uncertain]
+        # readings of cards that show only in part are neither right nor wrong (as in eval)
+        codes = [card.code for card in certain]
+        truth = [code for code, _ in scene_truth(meta)]
+        kept, _ = drop_optional(truth, codes, optional_cards(meta))
+        for card in sorted(certain, key=lambda card: card.index_px):
+            if card.code in codes and codes.count(card.code) > kept.count(card.code):
+                codes.remove(card.code)
+                certain.remove(card)
         table.add(scene_truth(meta), [(card.code, card.index_px) for card in certain])
         deck_recall(scene_cards(meta), [card.code for card in certain], decks)
     print(f"{len(metas)} scenes of {args.scenes}, models {args.models or 'shipped'}")

@@ -89,3 +89,30 @@ def test_reads_a_scene_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     whole = next(line.split() for line in lines if line.split()[0] == "all")
     assert whole[1] == "1"
     assert lines[-1].split()[:2] == ["d", "1"]
+
+
+def test_readings_of_cards_shown_only_in_part_are_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example photo with only its 2D labelled: its other cards, listed as partial
+    indices, are dropped from the readings; unlisted, they count as wrong readings."""
+    root = Path(__file__).resolve().parent.parent
+    image = cv2.imread(str(root / "examples" / "hand.jpg"))
+    others = [c for c in json.loads((root / "examples" / "hand.json").read_text())["cards"]
+              if c != "2D"]
+    (tmp_path / "images").mkdir()
+    (tmp_path / "meta").mkdir()
+    cv2.imwrite(str(tmp_path / "images" / "0000000.jpg"), np.ascontiguousarray(image))
+    labelled = [{"card": "2D", "card_index": 0, "deck": "d", "box_xyxy": [0, 0, 30, 40]}]
+    partial = [{"card": code, "card_index": number + 1, "box_xyxy": [0, 0, 5, 5]}
+               for number, code in enumerate(others)]
+
+    def readings_counted(meta: dict[str, object]) -> int:
+        (tmp_path / "meta" / "0000000.json").write_text(json.dumps(meta))
+        assert sizes.main(["--scenes", str(tmp_path), "--bands", "32"]) == 0
+        lines = capsys.readouterr().out.strip().splitlines()
+        return int(next(line.split() for line in lines if line.split()[0] == "all")[3])
+
+    plain = readings_counted({"indices": labelled})
+    with_partial = readings_counted({"indices": labelled, "partial": partial})
+    assert plain >= 5 and with_partial == plain - len(others)

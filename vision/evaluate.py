@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -27,9 +28,12 @@ __all__ = [
     "EvalTotals",
     "ManifestEntry",
     "confusion_image",
+    "drop_optional",
     "f1_score",
     "load_manifest",
     "match_cards",
+    "optional_cards",
+    "scenes_manifest",
 ]
 
 
@@ -106,6 +110,21 @@ def match_cards(
     return matched, confusions
 
 
+def drop_optional(
+    truth: Sequence[str], predicted: Sequence[str], optional: Sequence[str]
+) -> tuple[list[str], int]:
+    """``predicted`` less the readings of ``optional`` cards (each at most once) among those
+    that match no ``truth`` card, and how many were dropped."""
+    _, confusions = match_cards(truth, predicted)
+    spare = list(optional)
+    kept = list(predicted)
+    for _, guess in confusions:
+        if guess != "-" and guess in spare:
+            spare.remove(guess)
+            kept.remove(guess)
+    return kept, len(predicted) - len(kept)
+
+
 def f1_score(precision: float, recall: float) -> float:
     """Harmonic mean of precision and recall (0 when both are 0)."""
     total = precision + recall
@@ -148,16 +167,8 @@ class EvalTotals:
             self.single_photos += 1
             self.top1_right += int(surest is not None and match_cards(truth, [surest])[0] == 1)
         if optional:
-            matched, confusions = match_cards(truth, predicted)
-            extra = [guess for label, guess in confusions if guess != "-"]
-            spare = list(optional)
-            kept = list(predicted)
-            for guess in extra:
-                if guess in spare:
-                    spare.remove(guess)
-                    kept.remove(guess)
-                    self.optional_read += 1
-            predicted = kept
+            predicted, dropped = drop_optional(truth, predicted, optional)
+            self.optional_read += dropped
         matched, confusions = match_cards(truth, predicted)
         self.photos += 1
         self.truth_cards += len(truth)
@@ -251,6 +262,17 @@ def confusion_image(
     return image
 
 
+def optional_cards(meta: dict[str, Any]) -> list[str]:
+    """The cards of a synthetic scene's metadata that show only through unlabelled indices
+    (its "partial" ones), one code per physical card, sorted."""
+    labelled = {int(item["card_index"]) for item in meta["indices"]}
+    optional: dict[int, str] = {}
+    for item in meta.get("partial", []):
+        if int(item["card_index"]) not in labelled:
+            optional[int(item["card_index"])] = str(item["card"])
+    return sorted(optional.values())
+
+
 def scenes_manifest(scene_dir: Path, out: Path) -> Path:
     """A manifest of synthetic scenes (``vision.synth.generate``): the cards with a visible index.
 
@@ -265,14 +287,11 @@ def scenes_manifest(scene_dir: Path, out: Path) -> Path:
         cards: dict[int, str] = {}
         for item in meta["indices"]:
             cards[int(item["card_index"])] = str(item["card"])
-        optional: dict[int, str] = {}
-        for item in meta.get("partial", []):
-            if int(item["card_index"]) not in cards:
-                optional[int(item["card_index"])] = str(item["card"])
         image = Path("..") / "images" / f"{meta_path.stem}.jpg"
         row: dict[str, object] = {"image": str(image), "cards": sorted(cards.values())}
+        optional = optional_cards(meta)
         if optional:
-            row["optional"] = sorted(optional.values())
+            row["optional"] = optional
         lines.append(json.dumps(row))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
