@@ -157,3 +157,27 @@ def test_eval_command_prints_one_json_line_per_manifest(
     assert summary["photos"] == 2 and summary["failed"] == 1 and summary["cards"] == 6
     assert summary["one_card_photos"] == 1 and summary["top1"] == 0.0
     assert 0.0 <= summary["f1"] <= 1.0 and summary["manifest"] == str(manifest)
+
+
+def test_eval_command_leaves_optional_cards_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example photo labelled with its 2D alone: its other cards are extra readings, unless
+    the manifest lists them as optional; then they are dropped and the text output says so."""
+    shutil.copyfile(ROOT / "examples" / "hand.jpg", tmp_path / "hand.jpg")
+    others = [c for c in json.loads((ROOT / "examples" / "hand.json").read_text())["cards"]
+              if c != "2D"]
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps({"image": "hand.jpg", "cards": ["2D"]}) + "\n")
+    assert main(["eval", str(manifest), "--json"]) == 0
+    strict = json.loads(capsys.readouterr().out.strip())
+    manifest.write_text(
+        json.dumps({"image": "hand.jpg", "cards": ["2D"], "optional": others}) + "\n"
+    )
+    assert main(["eval", str(manifest), "--json"]) == 0
+    lenient = json.loads(capsys.readouterr().out.strip())
+    assert lenient["optional_read"] == len(others) and strict["optional_read"] == 0
+    assert lenient["predicted"] == strict["predicted"] - len(others)
+    assert lenient["precision"] > strict["precision"]
+    assert main(["eval", str(manifest)]) == 0
+    assert f"not counted: {len(others)}" in capsys.readouterr().out

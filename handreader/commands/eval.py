@@ -86,6 +86,11 @@ def run(args: argparse.Namespace) -> int:
                     f"  top-1 (most confident card) on {totals.single_photos} one-card photos: "
                     f"{totals.top1:.4f}"
                 )
+            if totals.optional_read:
+                print(
+                    f"  readings of optional cards (shown only in part), not counted: "
+                    f"{totals.optional_read}"
+                )
             pairs = ", ".join(f"{t}->{p} x{n}" for t, p, n in summary["confusions"])
             print(f"  most frequent confusions: {pairs or 'none'}")
         if args.report:
