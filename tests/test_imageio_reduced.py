@@ -344,7 +344,7 @@ def test_real_reader_sees_the_same_in_the_reduced_photo() -> None:
     # The reader shrinks a 12 MP photo to 1,400 px before detecting, so the half-size decode
     # must give the same detections, the same confident classes and the same sure cards (a
     # crop the classifier is unsure of may tip either way: its pixels differ by a few levels).
-    from vision.reader import Reader
+    from vision.reader import Reader, ReaderSettings
 
     example = load_image(Path(__file__).resolve().parent.parent / "examples" / "hand.jpg")
     big = np.asarray(cv2.resize(example, (4000, 3000), interpolation=cv2.INTER_CUBIC), np.uint8)
@@ -368,9 +368,15 @@ def test_real_reader_sees_the_same_in_the_reduced_photo() -> None:
     assert np.array_equal(
         full_probabilities[sure].argmax(axis=1), reduced_probabilities[sure].argmax(axis=1)
     )
-    # crops read at 0.9 or more barely move (those nearer the doubt may move more, see above)
-    steady = full_probabilities[:, :-1].max(axis=1) >= 0.9
-    assert np.abs(full_probabilities[steady] - reduced_probabilities[steady]).max() < 0.1
+    # crops read at 0.9 or more at a first look barely move (those nearer the doubt may move
+    # more, see above; and a crop on either side of the reader's retry threshold, 0.9, is read
+    # again in one image and not in the other, so this compares first looks)
+    first_look = reader.with_settings(ReaderSettings(turns=1, retry_contexts=()))
+    full_first, _ = first_look.classify(full_image, strong)
+    reduced_first, _ = first_look.classify(reduced.image, strong / np.float32(2))
+    steady = full_first[:, :-1].max(axis=1) >= 0.9
+    assert steady.sum() >= 5
+    assert np.abs(full_first[steady] - reduced_first[steady]).max() < 0.1
 
     full = reader.read(full_image)
     mapped = reduced.to_original(reader.read(reduced.image))
