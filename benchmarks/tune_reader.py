@@ -65,8 +65,8 @@ def main() -> None:
             keep = confidence >= detection
             cards = reader.merge_corners(xyxy[keep], probabilities[keep])
             certain = [card.code for card in cards if not card.uncertain]
-            uncertain = sum(card.uncertain for card in cards)
-            totals.add(entry.cards, certain, uncertain, optional=entry.optional)
+            unsure = sum(card.uncertain for card in cards)
+            totals.add(entry.cards, certain, unsure, optional=entry.optional)
         rows.append((totals.f1, totals.precision, totals.recall, detection, uncertain, none))
     rows.sort(key=lambda row: -row[0])
     default = ReaderSettings()
