@@ -221,7 +221,7 @@ def test_frame_reader_shares_the_models_without_the_close_up_pass(reader: Reader
 
 def test_small_indices_get_the_finer_pass(reader: Reader) -> None:
     """The example photo's hand shrunk into a corner of a 1024 x 768 table: its indices are
-    about 5 px at the detector's 320, so the reader runs the detector again at 480 (the shipped
+    about 5 px at the detector's 320, so the reader runs the detector again at 640 (the shipped
     detector takes any input size), and reads at least as many of its cards right (certain and
     in the hand) as one pass does."""
     import cv2
@@ -245,14 +245,14 @@ def test_small_indices_get_the_finer_pass(reader: Reader) -> None:
     finally:
         del reader.detector._detect_once
     single = reader.with_settings(ReaderSettings(fine=False)).read(table)
-    assert calls == [None, 480]
+    assert calls == [None, ReaderSettings().fine_imgsz] == [None, 640]
     wanted = set(json.loads(EXAMPLE_CARDS.read_text())["cards"])
 
     def right(cards: tuple[CardReading, ...]) -> int:
         return sum(not card.uncertain and card.code in wanted for card in cards)
 
     assert right(fine.cards) >= right(single.cards) >= 1
-    for card in fine.cards:  # boxes of the 480 pass are in the table's pixels, on the hand
+    for card in fine.cards:  # boxes of the finer pass are in the table's pixels, on the hand
         x1, y1, x2, y2 = card.box_xyxy
         assert 390 <= x1 < x2 <= 730 and 290 <= y1 < y2 <= 550
 

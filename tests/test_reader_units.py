@@ -253,14 +253,14 @@ def test_small_indices_are_read_again_finer() -> None:
     detector = _ScriptedDetector(_SMALL, [], fine=[[1000, 700, 1030, 790], [99, 99, 115, 121]])
     found = detector.detect(np.zeros((768, 1024, 3), np.uint8))
     assert detector.calls == [(768, 1024)]
-    assert detector.sizes == [480]
+    assert detector.sizes == [ReaderSettings().fine_imgsz]
     assert sorted(found.xyxy.tolist()) == [[99, 99, 115, 121], [1000, 700, 1024, 768]]
 
 
 def test_finer_pass_that_finds_nothing_keeps_the_first() -> None:
     detector = _ScriptedDetector(_SMALL, [], fine=[])
     found = detector.detect(np.zeros((768, 1024, 3), np.uint8))
-    assert detector.sizes == [480]
+    assert detector.sizes == [ReaderSettings().fine_imgsz]
     assert found.xyxy.tolist() == _SMALL
 
 
@@ -272,6 +272,7 @@ def test_finer_pass_that_finds_nothing_keeps_the_first() -> None:
         ((768, 1024), True, {"fine_below_px": 5.0}, "indices big enough at 320"),
         ((1536, 2048), True, {}, "a large photo, read in tiles instead"),
         ((360, 470), True, {}, "an image smaller than the finer input"),
+        ((480, 630), True, {}, "a 640 px image less 10 (the finer input is 640)"),
     ],
 )
 def test_no_finer_pass(
