@@ -119,7 +119,7 @@ def draw(placements: Sequence[Placement], size_wh: tuple[int, int],
         scene_module._draw_card(canvas, owner, placement, index, matrix, rng, False)
     for occluder in occluders:
         scene_module._draw_occluder(canvas, owner, occluder, matrix)
-    labels = scene_module._labels(owner, placements, matrix, MIN_VISIBLE, MIN_INDEX_PX)
+    labels, _ = scene_module._index_labels(owner, placements, matrix, MIN_VISIBLE, MIN_INDEX_PX)
     image = np.clip(canvas, 0, 255).astype(np.uint8)
     return Drawn(image, owner, labels, list(placements), matrix)
 
@@ -473,7 +473,8 @@ def render_captured(monkeypatch: pytest.MonkeyPatch, decks: Sequence[DeckAssets]
     config = parse_config(raw)
     captured: list[Captured] = []
     occluders: list[Occluder] = []
-    real_labels: Callable[..., list[scene_module.IndexLabel]] = scene_module._labels
+    Labels = list[scene_module.IndexLabel]
+    real_labels: Callable[..., tuple[Labels, Labels]] = scene_module._index_labels
     real_occluder: Callable[..., None] = scene_module._draw_occluder
 
     def spy_occluder(canvas: Any, owner: Any, occluder: Occluder, homography: Any) -> None:
@@ -481,15 +482,15 @@ def render_captured(monkeypatch: pytest.MonkeyPatch, decks: Sequence[DeckAssets]
         real_occluder(canvas, owner, occluder, homography)
 
     def spy_labels(owner: NDArray[np.int16], placements: Sequence[Placement],
-                   homography: NDArray[np.float64], *rest: float) -> list[scene_module.IndexLabel]:
-        labels = real_labels(owner, placements, homography, *rest)
+                   homography: NDArray[np.float64], *rest: float) -> tuple[Labels, Labels]:
+        labels, partial = real_labels(owner, placements, homography, *rest)
         captured.append(Captured(list(placements), list(occluders), homography,
                                  (owner.shape[0], owner.shape[1]), labels))
         occluders.clear()
-        return labels
+        return labels, partial
 
     with monkeypatch.context() as patch:
-        patch.setattr(scene_module, "_labels", spy_labels)
+        patch.setattr(scene_module, "_index_labels", spy_labels)
         patch.setattr(scene_module, "_draw_occluder", spy_occluder)
         for seed in seeds:
             rng = np.random.default_rng([config.seed, seed])

@@ -66,7 +66,7 @@ class Scene:
     layout: str
     jpeg_quality: int
     partial: list[IndexLabel] = field(default_factory=list)
-    """Indices that show but are not labelled (see :func:`_partial`)."""
+    """Indices that show but are not labelled (see :func:`_index_labels`)."""
 
 
 def _tilt_homography(
@@ -201,17 +201,21 @@ def _draw_occluder(
     owner[mask > 0] = _OCCLUDED
 
 
-def _index_views(
+def _index_labels(
     owner: NDArray[np.int16],
     placements: Sequence[Placement],
     homography: NDArray[np.float64],
+    min_visible: float,
     min_index_px: float,
-) -> list[tuple[IndexLabel, bool]]:
-    """Every corner index with some of its area inside the frame, as an :class:`IndexLabel`
-    (its visible share may be anything, 0 when covered), each with whether it is tall enough
-    (``min_index_px``) to be labelled."""
+) -> tuple[list[IndexLabel], list[IndexLabel]]:
+    """The indices to label (tall enough, ``min_index_px``, and at least ``min_visible`` on top
+    and inside the frame), and those left unlabelled that still show (at least
+    ``PARTIAL_VISIBLE`` on top: partly covered, cut by the frame, or too small). A detector may
+    rightly fire on the latter, so they are no place to take "none" examples from
+    (:mod:`vision.train.negatives`)."""
     height, width = owner.shape
-    views = []
+    labels: list[IndexLabel] = []
+    partial: list[IndexLabel] = []
     for index, placement in enumerate(placements):
         matrix = homography @ placement.matrix
         share = placement.assets.height_share(placement.code)
@@ -232,57 +236,24 @@ def _index_views(
             mine = int(((owner[cy0:cy1, cx0:cx1] == index) & (mask > 0)).sum())
             # the share of the index's own area that is on top and inside the frame
             visible = mine / max(area, float(filled), 1.0)
+            if tall * share >= min_index_px and visible >= min_visible:
+                shown = labels
+            elif visible >= PARTIAL_VISIBLE:
+                shown = partial
+            else:
+                continue
             box = (
                 float(max(projected[:, 0].min(), 0)),
                 float(max(projected[:, 1].min(), 0)),
                 float(min(projected[:, 0].max(), width)),
                 float(min(projected[:, 1].max(), height)),
             )
-            label = IndexLabel(
-                placement.code, placement.assets.deck.name, projected, box, visible, index
+            shown.append(
+                IndexLabel(
+                    placement.code, placement.assets.deck.name, projected, box, visible, index
+                )
             )
-            views.append((label, tall * share >= min_index_px))
-    return views
-
-
-def _split_views(
-    views: list[tuple[IndexLabel, bool]], min_visible: float
-) -> tuple[list[IndexLabel], list[IndexLabel]]:
-    """The indices to label (tall enough and at least ``min_visible`` on top), and those left
-    unlabelled that still show (at least ``PARTIAL_VISIBLE`` on top: partly covered, cut by
-    the frame, or too small). A detector may rightly fire on the latter, so they are no place
-    to take "none" examples from (:mod:`vision.train.negatives`)."""
-    labels, partial = [], []
-    for label, tall in views:
-        if tall and label.visible >= min_visible:
-            labels.append(label)
-        elif label.visible >= PARTIAL_VISIBLE:
-            partial.append(label)
     return labels, partial
-
-
-def _labels(
-    owner: NDArray[np.int16],
-    placements: Sequence[Placement],
-    homography: NDArray[np.float64],
-    min_visible: float,
-    min_index_px: float,
-) -> list[IndexLabel]:
-    """The indices to label (see :func:`_split_views`)."""
-    views = _index_views(owner, placements, homography, min_index_px)
-    return _split_views(views, min_visible)[0]
-
-
-def _partial(
-    owner: NDArray[np.int16],
-    placements: Sequence[Placement],
-    homography: NDArray[np.float64],
-    min_visible: float,
-    min_index_px: float,
-) -> list[IndexLabel]:
-    """The indices that show without being labelled (see :func:`_split_views`)."""
-    views = _index_views(owner, placements, homography, min_index_px)
-    return _split_views(views, min_visible)[1]
 
 
 def render_scene(
@@ -314,10 +285,7 @@ def render_scene(
         _draw_card(canvas, owner, placement, index, homography, rng, shadows)
     for occluder in occluders:
         _draw_occluder(canvas, owner, occluder, homography)
-    labels = _labels(
-        owner, placements, homography, config.min_visible, config.geometry.min_index_px
-    )
-    partial = _partial(
+    labels, partial = _index_labels(
         owner, placements, homography, config.min_visible, config.geometry.min_index_px
     )
     image = apply_photometry(canvas, config.photometry, rng)
