@@ -158,17 +158,22 @@ def main(argv: list[str] | None = None) -> int:
         meta = json.loads(meta_path.read_text())
         image = load_reduced(args.scenes / "images" / f"{meta_path.stem}.jpg").image
         reading = reader.read(image)
-        certain = [card for card in reading.cards if not card.uncertain]
-        # readings of cards that show only in part are neither right nor wrong (as in eval)
-        codes = [card.code for card in certain]
-        truth = [code for code, _ in scene_truth(meta)]
-        kept, _ = drop_optional(truth, codes, optional_cards(meta))
-        for card in sorted(certain, key=lambda card: card.index_px):
-            if card.code in codes and codes.count(card.code) > kept.count(card.code):
-                codes.remove(card.code)
-                certain.remove(card)
-        table.add(scene_truth(meta), [(card.code, card.index_px) for card in certain])
-        deck_recall(scene_cards(meta), [card.code for card in certain], decks)
+        truth = scene_truth(meta)
+        # readings of cards that show only in part are neither right nor wrong (as in eval):
+        # of each code's readings, the largest ones are kept as many times as eval keeps it
+        certain = sorted(
+            (card for card in reading.cards if not card.uncertain), key=lambda card: -card.index_px
+        )
+        kept, _ = drop_optional(
+            [code for code, _ in truth], [card.code for card in certain], optional_cards(meta)
+        )
+        counted = []
+        for card in certain:
+            if card.code in kept:
+                kept.remove(card.code)
+                counted.append(card)
+        table.add(truth, [(card.code, card.index_px) for card in counted])
+        deck_recall(scene_cards(meta), [card.code for card in counted], decks)
     print(f"{len(metas)} scenes of {args.scenes}, models {args.models or 'shipped'}")
     print(f"{'index side':>12} {'cards':>6} {'recall':>7} {'read':>6} {'precision':>9} {'F1':>6}")
     for label, band in [*zip(table.labels(), table.bands, strict=True), ("all", table.total())]:
