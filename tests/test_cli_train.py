@@ -22,6 +22,8 @@ from handreader.cli import main
         (["--glyph-crops", "-3"], "--glyph-crops must be 0 or more, got -3"),
         (["--card-epochs", "0"], "--card-epochs must be at least 1, got 0"),
         (["--photos", "no/such.jsonl"], "no such manifest file"),
+        (["--shape-jitter", "1.5"], "--shape-jitter must be a share from 0 to 1, got 1.5"),
+        (["--shape-jitter", "-0.1"], "--shape-jitter must be a share from 0 to 1, got -0.1"),
     ],
 )
 def test_bad_training_arguments_are_named(

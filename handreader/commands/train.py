@@ -72,6 +72,15 @@ def register(subparsers: Any) -> None:
         "(default 32,64,128,128; the first release had 16,32,64,96)",
     )
     parser.add_argument(
+        "--shape-jitter",
+        type=float,
+        default=0.5,
+        metavar="SHARE",
+        help="share of the index classifier's training crops whose shapes are also changed "
+        "(a small warp, thicker or thinner strokes, a coarser resolution; default 0.5, 0 for "
+        "none)",
+    )
+    parser.add_argument(
         "--float-classifier",
         action="store_true",
         help="ship the classifier in float32 (default: int8, calibrated on training crops)",
@@ -136,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
             )
+    if not 0.0 <= args.shape_jitter <= 1.0:
+        raise ValueError(f"--shape-jitter must be a share from 0 to 1, got {args.shape_jitter}")
     widths = _widths(args.classifier_widths) if args.classifier_widths else None
     for manifest in args.photos:
         if not manifest.is_file():
@@ -160,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         classifier_epochs=args.classifier_epochs,
         classifier_finetune_epochs=args.classifier_finetune_epochs,
         classifier_widths=widths or DEFAULT_WIDTHS,
+        classifier_shape_jitter=args.shape_jitter,
         quantize_classifier=not args.float_classifier,
         detector_finetune_epochs=args.finetune_epochs,
         detector_imgsz=args.imgsz,

@@ -50,6 +50,10 @@ class TrainingPlan:
     detector (:mod:`vision.train.negatives`), at a lower learning rate; 0 skips it."""
     classifier_widths: tuple[int, int, int, int] = DEFAULT_WIDTHS
     """Channels of the classifier's three convolution blocks and of its last convolution."""
+    classifier_shape_jitter: float = 0.5
+    """Share of the classifier's training crops whose shapes are also changed in both stages
+    (:func:`vision.train.classifier.shape_jitter`: a small warp, thicker or thinner strokes,
+    a coarser resolution); 0 for none."""
     quantize_classifier: bool = True
     """Ship the classifier with int8 weights and activations (static QDQ, calibrated on
     training crops): it reads the same, several times faster."""
@@ -275,6 +279,7 @@ def run_training(plan: TrainingPlan) -> Path:
             photo_crops=photos,
             glyph_crops=glyphs,
             widths=plan.classifier_widths,
+            shape_jitter=plan.classifier_shape_jitter,
         )
     )
     if plan.classifier_finetune_epochs > 0:
@@ -290,6 +295,7 @@ def run_training(plan: TrainingPlan) -> Path:
                 negatives=_negatives(plan, detector),
                 init_weights=state,
                 widths=plan.classifier_widths,
+                shape_jitter=plan.classifier_shape_jitter,
             )
         )
     if plan.quantize_classifier:
