@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.benchmark_modules import load_benchmark
+from vision.reader import ReaderSettings
 
 tune = load_benchmark("tune_reader")
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +38,10 @@ def test_rows_name_their_thresholds_and_the_default(
     combos = {(float(d), float(u), float(n)) for _, d, u, n, _ in rows}
     assert len(combos) == size
     assert {u for _, u, _ in combos} == set(tune.UNCERTAIN)
-    assert [(d, u, n) for _, d, u, n, mark in rows if mark] == [("0.1", "0.8", "0.2")]
+    defaults = ReaderSettings()
+    marked = [(float(d), float(u), float(n)) for _, d, u, n, mark in rows if mark]
+    assert marked == [
+        (defaults.detection_threshold, defaults.uncertain_below, defaults.none_above)
+    ]
     scores = [float(f1) for f1, *_ in rows]
     assert scores == sorted(scores, reverse=True)

@@ -55,12 +55,13 @@ def default_models_dir() -> Path:
 @dataclass(frozen=True, slots=True)
 class ReaderSettings:
     """Thresholds of the pipeline, chosen for F1 on 120 synthetic scenes of the held-out decks
-    (never on the real photos) with ``benchmarks/tune_reader.py --turns 4``: detection 0.1,
-    uncertain below 0.8, "none" from 0.2, four quarter turns per crop."""
+    (never on the real photos) with ``benchmarks/tune_reader.py --turns 4``: detection 0.15,
+    uncertain below 0.7, "none" from 0.2, four quarter turns per crop (the grid's best row
+    with this release's classifier; the release before used detection 0.1 and uncertain 0.8)."""
 
-    detection_threshold: float = 0.1
+    detection_threshold: float = 0.15
     nms_iou: float = 0.5
-    uncertain_below: float = 0.8
+    uncertain_below: float = 0.7
     none_above: float = 0.2
     merge_distance: float = 9.0
     """Two same-card indices are one card when closer than this many index heights."""
