@@ -202,8 +202,7 @@ def shape_jitter(batch: Any, generator: Any, share: float) -> Any:
     chosen = torch.nonzero(torch.rand(count, generator=generator) < share).flatten()
     if len(chosen) == 0:
         return batch
-    out = batch.clone()
-    picked = out[chosen]
+    picked = batch[chosen]  # a copy: the batch itself is left as it is
     n = len(chosen)
 
     def uniform(low: float, high: float) -> Any:
@@ -239,8 +238,7 @@ def shape_jitter(batch: Any, generator: Any, share: float) -> Any:
         picked[index] = functional.interpolate(
             shrunk, size=(side, side), mode="bilinear", align_corners=False
         )[0]
-    out[chosen] = picked
-    return out
+    return batch.index_copy(0, chosen, picked)
 
 
 def _augment(batch: Any, generator: Any, shapes: float = 0.0) -> Any:
