@@ -18,6 +18,11 @@ Per band the table gives the labelled cards and their recall, the certain readin
 precision, and F1. It answers what a user asks: how close must the camera be? The last line is
 the whole set (the figure ``handreader eval`` prints on the same scenes' manifest). A second
 table gives the recall per deck design (a reading belongs to no deck, so no precision there).
+
+With ``--why``, a third table says why each labelled card left unread was missed (see
+:func:`miss_kind`), with the median side of its largest index: where the detector's boxes
+and the classifier's reading of each box part from the labels. The detector and the classifier
+are then run a second time per scene, outside :meth:`Reader.read`, so it takes twice as long.
 """
 
 from __future__ import annotations
@@ -30,13 +35,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from vision.evaluate import drop_optional, f1_score, optional_cards  # noqa: E402
 from vision.imageio import load_reduced  # noqa: E402
-from vision.reader import Reader  # noqa: E402
+from vision.index_detector import box_iou  # noqa: E402
+from vision.reader import CLASSIFIER_CLASSES, Reader  # noqa: E402
+
+MISS_KINDS = (
+    "not detected",
+    "read as no index",
+    "right, uncertain",
+    "right at an index, lost",
+    "suit misread",
+    "rank misread",
+    "misread",
+)
+"""Why a labelled card was missed, in the order :func:`miss_kind` tries them."""
 
 
 @dataclass
@@ -138,6 +156,72 @@ def deck_recall(
             band.read += 1
 
 
+def scene_indices(meta: dict[str, object]) -> list[tuple[str, float, list[list[float]]]]:
+    """Each labelled card of a scene's metadata: code, its largest index's side, and the boxes
+    of all its labelled indices."""
+    cards: dict[int, tuple[str, float, list[list[float]]]] = {}
+    for item in meta["indices"]:  # type: ignore[attr-defined]
+        x1, y1, x2, y2 = item["box_xyxy"]
+        number = int(item["card_index"])
+        code, side, boxes = cards.get(number, (str(item["card"]), 0.0, []))
+        cards[number] = (code, max(side, float(max(x2 - x1, y2 - y1))), [*boxes, [x1, y1, x2, y2]])
+    return list(cards.values())
+
+
+def missed_cards(
+    cards: list[tuple[str, float, list[list[float]]]], readings: list[str]
+) -> list[tuple[str, float, list[list[float]]]]:
+    """The labelled cards no certain reading is left for (larger cards take readings first,
+    as in :func:`deck_recall`)."""
+    left = list(readings)
+    missed = []
+    for card in sorted(cards, key=lambda card: -card[1]):
+        if card[0] in left:
+            left.remove(card[0])
+        else:
+            missed.append(card)
+    return missed
+
+
+def miss_kind(
+    code: str,
+    boxes: list[list[float]],
+    xyxy: NDArray[np.float32],
+    index_codes: list[str],
+    uncertain: list[str],
+) -> str:
+    """Why a labelled card (``code``, its labelled index ``boxes``) has no certain reading.
+
+    ``xyxy`` are the detector's boxes and ``index_codes`` the classifier's surest class at each
+    (``"none"`` for no index); ``uncertain`` the codes of the image's uncertain readings. An
+    index is seen when a detector box overlaps it by IoU 0.3 or more. Then, in this order: no
+    index seen ("not detected"); the right code at a seen index, read in an uncertain card
+    ("right, uncertain") or in none ("right at an index, lost": grouped with another card's
+    corners); every seen index read as no index; else the first other code read, against the
+    label: same rank ("suit misread"; a joker's letter counts as its suit), same suit ("rank
+    misread"), or neither ("misread").
+    """
+    seen = []
+    for box in boxes:
+        if len(xyxy):
+            overlaps = box_iou(np.asarray(box, np.float64), xyxy)
+            best = int(overlaps.argmax())
+            if overlaps[best] >= 0.3:
+                seen.append(index_codes[best])
+    if not seen:
+        return "not detected"
+    if code in seen:
+        return "right, uncertain" if code in uncertain else "right at an index, lost"
+    read = [other for other in seen if other != "none"]
+    if not read:
+        return "read as no index"
+    if read[0][:-1] == code[:-1]:
+        return "suit misread"
+    if read[0][-1] == code[-1]:
+        return "rank misread"
+    return "misread"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenes", type=Path, required=True, help="a folder of synthetic scenes")
@@ -146,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
         "--bands", default="16,24,32,48", help="band edges in pixels (default 16,24,32,48)"
     )
     parser.add_argument("--limit", type=int, help="read at most this many scenes")
+    parser.add_argument(
+        "--why", action="store_true", help="also say why each missed card was missed"
+    )
     args = parser.parse_args(argv)
     metas = sorted((args.scenes / "meta").glob("*.json"))[: args.limit]
     if not metas:
@@ -154,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     table = SizeTable(edges)
     reader = Reader.load(args.models)
     decks: dict[str, Band] = {}
+    why: dict[str, list[float]] = {kind: [] for kind in MISS_KINDS}
     for meta_path in metas:
         meta = json.loads(meta_path.read_text())
         image = load_reduced(args.scenes / "images" / f"{meta_path.stem}.jpg").image
@@ -174,6 +262,15 @@ def main(argv: list[str] | None = None) -> int:
                 counted.append(card)
         table.add(truth, [(card.code, card.index_px) for card in counted])
         deck_recall(scene_cards(meta), [card.code for card in counted], decks)
+        if args.why:
+            missed = missed_cards(scene_indices(meta), [card.code for card in counted])
+            if missed:
+                xyxy = reader.detect(image).xyxy
+                probabilities, _ = reader.classify(image, xyxy)
+                index_codes = [CLASSIFIER_CLASSES[int(i)] for i in probabilities.argmax(axis=1)]
+                uncertain = [card.code for card in reading.cards if card.uncertain]
+                for code, side, boxes in missed:
+                    why[miss_kind(code, boxes, xyxy, index_codes, uncertain)].append(side)
     print(f"{len(metas)} scenes of {args.scenes}, models {args.models or 'shipped'}")
     print(f"{'index side':>12} {'cards':>6} {'recall':>7} {'read':>6} {'precision':>9} {'F1':>6}")
     for label, band in [*zip(table.labels(), table.bands, strict=True), ("all", table.total())]:
@@ -184,6 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'deck':>28} {'cards':>6} {'recall':>7}")
     for deck, band in sorted(decks.items(), key=lambda item: item[1].recall):
         print(f"{deck:>28} {band.cards:>6} {band.recall:>7.3f}")
+    if args.why:
+        print(f"{'why missed':>28} {'cards':>6} {'median index side':>18}")
+        for kind, sides in why.items():
+            median = f"{float(np.median(sides)):.1f} px" if sides else "-"
+            print(f"{kind:>28} {len(sides):>6} {median:>18}")
     return 0
 
 

@@ -98,14 +98,17 @@ def test_readings_of_cards_shown_only_in_part_are_dropped(
     indices, are dropped from the readings; unlisted, they count as wrong readings."""
     root = Path(__file__).resolve().parent.parent
     image = cv2.imread(str(root / "examples" / "hand.jpg"))
-    others = [c for c in json.loads((root / "examples" / "hand.json").read_text())["cards"]
-              if c != "2D"]
+    others = [
+        c for c in json.loads((root / "examples" / "hand.json").read_text())["cards"] if c != "2D"
+    ]
     (tmp_path / "images").mkdir()
     (tmp_path / "meta").mkdir()
     cv2.imwrite(str(tmp_path / "images" / "0000000.jpg"), np.ascontiguousarray(image))
     labelled = [{"card": "2D", "card_index": 0, "deck": "d", "box_xyxy": [0, 0, 30, 40]}]
-    partial = [{"card": code, "card_index": number + 1, "box_xyxy": [0, 0, 5, 5]}
-               for number, code in enumerate(others)]
+    partial = [
+        {"card": code, "card_index": number + 1, "box_xyxy": [0, 0, 5, 5]}
+        for number, code in enumerate(others)
+    ]
 
     def readings_counted(meta: dict[str, object]) -> int:
         (tmp_path / "meta" / "0000000.json").write_text(json.dumps(meta))
@@ -116,3 +119,68 @@ def test_readings_of_cards_shown_only_in_part_are_dropped(
     plain = readings_counted({"indices": labelled})
     with_partial = readings_counted({"indices": labelled, "partial": partial})
     assert plain >= 5 and with_partial == plain - len(others)
+
+
+def test_scene_indices_and_missed_cards() -> None:
+    meta = {
+        "indices": [
+            {"card": "AS", "card_index": 0, "box_xyxy": [0, 0, 10, 20]},
+            {"card": "AS", "card_index": 0, "box_xyxy": [50, 50, 80, 60]},
+            {"card": "AS", "card_index": 2, "box_xyxy": [90, 90, 95, 96]},
+            {"card": "9H", "card_index": 3, "box_xyxy": [5, 5, 17, 14]},
+        ]
+    }
+    cards = sizes.scene_indices(meta)
+    assert sorted((code, side, len(boxes)) for code, side, boxes in cards) == [
+        ("9H", 12.0, 1),
+        ("AS", 6.0, 1),
+        ("AS", 30.0, 2),
+    ]
+    # one AS read: the larger AS takes it; the small AS and the 9H are missed
+    missed = sizes.missed_cards(cards, ["AS", "KD"])
+    assert sorted((code, side) for code, side, _ in missed) == [("9H", 12.0), ("AS", 6.0)]
+
+
+@pytest.mark.parametrize(
+    ("index_codes", "uncertain", "kind"),
+    [
+        (["7C"], ["7C"], "right, uncertain"),
+        (["7C"], [], "right at an index, lost"),
+        (["none"], [], "read as no index"),
+        (["7S"], [], "suit misread"),
+        (["9C"], [], "rank misread"),
+        (["9H"], [], "misread"),
+        (["none", "7S"], [], "suit misread"),
+    ],
+)
+def test_miss_kind(index_codes: list[str], uncertain: list[str], kind: str) -> None:
+    # the labelled 7C has two indices; the detector's boxes lie on them, in order
+    boxes = [[10.0, 10.0, 20.0, 30.0], [100.0, 100.0, 110.0, 120.0]]
+    xyxy = np.array([[11, 10, 21, 30], [100, 101, 110, 121]], np.float32)[: len(index_codes)]
+    assert sizes.miss_kind("7C", boxes, xyxy, index_codes, uncertain) == kind
+    assert kind in sizes.MISS_KINDS
+
+
+def test_miss_kind_not_detected() -> None:
+    boxes = [[10.0, 10.0, 20.0, 30.0]]
+    far = np.array([[200, 200, 210, 220]], np.float32)
+    assert sizes.miss_kind("7C", boxes, far, ["7C"], []) == "not detected"
+    assert sizes.miss_kind("7C", boxes, np.zeros((0, 4), np.float32), [], []) == "not detected"
+
+
+def test_why_table_on_a_scene(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The example photo with a QH labelled on the bare table: the QH is missed, undetected."""
+    root = Path(__file__).resolve().parent.parent
+    image = cv2.imread(str(root / "examples" / "hand.jpg"))
+    (tmp_path / "images").mkdir()
+    (tmp_path / "meta").mkdir()
+    cv2.imwrite(str(tmp_path / "images" / "0000000.jpg"), np.ascontiguousarray(image))
+    meta = {
+        "indices": [{"card": "QH", "card_index": 0, "deck": "d", "box_xyxy": [560, 400, 590, 440]}]
+    }
+    (tmp_path / "meta" / "0000000.json").write_text(json.dumps(meta))
+    assert sizes.main(["--scenes", str(tmp_path), "--why"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    rows = {line[:28].strip(): line[28:].split() for line in lines[-len(sizes.MISS_KINDS) :]}
+    assert rows["not detected"] == ["1", "40.0", "px"]
+    assert all(rows[kind][0] == "0" for kind in sizes.MISS_KINDS if kind != "not detected")
