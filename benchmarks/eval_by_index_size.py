@@ -132,55 +132,56 @@ def scene_truth(meta: dict[str, object]) -> list[tuple[str, float]]:
 
 def scene_cards(meta: dict[str, object]) -> list[tuple[str, float, str]]:
     """Each labelled card of a scene's metadata: code, its largest index's side, its deck."""
-    largest: dict[int, tuple[str, float, str]] = {}
-    for item in meta["indices"]:  # type: ignore[attr-defined]
-        x1, y1, x2, y2 = item["box_xyxy"]
-        side = max(x2 - x1, y2 - y1)
-        number = int(item["card_index"])
-        if number not in largest or side > largest[number][1]:
-            largest[number] = (str(item["card"]), float(side), str(item.get("deck", "?")))
-    return list(largest.values())
+    return [(code, side, deck) for code, side, deck, _ in scene_indices(meta)]
+
+
+def read_flags(cards: list[tuple[str, float]], readings: list[str]) -> list[bool]:
+    """For each labelled (code, side), in the given order, whether a certain reading of its code
+    is left for it; larger cards take the readings first."""
+    left = list(readings)
+    flags = [False] * len(cards)
+    for number in sorted(range(len(cards)), key=lambda number: -cards[number][1]):
+        if cards[number][0] in left:
+            left.remove(cards[number][0])
+            flags[number] = True
+    return flags
 
 
 def deck_recall(
     cards: list[tuple[str, float, str]], readings: list[str], totals: dict[str, Band]
 ) -> None:
     """Add one scene's labelled cards to ``totals`` per deck, read when a certain reading of
-    the code is left for them (larger cards first)."""
-    left = list(readings)
-    for code, _, deck in sorted(cards, key=lambda card: -card[1]):
+    the code is left for them (larger cards first, :func:`read_flags`)."""
+    flags = read_flags([(code, side) for code, side, _ in cards], readings)
+    for (_, _, deck), read in zip(cards, flags, strict=True):
         band = totals.setdefault(deck, Band())
         band.cards += 1
-        if code in left:
-            left.remove(code)
-            band.read += 1
+        band.read += read
 
 
-def scene_indices(meta: dict[str, object]) -> list[tuple[str, float, list[list[float]]]]:
-    """Each labelled card of a scene's metadata: code, its largest index's side, and the boxes
-    of all its labelled indices."""
-    cards: dict[int, tuple[str, float, list[list[float]]]] = {}
+def scene_indices(
+    meta: dict[str, object],
+) -> list[tuple[str, float, str, list[list[float]]]]:
+    """Each labelled card of a scene's metadata: code, its largest index's side, its deck, and
+    the boxes of all its labelled indices."""
+    cards: dict[int, tuple[str, float, str, list[list[float]]]] = {}
     for item in meta["indices"]:  # type: ignore[attr-defined]
         x1, y1, x2, y2 = item["box_xyxy"]
         number = int(item["card_index"])
-        code, side, boxes = cards.get(number, (str(item["card"]), 0.0, []))
-        cards[number] = (code, max(side, float(max(x2 - x1, y2 - y1))), [*boxes, [x1, y1, x2, y2]])
+        code, side, deck, boxes = cards.get(
+            number, (str(item["card"]), 0.0, str(item.get("deck", "?")), [])
+        )
+        side = max(side, float(max(x2 - x1, y2 - y1)))
+        cards[number] = (code, side, deck, [*boxes, [x1, y1, x2, y2]])
     return list(cards.values())
 
 
 def missed_cards(
-    cards: list[tuple[str, float, list[list[float]]]], readings: list[str]
-) -> list[tuple[str, float, list[list[float]]]]:
-    """The labelled cards no certain reading is left for (larger cards take readings first,
-    as in :func:`deck_recall`)."""
-    left = list(readings)
-    missed = []
-    for card in sorted(cards, key=lambda card: -card[1]):
-        if card[0] in left:
-            left.remove(card[0])
-        else:
-            missed.append(card)
-    return missed
+    cards: list[tuple[str, float, str, list[list[float]]]], readings: list[str]
+) -> list[tuple[str, float, str, list[list[float]]]]:
+    """The labelled cards no certain reading is left for (:func:`read_flags`)."""
+    flags = read_flags([(card[0], card[1]) for card in cards], readings)
+    return [card for card, read in zip(cards, flags, strict=True) if not read]
 
 
 def miss_kind(
@@ -269,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                 probabilities, _ = reader.classify(image, xyxy)
                 index_codes = [CLASSIFIER_CLASSES[int(i)] for i in probabilities.argmax(axis=1)]
                 uncertain = [card.code for card in reading.cards if card.uncertain]
-                for code, side, boxes in missed:
+                for code, side, _, boxes in missed:
                     why[miss_kind(code, boxes, xyxy, index_codes, uncertain)].append(side)
     print(f"{len(metas)} scenes of {args.scenes}, models {args.models or 'shipped'}")
     print(f"{'index side':>12} {'cards':>6} {'recall':>7} {'read':>6} {'precision':>9} {'F1':>6}")

@@ -131,14 +131,14 @@ def test_scene_indices_and_missed_cards() -> None:
         ]
     }
     cards = sizes.scene_indices(meta)
-    assert sorted((code, side, len(boxes)) for code, side, boxes in cards) == [
+    assert sorted((code, side, len(boxes)) for code, side, _, boxes in cards) == [
         ("9H", 12.0, 1),
         ("AS", 6.0, 1),
         ("AS", 30.0, 2),
     ]
     # one AS read: the larger AS takes it; the small AS and the 9H are missed
     missed = sizes.missed_cards(cards, ["AS", "KD"])
-    assert sorted((code, side) for code, side, _ in missed) == [("9H", 12.0), ("AS", 6.0)]
+    assert sorted((code, side) for code, side, _, _ in missed) == [("9H", 12.0), ("AS", 6.0)]
 
 
 @pytest.mark.parametrize(
