@@ -12,6 +12,20 @@ import pytest
 from tests.benchmark_modules import load_benchmark
 
 sizes = load_benchmark("eval_by_index_size")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _scene_folder(folder: Path, meta: dict[str, object]) -> Path:
+    """``folder`` as a folder of one synthetic scene: the example photo, with ``meta`` as its
+    labels (the photo is written once; the labels every call)."""
+    image = folder / "images" / "0000000.jpg"
+    if not image.is_file():
+        image.parent.mkdir(parents=True)
+        (folder / "meta").mkdir()
+        photo = cv2.imread(str(ROOT / "examples" / "hand.jpg"))
+        cv2.imwrite(str(image), np.ascontiguousarray(photo))
+    (folder / "meta" / "0000000.json").write_text(json.dumps(meta))
+    return folder
 
 
 def test_cards_fall_in_bands_by_index_side() -> None:
@@ -75,13 +89,8 @@ def test_empty_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_reads_a_scene_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A one-card scene of the example photo's 2D, with its labelled index: it is read."""
-    root = Path(__file__).resolve().parent.parent
-    image = cv2.imread(str(root / "examples" / "hand.jpg"))
-    (tmp_path / "images").mkdir()
-    (tmp_path / "meta").mkdir()
-    cv2.imwrite(str(tmp_path / "images" / "0000000.jpg"), np.ascontiguousarray(image))
     meta = {"indices": [{"card": "2D", "card_index": 0, "deck": "d", "box_xyxy": [0, 0, 30, 40]}]}
-    (tmp_path / "meta" / "0000000.json").write_text(json.dumps(meta))
+    _scene_folder(tmp_path, meta)
     assert sizes.main(["--scenes", str(tmp_path), "--bands", "32"]) == 0
     out = capsys.readouterr().out
     assert "1 scenes of" in out
@@ -96,14 +105,9 @@ def test_readings_of_cards_shown_only_in_part_are_dropped(
 ) -> None:
     """The example photo with only its 2D labelled: its other cards, listed as partial
     indices, are dropped from the readings; unlisted, they count as wrong readings."""
-    root = Path(__file__).resolve().parent.parent
-    image = cv2.imread(str(root / "examples" / "hand.jpg"))
     others = [
-        c for c in json.loads((root / "examples" / "hand.json").read_text())["cards"] if c != "2D"
+        c for c in json.loads((ROOT / "examples" / "hand.json").read_text())["cards"] if c != "2D"
     ]
-    (tmp_path / "images").mkdir()
-    (tmp_path / "meta").mkdir()
-    cv2.imwrite(str(tmp_path / "images" / "0000000.jpg"), np.ascontiguousarray(image))
     labelled = [{"card": "2D", "card_index": 0, "deck": "d", "box_xyxy": [0, 0, 30, 40]}]
     partial = [
         {"card": code, "card_index": number + 1, "box_xyxy": [0, 0, 5, 5]}
@@ -111,8 +115,7 @@ def test_readings_of_cards_shown_only_in_part_are_dropped(
     ]
 
     def readings_counted(meta: dict[str, object]) -> int:
-        (tmp_path / "meta" / "0000000.json").write_text(json.dumps(meta))
-        assert sizes.main(["--scenes", str(tmp_path), "--bands", "32"]) == 0
+        assert sizes.main(["--scenes", str(_scene_folder(tmp_path, meta)), "--bands", "32"]) == 0
         lines = capsys.readouterr().out.strip().splitlines()
         return int(next(line.split() for line in lines if line.split()[0] == "all")[3])
 
@@ -170,16 +173,10 @@ def test_miss_kind_not_detected() -> None:
 
 def test_why_table_on_a_scene(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The example photo with a QH labelled on the bare table: the QH is missed, undetected."""
-    root = Path(__file__).resolve().parent.parent
-    image = cv2.imread(str(root / "examples" / "hand.jpg"))
-    (tmp_path / "images").mkdir()
-    (tmp_path / "meta").mkdir()
-    cv2.imwrite(str(tmp_path / "images" / "0000000.jpg"), np.ascontiguousarray(image))
     meta = {
         "indices": [{"card": "QH", "card_index": 0, "deck": "d", "box_xyxy": [560, 400, 590, 440]}]
     }
-    (tmp_path / "meta" / "0000000.json").write_text(json.dumps(meta))
-    assert sizes.main(["--scenes", str(tmp_path), "--why"]) == 0
+    assert sizes.main(["--scenes", str(_scene_folder(tmp_path, meta)), "--why"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     rows = {line[:28].strip(): line[28:].split() for line in lines[-len(sizes.MISS_KINDS) :]}
     assert rows["not detected"] == ["1", "40.0", "px"]

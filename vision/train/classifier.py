@@ -51,6 +51,12 @@ LEGACY_WIDTHS = (16, 32, 64, 96)
 """The network of checkpoints from before the widths were a setting."""
 
 
+def _checkpoint_widths(state: dict[str, Any]) -> tuple[int, ...]:
+    """The widths a loaded checkpoint was trained with (:data:`LEGACY_WIDTHS` if it predates
+    the setting)."""
+    return tuple(state.get("widths", LEGACY_WIDTHS))
+
+
 @dataclass(frozen=True)
 class ClassifierTraining:
     """Settings of one classifier training run."""
@@ -343,19 +349,19 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
 
     Runs fine-tuned from one checkpoint with other seeds and settings end in nearby weights,
     and their plain average (batch norm statistics included; integer counters taken from the
-    first) usually reads unseen data better than any one of them, at no cost when reading.
-    Every checkpoint must have the same widths (ValueError naming the one that differs); the
-    result exports with :func:`export_classifier` like any other.
+    first) can read unseen decks better than each of them, at no cost when reading (in the
+    ninth session: held-out synthetic F1 0.926 to 0.928 against 0.925; not shipped, see the
+    README). Every checkpoint must have the same widths (ValueError naming the one that
+    differs); the result exports with :func:`export_classifier` like any other.
     """
     import torch
 
     if not paths:
         raise ValueError("no checkpoints to average")
     states = [torch.load(path, map_location="cpu", weights_only=False) for path in paths]
-    widths = tuple(states[0].get("widths", LEGACY_WIDTHS))
+    widths = _checkpoint_widths(states[0])
     for path, state in zip(paths, states, strict=True):
-        if tuple(state.get("widths", LEGACY_WIDTHS)) != widths:
-            other = tuple(state.get("widths", LEGACY_WIDTHS))
+        if (other := _checkpoint_widths(state)) != widths:
             raise ValueError(f"{path}: widths {other}, but {paths[0]} has {widths}")
     averaged = {}
     for name, value in states[0]["model"].items():
@@ -374,7 +380,7 @@ def export_classifier(state_path: Path, out: Path) -> Path:
     import torch
 
     state = torch.load(state_path, weights_only=False)
-    model = _network(len(CLASSIFIER_CLASSES), tuple(state.get("widths", LEGACY_WIDTHS)))
+    model = _network(len(CLASSIFIER_CLASSES), _checkpoint_widths(state))
     model.load_state_dict(state["model"])
     return export_with_classes(
         model,
