@@ -26,7 +26,8 @@ BAD_CONFIGS: list[tuple[str, Any, str]] = [
     ("negative seed", {"seed": -1}, "seed: expected a non-negative integer, got -1"),
     ("boolean seed", {"seed": True}, "seed: expected a non-negative integer, got True"),
     ("text seed", {"seed": "7"}, "seed: expected a non-negative integer, got '7'"),
-    ("unknown split", {"deck_split": "test"}, "deck_split: expected train, holdout or all"),
+    ("unknown split", {"deck_split": "test"},
+     "deck_split: expected one of train, holdout, extra, train+extra, all, got 'test'"),
     ("render height too small", {"card_render_height": 10}, "card_render_height: expected"),
     ("render height fractional", {"card_render_height": 480.7},
      "card_render_height: expected a whole"),
@@ -109,7 +110,8 @@ def test_good_config_values(raw: Any, expected: dict[str, Any]) -> None:
         assert found == value, path
 
 
-@pytest.mark.parametrize(("name", "split"), [("scenes.yaml", "train"), ("holdout.yaml", "holdout")])
+@pytest.mark.parametrize(("name", "split"), [("scenes.yaml", "train"), ("holdout.yaml", "holdout"),
+                                             ("extra.yaml", "extra")])
 def test_shipped_configs_load(name: str, split: str) -> None:
     """The configs in datasets/ are valid; training uses train decks, validation held-out ones."""
     config = load_config(ROOT / "datasets" / name)
@@ -119,9 +121,10 @@ def test_shipped_configs_load(name: str, split: str) -> None:
 
 def test_shipped_configs_have_different_seeds() -> None:
     """Training and validation scenes must not be the same draws."""
-    train = load_config(ROOT / "datasets" / "scenes.yaml")
-    holdout = load_config(ROOT / "datasets" / "holdout.yaml")
-    assert train.seed != holdout.seed
+    seeds = [load_config(ROOT / "datasets" / name).seed
+             for name in ("scenes.yaml", "holdout.yaml", "extra.yaml", "closeups.yaml",
+                          "cards.yaml")]
+    assert len(set(seeds)) == len(seeds)
 
 
 def test_config_equality_is_by_value() -> None:

@@ -165,6 +165,28 @@ def test_yolo_labels_match_the_meta(six_scenes: Path) -> None:
     assert total > 0
 
 
+EXTRA_DECKS = tuple(deck for deck in DECKS if deck.split == "extra")
+
+
+@pytest.mark.skipif(not all(deck.available for deck in EXTRA_DECKS),
+                    reason="card art not installed: run scripts/install-card-art")
+def test_extra_split_draws_only_the_cards_the_decks_lend(tmp_path: Path) -> None:
+    """deck_split: extra draws the decks with other court letters, and only the cards they
+    lend, in every layout (a Zheng Shangyou play of queens keeps none of them: it becomes one
+    card the deck has)."""
+    lent = {deck.name: set(deck.codes) for deck in EXTRA_DECKS}
+    generate(config(deck_split="extra", layouts={"pits": 1.0, "table": 1.0, "fan": 1.0}),
+             tmp_path, 12, workers=1, progress=False)
+    cards = []
+    for meta_path in sorted((tmp_path / "meta").glob("*.json")):
+        meta = json.loads(meta_path.read_text())
+        for item in meta["indices"] + meta["partial"]:
+            assert item["card"] in lent[item["deck"]], item
+            cards.append(item["card"])
+    assert len(cards) > 30
+    assert not {card[:-1] for card in cards} & {"Q", "J", "JB", "JR"}
+
+
 def test_negative_count_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="count and start must be non-negative"):
         generate(config(), tmp_path, -1, workers=1, progress=False)

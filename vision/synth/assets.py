@@ -81,8 +81,10 @@ class DeckAssets:
 
 
 def decks_for_split(split: str) -> tuple[Deck, ...]:
-    """Installed decks of a split: ``train``, ``holdout`` or ``all``."""
-    chosen = tuple(d for d in DECKS if d.available and (split == "all" or d.split == split))
+    """Installed decks of a split: ``train``, ``holdout``, ``extra`` (decks that lend only the
+    cards whose indices read as ours), ``train+extra`` or ``all``."""
+    wanted = set(split.split("+"))
+    chosen = tuple(d for d in DECKS if d.available and (split == "all" or d.split in wanted))
     if not chosen:
         raise RuntimeError(
             f"no installed deck for split {split!r}: run scripts/install-card-art "

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["ConfigError", "SceneConfig", "load_config"]
+__all__ = ["DECK_SPLITS", "ConfigError", "SceneConfig", "load_config"]
 
 
 class ConfigError(ValueError):
@@ -67,6 +67,10 @@ class Backgrounds:
 
     photo_dirs: tuple[str, ...] = ("/usr/share/wallpapers", "/usr/share/backgrounds")
     photo_probability: float = 0.5
+
+
+DECK_SPLITS = ("train", "holdout", "extra", "train+extra", "all")
+"""The values of ``deck_split`` (:func:`vision.synth.assets.decks_for_split`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,9 +185,9 @@ def parse_config(raw: Any) -> SceneConfig:
             raise ConfigError(f"seed: expected a non-negative integer, got {seed!r}")
         values["seed"] = seed
     if "deck_split" in raw:
-        if raw["deck_split"] not in ("train", "holdout", "all"):
+        if raw["deck_split"] not in DECK_SPLITS:
             raise ConfigError(
-                f"deck_split: expected train, holdout or all, got {raw['deck_split']!r}"
+                f"deck_split: expected one of {', '.join(DECK_SPLITS)}, got {raw['deck_split']!r}"
             )
         values["deck_split"] = raw["deck_split"]
     if "card_render_height" in raw:

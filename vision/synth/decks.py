@@ -49,6 +49,9 @@ class Deck:
     (kde: ``1_club``, ``queen_heart``). ``jokers`` maps ``JB``/``JR`` to element ids.
     ``split`` is ``"train"`` or ``"holdout"`` (never used in training; validation of unseen decks).
     ``corners`` is 2 (indices top-left and bottom-right) or 4 (indices in all four corners).
+    ``ranks``, when set, keeps only the cards of those ranks: a deck whose court cards (or ace)
+    carry other letters than A, K, Q, J (German D, B; French R, D, V; a Cyrillic T) lends its
+    other cards, whose indices read as ours (split ``"extra"``).
     """
 
     name: str
@@ -57,6 +60,7 @@ class Deck:
     jokers: tuple[tuple[str, str], ...]
     split: str = "train"
     corners: int = 2
+    ranks: tuple[str, ...] | None = None
 
     def element_id(self, code: str) -> str:
         """The SVG element id of a card code such as ``"10H"`` or ``"JR"``."""
@@ -74,9 +78,14 @@ class Deck:
 
     @property
     def codes(self) -> tuple[str, ...]:
-        """The card codes this deck can render: the 52 and the jokers it has."""
+        """The card codes this deck lends: the 52 (or those of its ``ranks``) and its jokers."""
         jokers = {code for code, _ in self.jokers}
-        return tuple(code for code in CARD_CLASSES if code not in JOKER_CODES or code in jokers)
+        ranks = self.ranks
+        return tuple(
+            code
+            for code in CARD_CLASSES
+            if (code in jokers if code in JOKER_CODES else ranks is None or code[:-1] in ranks)
+        )
 
     @property
     def available(self) -> bool:
@@ -87,7 +96,13 @@ class Deck:
 _GNOME_JOKERS = (("JB", "joker_black"), ("JR", "joker_red"))
 
 
-def _gnome(name: str, split: str = "train", corners: int = 2, jokers: bool = True) -> Deck:
+def _gnome(
+    name: str,
+    split: str = "train",
+    corners: int = 2,
+    jokers: bool = True,
+    ranks: tuple[str, ...] | None = None,
+) -> Deck:
     return Deck(
         name,
         GNOME_DIR / f"{name}.svgz",
@@ -95,7 +110,16 @@ def _gnome(name: str, split: str = "train", corners: int = 2, jokers: bool = Tru
         _GNOME_JOKERS if jokers else (),
         split,
         corners,
+        ranks,
     )
+
+
+_NUMBERS = ("2", "3", "4", "5", "6", "7", "8", "9", "10")
+
+
+def _extra(name: str, *letters: str) -> Deck:
+    """A deck of split ``extra``: its number cards and the ranks in ``letters``, no jokers."""
+    return _gnome(name, split="extra", jokers=False, ranks=(*letters, *_NUMBERS))
 
 
 def _kde(
@@ -135,19 +159,24 @@ DECKS: tuple[Deck, ...] = (
     _gnome("tigullio", split="holdout"),
     _kde("tigullio-international", "tigullio-international.svgz", split="holdout"),
     _kde("penguins", "penguins.svgz", split="holdout"),
+    # Split "extra": decks whose court cards carry other letters lend the cards whose indices
+    # read as ours (A and K where printed so; Cyrillic K is the king). Drawn only by configs
+    # that ask for them (deck_split: extra or train+extra), so the other configs' scenes are
+    # unchanged.
+    _extra("ancient_french"),  # ace 1, courts R D V
+    _extra("atlasnye_skat", "A", "K"),  # queen D, jack B
+    _extra("Атласные", "K"),  # ace T, queen D, jack B (Cyrillic)
+    _extra("berlin", "A", "K"),
+    _extra("lattmann", "A", "K"),
+    _extra("rheinland", "A", "K"),
+    _extra("slavic_costumes", "K"),
+    _extra("tarocco", "A"),  # courts R D F
 )
-"""Decks in use: every installed deck whose indices read A K Q J 10..2 in Latin letters."""
+"""Decks in use: every installed deck whose indices read A K Q J 10..2 in Latin letters, and
+(split ``extra``) the cards of other decks whose indices do."""
 
 EXCLUDED_DECKS: dict[str, str] = {
-    "ancient_french": "French indices (1, R, D, V)",
-    "atlasnye_skat": "German indices (D, K, B)",
-    "Атласные": "Cyrillic indices (Т, К, Д, В)",
-    "berlin": "German indices (D, K, B)",
-    "lattmann": "German indices (D, K, B)",
-    "rheinland": "German indices (D, K, B)",
-    "slavic_costumes": "Cyrillic indices (Т, К, Д, В)",
     "swiss-xvii": "no indices on the court cards; Swiss-style aces",
-    "tarocco": "Italian indices (R, D, F)",
     "tango_nuevo": "one index per card, rank and suit side by side on the top edge only",
     "kde-future": "no playing-card indices (symbolic glyphs)",
     "kde-konqi-modern": "rsvg-convert cannot render it ('the SVG has no dimensions')",

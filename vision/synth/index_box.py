@@ -180,6 +180,8 @@ def measure_index_box(cards: Mapping[str, NDArray[np.uint8]]) -> IndexBox:
     """
     boxes: list[tuple[float, float, float, float]] = []
     for code in [rank + suit for rank in ("A", "2", "3") for suit in "SHDC"]:
+        if code not in cards:  # a deck of split extra may lend no aces
+            continue
         rgba = cards[code]
         height, width = rgba.shape[:2]
         found = _mark(_ink_mask(rgba), (0.3, 0.4), (0.3, 0.5), sideways=False)

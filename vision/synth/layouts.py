@@ -247,7 +247,10 @@ def _pits(
         codes = [_PITS_RANKS[start + i] + "SHDC"[int(rng.integers(4))] for i in range(length)]
     if jokers and rng.random() < 0.5:
         codes[int(rng.integers(len(codes)))] = jokers[int(rng.integers(len(jokers)))]
-    codes = list(dict.fromkeys(codes))
+    # a deck of split extra lacks some ranks: its play keeps the cards it has, or is one card
+    codes = [code for code in dict.fromkeys(codes) if code in assets.cards]
+    if not codes:
+        codes = choose_codes(rng, assets, 1, 0.0)
     height_px = rng.uniform(*size_range) * min(width, height)
     center = (rng.uniform(0.3, 0.7) * width, rng.uniform(0.3, 0.7) * height)
     angle = rng.normal(0, 0.3) if rng.random() < 0.7 else rng.uniform(-math.pi, math.pi)
