@@ -111,6 +111,53 @@ def test_far_apart_same_codes_stay_two_cards() -> None:
     assert len(_merger().merge_corners(boxes, probabilities)) == 2
 
 
+# a card of a four-index deck, turned 30 degrees: its index centres at the four corners
+_TURN = np.array([[np.cos(0.52), -np.sin(0.52)], [np.sin(0.52), np.cos(0.52)]])
+_CORNERS = np.array([[0, 0], [120, 0], [120, 180], [0, 180]]) @ _TURN.T + [200, 100]
+
+
+def _four_index_card(fourth: str, where: NDArray[np.float64] | None = None,
+                     seen: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes (20 x 30 px) at the first ``seen`` corners read QH, and one at ``where`` (the
+    fourth corner unless given) read ``fourth``."""
+    centres = [*_CORNERS[:seen], _CORNERS[3] if where is None else where]
+    boxes = np.array([[x - 10, y - 15, x + 10, y + 15] for x, y in centres], np.float32)
+    probabilities = np.stack([_one_hot("QH", 0.95)] * seen + [_one_hot(fourth, 0.9)])
+    return boxes, probabilities
+
+
+def test_fourth_corner_read_as_another_rank_is_not_a_second_card() -> None:
+    """A four-index deck at a slant: three corners read QH, the fourth (upside down) 10H. That
+    is the queen's fourth corner, not a ten beside it; the queen keeps its own confidence."""
+    boxes, probabilities = _four_index_card("10H")
+    cards = _merger().merge_corners(boxes, probabilities)
+    assert [(card.code, card.corners, card.uncertain) for card in cards] == [("QH", 4, False)]
+    alone = _merger().merge_corners(boxes[:3], probabilities[:3])[0]
+    assert cards[0].confidence == alone.confidence
+    assert cards[0].box_xyxy == pytest.approx(
+        (boxes[:, 0].min(), boxes[:, 1].min(), boxes[:, 2].max(), boxes[:, 3].max()))
+    off = _merger(fourth_corner=False).merge_corners(boxes, probabilities)
+    assert sorted(card.code for card in off) == ["10H", "QH"]
+
+
+@pytest.mark.parametrize(
+    ("fourth", "where", "seen", "why"),
+    [
+        ("10S", None, 3, "another suit: a card of its own lies there"),
+        ("10H", _CORNERS[3] + [0, 25], 3, "farther than half an index from the fourth corner"),
+        ("10H", _CORNERS[2] + [0, 60], 3, "near a corner seen, not at the missing one"),
+        ("10H", None, 2, "two corners seen: no fourth corner is known"),
+        ("JR", None, 3, "a joker is no rank of the queen's suit"),
+    ],
+)
+def test_other_lone_indices_stay_cards(
+    fourth: str, where: NDArray[np.float64] | None, seen: int, why: str
+) -> None:
+    boxes, probabilities = _four_index_card(fourth, where, seen)
+    cards = _merger().merge_corners(boxes, probabilities)
+    assert sorted(card.code for card in cards) == sorted(["QH", fourth]), why
+
+
 def test_low_confidence_is_uncertain_not_guessed() -> None:
     boxes = np.array([[0, 0, 20, 30]], np.float32)
     cards = _merger(uncertain_below=0.6).merge_corners(boxes, _one_hot("6D", 0.4)[None])

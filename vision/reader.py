@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import time
@@ -52,6 +53,48 @@ def default_models_dir() -> Path:
     return Path(configured) if configured else Path(__file__).resolve().parent.parent / "models"
 
 
+def fourth_corners(
+    groups: list[list[int]],
+    codes: NDArray[np.integer[Any]],
+    centers: NDArray[np.floating[Any]],
+    heights: NDArray[np.floating[Any]],
+) -> dict[int, int]:
+    """The lone indices that are the fourth corner of a card read at three others.
+
+    A deck that prints its index in all four corners shows three of them in agreement and the
+    fourth, seen at a slant or upside down, sometimes read as another rank of the same suit (an
+    upside-down Q as a 10 or an 8): that is not a second card. The fourth corner of three index
+    centres a, b, c lies at a + c - b for the corner b between them; a group of one index whose
+    centre lies within half an index height of such a point, whose reading is another rank of
+    the same suit, is that corner. Returns {lone group: the group it belongs to}.
+    """
+    owners = [n for n, group in enumerate(groups) if len(group) >= 3]
+    absorbed: dict[int, int] = {}
+    if not owners:
+        return absorbed
+    for lone, group in enumerate(groups):
+        code = CARD_CLASSES[int(codes[group[0]])]
+        if len(group) != 1 or code in ("JB", "JR"):
+            continue
+        best: tuple[float, int] | None = None
+        for owner in owners:
+            owner_code = CARD_CLASSES[int(codes[groups[owner][0]])]
+            if owner_code in ("JB", "JR") or owner_code[-1] != code[-1]:
+                continue
+            points = centers[groups[owner]]
+            tolerance = 0.5 * float(heights[groups[owner]].max())
+            for a, b, c in itertools.permutations(range(len(points)), 3):
+                if a > c:
+                    continue
+                distance = float(np.linalg.norm(points[a] + points[c] - points[b]
+                                                - centers[group[0]]))
+                if distance <= tolerance and (best is None or distance < best[0]):
+                    best = (distance, owner)
+        if best is not None:
+            absorbed[lone] = best[1]
+    return absorbed
+
+
 @dataclass(frozen=True, slots=True)
 class ReaderSettings:
     """Thresholds of the pipeline, chosen for F1 on 120 synthetic scenes of the held-out decks
@@ -90,6 +133,10 @@ class ReaderSettings:
     fine_below_px: float = 16.0
     """An image (not tiled) whose found indices have a median side under this many pixels of
     the detector's input is read again at ``fine_imgsz``, and that reading is kept."""
+    fourth_corner: bool = True
+    """Whether a lone index at the fourth corner of a card read at three others, read as
+    another rank of the same suit, is taken as that card's corner, not as a second card
+    (:func:`fourth_corners`)."""
     whole_card: bool = True
     """Whether an image with at most two cards read for certain from its indices is also shown
     to the whole-card classifier (:mod:`vision.card_view`), when the models include one (see
@@ -345,7 +392,7 @@ class Reader:
         centers = (xyxy[:, :2] + xyxy[:, 2:]) / 2
         order = np.argsort(-probabilities.max(axis=1), kind="stable")
         used = np.zeros(len(xyxy), bool)
-        cards: list[CardReading] = []
+        groups: list[list[int]] = []
         for first in order:
             if used[first]:
                 continue
@@ -360,12 +407,20 @@ class Reader:
                 if np.linalg.norm(centers[other] - centers[first]) <= reach:
                     group.append(int(other))
                     used[other] = True
+            groups.append(group)
+        absorbed = fourth_corners(groups, codes, centers, heights) if settings.fourth_corner else {}
+        cards: list[CardReading] = []
+        for number, group in enumerate(groups):
+            if number in absorbed:
+                continue
             # corners of one card are independent looks at it: multiply their probabilities
+            # (a fourth corner read otherwise is a look that failed: it only adds its box)
             joint = np.exp(np.log(probabilities[group] + 1e-9).sum(axis=0))
             joint /= joint.sum()
             best = int(joint.argmax())
             ranked = np.argsort(-joint)[1:3]
-            boxes = xyxy[group]
+            failed = [groups[lone][0] for lone, owner in absorbed.items() if owner == number]
+            boxes = xyxy[group + failed]
             box = (
                 float(boxes[:, 0].min()),
                 float(boxes[:, 1].min()),
@@ -378,7 +433,7 @@ class Reader:
                     code=CARD_CLASSES[best],
                     confidence=confidence,
                     box_xyxy=box,
-                    corners=len(group),
+                    corners=len(boxes),
                     uncertain=confidence < settings.uncertain_below,
                     index_px=float(heights[group].max()),
                     alternatives=tuple(
