@@ -91,6 +91,20 @@ def test_large_photo_is_read_with_tiles(reader: Reader) -> None:
     assert len(codes & small) >= 2
 
 
+def test_dim_photo_is_brightened_before_it_is_read(reader: Reader) -> None:
+    """The example photo at 0.3 of its brightness (a dim room): read as it is, cards are lost;
+    brightened first (the default), the labelled cards are all read for certain again."""
+    import dataclasses
+
+    truth = set(json.loads(EXAMPLE_CARDS.read_text())["cards"])
+    dim = (load_image(EXAMPLE) * 0.3).astype(np.uint8)
+    certain = {c.code for c in reader.read(dim).cards if not c.uncertain}
+    assert truth <= certain, sorted(certain)
+    plain = reader.with_settings(dataclasses.replace(reader.settings, exposure_target=0.0))
+    unlit = {c.code for c in plain.read(dim).cards if not c.uncertain}
+    assert len(truth & unlit) < len(truth), sorted(unlit)
+
+
 def test_blank_image_has_no_cards(reader: Reader) -> None:
     assert reader.read(np.full((480, 640, 3), 90, np.uint8)).cards == ()
 

@@ -22,6 +22,7 @@ from vision.reader import (
     ModelError,
     Reader,
     ReaderSettings,
+    brightened,
     non_max_suppression,
 )
 
@@ -156,6 +157,40 @@ def test_other_lone_indices_stay_cards(
     boxes, probabilities = _four_index_card(fourth, where, seen)
     cards = _merger().merge_corners(boxes, probabilities)
     assert sorted(card.code for card in cards) == sorted(["QH", fourth]), why
+
+
+def _dim_card() -> NDArray[np.uint8]:
+    """A grey table (40) with a card whose white is 100 and whose ink is 20."""
+    image = np.full((300, 400, 3), 40, np.uint8)
+    image[50:250, 100:240] = 100
+    image[60:90, 110:125] = 20
+    return image
+
+
+def test_a_dim_photo_is_brightened_to_the_target() -> None:
+    image = _dim_card()
+    out = brightened(image, 160.0)
+    assert out.dtype == np.uint8 and out.shape == image.shape
+    assert out[100, 150].tolist() == [160, 160, 160]  # the card's white: 100 -> 160
+    assert out[0, 0].tolist() == [64, 64, 64] and out[70, 115].tolist() == [32, 32, 32]
+    assert image[100, 150].tolist() == [100, 100, 100]  # the caller's image is not touched
+
+
+def test_a_bright_photo_or_no_target_is_left_as_it_is() -> None:
+    image = _dim_card()
+    image[50:250, 100:240] = 230
+    assert brightened(image, 160.0) is image
+    dim = _dim_card()
+    assert brightened(dim, 0.0) is dim
+
+
+def test_brightening_a_large_photo_samples_it() -> None:
+    """A 12 MP photo: the percentile comes from a sample, the whole photo is scaled."""
+    image = np.full((3000, 4000, 3), 30, np.uint8)
+    image[1000:2000, 1000:2600] = 80  # the card: about 13 % of the photo
+    out = brightened(image, 160.0)
+    assert out.shape == image.shape
+    assert out[1500, 1500].tolist() == [160, 160, 160] and out[10, 10].tolist() == [60, 60, 60]
 
 
 def test_low_confidence_is_uncertain_not_guessed() -> None:
