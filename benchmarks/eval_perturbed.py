@@ -82,8 +82,15 @@ def tilted(image: Image, squeeze: float) -> Image:
 
 
 def darker(image: Image, gain: float) -> Image:
-    """``image`` under dimmer light: every value times ``gain``."""
+    """``image`` under dimmer light (or brighter, for a gain over 1, clipped at white): every
+    value times ``gain``."""
     return np.asarray(np.clip(image.astype(np.float32) * gain, 0, 255), np.uint8)
+
+
+def tinted(image: Image, gains_bgr: tuple[float, float, float]) -> Image:
+    """``image`` under coloured light: each channel times its gain (blue, green, red)."""
+    scaled_image = image.astype(np.float32) * np.array(gains_bgr, np.float32)
+    return np.asarray(np.clip(scaled_image, 0, 255), np.uint8)
 
 
 def blurred(image: Image, sigma_share: float) -> Image:
@@ -116,8 +123,11 @@ PERTURBATIONS: dict[str, Perturbation] = {
     "turned 180": lambda image, seed: turned(image, 180),
     "turned 30": lambda image, seed: turned(image, 30),
     "half size": lambda image, seed: scaled(image, 0.5),
+    "third size": lambda image, seed: scaled(image, 1 / 3),
     "tilted": lambda image, seed: tilted(image, 0.3),
     "dim (x0.45)": lambda image, seed: darker(image, 0.45),
+    "bright x1.6": lambda image, seed: darker(image, 1.6),
+    "warm light": lambda image, seed: tinted(image, (0.55, 0.8, 1.0)),
     "blurred": lambda image, seed: blurred(image, 0.004),
     "noisy": lambda image, seed: noisy(image, 12.0, seed),
     "JPEG 25": lambda image, seed: compressed(image, 25),

@@ -58,6 +58,14 @@ def test_scaled_tilted_darker_blurred_compressed_keep_a_colour_image() -> None:
     assert np.abs(jpeg.astype(int) - image).mean() < 20
 
 
+def test_tint_and_overexposure() -> None:
+    image = _picture()
+    warm = perturbed.tinted(image, (0.5, 0.8, 1.0))
+    assert warm[10, 10].tolist() == [127, 204, 255] and warm[0, 0].tolist() == [20, 32, 40]
+    assert perturbed.darker(image, 1.6)[10, 10].tolist() == [255, 255, 255]  # clipped
+    assert perturbed.darker(image, 1.6)[0, 0].tolist() == [64, 64, 64]
+
+
 def test_noise_is_seeded() -> None:
     image = _picture()
     first, again = perturbed.noisy(image, 12.0, 7), perturbed.noisy(image, 12.0, 7)
