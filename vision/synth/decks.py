@@ -47,7 +47,8 @@ class Deck:
 
     ``scheme`` is ``"suit_rank"`` (gnome: ``club_1``, ``heart_queen``) or ``"rank_suit"``
     (kde: ``1_club``, ``queen_heart``). ``jokers`` maps ``JB``/``JR`` to element ids.
-    ``split`` is ``"train"`` or ``"holdout"`` (never used in training; validation of unseen decks).
+    ``split`` is ``"train"``, ``"holdout"`` (never used in training; validation of unseen decks)
+    or ``"extra"`` (drawn only by configs that ask for it).
     ``corners`` is 2 (indices top-left and bottom-right) or 4 (indices in all four corners).
     ``ranks``, when set, keeps only the cards of those ranks: a deck whose court cards (or ace)
     carry other letters than A, K, Q, J (German D, B; French R, D, V; a Cyrillic T) lends its
