@@ -168,6 +168,9 @@ ALL_OFF = Photometry(
         ("noise alone", dataclasses.replace(ALL_OFF, noise_probability=1.0)),
         ("gradient and noise", dataclasses.replace(ALL_OFF, gradient_probability=1.0,
                                                    noise_probability=1.0)),
+        ("overexposure alone", dataclasses.replace(ALL_OFF, overexposure_probability=1.0)),
+        ("gradient and overexposure", dataclasses.replace(ALL_OFF, gradient_probability=1.0,
+                                                          overexposure_probability=1.0)),
     ],
 )
 def test_photometry_leaves_its_input_alone(case: str, settings: Photometry) -> None:
@@ -180,3 +183,37 @@ def test_photometry_leaves_its_input_alone(case: str, settings: Photometry) -> N
     second = photometry.apply_photometry(kept, settings, np.random.default_rng(1))
     np.testing.assert_array_equal(first, second)
     assert first.dtype == np.uint8 and first.shape == scene.shape, case
+
+
+def test_overexposure_brightens_and_clips_at_white() -> None:
+    """Every value times 1.3 to 1.9, clipped at 255: a value of 100 lands in 130-190, one of
+    200 at white."""
+    scene = np.full((8, 8, 3), 100.0, np.float32)
+    scene[:4] = 200.0
+    out = photometry.apply_photometry(
+        scene, dataclasses.replace(ALL_OFF, overexposure_probability=1.0),
+        np.random.default_rng(3))
+    assert (out[:4] == 255).all()
+    assert 130 <= int(out[4:].min()) == int(out[4:].max()) <= 190
+
+
+def test_no_overexposure_draws_nothing() -> None:
+    """Its probability 0 (every config before it) draws no number: with every effect off,
+    apply_photometry draws one number per effect it considers (gradient, glare, cast, blur,
+    motion blur, noise, low resolution: seven), as it did before overexposure existed, so
+    scenes stay byte for byte what they were."""
+    scene = np.random.default_rng(0).uniform(0, 255, (16, 16, 3)).astype(np.float32)
+    used = np.random.default_rng(5)
+    photometry.apply_photometry(scene, ALL_OFF, used)
+    assert ALL_OFF.overexposure_probability == 0.0
+    counted = np.random.default_rng(5)
+    for _ in range(7):
+        counted.random()
+    assert used.random() == counted.random()
+    drawn = np.random.default_rng(5)  # asked for, it draws two more: the chance, the gain
+    photometry.apply_photometry(
+        scene, dataclasses.replace(ALL_OFF, overexposure_probability=1.0), drawn)
+    counted = np.random.default_rng(5)
+    for _ in range(9):
+        counted.random()
+    assert drawn.random() == counted.random()

@@ -111,7 +111,8 @@ def test_good_config_values(raw: Any, expected: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(("name", "split"), [("scenes.yaml", "train"), ("holdout.yaml", "holdout"),
-                                             ("extra.yaml", "extra")])
+                                             ("extra.yaml", "extra"),
+                                             ("overexposed.yaml", "train")])
 def test_shipped_configs_load(name: str, split: str) -> None:
     """The configs in datasets/ are valid; training uses train decks, validation held-out ones."""
     config = load_config(ROOT / "datasets" / name)
@@ -123,7 +124,7 @@ def test_shipped_configs_have_different_seeds() -> None:
     """Training and validation scenes must not be the same draws."""
     seeds = [load_config(ROOT / "datasets" / name).seed
              for name in ("scenes.yaml", "holdout.yaml", "extra.yaml", "closeups.yaml",
-                          "cards.yaml")]
+                          "cards.yaml", "overexposed.yaml")]
     assert len(set(seeds)) == len(seeds)
 
 

@@ -58,6 +58,10 @@ class Photometry:
     motion_blur_probability: float = 0.15
     noise_probability: float = 0.5
     low_resolution_probability: float = 0.15
+    overexposure_probability: float = 0.0
+    """Share of scenes overexposed (flash, a bright window): every value times 1.3 to 1.9,
+    clipped at white. 0 (the default) draws nothing, so configs without it give the same
+    scenes as before it existed."""
     jpeg_quality: tuple[int, int] = (45, 95)
 
 

@@ -82,7 +82,8 @@ def _floating(image: object) -> NDArray[np.floating[Any]]:
 def apply_photometry(
     image: NDArray[np.floating[Any]], settings: Photometry, rng: np.random.Generator
 ) -> NDArray[np.uint8]:
-    """Lighting, glare, colour cast, blur, noise and low resolution; returns uint8 BGR.
+    """Lighting, glare, colour cast, blur, overexposure, noise and low resolution; returns
+    uint8 BGR.
 
     ``image`` is left as it was; the effects work in place on the first copy made of it.
     """
@@ -119,6 +120,14 @@ def apply_photometry(
     if not blurred and rng.random() < settings.motion_blur_probability:
         image, owned = _floating(cv2.filter2D(image, -1, _motion_kernel(rng))), True
         blurred = True
+    # overexposure draws only when asked for, so that older configs keep their exact scenes
+    if settings.overexposure_probability > 0 and rng.random() < settings.overexposure_probability:
+        gain = rng.uniform(1.3, 1.9)
+        if owned:
+            image *= gain
+        else:
+            image, owned = image * gain, True
+        np.minimum(image, 255.0, out=image)  # the sensor clips at white before its noise
     if rng.random() < settings.noise_probability:
         noise = rng.normal(0, rng.uniform(2, 12), image.shape).astype(np.float32)
         if owned:
