@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from vision.evaluate import drop_optional, f1_score, optional_cards  # noqa: E402
 from vision.imageio import load_reduced  # noqa: E402
 from vision.index_detector import box_iou  # noqa: E402
-from vision.reader import CLASSIFIER_CLASSES, Reader, brightened  # noqa: E402
+from vision.reader import CLASSIFIER_CLASSES, Reader  # noqa: E402
 
 MISS_KINDS = (
     "not detected",
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.why:
             missed = missed_cards(scene_indices(meta), [card.code for card in counted])
             if missed:
-                seen = brightened(image, reader.settings.exposure_target)  # as read() sees it
+                seen = reader.prepare(image)  # as read() sees it
                 xyxy = reader.detect(seen).xyxy
                 probabilities, _ = reader.classify(seen, xyxy)
                 index_codes = [CLASSIFIER_CLASSES[int(i)] for i in probabilities.argmax(axis=1)]

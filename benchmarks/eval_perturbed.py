@@ -1,5 +1,5 @@
-"""How the reader holds up when a labelled photo is taken otherwise: turned, smaller, tilted,
-darker, blurred, noisier or compressed harder.
+"""How the reader holds up when a labelled photo is taken otherwise: turned, smaller, at a
+slant, in dimmer, brighter or warmer light, blurred, noisier or compressed harder.
 
     python benchmarks/eval_perturbed.py MANIFEST [MANIFEST ...] [--models DIR] [--limit N]
         [--only NAME,NAME] [--json]
@@ -40,6 +40,11 @@ from vision.reader import Reader  # noqa: E402
 Image = NDArray[np.uint8]
 
 
+def _median_colour(image: Image) -> tuple[float, ...]:
+    """The photo's median colour, to fill what a warp leaves outside it (a table around it)."""
+    return tuple(float(v) for v in np.median(image.reshape(-1, 3), axis=0))
+
+
 def turned(image: Image, degrees: float) -> Image:
     """``image`` turned ``degrees`` counter-clockwise on a canvas grown to hold all of it, the
     corners filled with the image's median colour (a table around the photo)."""
@@ -54,7 +59,7 @@ def turned(image: Image, degrees: float) -> Image:
     new_w, new_h = round(height * sin + width * cos), round(height * cos + width * sin)
     matrix[0, 2] += new_w / 2 - width / 2
     matrix[1, 2] += new_h / 2 - height / 2
-    fill = tuple(float(v) for v in np.median(image.reshape(-1, 3), axis=0))
+    fill = _median_colour(image)
     out = cv2.warpAffine(image, matrix, (new_w, new_h), flags=cv2.INTER_LINEAR,
                          borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
     return np.asarray(out, np.uint8)
@@ -75,15 +80,15 @@ def tilted(image: Image, squeeze: float) -> Image:
     source = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
     target = np.array([[inset, 0], [width - inset, 0], [width, height], [0, height]], np.float32)
     matrix = cv2.getPerspectiveTransform(source, target)
-    fill = tuple(float(v) for v in np.median(image.reshape(-1, 3), axis=0))
+    fill = _median_colour(image)
     out = cv2.warpPerspective(image, matrix, (width, height), flags=cv2.INTER_LINEAR,
                               borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
     return np.asarray(out, np.uint8)
 
 
-def darker(image: Image, gain: float) -> Image:
-    """``image`` under dimmer light (or brighter, for a gain over 1, clipped at white): every
-    value times ``gain``."""
+def relit(image: Image, gain: float) -> Image:
+    """``image`` under dimmer or brighter light: every value times ``gain``, clipped at
+    white (overexposed) for a gain over 1."""
     return np.asarray(np.clip(image.astype(np.float32) * gain, 0, 255), np.uint8)
 
 
@@ -125,8 +130,8 @@ PERTURBATIONS: dict[str, Perturbation] = {
     "half size": lambda image, seed: scaled(image, 0.5),
     "third size": lambda image, seed: scaled(image, 1 / 3),
     "tilted": lambda image, seed: tilted(image, 0.3),
-    "dim (x0.45)": lambda image, seed: darker(image, 0.45),
-    "bright x1.6": lambda image, seed: darker(image, 1.6),
+    "dim (x0.45)": lambda image, seed: relit(image, 0.45),
+    "bright x1.6": lambda image, seed: relit(image, 1.6),
     "warm light": lambda image, seed: tinted(image, (0.55, 0.8, 1.0)),
     "blurred": lambda image, seed: blurred(image, 0.004),
     "noisy": lambda image, seed: noisy(image, 12.0, seed),
@@ -150,15 +155,11 @@ def evaluate(
             image = load_reduced(entry.image).image  # as `handreader eval` decodes it
         except ImageError:
             for name in names:
-                totals[name].failed += 1
-                totals[name].add(entry.cards, [])
+                totals[name].add_unreadable(entry)
             continue
         seed = photo_seed(entry.image)
         for name in names:
-            reading = reader.read(PERTURBATIONS[name](image, seed))
-            certain = [card.code for card in reading.cards if not card.uncertain]
-            totals[name].add(entry.cards, certain, sum(c.uncertain for c in reading.cards),
-                             optional=entry.optional)
+            totals[name].add_reading(entry, reader.read(PERTURBATIONS[name](image, seed)))
     return totals
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from vision.evaluate import EvalTotals, load_manifest, scenes_manifest
 from vision.imageio import load_image
-from vision.reader import Reader, ReaderSettings, brightened
+from vision.reader import Reader, ReaderSettings
 
 DETECTION = (0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 UNCERTAIN = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -47,7 +47,7 @@ def main() -> None:
     if manifest.is_dir():
         manifest = scenes_manifest(manifest, manifest / "manifest" / "manifest.jsonl")
     for entry in load_manifest(manifest)[: args.limit]:
-        image = brightened(load_image(entry.image), reader.settings.exposure_target)  # as read()
+        image = reader.prepare(load_image(entry.image))  # as read() sees it
         found = reader.detect(image)
         probabilities, _ = reader.classify(image, found.xyxy)
         cached.append((entry, found.xyxy, found.confidence, probabilities))

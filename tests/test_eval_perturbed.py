@@ -50,7 +50,7 @@ def test_scaled_tilted_darker_blurred_compressed_keep_a_colour_image() -> None:
     slanted = perturbed.tilted(image, 0.3)
     assert slanted.shape == image.shape
     assert tuple(slanted[0, 0]) == (40, 40, 40) and slanted[59, 0].max() == 40  # top narrowed
-    assert perturbed.darker(image, 0.5).max() == 127
+    assert perturbed.relit(image, 0.5).max() == 127
     soft = perturbed.blurred(image, 0.05)
     assert soft.shape == image.shape and soft.max() < 255
     jpeg = perturbed.compressed(image, 25)
@@ -62,8 +62,8 @@ def test_tint_and_overexposure() -> None:
     image = _picture()
     warm = perturbed.tinted(image, (0.5, 0.8, 1.0))
     assert warm[10, 10].tolist() == [127, 204, 255] and warm[0, 0].tolist() == [20, 32, 40]
-    assert perturbed.darker(image, 1.6)[10, 10].tolist() == [255, 255, 255]  # clipped
-    assert perturbed.darker(image, 1.6)[0, 0].tolist() == [64, 64, 64]
+    assert perturbed.relit(image, 1.6)[10, 10].tolist() == [255, 255, 255]  # clipped
+    assert perturbed.relit(image, 1.6)[0, 0].tolist() == [64, 64, 64]
 
 
 def test_noise_is_seeded() -> None:

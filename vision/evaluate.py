@@ -16,13 +16,16 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
+
+if TYPE_CHECKING:
+    from vision.detections import Reading
 
 __all__ = [
     "EvalTotals",
@@ -177,6 +180,24 @@ class EvalTotals:
         self.uncertain += uncertain
         self.exact_photos += int(matched == len(truth) == len(predicted))
         self.confusions.update(confusions)
+
+    def add_reading(self, entry: ManifestEntry, reading: Reading) -> None:
+        """Add one photo as the reader read it: its certain cards are the answers, its uncertain
+        ones are counted, its most confident card (certain or not) gives the top-1."""
+        certain = [card.code for card in reading.cards if not card.uncertain]
+        surest = max(reading.cards, key=lambda card: card.confidence, default=None)
+        self.add(
+            entry.cards,
+            certain,
+            sum(card.uncertain for card in reading.cards),
+            surest.code if surest else None,
+            entry.optional,
+        )
+
+    def add_unreadable(self, entry: ManifestEntry) -> None:
+        """Add a photo that could not be decoded: failed, and every labelled card missed."""
+        self.failed += 1
+        self.add(entry.cards, [])
 
     @property
     def precision(self) -> float:

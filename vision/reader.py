@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.cards import CARD_CLASSES
+from rules.cards import CARD_CLASSES, Joker, parse_card
 from vision.calibration import DeckProfile, combine_with_profile
 from vision.card_view import WholeCardClassifier
 from vision.crops import CROP_CONTEXT, CROP_SIZE, crop_index, crops_to_tensor
@@ -97,19 +97,19 @@ def fourth_corners(
     absorbed: dict[int, int] = {}
     if not owners:
         return absorbed
-    for lone, group in enumerate(groups):
-        code = CARD_CLASSES[int(codes[group[0]])]
-        if len(group) != 1 or code in ("JB", "JR"):
+    cards = [parse_card(CARD_CLASSES[int(codes[group[0]])]) for group in groups]
+    for lone, (group, card) in enumerate(zip(groups, cards, strict=True)):
+        if len(group) != 1 or isinstance(card, Joker):
             continue
         best: tuple[float, int] | None = None
         for owner in owners:
-            owner_code = CARD_CLASSES[int(codes[groups[owner][0]])]
-            if owner_code in ("JB", "JR") or owner_code[-1] != code[-1]:
+            owner_card = cards[owner]
+            if isinstance(owner_card, Joker) or owner_card.suit != card.suit:
                 continue
             points = centers[groups[owner]]
             tolerance = 0.5 * float(heights[groups[owner]].max())
             for a, b, c in itertools.permutations(range(len(points)), 3):
-                if a > c:
+                if a > c:  # a + c - b is the same point for (c, b, a)
                     continue
                 distance = float(np.linalg.norm(points[a] + points[c] - points[b]
                                                 - centers[group[0]]))
@@ -356,6 +356,12 @@ class Reader:
 
     # -- stages -------------------------------------------------------------------------------
 
+    def prepare(self, image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+        """The image as :meth:`read` passes it to the stages below: brightened when dim
+        (:func:`brightened`, ``ReaderSettings.exposure_target``). Code that runs
+        :meth:`detect` and :meth:`classify` itself calls this first to see what read() sees."""
+        return brightened(image, self.settings.exposure_target)
+
     def detect(self, image: NDArray[np.uint8]) -> Detections:
         """Corner-index boxes in image pixels, after NMS (see :class:`IndexDetector`)."""
         return self.detector.detect(image)
@@ -441,6 +447,9 @@ class Reader:
                     used[other] = True
             groups.append(group)
         absorbed = fourth_corners(groups, codes, centers, heights) if settings.fourth_corner else {}
+        failed: dict[int, list[int]] = {}  # a card's fourth corners read otherwise
+        for lone, owner in absorbed.items():
+            failed.setdefault(owner, []).extend(groups[lone])
         cards: list[CardReading] = []
         for number, group in enumerate(groups):
             if number in absorbed:
@@ -451,8 +460,7 @@ class Reader:
             joint /= joint.sum()
             best = int(joint.argmax())
             ranked = np.argsort(-joint)[1:3]
-            failed = [groups[lone][0] for lone, owner in absorbed.items() if owner == number]
-            boxes = xyxy[group + failed]
+            boxes = xyxy[group + failed.get(number, [])]
             box = (
                 float(boxes[:, 0].min()),
                 float(boxes[:, 1].min()),
@@ -499,7 +507,7 @@ class Reader:
             shape = getattr(image, "shape", None)
             raise ValueError(f"expected a BGR uint8 image of shape (H, W, 3), got {shape}")
         started = time.perf_counter()
-        image = brightened(image, self.settings.exposure_target)
+        image = self.prepare(image)
         detections = self.detect(image)
         detected = time.perf_counter()
         probabilities, embeddings = self.classify(image, detections.xyxy)

@@ -57,19 +57,9 @@ def run(args: argparse.Namespace) -> int:
             try:
                 image = load_reduced(entry.image).image  # as `handreader read` decodes it
             except ImageError:
-                totals.failed += 1
-                totals.add(entry.cards, [])
+                totals.add_unreadable(entry)
                 continue
-            reading = reader.read(image, deck)
-            certain = [card.code for card in reading.cards if not card.uncertain]
-            surest = max(reading.cards, key=lambda card: card.confidence, default=None)
-            totals.add(
-                entry.cards,
-                certain,
-                sum(card.uncertain for card in reading.cards),
-                surest.code if surest else None,
-                entry.optional,
-            )
+            totals.add_reading(entry, reader.read(image, deck))
         summary = {"manifest": str(manifest), "split": args.split, **totals.summary()}
         if args.json:
             print(json.dumps(summary))
