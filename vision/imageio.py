@@ -170,10 +170,46 @@ def _sniff(data: bytes) -> ImageFormat:
         return ImageFormat.GIF
     if data.startswith((b"II*\x00", b"MM\x00*")):
         return ImageFormat.TIFF
+    known = _known_unsupported(data)
+    if known:
+        raise UnsupportedImageTypeError(
+            f"{known}: not a supported image type; save or export it as JPEG or PNG "
+            "(supported: JPEG, PNG, WebP, BMP, GIF, TIFF)"
+        )
     head = data[:8].hex(" ")
     raise UnsupportedImageTypeError(
         f"not a supported image (JPEG, PNG, WebP, BMP, GIF or TIFF): first bytes {head}"
     )
+
+
+# ISO base media ("ftyp") brands of the still-image formats phones and browsers write
+_HEIF_BRANDS = frozenset({b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx", b"mif1", b"msf1"})
+_AVIF_BRANDS = frozenset({b"avif", b"avis"})
+
+
+def _known_unsupported(data: bytes) -> str:
+    """The name of a recognised but unsupported type (a phone's HEIC photo...), or ''.
+
+    Named so that the refusal tells a user what to do, rather than quoting magic bytes.
+    """
+    if data[4:8] == b"ftyp":
+        brand = data[8:12]
+        compatible = {data[i : i + 4] for i in range(16, min(len(data), 64) - 3, 4)}
+        if brand in _AVIF_BRANDS or (brand == b"mif1" and compatible & _AVIF_BRANDS):
+            return "an AVIF image"
+        if brand in _HEIF_BRANDS:
+            return "a HEIC/HEIF photo (the iPhone camera's default format)"
+        return f"an ISO media file (brand {brand.decode('latin-1')!r}), a video or HEIF-like"
+    if data.startswith((b"\xff\x0a", b"\x00\x00\x00\x0cJXL \r\n\x87\n")):
+        return "a JPEG XL image"
+    if data.startswith((b"\x00\x00\x00\x0cjP  \r\n\x87\n", b"\xff\x4f\xff\x51")):
+        return "a JPEG 2000 image"
+    if data.startswith(b"%PDF"):
+        return "a PDF document"
+    head = data[:256].lstrip().lower()
+    if head.startswith(b"<svg") or (head.startswith(b"<?xml") and b"<svg" in head):
+        return "an SVG drawing"
+    return ""
 
 
 def _unpack(fmt: str, data: bytes, offset: int, what: str) -> tuple[int, ...]:
