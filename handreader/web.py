@@ -62,6 +62,7 @@ from handreader.web_common import (
 )
 from handreader.web_decks import DeckSwitch
 from handreader.web_games import add_game_routes
+from handreader.web_source import add_source_route
 from handreader.web_verify import AuditSettings, add_verify_routes
 from rules.cards import Card, full_deck, parse_cards
 from rules.errors import HandError
@@ -374,7 +375,8 @@ def _choose_deck(pipeline: LivePipeline, decks: DeckSwitch, deck: object) -> Non
 
 
 def create_router(hooks: ServiceHooks, audit: AuditSettings | None = None) -> APIRouter:
-    """Every route of this module and of ``web_games`` and ``web_verify``; ``audit`` None: the
+    """Every route of this module and of ``web_games``, ``web_verify``, ``web_calibrate`` and
+    ``web_source``; ``audit`` None: the
     audit log's settings from the environment (``web_verify``). The router's lifespan closes the
     audit log when the app stops."""
 
@@ -390,4 +392,5 @@ def create_router(hooks: ServiceHooks, audit: AuditSettings | None = None) -> AP
     add_game_routes(router, hooks)
     holder = add_verify_routes(router, hooks, audit)
     add_deck_routes(router, hooks)
+    add_source_route(router)
     return router

@@ -24,6 +24,8 @@ from handreader.cli import main
         (["--photos", "no/such.jsonl"], "no such manifest file"),
         (["--shape-jitter", "1.5"], "--shape-jitter must be a share from 0 to 1, got 1.5"),
         (["--shape-jitter", "-0.1"], "--shape-jitter must be a share from 0 to 1, got -0.1"),
+        (["--device", "tpu"], "device 'tpu': expected auto, cpu, cuda or cuda:N"),
+        (["--device", "cuda:x"], "device 'cuda:x': expected"),
     ],
 )
 def test_bad_training_arguments_are_named(

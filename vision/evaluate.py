@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +37,7 @@ __all__ = [
     "match_cards",
     "optional_cards",
     "scenes_manifest",
+    "score_manifest",
 ]
 
 
@@ -281,6 +282,30 @@ def confusion_image(
             1,
         )
     return image
+
+
+def score_manifest(
+    entries: Sequence[ManifestEntry],
+    read: Callable[[NDArray[np.uint8]], Reading],
+    progress: str | None = None,
+) -> EvalTotals:
+    """Read every entry's photo with ``read`` and add it to new totals; a photo that cannot be
+    decoded counts as failed. Photos are decoded as ``handreader read`` decodes them
+    (:func:`vision.imageio.load_reduced`: upright, a huge one reduced on decoding).
+    ``progress`` names a progress bar (None: no bar)."""
+    from tqdm import tqdm
+
+    from vision.imageio import ImageError, load_reduced
+
+    totals = EvalTotals()
+    for entry in tqdm(entries, desc=progress, unit="photo", leave=False, disable=progress is None):
+        try:
+            image = load_reduced(entry.image).image
+        except ImageError:
+            totals.add_unreadable(entry)
+            continue
+        totals.add_reading(entry, read(image))
+    return totals
 
 
 def optional_cards(meta: dict[str, Any]) -> list[str]:

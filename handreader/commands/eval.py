@@ -41,25 +41,18 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Evaluate every manifest and print its figures."""
     import cv2
-    from tqdm import tqdm
 
     from vision.calibration import load_profile
-    from vision.evaluate import EvalTotals, confusion_image, load_manifest
-    from vision.imageio import ImageError, load_reduced
+    from vision.evaluate import confusion_image, load_manifest, score_manifest
     from vision.reader import Reader
 
     reader = Reader.load(args.models)
     deck = load_profile(args.deck) if args.deck else None
     for manifest in args.manifests:
         entries = load_manifest(manifest, args.split)[: args.limit]
-        totals = EvalTotals()
-        for entry in tqdm(entries, desc=manifest.parent.name, unit="photo", leave=False):
-            try:
-                image = load_reduced(entry.image).image  # as `handreader read` decodes it
-            except ImageError:
-                totals.add_unreadable(entry)
-                continue
-            totals.add_reading(entry, reader.read(image, deck))
+        totals = score_manifest(
+            entries, lambda image: reader.read(image, deck), progress=manifest.parent.name
+        )
         summary = {"manifest": str(manifest), "split": args.split, **totals.summary()}
         if args.json:
             print(json.dumps(summary))

@@ -99,6 +99,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--workers", type=int, help="scene-generation processes (default: all cores)"
     )
+    parser.add_argument(
+        "--device",
+        default="auto",
+        help="where the networks train: auto (the first GPU torch sees, else the CPU; the "
+        "default), cpu, cuda or cuda:N",
+    )
     parser.set_defaults(func=run)
 
 
@@ -147,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
             )
     if not 0.0 <= args.shape_jitter <= 1.0:
         raise ValueError(f"--shape-jitter must be a share from 0 to 1, got {args.shape_jitter}")
+    from vision.train.fitting import parse_device, resolve_device
+
+    parse_device(args.device)  # the syntax now; whether torch sees that GPU once it is imported
     widths = _widths(args.classifier_widths) if args.classifier_widths else None
     for manifest in args.photos:
         if not manifest.is_file():
@@ -158,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"training needs the train extra (pip install -e '.[train]'): {error}"
         ) from error
+    resolve_device(args.device)  # a GPU asked for but absent is named before any work
     plan = TrainingPlan(
         work_dir=args.work,
         models_dir=args.models,
@@ -178,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
         detector_batch=args.batch,
         photo_manifests=tuple(args.photos),
         workers=args.workers,
+        device=args.device,
     )
     manifest = run_training(plan)
     print(f"models written; manifest {manifest}")

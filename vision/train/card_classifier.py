@@ -81,6 +81,9 @@ class CardTraining:
     widths: tuple[int, int, int, int] = DEFAULT_WIDTHS
     seed: int = 0
     threads: int | None = None
+    device: str = "cpu"
+    """Where the network trains (:func:`vision.train.fitting.resolve_device`: ``auto``, ``cpu``,
+    ``cuda``, ``cuda:N``); the crops are augmented on the CPU either way."""
 
 
 def in_tuning_fold(name: str, share: int = 7) -> bool:
@@ -318,7 +321,7 @@ def export_card_classifier(state_path: Path, out: Path) -> Path:
     (N, 55); the class list as JSON in the model's ``classes`` metadata."""
     import torch
 
-    state = torch.load(state_path, weights_only=False)
+    state = torch.load(state_path, map_location="cpu", weights_only=False)
     model = _network(tuple(state["widths"]))
     model.load_state_dict(state["model"])
     width, height = VIEW_SIZE_WH

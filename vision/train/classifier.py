@@ -82,6 +82,9 @@ class ClassifierTraining:
     init_weights: Path | None = None
     """Start from this checkpoint's weights (fine-tuning) instead of random ones."""
     threads: int | None = None
+    device: str = "cpu"
+    """Where the network trains (:func:`vision.train.fitting.resolve_device`: ``auto``, ``cpu``,
+    ``cuda``, ``cuda:N``); the crops are augmented on the CPU either way."""
     widths: tuple[int, int, int, int] = DEFAULT_WIDTHS
     """Channels of the three convolution blocks and of the last 4 x 4 convolution."""
     shape_jitter: float = 0.0
@@ -379,7 +382,7 @@ def export_classifier(state_path: Path, out: Path) -> Path:
     ``embedding``; the class list as JSON in the model's ``classes`` metadata."""
     import torch
 
-    state = torch.load(state_path, weights_only=False)
+    state = torch.load(state_path, map_location="cpu", weights_only=False)
     model = _network(len(CLASSIFIER_CLASSES), _checkpoint_widths(state))
     model.load_state_dict(state["model"])
     return export_with_classes(

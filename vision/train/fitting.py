@@ -18,7 +18,10 @@ __all__ = [
     "export_with_classes",
     "fit",
     "light_blur_noise",
+    "parse_device",
+    "resolve_device",
     "start_run",
+    "ultralytics_device",
 ]
 
 
@@ -42,6 +45,47 @@ class RunSettings(Protocol):
     def init_weights(self) -> Path | None: ...
     @property
     def widths(self) -> tuple[int, int, int, int]: ...
+    @property
+    def device(self) -> str: ...
+
+
+def parse_device(name: str) -> str:
+    """``name`` normalised (``auto``, ``cpu``, ``cuda:N``; ``cuda`` is ``cuda:0``), or a
+    ValueError naming it: the syntax alone, so a typo is named without torch."""
+    wanted = name.strip().lower()
+    if wanted in ("auto", "cpu"):
+        return wanted
+    if wanted == "cuda":
+        return "cuda:0"
+    if wanted.startswith("cuda:") and wanted[5:].isdigit():
+        return f"cuda:{int(wanted[5:])}"
+    raise ValueError(f"device {name!r}: expected auto, cpu, cuda or cuda:N")
+
+
+def resolve_device(name: str) -> str:
+    """The torch device a training runs on: ``auto`` (the first GPU if torch sees one, else
+    the CPU), ``cpu``, ``cuda`` or ``cuda:N``. A GPU asked for that torch cannot use is a
+    ValueError that says what torch sees, not a failure deep inside the first epoch."""
+    wanted = parse_device(name)
+    if wanted == "cpu":
+        return "cpu"
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if wanted == "auto":
+        return "cuda:0" if count else "cpu"
+    if int(wanted[5:]) >= count:
+        raise ValueError(
+            f"device {name!r}: torch {torch.__version__} sees {count} CUDA GPU(s)"
+            + ("" if count else " (a CPU-only build, or no driver)")
+        )
+    return wanted
+
+
+def ultralytics_device(device: str) -> str:
+    """A resolved torch device (:func:`resolve_device`) as ultralytics names it: ``cpu`` or
+    the GPU's ordinal (``cuda:1`` -> ``1``)."""
+    return "cpu" if device == "cpu" else device.split(":", 1)[1]
 
 
 def start_run(run: RunSettings) -> None:
@@ -105,14 +149,16 @@ def accuracy(
     chunk: int = 1024,
 ) -> float:
     """Share of ``inputs`` whose top class is right (``right(predicted, targets)``), in eval
-    mode, ``chunk`` at a time."""
+    mode, ``chunk`` at a time on the model's device (``inputs`` and ``targets`` stay where they
+    are)."""
     import torch
 
     model.eval()
+    device = next(model.parameters()).device
     with torch.no_grad():
         predicted = torch.cat(
             [
-                logits_of(model, inputs[i : i + chunk]).argmax(1)
+                logits_of(model, inputs[i : i + chunk].to(device)).argmax(1).cpu()
                 for i in range(0, len(inputs), chunk)
             ]
         )
@@ -144,8 +190,11 @@ def fit(
     """
     import torch
 
+    device = torch.device(resolve_device(run.device))
+    model.to(device)
     if run.init_weights is not None:
-        model.load_state_dict(torch.load(run.init_weights, weights_only=False)["model"])
+        initial = torch.load(run.init_weights, map_location=device, weights_only=False)
+        model.load_state_dict(initial["model"])
     run_dir, epochs, batch = run.run_dir, run.epochs, run.batch
     learning_rate, seed = run.learning_rate, run.seed
 
@@ -158,7 +207,7 @@ def fit(
     best_path = run_dir / f"{name}_best.pt"
     start, best_accuracy = 0, -1.0
     if state_path.is_file():
-        state = torch.load(state_path, weights_only=False)
+        state = torch.load(state_path, map_location=device, weights_only=False)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         schedule.load_state_dict(state["schedule"])
@@ -172,14 +221,17 @@ def fit(
         bar = tqdm(range(steps_per_epoch), desc=f"{name} {epoch + 1}/{epochs}", unit="batch")
         for step in bar:
             index = order[step * batch : (step + 1) * batch]
-            logits = logits_of(model, augment(inputs[index], generator))
-            step_loss = loss(logits, targets[index])
+            # augmented on the CPU (one seeded generator, the same crops on any device)
+            batch_inputs = augment(inputs[index], generator).to(device, non_blocking=True)
+            batch_targets = targets[index].to(device, non_blocking=True)
+            logits = logits_of(model, batch_inputs)
+            step_loss = loss(logits, batch_targets)
             optimizer.zero_grad()
             step_loss.backward()
             optimizer.step()
             schedule.step()
             total_loss += float(step_loss.detach()) * len(index)
-            correct += int(right(logits.argmax(1), targets[index]).sum())
+            correct += int(right(logits.argmax(1), batch_targets).sum())
             seen += len(index)
         bar.close()
         score = correct / seen

@@ -9,8 +9,9 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,11 @@ class TrainingPlan:
     """Manifests of labelled single-card photos whose ``split: train`` rows add real index
     crops to the classifier's training (:mod:`vision.train.photo_crops`)."""
     workers: int | None = None
+    """Scene-generation processes (default: every core)."""
+    device: str = "auto"
+    """Where the networks train: ``auto`` (the first GPU torch sees, else the CPU), ``cpu``,
+    ``cuda`` or ``cuda:N`` (:func:`vision.train.fitting.resolve_device`). On a GPU the
+    detector's data loader also gets worker processes (ultralytics forces none on the CPU)."""
 
 
 def _sha256(path: Path) -> str:
@@ -162,6 +168,15 @@ def _card_entry(card_classifier: Path) -> dict[str, Any]:
     }
 
 
+def _device_name(device: str) -> str:
+    """``device`` with the GPU's name, for the first line of a training's output."""
+    if device == "cpu":
+        return "the CPU"
+    import torch
+
+    return f"{device} ({torch.cuda.get_device_name(torch.device(device))})"
+
+
 def _photo_crops(plan: TrainingPlan, detector: Path) -> Path:
     """Index crops of the manifests' training photos, found by the new detector (cached)."""
     import numpy as np
@@ -236,6 +251,10 @@ def run_training(plan: TrainingPlan) -> Path:
         finetune_detector,
         train_detector,
     )
+    from vision.train.fitting import resolve_device, ultralytics_device
+
+    device = resolve_device(plan.device)  # a GPU asked for but absent fails before any work
+    print(f"training on {_device_name(device)}", flush=True)
 
     train_dir, holdout_dir = plan.work_dir / "scenes-train", plan.work_dir / "scenes-holdout"
     closeup_dir = plan.work_dir / "scenes-closeups"
@@ -259,6 +278,8 @@ def run_training(plan: TrainingPlan) -> Path:
         imgsz=plan.detector_imgsz,
         batch=plan.detector_batch,
         extra_train_images=(closeup_dir / "images",) if plan.closeup_scenes else (),
+        device=ultralytics_device(device),
+        workers=0 if device == "cpu" else min(8, os.cpu_count() or 1),
     )
     weights = train_detector(detector_settings)
     if plan.detector_finetune_epochs > 0:
@@ -280,6 +301,7 @@ def run_training(plan: TrainingPlan) -> Path:
             glyph_crops=glyphs,
             widths=plan.classifier_widths,
             shape_jitter=plan.classifier_shape_jitter,
+            device=device,
         )
     )
     if plan.classifier_finetune_epochs > 0:
@@ -296,6 +318,7 @@ def run_training(plan: TrainingPlan) -> Path:
                 init_weights=state,
                 widths=plan.classifier_widths,
                 shape_jitter=plan.classifier_shape_jitter,
+                device=device,
             )
         )
     if plan.quantize_classifier:
@@ -321,8 +344,12 @@ def run_training(plan: TrainingPlan) -> Path:
                 run_dir=plan.work_dir / "card-classifier",
                 photo_manifests=plan.photo_manifests,
                 epochs=plan.card_epochs,
+                device=device,
             )
         )
         card_classifier = export_card_classifier(card_state, plan.models_dir / "card.onnx")
     shutil.copyfile(plan.train_config, plan.work_dir / "scenes.yaml")
-    return write_manifest(plan, detector, classifier, card_classifier=card_classifier)
+    # the manifest records where the networks were trained, not the "auto" asked for
+    return write_manifest(
+        replace(plan, device=device), detector, classifier, card_classifier=card_classifier
+    )

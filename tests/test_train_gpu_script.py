@@ -1,0 +1,143 @@
+"""The prepared GPU training script (scripts/train_gpu.py) and the device choice of training.
+
+The report and the presets are checked without torch; the device rules and a smoke-sized run
+of the whole script (train, export, read with the new and the shipped models, report) need the
+train extra and run in CI's training tier, on the CPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("train_gpu", ROOT / "scripts" / "train_gpu.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["train_gpu"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_presets_only_name_fields_of_the_training_plan(tmp_path: Path) -> None:
+    script = _script()
+    for size in script.PRESETS:
+        plan = script.plan_for(size, tmp_path, None, "cpu")
+        assert plan.models_dir == tmp_path / "models"  # never the shipped models/
+        assert plan.photo_manifests == ()
+    full, quick = script.plan_for("full", tmp_path, None, "cpu"), script.plan_for(
+        "quick", tmp_path, None, "cpu"
+    )
+    # larger than the shipped CPU recipe, the full size larger than the quick one
+    from vision.train.pipeline import TrainingPlan
+
+    cpu = TrainingPlan(work_dir=tmp_path, models_dir=tmp_path)
+    for field in ("train_scenes", "glyph_crops", "detector_epochs", "classifier_epochs"):
+        assert getattr(full, field) > getattr(quick, field)
+        assert getattr(full, field) > getattr(cpu, field)
+    with_photos = script.plan_for("quick", tmp_path, Path("/data/realdata"), "cpu")
+    assert with_photos.photo_manifests == (Path("/data/realdata/crops/manifest.jsonl"),)
+
+
+def _figures(f1: float, top1: float | None, photos: int = 10) -> dict[str, Any]:
+    return {"photos": photos, "f1": f1, "top1": top1}
+
+
+def test_report_puts_shipped_and_new_figures_side_by_side() -> None:
+    script = _script()
+    report = {
+        "size": "quick",
+        "device": "cuda:0",
+        "models": "runs-gpu/models",
+        "train_minutes": 12.25,
+        "eval_minutes": 1.5,
+        "new": {"held-out": _figures(0.9512, 0.85, 400), "crops": _figures(0.9, 0.93, 260)},
+        "shipped": {"held-out": _figures(0.9246, 0.8143, 400), "crops": _figures(0.9365, None)},
+        "files": {"detector.onnx": 12_394_283, "classifier.onnx": 735_401},
+    }
+    text = script.report_markdown(report)
+    assert "size quick, on cuda:0" in text
+    assert "| held-out | 400 | 0.9246 | 0.9512 | 0.8143 | 0.8500 |" in text
+    assert "| crops | 260 | 0.9365 | 0.9000 |  | 0.9300 |" in text  # no shipped top-1: blank
+    assert "detector.onnx 12.4 MB, classifier.onnx 0.7 MB" in text
+    assert "Training 12.2 min" in text or "Training 12.3 min" in text
+
+
+def test_realdata_without_crops_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("torch")
+    script = _script()
+    with pytest.raises(SystemExit) as stopped:
+        script.main(["--size", "smoke", "--device", "cpu", "--work", str(tmp_path / "w"),
+                     "--realdata", str(tmp_path)])
+    assert stopped.value.code == 2
+    assert "no crops/manifest.jsonl" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.train
+def test_device_names() -> None:
+    import torch
+
+    from vision.train.fitting import resolve_device, ultralytics_device
+
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    assert resolve_device("auto") == ("cuda:0" if gpus else "cpu")
+    assert resolve_device(" CPU ") == "cpu"
+    assert ultralytics_device("cpu") == "cpu"
+    assert ultralytics_device("cuda:3") == "3"
+    with pytest.raises(ValueError, match=r"cuda:\d+.*sees \d+ CUDA GPU"):
+        resolve_device(f"cuda:{gpus}")  # one past the last GPU
+    with pytest.raises(ValueError, match="expected auto, cpu, cuda or cuda:N"):
+        resolve_device("tpu")
+
+
+@pytest.mark.train
+def test_gpu_sizes_refuse_a_machine_without_a_gpu(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    script = _script()
+    with pytest.raises(SystemExit) as stopped:
+        script.main(["--size", "quick", "--work", str(tmp_path / "w")])
+    assert stopped.value.code == 2
+    assert "sized for a GPU and torch sees none" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()  # nothing drawn, nothing trained
+
+
+@pytest.mark.train
+@pytest.mark.skipif(
+    shutil.which("rsvg-convert") is None, reason="needs librsvg2-bin and the card decks"
+)
+def test_smoke_size_trains_evaluates_and_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = _script()
+    work = tmp_path / "work"
+    assert script.main(["--size", "smoke", "--device", "cpu", "--work", str(work)]) == 0
+    report = json.loads((work / "report.json").read_text())
+    assert report["device"] == "cpu"
+    assert set(report["files"]) == {"detector.onnx", "classifier.onnx", "card.onnx"}
+    for models in ("new", "shipped"):
+        row = report[models]["held-out synthetic decks"]
+        assert row["photos"] == 3 and 0.0 <= row["f1"] <= 1.0
+    # the shipped models read the same three scenes far better than a one-epoch training
+    assert report["shipped"]["held-out synthetic decks"]["f1"] > 0.5
+    manifest = json.loads((work / "models" / "manifest.json").read_text())
+    assert manifest["training"]["device"] == "cpu"  # where it ran, not "auto"
+    assert "| held-out synthetic decks | 3 |" in capsys.readouterr().out
+    assert (work / "report.md").read_text().startswith("# GPU training, size smoke, on cpu")
