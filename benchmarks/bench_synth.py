@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     config = dataclasses.replace(load_config(args.config), sizes=(SIZE,))
-    decks = decks_for_split(config.deck_split)
+    decks = decks_for_split(config.deck_split, config.card_render_height)
     started = time.perf_counter()
     for deck in decks:
         prepare_assets(deck, config.card_render_height)

@@ -277,3 +277,35 @@ def test_cli_reports_missing_decks(
                              str(tmp_path / "out"), "--count", "1")
     assert status == 2
     assert "scripts/install-card-art" in err
+
+
+def test_cached_renders_stand_in_for_the_packages(
+    six_scenes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine without the card packages (a GPU machine that cannot reach Debian) draws the
+    same scenes from a copied render cache: a deck whose SVG is gone but whose renders and
+    measurements are cached at the config's height still counts, and nothing is rendered."""
+    import dataclasses
+
+    from vision.synth.assets import decks_for_split
+
+    # the six scenes were drawn with this config, so its decks are cached at 200 px
+    gone = tuple(
+        dataclasses.replace(deck, path=tmp_path / "uninstalled" / deck.path.name)
+        if deck.split == SPLIT else deck
+        for deck in DECKS
+    )
+    monkeypatch.setattr("vision.synth.assets.DECKS", gone)
+    assert not any(deck.available for deck in gone if deck.split == SPLIT)
+    with pytest.raises(RuntimeError, match="no installed deck for split 'holdout' and no "
+                                           "renders at 999 px"):
+        decks_for_split(SPLIT, 999)  # nothing cached at that height
+    assert [deck.name for deck in decks_for_split(SPLIT, 200)] == [d.name for d in SPLIT_DECKS]
+    monkeypatch.setattr("vision.synth.decks.render_card", _no_rendering)
+    out = tmp_path / "from_cache"
+    generate(config(), out, 6, workers=1, progress=False)
+    assert files_of(out) == files_of(six_scenes)
+
+
+def _no_rendering(*args: object) -> None:
+    raise AssertionError("a cached deck was rendered again")

@@ -73,10 +73,10 @@ def test_report_puts_shipped_and_new_figures_side_by_side() -> None:
     assert "Training 12.2 min" in text or "Training 12.3 min" in text
 
 
+@pytest.mark.train
 def test_realdata_without_crops_is_refused_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("torch")
     script = _script()
     with pytest.raises(SystemExit) as stopped:
         script.main(["--size", "smoke", "--device", "cpu", "--work", str(tmp_path / "w"),

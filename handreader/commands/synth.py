@@ -97,7 +97,7 @@ def check_card_art(config: SceneConfig) -> None:
     from vision.synth.decks import cache_dir
 
     try:
-        decks = decks_for_split(config.deck_split)
+        decks = decks_for_split(config.deck_split, config.card_render_height)
     except RuntimeError as error:
         raise ValueError(str(error)) from error
     if shutil.which("rsvg-convert") is not None:

@@ -80,14 +80,25 @@ class DeckAssets:
         return corner_quads(place.box, width, height, place.corners)
 
 
-def decks_for_split(split: str) -> tuple[Deck, ...]:
-    """Installed decks of a split: ``train``, ``holdout``, ``extra`` (decks that lend only the
-    cards whose indices read as ours), ``train+extra`` or ``all``."""
+def decks_for_split(split: str, height: int | None = None) -> tuple[Deck, ...]:
+    """Usable decks of a split: ``train``, ``holdout``, ``extra`` (decks that lend only the
+    cards whose indices read as ours), ``train+extra`` or ``all``.
+
+    A deck is usable when its SVG is installed, or, given the render ``height``, when its
+    renders and measurements at that height are in the cache (:func:`is_prepared`): a machine
+    without the Debian packages (a GPU machine that cannot reach them) draws scenes from a
+    copied cache alone."""
     wanted = set(split.split("+"))
-    chosen = tuple(d for d in DECKS if d.available and (split == "all" or d.split in wanted))
+    chosen = tuple(
+        d
+        for d in DECKS
+        if (split == "all" or d.split in wanted)
+        and (d.available or (height is not None and is_prepared(d, height)))
+    )
     if not chosen:
+        cached = f" and no renders at {height} px in {cache_dir() / 'cards'}" if height else ""
         raise RuntimeError(
-            f"no installed deck for split {split!r}: run scripts/install-card-art "
+            f"no installed deck for split {split!r}{cached}: run scripts/install-card-art "
             "(gnome-cards-data, kdegames-card-data-kf5, librsvg2-bin)"
         )
     return chosen

@@ -51,7 +51,9 @@ _worker_state: dict[str, object] = {}
 def _read_decks(config: SceneConfig, threads: int) -> list[DeckAssets]:
     """The config's decks, read ``threads`` at a time (PNG decoding frees the GIL), kept by
     no cache."""
-    names = [deck.name for deck in decks_for_split(config.deck_split)]
+    names = [
+        deck.name for deck in decks_for_split(config.deck_split, config.card_render_height)
+    ]
 
     def read(name: str) -> DeckAssets:
         return read_assets(name, config.card_render_height)
@@ -65,7 +67,9 @@ def _init_worker(config: SceneConfig) -> None:
     decks loaded unless already there (inherited from the parent)."""
     cv2.setNumThreads(1)
     if _worker_state.get("config") != config:
-        names = [deck.name for deck in decks_for_split(config.deck_split)]
+        names = [
+            deck.name for deck in decks_for_split(config.deck_split, config.card_render_height)
+        ]
         _worker_state["decks"] = [load_assets(name, config.card_render_height) for name in names]
         _worker_state["config"] = config
 
@@ -125,7 +129,7 @@ def generate(
         raise ValueError(f"count and start must be non-negative, got count={count}, start={start}")
     for folder in ("images", "labels", "meta"):
         (out / folder).mkdir(parents=True, exist_ok=True)
-    decks = decks_for_split(config.deck_split)
+    decks = decks_for_split(config.deck_split, config.card_render_height)
     workers = workers or os.cpu_count() or 1
     height = config.card_render_height
     unprepared = [deck for deck in decks if not is_prepared(deck, height)]
