@@ -128,3 +128,49 @@ def test_score_names_an_uncertain_reading_left_out_of_the_hand(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("hand 0: ") and "Niu 4" in lines[0] and "JH" not in lines[0]
     assert lines[1] == "left over (in no hand): JH (uncertain) 0.36"
+
+
+def test_read_takes_a_folder_as_its_image_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder stands for the image files directly inside it, sorted; other files and
+    sub-folders are left alone; an empty folder is an error line, the rest still read."""
+    reader = CliFakeReader({"10H": (0.25, 0.5)})
+    _use(monkeypatch, reader)
+    table = _photo(tmp_path, ".png", 640, 480)
+    folder = tmp_path / "photos"
+    (folder / "deeper").mkdir(parents=True)
+    for name in ("b.JPG", "a.png", "c.webp"):
+        (folder / name).write_bytes(table.read_bytes())  # the bytes tell the type, not the name
+    (folder / "notes.txt").write_text("not a photo")
+    (folder / "deeper" / "d.png").write_bytes(table.read_bytes())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    status = main(["read", str(folder), str(empty), str(table), "--json"])
+    assert status == 2  # the empty folder
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["image"] for line in lines] == [
+        str(folder / "a.png"), str(folder / "b.JPG"), str(folder / "c.webp"), str(empty),
+        str(table),
+    ]
+    assert [card["card"] for card in lines[0]["cards"]] == ["10H"]
+    assert lines[3]["error"]["code"] == "no_images"
+    assert "no image file" in lines[3]["error"]["message"]
+    assert len(reader.sizes) == 4  # every photo read, the empty folder not
+
+
+def test_annotated_copies_of_photos_sharing_a_name_are_all_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _use(monkeypatch, CliFakeReader({"10H": (0.25, 0.5)}))
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    photos = [_photo(first, ".png", 640, 480), _photo(second, ".png", 640, 480),
+              _photo(second, ".jpg", 640, 480)]
+    out = tmp_path / "drawn"
+    assert main(["read", *map(str, photos), "--annotate", str(out)]) == 0
+    capsys.readouterr()
+    assert sorted(path.name for path in out.iterdir()) == [
+        "table-2.jpg", "table-3.jpg", "table.jpg"
+    ]

@@ -8,9 +8,12 @@ With ``--json`` each photo prints one line::
 
 Boxes and sizes are in the photo's own pixels (upright), although a large JPEG is decoded at a
 reduced scale (``vision.imageio.load_reduced``); ``--annotate`` draws on a copy of the photo's
-size. A photo that cannot be read prints ``{"image": PATH, "error": {"code": ..., "message": ...}}``
-(on standard output with ``--json``, on standard error otherwise); the others are still read and
-the exit status is 2 if any failed.
+size, ``DIR/STEM.jpg`` (``STEM-2.jpg`` and so on when two photos share a name). A folder given
+as PHOTO stands for the image files directly inside it (by their extensions, sorted by name).
+A photo that cannot be read, or a folder with no image file, prints
+``{"image": PATH, "error": {"code": ..., "message": ...}}`` (on standard output with
+``--json``, on standard error otherwise); the others are still read and the exit status is 2
+if any failed.
 """
 
 from __future__ import annotations
@@ -34,7 +37,10 @@ def register(subparsers: Any) -> None:
         description="Find and read every card in each photo.",
     )
     parser.add_argument(
-        "photos", nargs="+", metavar="PHOTO", help="image files (JPEG, PNG, WebP, ...)"
+        "photos",
+        nargs="+",
+        metavar="PHOTO",
+        help="image files (JPEG, PNG, WebP, ...), or folders of them",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object per photo")
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
@@ -47,11 +53,57 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+IMAGE_SUFFIXES = frozenset(
+    {".jpg", ".jpeg", ".jpe", ".png", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
+)
+"""The file extensions a folder's photos are picked by (any case)."""
+
+
+def expand_photos(photos: list[str]) -> list[str]:
+    """The photos to read: each argument as given, except a folder, which stands for the image
+    files directly inside it (sorted by name; a folder with none stays, to be reported)."""
+    expanded: list[str] = []
+    for photo in photos:
+        folder = Path(photo)
+        if not folder.is_dir():
+            expanded.append(photo)
+            continue
+        inside = sorted(
+            path.name
+            for path in folder.iterdir()
+            if path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
+        )
+        if inside:
+            expanded.extend(str(folder / name) for name in inside)
+        else:
+            expanded.append(photo)
+    return expanded
+
+
 def format_reading(reading: Reading) -> str:
     """A readable line: the certain cards, then the uncertain ones marked with ``?``."""
     certain = " ".join(card.code for card in reading.cards if not card.uncertain) or "no cards"
     unsure = [f"{card.code}?" for card in reading.cards if card.uncertain]
     return certain + (f" (uncertain: {' '.join(unsure)})" if unsure else "")
+
+
+def _annotated_name(stem: str, written: set[str]) -> str:
+    """``STEM.jpg``, or ``STEM-2.jpg``, ``STEM-3.jpg``... when an earlier photo of this run
+    (another folder's ``hand.jpg``, or ``hand.png`` beside ``hand.jpg``) took the name."""
+    name, number = f"{stem}.jpg", 1
+    while name.lower() in written:
+        number += 1
+        name = f"{stem}-{number}.jpg"
+    written.add(name.lower())
+    return name
+
+
+def _report(photo: str, code: str, message: str, args: argparse.Namespace) -> None:
+    """A photo that could not be read: a JSON error line, or a message on standard error."""
+    if args.json:
+        print(json.dumps({"image": photo, "error": {"code": code, "message": message}}))
+    else:
+        print(f"handreader read: error: {message}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,18 +115,20 @@ def run(args: argparse.Namespace) -> int:
     reader = Reader.load(args.models)
     deck = load_profile(args.deck) if args.deck else None
     status = 0
+    written: set[str] = set()  # annotated copies' names, so two photos never share one
     if args.annotate:
         args.annotate.mkdir(parents=True, exist_ok=True)
-    for photo in args.photos:
+    for photo in expand_photos(args.photos):
+        if Path(photo).is_dir():
+            status = 2
+            kinds = ", ".join(sorted(IMAGE_SUFFIXES))
+            _report(photo, "no_images", f"{photo!r}: no image file ({kinds}) in this folder", args)
+            continue
         try:
             photo_image = load_reduced(photo)  # a large JPEG at the size the reader works at
         except ImageError as error:
             status = 2
-            code = getattr(error, "code", "unreadable")
-            if args.json:
-                print(json.dumps({"image": photo, "error": {"code": code, "message": str(error)}}))
-            else:
-                print(f"handreader read: error: {error}", file=sys.stderr)
+            _report(photo, getattr(error, "code", "unreadable"), str(error), args)
             continue
         reading = photo_image.to_original(reader.read(photo_image.image, deck))
         if args.json:
@@ -91,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
 
             from vision.annotate import Annotator
 
-            out = args.annotate / f"{Path(photo).stem}.jpg"
+            out = args.annotate / _annotated_name(Path(photo).stem, written)
             scene = photo_image.full_size()  # the photo's size, as the boxes are
             cv2.imwrite(str(out), Annotator().annotate_reading(scene, reading))
     return status
