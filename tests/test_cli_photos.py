@@ -174,3 +174,46 @@ def test_annotated_copies_of_photos_sharing_a_name_are_all_kept(
     assert sorted(path.name for path in out.iterdir()) == [
         "table-2.jpg", "table-3.jpg", "table.jpg"
     ]
+
+
+def test_score_takes_several_photos_and_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The models are loaded once; each photo's hands follow a ``== PHOTO`` line; a bad file
+    is named on stderr and the others are still scored (exit 2)."""
+    loads: list[object] = []
+    reader = CliFakeReader(NIU_TABLE)
+
+    def load(*args: object, **kwargs: object) -> CliFakeReader:
+        loads.append(args)
+        return reader
+
+    monkeypatch.setattr("vision.reader.Reader.load", load)
+    folder = tmp_path / "round"
+    folder.mkdir()
+    first = _photo(folder, ".png", 640, 480)
+    second = folder / "second.jpg"
+    second.write_bytes(_photo(tmp_path, ".jpg", 640, 480).read_bytes())
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(b"\xff\xd8\xff" + b"\x00" * 10)
+    status = main(["score", str(folder), str(broken)])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert len(loads) == 1 and len(reader.sizes) == 2
+    headers = [line for line in out.splitlines() if line.startswith("== ")]
+    assert headers == [f"== {folder / 'second.jpg'}", f"== {first}", f"== {broken}"]
+    assert out.count("banker 0:") == 2  # the fake table read from each photo
+    assert f"'{broken}'" in err and "JPEG" in err
+
+    assert main(["score", str(first), str(second), "--json"]) == 0
+    images = {json.loads(line)["image"] for line in capsys.readouterr().out.splitlines()}
+    assert images == {str(first), str(second)}
+
+
+def test_score_refuses_cards_beside_photos(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _use(monkeypatch, CliFakeReader(NIU_TABLE))
+    photo = _photo(tmp_path, ".png", 640, 480)
+    assert main(["score", str(photo), "3H"]) == 2
+    assert "give either cards or photos, not both: '3H'" in capsys.readouterr().err

@@ -4,7 +4,7 @@ Usage::
 
     handreader score CARD CARD CARD CARD CARD [--profile P] [--json]
     handreader score [--profile P] [--json] < hands.txt      # one hand per line
-    handreader score PHOTO [--profile P] [--deck NAME] [--json]  # read the photo, score it
+    handreader score PHOTO [PHOTO ...] [--profile P] [--deck NAME] [--json]  # read, score
 
 With ``--json`` each hand prints one object on one line::
 
@@ -13,7 +13,11 @@ With ``--json`` each hand prints one object on one line::
 
 ``rank`` is the score's place in the profile's order (0 = No Niu). In stdin mode a bad line is
 reported on stderr with its line number, the other lines are still answered, and the exit
-status is 2 at the end. :func:`score_hand_text`, :func:`hand_to_json` and :func:`format_hand`
+status is 2 at the end. Photos (and folders of them, as ``handreader read`` takes them) are
+read with the models loaded once; with more than one, each photo's lines follow a
+``== PHOTO`` line (``--json`` lines carry ``"image"`` instead); a photo that cannot be read
+gets an error (a JSON error line with ``--json``), the others are still scored, and the exit
+status is 2. :func:`score_hand_text`, :func:`hand_to_json` and :func:`format_hand`
 are shared with other commands (e.g. photo input).
 """
 
@@ -24,13 +28,26 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rules.cards import parse_cards
 from rules.niuniu import NiuHand, evaluate_hand
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, NiuProfile
 
-__all__ = ["format_hand", "hand_to_json", "register", "run", "score_hand_text", "score_lines"]
+if TYPE_CHECKING:
+    from vision.calibration import DeckProfile
+    from vision.reader import Reader
+
+__all__ = [
+    "format_hand",
+    "hand_to_json",
+    "register",
+    "run",
+    "score_hand_text",
+    "score_lines",
+    "score_photo",
+    "score_photos",
+]
 
 
 def register(subparsers: Any) -> None:
@@ -127,28 +144,73 @@ def score_lines(
     return status
 
 
-_IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
-
-
 def _is_photo(token: str) -> bool:
-    """True for a path to an image (an existing file, or a name with an image suffix)."""
+    """True for a path to an image or a folder of them (an existing file or folder, or a name
+    with an image suffix)."""
+    from handreader.commands.read import IMAGE_SUFFIXES
+
     path = Path(token)
-    return path.suffix.lower() in _IMAGE_SUFFIXES or (path.is_file() and len(token) > 3)
+    return (
+        path.suffix.lower() in IMAGE_SUFFIXES
+        or path.is_dir()
+        or (path.is_file() and len(token) > 3)
+    )
+
+
+def score_photos(
+    photos: list[str], profile: str, deck: str | None, models: Path | None, as_json: bool
+) -> int:
+    """Score each photo (a folder stands for its image files); 2 if any could not be read.
+
+    One photo is printed as :func:`score_photo` prints it; with several, each photo's lines
+    follow a ``== PHOTO`` line (not with ``--json``: its lines carry the image)."""
+    from handreader.commands.read import expand_photos
+    from vision.calibration import load_profile
+    from vision.imageio import ImageError
+    from vision.reader import Reader
+
+    reader = Reader.load(models)
+    deck_profile = load_profile(deck) if deck else None
+    expanded = expand_photos(photos)
+    status = 0
+    for photo in expanded:
+        if len(expanded) > 1 and not as_json:
+            print(f"== {photo}", flush=True)
+        if Path(photo).is_dir():
+            status = 2
+            _report(photo, "no_images", f"{photo!r}: no image file in this folder", as_json)
+            continue
+        try:
+            score_photo(photo, profile, reader, deck_profile, as_json)
+        except ImageError as error:
+            status = 2
+            _report(photo, getattr(error, "code", "unreadable"), str(error), as_json)
+    return status
+
+
+def _report(photo: str, code: str, message: str, as_json: bool) -> None:
+    """A photo that could not be read: a JSON error line, or a message on standard error."""
+    if as_json:
+        print(json.dumps({"image": photo, "error": {"code": code, "message": message}}))
+    else:
+        print(f"handreader score: error: {message}", file=sys.stderr, flush=True)
 
 
 def score_photo(
-    photo: str, profile: str, deck: str | None, models: Path | None, as_json: bool
+    photo: str,
+    profile: str,
+    reader: Reader,
+    deck_profile: DeckProfile | None,
+    as_json: bool,
 ) -> int:
-    """Read a photo, group its cards into hands, print one line per hand (0: the photo was read)."""
+    """Read a photo with ``reader``, group its cards into hands, print one line per hand
+    (0: the photo was read; ImageError when it cannot be)."""
     from handreader.table import TableOptions, score_reading
-    from vision.calibration import load_profile
     from vision.imageio import load_reduced
-    from vision.reader import Reader
 
     options = TableOptions.create(profile=profile)
-    deck_profile = load_profile(deck) if deck else None
     photo_image = load_reduced(photo)  # boxes mapped back to the photo's own pixels below
-    reading = photo_image.to_original(Reader.load(models).read(photo_image.image, deck_profile))
+    reading = photo_image.to_original(reader.read(photo_image.image, deck_profile))
     table = score_reading(reading, options)
     outcomes = {player.seat: player for player in table.players}
     if not table.hands:
@@ -208,8 +270,15 @@ def score_photo(
 
 def run(args: argparse.Namespace) -> int:
     """Score the cards of the command line, or every line of standard input when none."""
-    if len(args.cards) == 1 and _is_photo(args.cards[0]):
-        return score_photo(args.cards[0], args.profile, args.deck, args.models, args.json)
+    photos = [token for token in args.cards if _is_photo(token)]
+    if photos:
+        if len(photos) != len(args.cards):
+            cards = [token for token in args.cards if token not in photos]
+            raise ValueError(
+                f"give either cards or photos, not both: {' '.join(cards)!r} beside "
+                f"{len(photos)} photo(s)"
+            )
+        return score_photos(photos, args.profile, args.deck, args.models, args.json)
     if not args.cards:
         return score_lines(sys.stdin, args.profile, args.json, sys.stdout, sys.stderr)
     hand = score_hand_text(args.cards, args.profile)
