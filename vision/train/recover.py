@@ -1,0 +1,154 @@
+"""A trainable checkpoint of the index classifier from its ONNX export: fine-tune what shipped.
+
+The shipped ``models/classifier.onnx`` is all that is kept of the index classifier: its torch
+checkpoints stay on the machine that trained it. To fine-tune it elsewhere (``init_weights`` of
+:class:`vision.train.classifier.ClassifierTraining`), this module reads the weights back out of
+the ONNX graph, float or int8 (onnxruntime's QDQ format: each weight an integer tensor and a
+``DequantizeLinear`` node), into the network of :mod:`vision.train.classifier`.
+
+The export folded each batch norm into the convolution before it (a convolution with a bias).
+The batch norm is unfolded again so that the network computes the same in eval mode *and*
+trains as it did: its running mean and (biased) variance are measured on the convolution's
+output over calibration crops, its scale is the standard deviation and its shift the mean plus
+the folded bias. In eval mode it is then exactly the folded convolution; in train mode, on a
+batch like the calibration crops, it is that convolution again, so fine-tuning starts from the
+shipped classifier rather than from a network its first batch statistics have upset.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["classifier_checkpoint_from_onnx", "onnx_layer_weights"]
+
+
+def _dequantized(node: Any, arrays: dict[str, NDArray[Any]]) -> NDArray[np.float32]:
+    """The float tensor a ``DequantizeLinear`` node gives: (q - zero point) x scale, per
+    channel along its ``axis`` when the scale is a vector."""
+    quantized = arrays[node.input[0]].astype(np.float64)
+    scale = arrays[node.input[1]].astype(np.float64)
+    zero = arrays[node.input[2]].astype(np.float64) if len(node.input) > 2 else np.zeros(1)
+    axis = next((int(a.i) for a in node.attribute if a.name == "axis"), 1)
+    if scale.ndim == 1 and scale.size > 1:
+        shape = [1] * quantized.ndim
+        shape[axis] = scale.size
+        scale, zero = scale.reshape(shape), zero.reshape(shape)
+    return np.asarray((quantized - zero) * scale, np.float32)
+
+
+def onnx_layer_weights(path: Path) -> list[tuple[str, NDArray[np.float32], NDArray[np.float32]]]:
+    """(operator, weight, bias) of every ``Conv`` and ``Gemm`` node of an ONNX model, in the
+    graph's order, as float arrays: from initializers, or dequantized from integer ones."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    arrays = {item.name: numpy_helper.to_array(item) for item in graph.initializer}
+    made_by = {output: node for node in graph.node for output in node.output}
+
+    def tensor(name: str) -> NDArray[np.float32]:
+        if name in arrays:
+            return np.array(arrays[name], np.float32)  # a writable copy
+        node = made_by.get(name)
+        if node is None or node.op_type != "DequantizeLinear" or node.input[0] not in arrays:
+            raise ValueError(f"{path}: {name!r} is neither a weight nor a dequantized weight")
+        return _dequantized(node, arrays)
+
+    layers = []
+    for node in graph.node:
+        if node.op_type not in ("Conv", "Gemm"):
+            continue
+        if len(node.input) < 3:
+            raise ValueError(f"{path}: {node.op_type} {node.name!r} has no bias")
+        layers.append((node.op_type, tensor(node.input[1]), tensor(node.input[2])))
+    return layers
+
+
+def classifier_checkpoint_from_onnx(
+    model: Path, out: Path, crops: NDArray[np.uint8], batch: int = 512
+) -> Path:
+    """Write at ``out`` a checkpoint of :mod:`vision.train.classifier`'s network holding the
+    weights of the exported classifier ``model``, its batch norms unfolded on ``crops``
+    ((N, S, S, 3) training crops, a few thousand are plenty). Loads as ``init_weights`` and
+    exports with :func:`vision.train.classifier.export_classifier` like any checkpoint.
+
+    ValueError when the graph is not that network's (seven convolutions, two dense layers).
+    """
+    import onnx
+    import torch
+    from torch import nn
+
+    from vision.crops import crops_to_tensor
+    from vision.reader import CLASSIFIER_CLASSES
+    from vision.train.classifier import _network
+
+    operators = [node.op_type for node in onnx.load(str(model)).graph.node]
+    if operators.count("Conv") != 7 or operators.count("Gemm") != 2:
+        raise ValueError(
+            f"{model}: {operators.count('Conv')} convolutions and {operators.count('Gemm')} "
+            "dense layers; the index classifier has 7 and 2"
+        )
+    layers = onnx_layer_weights(model)
+    convs = [(w, b) for op, w, b in layers if op == "Conv"]
+    dense = [(w, b) for op, w, b in layers if op == "Gemm"]
+    widths = (convs[0][0].shape[0], convs[2][0].shape[0], convs[4][0].shape[0],
+              convs[6][0].shape[0])  # fmt: skip
+    network = _network(len(CLASSIFIER_CLASSES), widths)
+    network.eval()
+    conv_modules = [m for m in network.features if isinstance(m, nn.Conv2d)]
+    norm_modules = [m for m in network.features if isinstance(m, nn.BatchNorm2d)]
+    # per batch norm: the count, sum and sum of squares of its input, per channel
+    sums: list[list[Any]] = [[0, 0.0, 0.0] for _ in norm_modules]
+    with torch.no_grad():
+        for conv, norm, (weight, bias) in zip(conv_modules, norm_modules, convs, strict=True):
+            if tuple(conv.weight.shape) != weight.shape:
+                raise ValueError(f"{model}: a convolution of shape {weight.shape}, expected "
+                                 f"{tuple(conv.weight.shape)}")  # fmt: skip
+            conv.weight.copy_(torch.from_numpy(weight))
+            # first the folded bias alone (exact in eval mode whatever the statistics)
+            norm.weight.fill_(1.0)
+            norm.bias.copy_(torch.from_numpy(bias))
+            norm.running_mean.zero_()
+            norm.running_var.fill_(1.0 - norm.eps)
+        for layer, (weight, bias) in zip((network.embed, network.head), dense, strict=True):
+            if tuple(layer.weight.shape) != weight.shape:
+                raise ValueError(f"{model}: a dense layer of shape {weight.shape}, expected "
+                                 f"{tuple(layer.weight.shape)}")  # fmt: skip
+            layer.weight.copy_(torch.from_numpy(weight))
+            layer.bias.copy_(torch.from_numpy(bias))
+
+        # then each convolution's own output statistics, measured through the exact network
+        def add(store: list[Any], values: Any) -> None:
+            values = values.double()
+            store[0] += values.numel() // values.shape[1]
+            store[1] = store[1] + values.sum(dim=(0, 2, 3))
+            store[2] = store[2] + (values * values).sum(dim=(0, 2, 3))
+
+        hooks = [
+            norm.register_forward_hook(
+                lambda module, inputs, output, store=store: add(store, inputs[0])
+            )
+            for norm, store in zip(norm_modules, sums, strict=True)
+        ]
+        inputs = torch.from_numpy(crops_to_tensor(crops))
+        for start in range(0, len(inputs), batch):
+            network(inputs[start : start + batch])
+        for hook in hooks:
+            hook.remove()
+        for norm, (count, total, squares) in zip(norm_modules, sums, strict=True):
+            mean = total / count
+            variance = (squares / count - mean * mean).clamp(min=0.0)
+            norm.weight.copy_(torch.sqrt(variance + norm.eps).float())
+            norm.bias.add_(mean.float())
+            norm.running_mean.copy_(mean.float())
+            norm.running_var.copy_(variance.float())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(
+        {"model": network.state_dict(), "widths": list(widths), "recovered_from": str(model)},
+        out,
+    )
+    return out
