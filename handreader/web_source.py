@@ -47,11 +47,11 @@ _MAX_FILE_BYTES = 2_000_000
 
 
 def source_files(root: Path = ROOT) -> list[Path]:
-    """The files the archive holds, relative to ``root``, sorted."""
+    """The files the archive holds, relative to ``root``, sorted (the parts do not overlap)."""
     found: list[Path] = []
     for part in _PARTS:
         path = root / part
-        candidates = [path] if path.is_file() else sorted(path.rglob("*")) if path.is_dir() else []
+        candidates = [path] if path.is_file() else path.rglob("*") if path.is_dir() else []
         for file in candidates:
             relative = file.relative_to(root)
             if (
@@ -62,7 +62,7 @@ def source_files(root: Path = ROOT) -> list[Path]:
                 and file.stat().st_size <= _MAX_FILE_BYTES
             ):
                 found.append(relative)
-    return sorted(set(found))
+    return sorted(found)
 
 
 @functools.cache

@@ -61,6 +61,7 @@ __all__ = [
     "ImageInfo",
     "ImageTooLargeError",
     "ImageTooSmallError",
+    "NoImagesError",
     "ReducedImage",
     "TooManyPixelsError",
     "UnsupportedImageTypeError",
@@ -128,6 +129,12 @@ class ImageFileError(ImageError):
     """An image file that cannot be opened or read."""
 
     code = "unreadable_file"
+
+
+class NoImagesError(ImageFileError):
+    """A folder given where a photo was expected, holding no image file to read."""
+
+    code = "no_images"
 
 
 class ImageFormat(enum.Enum):

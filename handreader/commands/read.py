@@ -9,7 +9,7 @@ With ``--json`` each photo prints one line::
 Boxes and sizes are in the photo's own pixels (upright), although a large JPEG is decoded at a
 reduced scale (``vision.imageio.load_reduced``); ``--annotate`` draws on a copy of the photo's
 size, ``DIR/STEM.jpg`` (``STEM-2.jpg`` and so on when two photos share a name). A folder given
-as PHOTO stands for the image files directly inside it (by their extensions, sorted by name).
+as PHOTO stands for the image files directly inside it (``handreader.photos``).
 A photo that cannot be read, or a folder with no image file, prints
 ``{"image": PATH, "error": {"code": ..., "message": ...}}`` (on standard output with
 ``--json``, on standard error otherwise); the others are still read and the exit status is 2
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -53,33 +52,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-IMAGE_SUFFIXES = frozenset(
-    {".jpg", ".jpeg", ".jpe", ".png", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
-)
-"""The file extensions a folder's photos are picked by (any case)."""
-
-
-def expand_photos(photos: list[str]) -> list[str]:
-    """The photos to read: each argument as given, except a folder, which stands for the image
-    files directly inside it (sorted by name; a folder with none stays, to be reported)."""
-    expanded: list[str] = []
-    for photo in photos:
-        folder = Path(photo)
-        if not folder.is_dir():
-            expanded.append(photo)
-            continue
-        inside = sorted(
-            path.name
-            for path in folder.iterdir()
-            if path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
-        )
-        if inside:
-            expanded.extend(str(folder / name) for name in inside)
-        else:
-            expanded.append(photo)
-    return expanded
-
-
 def format_reading(reading: Reading) -> str:
     """A readable line: the certain cards, then the uncertain ones marked with ``?``."""
     certain = " ".join(card.code for card in reading.cards if not card.uncertain) or "no cards"
@@ -98,18 +70,11 @@ def _annotated_name(stem: str, written: set[str]) -> str:
     return name
 
 
-def _report(photo: str, code: str, message: str, args: argparse.Namespace) -> None:
-    """A photo that could not be read: a JSON error line, or a message on standard error."""
-    if args.json:
-        print(json.dumps({"image": photo, "error": {"code": code, "message": message}}))
-    else:
-        print(f"handreader read: error: {message}", file=sys.stderr)
-
-
 def run(args: argparse.Namespace) -> int:
     """Read each photo; keep going past bad files; 2 if any failed."""
+    from handreader.photos import expand_photos, open_photo, report_unreadable
     from vision.calibration import load_profile
-    from vision.imageio import ImageError, load_reduced
+    from vision.imageio import ImageError
     from vision.reader import Reader
 
     reader = Reader.load(args.models)
@@ -119,16 +84,11 @@ def run(args: argparse.Namespace) -> int:
     if args.annotate:
         args.annotate.mkdir(parents=True, exist_ok=True)
     for photo in expand_photos(args.photos):
-        if Path(photo).is_dir():
-            status = 2
-            kinds = ", ".join(sorted(IMAGE_SUFFIXES))
-            _report(photo, "no_images", f"{photo!r}: no image file ({kinds}) in this folder", args)
-            continue
         try:
-            photo_image = load_reduced(photo)  # a large JPEG at the size the reader works at
+            photo_image = open_photo(photo)
         except ImageError as error:
             status = 2
-            _report(photo, getattr(error, "code", "unreadable"), str(error), args)
+            report_unreadable("read", photo, error, args.json)
             continue
         reading = photo_image.to_original(reader.read(photo_image.image, deck))
         if args.json:

@@ -147,7 +147,7 @@ def score_lines(
 def _is_photo(token: str) -> bool:
     """True for a path to an image or a folder of them (an existing file or folder, or a name
     with an image suffix)."""
-    from handreader.commands.read import IMAGE_SUFFIXES
+    from handreader.photos import IMAGE_SUFFIXES
 
     path = Path(token)
     return (
@@ -164,7 +164,7 @@ def score_photos(
 
     One photo is printed as :func:`score_photo` prints it; with several, each photo's lines
     follow a ``== PHOTO`` line (not with ``--json``: its lines carry the image)."""
-    from handreader.commands.read import expand_photos
+    from handreader.photos import expand_photos, report_unreadable
     from vision.calibration import load_profile
     from vision.imageio import ImageError
     from vision.reader import Reader
@@ -176,24 +176,12 @@ def score_photos(
     for photo in expanded:
         if len(expanded) > 1 and not as_json:
             print(f"== {photo}", flush=True)
-        if Path(photo).is_dir():
-            status = 2
-            _report(photo, "no_images", f"{photo!r}: no image file in this folder", as_json)
-            continue
         try:
             score_photo(photo, profile, reader, deck_profile, as_json)
         except ImageError as error:
             status = 2
-            _report(photo, getattr(error, "code", "unreadable"), str(error), as_json)
+            report_unreadable("score", photo, error, as_json)
     return status
-
-
-def _report(photo: str, code: str, message: str, as_json: bool) -> None:
-    """A photo that could not be read: a JSON error line, or a message on standard error."""
-    if as_json:
-        print(json.dumps({"image": photo, "error": {"code": code, "message": message}}))
-    else:
-        print(f"handreader score: error: {message}", file=sys.stderr, flush=True)
 
 
 def score_photo(
@@ -202,14 +190,14 @@ def score_photo(
     reader: Reader,
     deck_profile: DeckProfile | None,
     as_json: bool,
-) -> int:
+) -> None:
     """Read a photo with ``reader``, group its cards into hands, print one line per hand
-    (0: the photo was read; ImageError when it cannot be)."""
+    (ImageError when it cannot be read)."""
+    from handreader.photos import open_photo
     from handreader.table import TableOptions, score_reading
-    from vision.imageio import load_reduced
 
     options = TableOptions.create(profile=profile)
-    photo_image = load_reduced(photo)  # boxes mapped back to the photo's own pixels below
+    photo_image = open_photo(photo)  # boxes mapped back to the photo's own pixels below
     reading = photo_image.to_original(reader.read(photo_image.image, deck_profile))
     table = score_reading(reading, options)
     outcomes = {player.seat: player for player in table.players}
@@ -220,7 +208,7 @@ def score_photo(
             if as_json
             else f"{photo}: {message}"
         )
-        return 0
+        return
     for hand in table.hands:
         player = outcomes.get(hand.seat)
         if as_json:
@@ -265,7 +253,6 @@ def score_photo(
             for card in table.left_over
         )
         print(f"left over (in no hand): {cards}")
-    return 0
 
 
 def run(args: argparse.Namespace) -> int:

@@ -153,9 +153,10 @@ def run(args: argparse.Namespace) -> int:
             )
     if not 0.0 <= args.shape_jitter <= 1.0:
         raise ValueError(f"--shape-jitter must be a share from 0 to 1, got {args.shape_jitter}")
-    from vision.train.fitting import parse_device, resolve_device
+    from vision.train.fitting import parse_device
 
-    parse_device(args.device)  # the syntax now; whether torch sees that GPU once it is imported
+    # the syntax now; whether torch sees that GPU, run_training checks before any work
+    parse_device(args.device)
     widths = _widths(args.classifier_widths) if args.classifier_widths else None
     for manifest in args.photos:
         if not manifest.is_file():
@@ -167,7 +168,6 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"training needs the train extra (pip install -e '.[train]'): {error}"
         ) from error
-    resolve_device(args.device)  # a GPU asked for but absent is named before any work
     plan = TrainingPlan(
         work_dir=args.work,
         models_dir=args.models,

@@ -48,12 +48,15 @@ INDEX_CLASS = "index"
 _worker_state: dict[str, object] = {}
 
 
+def _deck_names(config: SceneConfig) -> list[str]:
+    """The names of the decks the config draws (installed, or rendered at its height)."""
+    return [deck.name for deck in decks_for_split(config.deck_split, config.card_render_height)]
+
+
 def _read_decks(config: SceneConfig, threads: int) -> list[DeckAssets]:
     """The config's decks, read ``threads`` at a time (PNG decoding frees the GIL), kept by
     no cache."""
-    names = [
-        deck.name for deck in decks_for_split(config.deck_split, config.card_render_height)
-    ]
+    names = _deck_names(config)
 
     def read(name: str) -> DeckAssets:
         return read_assets(name, config.card_render_height)
@@ -67,9 +70,7 @@ def _init_worker(config: SceneConfig) -> None:
     decks loaded unless already there (inherited from the parent)."""
     cv2.setNumThreads(1)
     if _worker_state.get("config") != config:
-        names = [
-            deck.name for deck in decks_for_split(config.deck_split, config.card_render_height)
-        ]
+        names = _deck_names(config)
         _worker_state["decks"] = [load_assets(name, config.card_render_height) for name in names]
         _worker_state["config"] = config
 

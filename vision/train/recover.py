@@ -44,9 +44,16 @@ def onnx_layer_weights(path: Path) -> list[tuple[str, NDArray[np.float32], NDArr
     """(operator, weight, bias) of every ``Conv`` and ``Gemm`` node of an ONNX model, in the
     graph's order, as float arrays: from initializers, or dequantized from integer ones."""
     import onnx
+
+    return _layer_weights(onnx.load(str(path)).graph, path)
+
+
+def _layer_weights(
+    graph: Any, path: Path
+) -> list[tuple[str, NDArray[np.float32], NDArray[np.float32]]]:
+    """:func:`onnx_layer_weights` of a loaded graph (``path`` names it in errors)."""
     from onnx import numpy_helper
 
-    graph = onnx.load(str(path)).graph
     arrays = {item.name: numpy_helper.to_array(item) for item in graph.initializer}
     made_by = {output: node for node in graph.node for output in node.output}
 
@@ -86,13 +93,14 @@ def classifier_checkpoint_from_onnx(
     from vision.reader import CLASSIFIER_CLASSES
     from vision.train.classifier import _network
 
-    operators = [node.op_type for node in onnx.load(str(model)).graph.node]
+    graph = onnx.load(str(model)).graph
+    operators = [node.op_type for node in graph.node]
     if operators.count("Conv") != 7 or operators.count("Gemm") != 2:
         raise ValueError(
             f"{model}: {operators.count('Conv')} convolutions and {operators.count('Gemm')} "
             "dense layers; the index classifier has 7 and 2"
         )
-    layers = onnx_layer_weights(model)
+    layers = _layer_weights(graph, model)
     convs = [(w, b) for op, w, b in layers if op == "Conv"]
     dense = [(w, b) for op, w, b in layers if op == "Gemm"]
     widths = (convs[0][0].shape[0], convs[2][0].shape[0], convs[4][0].shape[0],
