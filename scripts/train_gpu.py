@@ -21,6 +21,15 @@ Sizes (one GPU; the scenes are drawn on every core first):
 * ``smoke``: a handful of scenes and one epoch each, to check the script itself (CI runs it on
   the CPU).
 
+With ``--crops BUNDLE`` it trains the index classifier alone, from a crop bundle packed on
+another machine (:mod:`vision.train.crop_bundle`): for a GPU machine that has no card art, no
+fonts and no network. The bundle's ``valid`` part chooses the best epoch; ``--minutes`` sizes
+the epochs to a lease (a timed probe of the steps first, ``--epochs`` the most);
+``--widths``, ``--seed``, ``--learning-rate``, ``--batch``, ``--shape-jitter`` and ``--init``
+(fine-tune from a checkpoint) set the run. It writes ``WORK/classifier_best.pt`` (weights),
+``classifier_last.pt`` (resumable) and ``WORK/crops-report.json``; export and quantize where
+the shipped models are made (``--export``, or ``vision.train.classifier.export_classifier``).
+
 A rerun with the same ``--work`` resumes (scenes kept, checkpoints resumed). With ``--realdata``
 the ``crops`` folder's ``split: train`` photos also train the index classifier, as in the
 shipped recipe; its ``split: valid`` ones are only read. Needs the train extra
@@ -33,6 +42,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +185,93 @@ def report_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def parse_widths(text: str) -> tuple[int, int, int, int]:
+    """``32,64,128,128`` as four channel counts; ValueError naming the text otherwise."""
+    parts = text.split(",")
+    if len(parts) != 4 or not all(part.strip().isdigit() and int(part) > 0 for part in parts):
+        raise ValueError(f"--widths {text!r}: expected four positive channel counts, a,b,c,d")
+    first, second, third, last = (int(part) for part in parts)
+    return first, second, third, last
+
+
+def epochs_within(
+    minutes: float, step_seconds: float, steps_per_epoch: int, most: int, share: float = 0.85
+) -> int:
+    """How many epochs of ``steps_per_epoch`` steps fit in ``share`` of ``minutes`` at
+    ``step_seconds`` a step (at least 1, at most ``most``)."""
+    per_epoch = max(step_seconds * steps_per_epoch, 1e-9)
+    return max(1, min(most, int(minutes * 60 * share / per_epoch)))
+
+
+def train_from_crops(args: argparse.Namespace, device: str) -> dict[str, Any]:
+    """The ``--crops`` run: the index classifier alone, from a bundle; returns its report."""
+    import math
+
+    from vision.train.classifier import (
+        ClassifierTraining,
+        export_classifier,
+        fit_classifier,
+        quantize_classifier,
+        seconds_per_step,
+    )
+    from vision.train.crop_bundle import load_bundle
+
+    started = time.monotonic()
+    crops, labels, valid_crops, valid_labels = load_bundle(args.crops)
+    settings = ClassifierTraining(
+        scene_dirs=(),
+        run_dir=args.work,
+        epochs=args.epochs,
+        batch=args.batch,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        init_weights=args.init,
+        device=device,
+        widths=args.widths,
+        shape_jitter=args.shape_jitter,
+    )
+    steps_per_epoch = math.ceil(len(labels) / args.batch)
+    step_seconds = None
+    epochs = args.epochs
+    if args.minutes is not None and not (args.work / "classifier_last.pt").is_file():
+        step_seconds = seconds_per_step(crops, labels, settings)
+        epochs = epochs_within(args.minutes, step_seconds, steps_per_epoch, args.epochs)
+    elif (args.work / "crops-report.json").is_file():
+        # a resumed run keeps the epoch count its schedule was made for
+        epochs = json.loads((args.work / "crops-report.json").read_text())["epochs"]
+    report: dict[str, Any] = {
+        "bundle": str(args.crops),
+        "device": device,
+        "train_crops": len(labels),
+        "valid_crops": len(valid_labels),
+        "widths": list(args.widths),
+        "seed": args.seed,
+        "learning_rate": args.learning_rate,
+        "batch": args.batch,
+        "shape_jitter": args.shape_jitter,
+        "init": None if args.init is None else str(args.init),
+        "step_seconds": step_seconds,
+        "epochs": epochs,
+    }
+    args.work.mkdir(parents=True, exist_ok=True)
+    (args.work / "crops-report.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(
+        f"{len(labels)} train crops, {len(valid_labels)} valid; {epochs} epochs"
+        + (f" ({step_seconds * 1000:.1f} ms a step)" if step_seconds else ""),
+        flush=True,
+    )
+    validation = (valid_crops, valid_labels) if len(valid_labels) else None
+    best = fit_classifier(crops, labels, replace(settings, epochs=epochs), validation)
+    report["checkpoint"] = str(best)
+    report["train_minutes"] = (time.monotonic() - started) / 60
+    if args.export:
+        float_model = export_classifier(best, args.work / "models" / "classifier-float.onnx")
+        quantize_classifier(float_model, args.work / "models" / "classifier.onnx", crops)
+        report["models"] = str(args.work / "models")
+    (args.work / "crops-report.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Train the detector and the classifiers at a GPU's scale, then read the "
@@ -185,13 +282,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--realdata", type=Path, help="the realdata folder (crops' train split is trained on)"
     )
-    parser.add_argument(
-        "--device", default="auto", help="auto (the default), cpu, cuda or cuda:N"
-    )
+    parser.add_argument("--device", default="auto", help="auto (the default), cpu, cuda or cuda:N")
     parser.add_argument(
         "--shipped", type=Path, default=ROOT / "models", help="the models to compare against"
     )
+    crops = parser.add_argument_group("the index classifier alone, from a crop bundle")
+    crops.add_argument("--crops", type=Path, help="a crop bundle (vision.train.crop_bundle)")
+    crops.add_argument("--minutes", type=float, help="size the epochs to end within this")
+    crops.add_argument("--epochs", type=int, default=40, help="epochs (the most, with --minutes)")
+    crops.add_argument("--widths", default="32,64,128,128", help="the network's channels")
+    crops.add_argument("--seed", type=int, default=0)
+    crops.add_argument("--learning-rate", type=float, default=0.003)
+    crops.add_argument("--batch", type=int, default=256)
+    crops.add_argument("--shape-jitter", type=float, default=0.5)
+    crops.add_argument("--init", type=Path, help="fine-tune from this checkpoint")
+    crops.add_argument("--export", action="store_true", help="export and quantize to ONNX too")
     args = parser.parse_args(argv)
+    try:
+        args.widths = parse_widths(args.widths)
+    except ValueError as error:
+        parser.error(str(error))
 
     from vision.train.fitting import resolve_device
 
@@ -199,7 +309,20 @@ def main(argv: list[str] | None = None) -> int:
         device = resolve_device(args.device)
     except ValueError as error:
         parser.error(str(error))
-    if device == "cpu" and args.size != "smoke" and args.device == "auto":
+    if args.crops is not None:
+        if args.epochs < 1 or args.batch < 1 or (args.minutes is not None and args.minutes <= 0):
+            parser.error("--epochs, --batch and --minutes must be positive")
+        if not 0 <= args.shape_jitter <= 1:
+            parser.error(f"--shape-jitter {args.shape_jitter}: expected 0..1")
+        if args.init is not None and not args.init.is_file():
+            parser.error(f"--init {str(args.init)!r}: no such checkpoint")
+        try:
+            report = train_from_crops(args, device)
+        except ValueError as error:
+            parser.error(str(error))
+        print(json.dumps(report, indent=2))
+        return 0
+    if device == "cpu" and args.size != "smoke" and args.device == "auto":  # not with --crops
         parser.error(
             f"--size {args.size} is sized for a GPU and torch sees none; pass --device cpu "
             "to run it on the CPU anyway (days), or use handreader train's CPU recipe"

@@ -39,6 +39,7 @@ __all__ = [
     "average_checkpoints",
     "export_classifier",
     "extract_crops",
+    "fit_classifier",
     "jitter_box",
     "quantize_classifier",
     "shape_jitter",
@@ -209,19 +210,20 @@ def shape_jitter(batch: Any, generator: Any, share: float) -> Any:
     from torch.nn import functional
 
     count, _, side, _ = batch.shape
-    chosen = torch.nonzero(torch.rand(count, generator=generator) < share).flatten()
+    device = batch.device
+    chosen = torch.nonzero(torch.rand(count, generator=generator, device=device) < share).flatten()
     if len(chosen) == 0:
         return batch
     picked = batch[chosen]  # a copy: the batch itself is left as it is
     n = len(chosen)
 
     def uniform(low: float, high: float) -> Any:
-        return torch.empty(n).uniform_(low, high, generator=generator)
+        return torch.empty(n, device=device).uniform_(low, high, generator=generator)
 
     angle = uniform(-12.0, 12.0) * torch.pi / 180
     scale_x, scale_y, shear = uniform(0.85, 1.15), uniform(0.85, 1.15), uniform(-0.1, 0.1)
     cos, sin = torch.cos(angle), torch.sin(angle)
-    theta = torch.zeros(n, 2, 3)
+    theta = torch.zeros(n, 2, 3, device=device)
     theta[:, 0, 0] = cos * scale_x
     theta[:, 0, 1] = -sin * scale_y + shear
     theta[:, 1, 0] = sin * scale_x
@@ -230,20 +232,21 @@ def shape_jitter(batch: Any, generator: Any, share: float) -> Any:
     grid = functional.affine_grid(theta, list(picked.shape), align_corners=False)
     picked = functional.grid_sample(picked, grid, padding_mode="border", align_corners=False)
 
-    strokes = torch.rand(n, generator=generator) < 0.5
+    strokes = torch.rand(n, generator=generator, device=device) < 0.5
     if strokes.any():
         part = picked[strokes]
         # the ink is darker than the paper: a minimum thickens it, a maximum thins it
         thicker = -functional.max_pool2d(-part, 3, stride=1, padding=1)
         thinner = functional.max_pool2d(part, 3, stride=1, padding=1)
-        grow = (torch.rand(len(part), generator=generator) < 0.5).view(-1, 1, 1, 1)
+        grow = (torch.rand(len(part), generator=generator, device=device) < 0.5).view(-1, 1, 1, 1)
         changed = torch.where(grow, thicker, thinner)
-        mix = torch.empty(len(part), 1, 1, 1).uniform_(0.3, 0.7, generator=generator)
+        mix = torch.empty(len(part), 1, 1, 1, device=device).uniform_(0.3, 0.7, generator=generator)
         picked[strokes] = part + (changed - part) * mix
 
-    coarse = torch.nonzero(torch.rand(n, generator=generator) < 1 / 3).flatten()
-    for index in coarse.tolist():
-        small = max(4, int(side * float(torch.empty(1).uniform_(0.4, 0.75, generator=generator))))
+    coarse = torch.nonzero(torch.rand(n, generator=generator, device=device) < 1 / 3).flatten()
+    shrink = torch.empty(len(coarse), device=device).uniform_(0.4, 0.75, generator=generator)
+    for index, share_of_side in zip(coarse.tolist(), shrink.tolist(), strict=True):
+        small = max(4, int(side * share_of_side))
         shrunk = functional.interpolate(picked[index : index + 1], size=(small, small), mode="area")
         picked[index] = functional.interpolate(
             shrunk, size=(side, side), mode="bilinear", align_corners=False
@@ -257,7 +260,7 @@ def _augment(batch: Any, generator: Any, shapes: float = 0.0) -> Any:
     import torch
 
     count = batch.shape[0]
-    turns = torch.randint(0, 4, (count,), generator=generator)
+    turns = torch.randint(0, 4, (count,), generator=generator, device=batch.device)
     out = batch.clone()
     for k in range(1, 4):
         chosen = turns == k
@@ -292,11 +295,6 @@ def train_classifier(settings: ClassifierTraining) -> Path:
     resumes from it. With ``val_scene_dirs``, top-1 accuracy on their crops is printed per epoch
     and the epoch with the best one is kept as ``classifier_best.pt``.
     """
-    import torch
-    from torch import nn
-
-    from vision.crops import crops_to_tensor
-
     start_run(settings)
     crops, labels = _load_or_extract(
         settings, settings.scene_dirs, "classifier", settings.jitter_copies, settings.none_per_scene
@@ -313,15 +311,34 @@ def train_classifier(settings: ClassifierTraining) -> Path:
             crop_parts += [stored["crops"]] * copies
             label_parts += [stored["labels"]] * copies
     crops, labels = np.concatenate(crop_parts), np.concatenate(label_parts)
+    validation = None
+    if settings.val_scene_dirs:
+        validation = _load_or_extract(settings, settings.val_scene_dirs, "validation", 1, 1)
+    return fit_classifier(crops, labels, settings, validation)
+
+
+def fit_classifier(
+    crops: NDArray[np.uint8],
+    labels: NDArray[np.int64],
+    settings: ClassifierTraining,
+    validation: tuple[NDArray[np.uint8], NDArray[np.int64]] | None = None,
+) -> Path:
+    """Train on crops already gathered ((N, S, S, 3) BGR and class ids; ``settings``' scene,
+    photo, glyph and negative sources are not read), choosing the best epoch on
+    ``validation``'s crops when given; returns the checkpoint. On a GPU the crops are
+    augmented there (``fit``'s ``augment_on_device``)."""
+    import torch
+    from torch import nn
+
+    from vision.crops import crops_to_tensor
+
+    start_run(settings)
     inputs = torch.from_numpy(crops_to_tensor(crops))
     targets = torch.from_numpy(labels)
     val_inputs = val_targets = None
-    if settings.val_scene_dirs:
-        val_crops, val_labels = _load_or_extract(
-            settings, settings.val_scene_dirs, "validation", 1, 1
-        )
-        val_inputs = torch.from_numpy(crops_to_tensor(val_crops))
-        val_targets = torch.from_numpy(val_labels)
+    if validation is not None:
+        val_inputs = torch.from_numpy(crops_to_tensor(validation[0]))
+        val_targets = torch.from_numpy(validation[1])
     model = _network(len(CLASSIFIER_CLASSES), settings.widths)
 
     def logits_of(network: Any, batch: Any) -> Any:
@@ -344,6 +361,7 @@ def train_classifier(settings: ClassifierTraining) -> Path:
         loss=nn.CrossEntropyLoss(label_smoothing=0.05),
         right=right,
         held_out=held_out if val_inputs is not None else None,
+        augment_on_device=True,
     )
 
 
@@ -441,3 +459,58 @@ def quantize_classifier(
     finally:
         prepared.unlink(missing_ok=True)
     return out
+
+
+def seconds_per_step(
+    crops: NDArray[np.uint8],
+    labels: NDArray[np.int64],
+    settings: ClassifierTraining,
+    steps: int = 20,
+) -> float:
+    """Seconds one training step takes (a batch of ``settings.batch`` crops augmented, forward,
+    backward, AdamW), on ``settings.device`` with the network of ``settings.widths``: the mean
+    of ``steps`` steps after three warm-up ones, on a throwaway network. A training that must
+    end within a lease sizes its epochs with it."""
+    import time
+
+    import torch
+    from torch import nn
+
+    from vision.crops import crops_to_tensor
+    from vision.train.fitting import resolve_device
+
+    device = torch.device(resolve_device(settings.device))
+    on_device = device.type == "cuda"
+    chosen = np.random.default_rng(settings.seed).choice(
+        len(crops), min(len(crops), settings.batch * 4), replace=False
+    )
+    inputs = torch.from_numpy(crops_to_tensor(crops[chosen]))
+    targets = torch.from_numpy(labels[chosen])
+    if on_device:
+        inputs, targets = inputs.to(device), targets.to(device)
+    generator = torch.Generator(device if on_device else "cpu").manual_seed(settings.seed)
+    model = _network(len(CLASSIFIER_CLASSES), settings.widths).to(device)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
+    loss = nn.CrossEntropyLoss()
+
+    def step() -> None:
+        index = torch.randint(
+            0, len(inputs), (settings.batch,), generator=generator, device=generator.device
+        )
+        batch = _augment(inputs[index], generator, settings.shape_jitter).to(device)
+        value = loss(model(batch)[0], targets[index].to(device))
+        optimizer.zero_grad()
+        value.backward()
+        optimizer.step()
+
+    for _ in range(3):
+        step()
+    if on_device:
+        torch.cuda.synchronize(device)
+    started = time.perf_counter()
+    for _ in range(steps):
+        step()
+    if on_device:
+        torch.cuda.synchronize(device)
+    return (time.perf_counter() - started) / steps

@@ -1,0 +1,240 @@
+"""Index crops packed small enough to travel: a folder of JPEG mosaics, label arrays and an index.
+
+The index classifier trains on 32 px crops (:mod:`vision.crops`), and a GPU machine that cannot
+render the card art (no ``rsvg-convert``, no wallpapers, no fonts, no network) can still train
+it on crops drawn here. Raw, a crop is 3 KB; packed 64 x 64 to a JPEG mosaic it is about 450
+bytes at quality 90 (each crop is a whole number of the JPEG's 8 x 8 blocks, so no crop bleeds
+into its neighbour). A bundle holds named parts, each with a role: ``train`` parts (repeated
+``copies`` times when loaded, as photo crops are in the shipped recipe) and ``valid`` parts,
+read only to choose the best epoch.
+
+    python -m vision.train.crop_bundle pack OUT scenes.npz glyphs.npz photos.npz:4 val.npz:valid
+    python -m vision.train.crop_bundle info OUT
+
+Each ``.npz`` holds ``crops`` (N, 32, 32, 3) uint8 BGR and ``labels`` (N,) class ids, as
+:func:`vision.train.classifier.extract_crops` and the other crop makers write them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.crops import CROP_SIZE
+from vision.detections import CLASSIFIER_CLASSES
+
+__all__ = ["BundlePart", "load_bundle", "pack_bundle", "parse_part"]
+
+FORMAT = 1
+PER_ROW = 64
+"""Crops per mosaic row and column: a mosaic is 2048 x 2048 and holds 4,096 crops."""
+ROLES = ("train", "valid")
+
+
+@dataclass(frozen=True)
+class BundlePart:
+    """One ``.npz`` of crops and labels to pack, its role and how often training repeats it."""
+
+    path: Path
+    role: str = "train"
+    copies: int = 1
+
+
+def parse_part(text: str) -> BundlePart:
+    """``FILE.npz``, ``FILE.npz:K`` (train, K copies) or ``FILE.npz:valid``; ValueError naming
+    the text otherwise."""
+    path, _, suffix = text.partition(":")
+    if not path.endswith(".npz"):
+        raise ValueError(f"{text!r}: expected FILE.npz, FILE.npz:COPIES or FILE.npz:valid")
+    if suffix in ("", "train"):
+        return BundlePart(Path(path))
+    if suffix == "valid":
+        return BundlePart(Path(path), role="valid", copies=0)
+    if suffix.isdigit() and int(suffix) >= 1:
+        return BundlePart(Path(path), copies=int(suffix))
+    raise ValueError(f"{text!r}: the part after ':' must be a copy count >= 1 or 'valid'")
+
+
+def _read_npz(path: Path) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    stored = np.load(path)
+    if "crops" not in stored or "labels" not in stored:
+        raise ValueError(f"{path}: expected arrays 'crops' and 'labels', found {sorted(stored)}")
+    crops, labels = stored["crops"], stored["labels"].astype(np.int64)
+    shape = (CROP_SIZE, CROP_SIZE, 3)
+    if crops.dtype != np.uint8 or crops.ndim != 4 or crops.shape[1:] != shape:
+        raise ValueError(
+            f"{path}: crops are {crops.dtype} {crops.shape}, expected uint8 (N, {CROP_SIZE}, "
+            f"{CROP_SIZE}, 3)"
+        )
+    if len(labels) != len(crops):
+        raise ValueError(f"{path}: {len(crops)} crops but {len(labels)} labels")
+    if len(labels) and (labels.min() < 0 or labels.max() >= len(CLASSIFIER_CLASSES)):
+        raise ValueError(
+            f"{path}: labels outside 0..{len(CLASSIFIER_CLASSES) - 1} "
+            f"(min {labels.min()}, max {labels.max()})"
+        )
+    return crops, labels
+
+
+def _mosaics(crops: NDArray[np.uint8]) -> list[NDArray[np.uint8]]:
+    """The crops laid out PER_ROW x PER_ROW per image, row by row; the last image is only as
+    tall as its rows."""
+    side, per_image = CROP_SIZE, PER_ROW * PER_ROW
+    images = []
+    for start in range(0, len(crops), per_image):
+        chunk = crops[start : start + per_image]
+        rows = -(-len(chunk) // PER_ROW)
+        padded = np.zeros((rows * PER_ROW, side, side, 3), np.uint8)
+        padded[: len(chunk)] = chunk
+        grid = padded.reshape(rows, PER_ROW, side, side, 3).transpose(0, 2, 1, 3, 4)
+        images.append(np.ascontiguousarray(grid.reshape(rows * side, PER_ROW * side, 3)))
+    return images
+
+
+def _no_crops() -> NDArray[np.uint8]:
+    return np.zeros((0, CROP_SIZE, CROP_SIZE, 3), np.uint8)
+
+
+def _unmosaic(image: NDArray[np.uint8], count: int) -> NDArray[np.uint8]:
+    side = CROP_SIZE
+    rows = image.shape[0] // side
+    grid = image.reshape(rows, side, PER_ROW, side, 3).transpose(0, 2, 1, 3, 4)
+    return grid.reshape(rows * PER_ROW, side, side, 3)[:count]
+
+
+def pack_bundle(parts: list[BundlePart], out: Path, quality: int = 90) -> dict[str, object]:
+    """Write the parts to the folder ``out`` (made if missing; a bundle already there is
+    replaced); returns the index written as ``out/bundle.json``."""
+    if not parts:
+        raise ValueError("no parts to pack")
+    names = [part.path.stem for part in parts]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two parts share a file name: {names}")
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*"):
+        if old.suffix in (".jpg", ".npy") or old.name == "bundle.json":
+            old.unlink()
+    index: dict[str, object] = {"format": FORMAT, "crop_size": CROP_SIZE, "quality": quality}
+    entries = []
+    for part in parts:
+        crops, labels = _read_npz(part.path)
+        name = part.path.stem
+        files = []
+        for number, image in enumerate(_mosaics(crops)):
+            file = f"{name}-{number}.jpg"
+            ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+            if not ok:
+                raise ValueError(f"{part.path}: JPEG encoding failed")
+            (out / file).write_bytes(encoded.tobytes())
+            files.append(file)
+        np.save(out / f"{name}.labels.npy", labels.astype(np.uint8))
+        entries.append(
+            {
+                "name": name,
+                "role": part.role,
+                "copies": part.copies,
+                "count": len(labels),
+                "images": files,
+                "labels": f"{name}.labels.npy",
+                "source": str(part.path),
+            }
+        )
+    index["parts"] = entries
+    (out / "bundle.json").write_text(json.dumps(index, indent=1) + "\n")
+    return index
+
+
+def load_bundle(
+    folder: Path,
+) -> tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.uint8], NDArray[np.int64]]:
+    """(train crops, train labels, valid crops, valid labels) of a bundle, each ``train`` part
+    repeated its ``copies`` times; ValueError naming what is missing or malformed."""
+    index_file = folder / "bundle.json"
+    if not index_file.is_file():
+        raise ValueError(f"{folder}: no bundle.json (not a crop bundle)")
+    index = json.loads(index_file.read_text())
+    if index.get("format") != FORMAT or index.get("crop_size") != CROP_SIZE:
+        raise ValueError(
+            f"{index_file}: format {index.get('format')} crop size {index.get('crop_size')}, "
+            f"expected {FORMAT} and {CROP_SIZE}"
+        )
+    taken: dict[str, tuple[list[NDArray[np.uint8]], list[NDArray[np.int64]]]] = {
+        role: ([], []) for role in ROLES
+    }
+    per_image = PER_ROW * PER_ROW
+    for entry in index["parts"]:
+        if entry["role"] not in ROLES:
+            raise ValueError(f"{index_file}: part {entry['name']!r} has role {entry['role']!r}")
+        pieces = []
+        for number, file in enumerate(entry["images"]):
+            image = cast("NDArray[np.uint8] | None", cv2.imread(str(folder / file)))
+            if image is None:
+                raise ValueError(f"{folder / file}: missing or not a JPEG")
+            left = min(per_image, entry["count"] - number * per_image)
+            pieces.append(_unmosaic(image, left))
+        crops = np.concatenate(pieces) if pieces else _no_crops()
+        labels = np.load(folder / entry["labels"]).astype(np.int64)
+        if len(crops) != entry["count"] or len(labels) != entry["count"]:
+            raise ValueError(
+                f"{folder}: part {entry['name']!r} should hold {entry['count']} crops, found "
+                f"{len(crops)} crops and {len(labels)} labels"
+            )
+        copies = max(1, entry["copies"]) if entry["role"] == "train" else 1
+        taken[entry["role"]][0].extend([crops] * copies)
+        taken[entry["role"]][1].extend([labels] * copies)
+
+    def joined(role: str) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+        crops_list, labels_list = taken[role]
+        if not crops_list:
+            return _no_crops(), np.zeros(0, np.int64)
+        return np.concatenate(crops_list), np.concatenate(labels_list)
+
+    train_crops, train_labels = joined("train")
+    if len(train_labels) == 0:
+        raise ValueError(f"{index_file}: no train part")
+    return (train_crops, train_labels, *joined("valid"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m vision.train.crop_bundle",
+        description="Pack index crops (.npz) into a small folder of JPEG mosaics, or describe one.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    pack = commands.add_parser("pack", help="pack .npz crop files into a bundle folder")
+    pack.add_argument("out", type=Path)
+    pack.add_argument("parts", nargs="+", help="FILE.npz, FILE.npz:COPIES or FILE.npz:valid")
+    pack.add_argument("--quality", type=int, default=90, help="JPEG quality (default 90)")
+    info = commands.add_parser("info", help="count a bundle's crops by role")
+    info.add_argument("folder", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "pack":
+            if not 50 <= args.quality <= 100:
+                raise ValueError(f"--quality {args.quality}: expected 50..100")
+            pack_bundle([parse_part(text) for text in args.parts], args.out, args.quality)
+            folder = args.out
+        else:
+            folder = args.folder
+        train_crops, _, valid_crops, _ = load_bundle(folder)
+    except ValueError as error:
+        parser.error(str(error))
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    print(
+        f"{folder}: {len(train_crops)} train crops (copies counted), {len(valid_crops)} valid "
+        f"crops, {size / 1e6:.1f} MB"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
