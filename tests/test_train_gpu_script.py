@@ -35,8 +35,9 @@ def test_presets_only_name_fields_of_the_training_plan(tmp_path: Path) -> None:
         plan = script.plan_for(size, tmp_path, None, "cpu")
         assert plan.models_dir == tmp_path / "models"  # never the shipped models/
         assert plan.photo_manifests == ()
-    full, quick = script.plan_for("full", tmp_path, None, "cpu"), script.plan_for(
-        "quick", tmp_path, None, "cpu"
+    full, quick = (
+        script.plan_for("full", tmp_path, None, "cpu"),
+        script.plan_for("quick", tmp_path, None, "cpu"),
     )
     # larger than the shipped CPU recipe, the full size larger than the quick one
     from vision.train.pipeline import TrainingPlan
@@ -79,8 +80,18 @@ def test_realdata_without_crops_is_refused_before_any_work(
 ) -> None:
     script = _script()
     with pytest.raises(SystemExit) as stopped:
-        script.main(["--size", "smoke", "--device", "cpu", "--work", str(tmp_path / "w"),
-                     "--realdata", str(tmp_path)])
+        script.main(
+            [
+                "--size",
+                "smoke",
+                "--device",
+                "cpu",
+                "--work",
+                str(tmp_path / "w"),
+                "--realdata",
+                str(tmp_path),
+            ]
+        )
     assert stopped.value.code == 2
     assert "no crops/manifest.jsonl" in capsys.readouterr().err
     assert not (tmp_path / "w").exists()
@@ -141,3 +152,145 @@ def test_smoke_size_trains_evaluates_and_reports(
     assert manifest["training"]["device"] == "cpu"  # where it ran, not "auto"
     assert "| held-out synthetic decks | 3 |" in capsys.readouterr().out
     assert (work / "report.md").read_text().startswith("# GPU training, size smoke, on cpu")
+
+
+def test_widths_and_epochs_within_a_lease() -> None:
+    script = _script()
+    assert script.parse_widths("48,96,192,192") == (48, 96, 192, 192)
+    for bad in ("32,64,128", "32,64,x,128", "0,64,128,128", ""):
+        with pytest.raises(ValueError, match="four positive channel counts"):
+            script.parse_widths(bad)
+    # 10 minutes at 0.02 s a step and 500 steps an epoch (10 s): 51 epochs in 85 % of them
+    assert script.epochs_within(10, 0.02, 500, most=80) == 51
+    assert script.epochs_within(10, 0.02, 500, most=30) == 30
+    assert script.epochs_within(0.01, 5.0, 500, most=30) == 1  # always at least one
+
+
+def _bundle(tmp_path: Path) -> Path:
+    """A bundle of 240 training crops (two copies of 120) and 60 valid ones: each crop a dark
+    mark whose place follows its label."""
+    import numpy as np
+
+    from vision.train.crop_bundle import main as bundle_main
+
+    rng = np.random.default_rng(0)
+    for name, count in (("train", 120), ("valid", 60)):
+        labels = rng.integers(0, 6, count)
+        crops = np.full((count, 32, 32, 3), 225, np.uint8)
+        for crop, label in zip(crops, labels, strict=True):
+            crop[4 + int(label) * 4 : 10 + int(label) * 4, 8:24] = 25
+        np.savez(tmp_path / f"{name}.npz", crops=crops, labels=labels)
+    out = tmp_path / "bundle"
+    assert (
+        bundle_main(
+            ["pack", str(out), f"{tmp_path / 'train.npz'}:2", f"{tmp_path / 'valid.npz'}:valid"]
+        )
+        == 0
+    )
+    return out
+
+
+@pytest.mark.train
+def test_crops_run_trains_the_classifier_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import torch
+
+    script = _script()
+    bundle, work = _bundle(tmp_path), tmp_path / "work"
+    args = [
+        "--crops",
+        str(bundle),
+        "--work",
+        str(work),
+        "--device",
+        "cpu",
+        "--epochs",
+        "2",
+        "--batch",
+        "32",
+        "--widths",
+        "8,16,16,24",
+        "--export",
+    ]
+    assert script.main(args) == 0
+    report = json.loads((work / "crops-report.json").read_text())
+    assert (report["train_crops"], report["valid_crops"], report["epochs"]) == (240, 60, 2)
+    assert report["device"] == "cpu" and report["widths"] == [8, 16, 16, 24]
+    best = torch.load(work / "classifier_best.pt", weights_only=False)
+    assert "optimizer" not in best and best["widths"] == [8, 16, 16, 24]  # weights only
+    assert "optimizer" in torch.load(work / "classifier_last.pt", weights_only=False)
+    assert (work / "models" / "classifier.onnx").is_file()
+    out = capsys.readouterr().out
+    assert "240 train crops, 60 valid; 2 epochs" in out
+    assert "classifier epoch 2:" in out
+    # the int8 export is a classifier the reader's loader accepts
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(str(work / "models" / "classifier.onnx"))
+    assert [o.name for o in session.get_outputs()] == ["logits", "embedding"]
+    # a rerun resumes: nothing left to train, the same epoch count kept
+    assert script.main(args[:-1]) == 0
+    assert json.loads((work / "crops-report.json").read_text())["epochs"] == 2
+
+
+@pytest.mark.train
+def test_crops_run_sizes_its_epochs_to_the_minutes(tmp_path: Path) -> None:
+    script = _script()
+    bundle, work = _bundle(tmp_path), tmp_path / "work"
+    args = [
+        "--crops",
+        str(bundle),
+        "--work",
+        str(work),
+        "--device",
+        "cpu",
+        "--epochs",
+        "50",
+        "--batch",
+        "32",
+        "--widths",
+        "8,16,16,24",
+        "--minutes",
+        "0.02",
+    ]
+    assert script.main(args) == 0
+    report = json.loads((work / "crops-report.json").read_text())
+    assert report["step_seconds"] > 0
+    # 8 steps an epoch: 0.02 minutes hold far fewer than 50 epochs
+    expected = script.epochs_within(0.02, report["step_seconds"], 8, 50)
+    assert report["epochs"] == expected < 50
+
+
+@pytest.mark.train
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--widths", "1,2,3"], "four positive channel counts"),
+        (["--shape-jitter", "1.5"], "--shape-jitter 1.5: expected 0..1"),
+        (["--epochs", "0"], "must be positive"),
+        (["--init", "/nowhere/ckpt.pt"], "no such checkpoint"),
+    ],
+)
+def test_crops_run_refuses_bad_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    script = _script()
+    with pytest.raises(SystemExit) as stopped:
+        script.main(
+            ["--crops", str(tmp_path), "--device", "cpu", "--work", str(tmp_path / "w"), *extra]
+        )
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.train
+def test_crops_run_names_a_folder_that_is_no_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = _script()
+    with pytest.raises(SystemExit) as stopped:
+        script.main(["--crops", str(tmp_path), "--device", "cpu", "--work", str(tmp_path / "w")])
+    assert stopped.value.code == 2
+    assert "no bundle.json (not a crop bundle)" in capsys.readouterr().err

@@ -1,0 +1,177 @@
+"""Crop bundles (vision.train.crop_bundle): index crops packed as JPEG mosaics to travel to a
+GPU machine without card art. No torch needed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.crops import CROP_SIZE
+from vision.detections import CLASSIFIER_CLASSES
+from vision.train.crop_bundle import PER_ROW, BundlePart, load_bundle, main, pack_bundle, parse_part
+
+
+def _crops(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Crops that each show their own label: a dark square whose place and colour follow it,
+    on a light ground, so a packed crop can be told from its neighbours."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, len(CLASSIFIER_CLASSES), count)
+    crops = np.full((count, CROP_SIZE, CROP_SIZE, 3), 230, np.uint8)
+    for crop, label in zip(crops, labels, strict=True):
+        x, y = 2 + int(label) % 5 * 5, 2 + int(label) // 5 % 5 * 5
+        crop[y : y + 8, x : x + 8] = (30, 30, 200) if label % 2 else (20, 20, 20)
+    return crops, labels
+
+
+def _npz(path: Path, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    crops, labels = _crops(count, seed)
+    np.savez(path, crops=crops, labels=labels)
+    return crops, labels
+
+
+def test_pack_and_load_round_trip(tmp_path: Path) -> None:
+    # more than one mosaic (4,096 crops each) and a last, partly filled row
+    count = PER_ROW * PER_ROW + 3 * PER_ROW + 5
+    scenes, scene_labels = _npz(tmp_path / "scenes.npz", count, 1)
+    photos, photo_labels = _npz(tmp_path / "photos.npz", 70, 2)
+    valid, valid_labels = _npz(tmp_path / "valid.npz", 40, 3)
+    parts = [
+        BundlePart(tmp_path / "scenes.npz"),
+        BundlePart(tmp_path / "photos.npz", copies=3),
+        BundlePart(tmp_path / "valid.npz", role="valid", copies=0),
+    ]
+    index = pack_bundle(parts, tmp_path / "bundle", quality=90)
+    assert [len(part["images"]) for part in index["parts"]] == [2, 1, 1]  # type: ignore[index]
+    crops, labels, valid_crops, loaded_valid = load_bundle(tmp_path / "bundle")
+    assert len(crops) == count + 3 * 70
+    np.testing.assert_array_equal(labels, np.concatenate([scene_labels, *[photo_labels] * 3]))
+    np.testing.assert_array_equal(loaded_valid, valid_labels)
+    # every crop comes back in its place, within the JPEG's rounding
+    expected = np.concatenate([scenes, *[photos] * 3])
+    error = np.abs(crops.astype(int) - expected.astype(int))
+    assert error.mean() < 3 and np.percentile(error, 99) < 40
+    assert np.abs(valid_crops.astype(int) - valid.astype(int)).mean() < 3
+    # a crop's dark square is where its own label put it, not a neighbour's
+    for crop, label in zip(crops[::397], labels[::397], strict=True):
+        x, y = 2 + int(label) % 5 * 5, 2 + int(label) // 5 % 5 * 5
+        assert crop[y + 2 : y + 6, x + 2 : x + 6].mean() < 120
+
+
+def test_smaller_at_lower_quality_and_far_smaller_than_raw(tmp_path: Path) -> None:
+    _npz(tmp_path / "scenes.npz", 3000, 4)
+    sizes = {}
+    for quality in (95, 75):
+        out = tmp_path / f"q{quality}"
+        pack_bundle([BundlePart(tmp_path / "scenes.npz")], out, quality=quality)
+        sizes[quality] = sum(path.stat().st_size for path in out.iterdir())
+    assert sizes[75] < sizes[95] < 3000 * CROP_SIZE * CROP_SIZE * 3 / 4
+
+
+def test_repacking_replaces_the_old_bundle(tmp_path: Path) -> None:
+    _npz(tmp_path / "first.npz", 30, 5)
+    _npz(tmp_path / "second.npz", 20, 6)
+    out = tmp_path / "bundle"
+    pack_bundle([BundlePart(tmp_path / "first.npz")], out)
+    (out / "notes.txt").write_text("kept")
+    pack_bundle([BundlePart(tmp_path / "second.npz")], out)
+    assert not list(out.glob("first*"))
+    assert (out / "notes.txt").read_text() == "kept"
+    assert len(load_bundle(out)[1]) == 20
+
+
+def test_part_syntax() -> None:
+    assert parse_part("a.npz") == BundlePart(Path("a.npz"))
+    assert parse_part("a.npz:4") == BundlePart(Path("a.npz"), copies=4)
+    assert parse_part("a.npz:valid") == BundlePart(Path("a.npz"), role="valid", copies=0)
+    for bad in ("a.jpg", "a.npz:0", "a.npz:x", "a.npz:-1"):
+        with pytest.raises(ValueError, match=r"expected|copy count"):
+            parse_part(bad)
+
+
+@pytest.mark.parametrize(
+    ("arrays", "message"),
+    [
+        ({"images": np.zeros((2, 32, 32, 3), np.uint8)}, "expected arrays 'crops' and 'labels'"),
+        ({"crops": np.zeros((2, 16, 16, 3), np.uint8), "labels": np.zeros(2)}, "expected uint8"),
+        ({"crops": np.zeros((2, 32, 32, 3), np.float32), "labels": np.zeros(2)}, "expected uint8"),
+        ({"crops": np.zeros((2, 32, 32, 3), np.uint8), "labels": np.zeros(3)}, "2 crops but 3"),
+        ({"crops": np.zeros((1, 32, 32, 3), np.uint8), "labels": np.array([55])}, "labels outside"),
+    ],
+)
+def test_a_malformed_part_is_named(
+    tmp_path: Path, arrays: dict[str, np.ndarray], message: str
+) -> None:
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match=message) as raised:
+        pack_bundle([BundlePart(tmp_path / "bad.npz")], tmp_path / "out")
+    assert "bad.npz" in str(raised.value)
+
+
+def test_missing_and_duplicate_parts_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no such file"):
+        pack_bundle([BundlePart(tmp_path / "gone.npz")], tmp_path / "out")
+    with pytest.raises(ValueError, match="no parts"):
+        pack_bundle([], tmp_path / "out")
+    _npz(tmp_path / "a.npz", 5, 7)
+    (tmp_path / "other").mkdir()
+    _npz(tmp_path / "other" / "a.npz", 5, 8)
+    with pytest.raises(ValueError, match="share a file name"):
+        pack_bundle(
+            [BundlePart(tmp_path / "a.npz"), BundlePart(tmp_path / "other" / "a.npz")],
+            tmp_path / "out",
+        )
+
+
+def test_a_broken_bundle_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"no bundle\.json"):
+        load_bundle(tmp_path)
+    _npz(tmp_path / "a.npz", 50, 9)
+    out = tmp_path / "bundle"
+    pack_bundle([BundlePart(tmp_path / "a.npz")], out)
+    (out / "a-0.jpg").write_bytes(b"not a jpeg")
+    with pytest.raises(ValueError, match=r"a-0\.jpg: missing or not a JPEG"):
+        load_bundle(out)
+    pack_bundle([BundlePart(tmp_path / "a.npz", role="valid", copies=0)], out)
+    with pytest.raises(ValueError, match="no train part"):
+        load_bundle(out)
+    index = json.loads((out / "bundle.json").read_text())
+    index["crop_size"] = 48
+    (out / "bundle.json").write_text(json.dumps(index))
+    with pytest.raises(ValueError, match="crop size 48"):
+        load_bundle(out)
+
+
+def test_a_wrong_count_is_named(tmp_path: Path) -> None:
+    _npz(tmp_path / "a.npz", 50, 10)
+    out = tmp_path / "bundle"
+    pack_bundle([BundlePart(tmp_path / "a.npz")], out)
+    np.save(out / "a.labels.npy", np.zeros(49, np.uint8))
+    with pytest.raises(ValueError, match="should hold 50 crops, found 50 crops and 49 labels"):
+        load_bundle(out)
+
+
+def test_command_line_packs_and_describes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _npz(tmp_path / "train.npz", 60, 11)
+    _npz(tmp_path / "valid.npz", 10, 12)
+    out = tmp_path / "bundle"
+    args = ["pack", str(out), str(tmp_path / "train.npz") + ":2", f"{tmp_path / 'valid.npz'}:valid"]
+    assert main(args) == 0
+    assert "120 train crops (copies counted), 10 valid crops" in capsys.readouterr().out
+    assert main(["info", str(out)]) == 0
+    assert "120 train crops" in capsys.readouterr().out
+    assert cv2.imread(str(out / "train-0.jpg")) is not None
+    for bad, message in (
+        (["pack", str(out), "x.txt"], "expected FILE.npz"),
+        (["pack", str(out), str(tmp_path / "train.npz"), "--quality", "20"], "--quality 20"),
+        (["info", str(tmp_path)], "no bundle.json"),
+    ):
+        with pytest.raises(SystemExit) as stopped:
+            main(bad)
+        assert stopped.value.code == 2
+        assert message in capsys.readouterr().err
