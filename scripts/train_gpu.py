@@ -317,10 +317,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.init is not None and not args.init.is_file():
             parser.error(f"--init {str(args.init)!r}: no such checkpoint")
         try:
-            report = train_from_crops(args, device)
+            crops_report = train_from_crops(args, device)
         except ValueError as error:
             parser.error(str(error))
-        print(json.dumps(report, indent=2))
+        print(json.dumps(crops_report, indent=2))
         return 0
     if device == "cpu" and args.size != "smoke" and args.device == "auto":  # not with --crops
         parser.error(
