@@ -190,6 +190,14 @@ def _bundle(tmp_path: Path) -> Path:
     return out
 
 
+def _crops_args(bundle: Path, work: Path, epochs: str, *extra: str) -> list[str]:
+    """A --crops run of a tiny network on the CPU, 32 crops a batch."""
+    return [
+        *("--crops", str(bundle), "--work", str(work), "--device", "cpu", "--epochs", epochs),
+        *("--batch", "32", "--widths", "8,16,16,24", *extra),
+    ]
+
+
 @pytest.mark.train
 def test_crops_run_trains_the_classifier_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -198,21 +206,7 @@ def test_crops_run_trains_the_classifier_alone(
 
     script = _script()
     bundle, work = _bundle(tmp_path), tmp_path / "work"
-    args = [
-        "--crops",
-        str(bundle),
-        "--work",
-        str(work),
-        "--device",
-        "cpu",
-        "--epochs",
-        "2",
-        "--batch",
-        "32",
-        "--widths",
-        "8,16,16,24",
-        "--export",
-    ]
+    args = _crops_args(bundle, work, "2", "--export")
     assert script.main(args) == 0
     report = json.loads((work / "crops-report.json").read_text())
     assert (report["train_crops"], report["valid_crops"], report["epochs"]) == (240, 60, 2)
@@ -224,7 +218,7 @@ def test_crops_run_trains_the_classifier_alone(
     out = capsys.readouterr().out
     assert "240 train crops, 60 valid; 2 epochs" in out
     assert "classifier epoch 2:" in out
-    # the int8 export is a classifier the reader's loader accepts
+    # the int8 export has the reader's two outputs
     import onnxruntime
 
     session = onnxruntime.InferenceSession(str(work / "models" / "classifier.onnx"))
@@ -238,22 +232,7 @@ def test_crops_run_trains_the_classifier_alone(
 def test_crops_run_sizes_its_epochs_to_the_minutes(tmp_path: Path) -> None:
     script = _script()
     bundle, work = _bundle(tmp_path), tmp_path / "work"
-    args = [
-        "--crops",
-        str(bundle),
-        "--work",
-        str(work),
-        "--device",
-        "cpu",
-        "--epochs",
-        "50",
-        "--batch",
-        "32",
-        "--widths",
-        "8,16,16,24",
-        "--minutes",
-        "0.02",
-    ]
+    args = _crops_args(bundle, work, "50", "--minutes", "0.02")
     assert script.main(args) == 0
     report = json.loads((work / "crops-report.json").read_text())
     assert report["step_seconds"] > 0
