@@ -254,7 +254,11 @@ def train_from_crops(args: argparse.Namespace, device: str) -> dict[str, Any]:
         "epochs": epochs,
     }
     args.work.mkdir(parents=True, exist_ok=True)
-    (args.work / "crops-report.json").write_text(json.dumps(report, indent=2) + "\n")
+
+    def save() -> None:
+        (args.work / "crops-report.json").write_text(json.dumps(report, indent=2) + "\n")
+
+    save()  # the epoch count, for a rerun to resume with
     print(
         f"{len(labels)} train crops, {len(valid_labels)} valid; {epochs} epochs"
         + (f" ({step_seconds * 1000:.1f} ms a step)" if step_seconds else ""),
@@ -268,7 +272,7 @@ def train_from_crops(args: argparse.Namespace, device: str) -> dict[str, Any]:
         float_model = export_classifier(best, args.work / "models" / "classifier-float.onnx")
         quantize_classifier(float_model, args.work / "models" / "classifier.onnx", crops)
         report["models"] = str(args.work / "models")
-    (args.work / "crops-report.json").write_text(json.dumps(report, indent=2) + "\n")
+    save()
     return report
 
 

@@ -74,26 +74,21 @@ def test_report_puts_shipped_and_new_figures_side_by_side() -> None:
     assert "Training 12.2 min" in text or "Training 12.3 min" in text
 
 
+def _refusal(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """What the script prints when it refuses ``args`` (it must: exit status 2)."""
+    with pytest.raises(SystemExit) as stopped:
+        _script().main(args)
+    assert stopped.value.code == 2
+    return capsys.readouterr().err
+
+
 @pytest.mark.train
 def test_realdata_without_crops_is_refused_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = _script()
-    with pytest.raises(SystemExit) as stopped:
-        script.main(
-            [
-                "--size",
-                "smoke",
-                "--device",
-                "cpu",
-                "--work",
-                str(tmp_path / "w"),
-                "--realdata",
-                str(tmp_path),
-            ]
-        )
-    assert stopped.value.code == 2
-    assert "no crops/manifest.jsonl" in capsys.readouterr().err
+    work, realdata = str(tmp_path / "w"), str(tmp_path)
+    args = ["--size", "smoke", "--device", "cpu", "--work", work, "--realdata", realdata]
+    assert "no crops/manifest.jsonl" in _refusal(args, capsys)
     assert not (tmp_path / "w").exists()
 
 
@@ -122,11 +117,8 @@ def test_gpu_sizes_refuse_a_machine_without_a_gpu(
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    script = _script()
-    with pytest.raises(SystemExit) as stopped:
-        script.main(["--size", "quick", "--work", str(tmp_path / "w")])
-    assert stopped.value.code == 2
-    assert "sized for a GPU and torch sees none" in capsys.readouterr().err
+    err = _refusal(["--size", "quick", "--work", str(tmp_path / "w")], capsys)
+    assert "sized for a GPU and torch sees none" in err
     assert not (tmp_path / "w").exists()  # nothing drawn, nothing trained
 
 
@@ -254,13 +246,8 @@ def test_crops_run_sizes_its_epochs_to_the_minutes(tmp_path: Path) -> None:
 def test_crops_run_refuses_bad_settings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
-    script = _script()
-    with pytest.raises(SystemExit) as stopped:
-        script.main(
-            ["--crops", str(tmp_path), "--device", "cpu", "--work", str(tmp_path / "w"), *extra]
-        )
-    assert stopped.value.code == 2
-    assert message in capsys.readouterr().err
+    args = ["--crops", str(tmp_path), "--device", "cpu", "--work", str(tmp_path / "w"), *extra]
+    assert message in _refusal(args, capsys)
     assert not (tmp_path / "w").exists()
 
 
@@ -268,8 +255,5 @@ def test_crops_run_refuses_bad_settings(
 def test_crops_run_names_a_folder_that_is_no_bundle(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = _script()
-    with pytest.raises(SystemExit) as stopped:
-        script.main(["--crops", str(tmp_path), "--device", "cpu", "--work", str(tmp_path / "w")])
-    assert stopped.value.code == 2
-    assert "no bundle.json (not a crop bundle)" in capsys.readouterr().err
+    args = ["--crops", str(tmp_path), "--device", "cpu", "--work", str(tmp_path / "w")]
+    assert "no bundle.json (not a crop bundle)" in _refusal(args, capsys)

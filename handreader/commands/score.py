@@ -35,6 +35,7 @@ from rules.niuniu import NiuHand, evaluate_hand
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, NiuProfile
 
 if TYPE_CHECKING:
+    from handreader.table import TableOptions
     from vision.calibration import DeckProfile
     from vision.reader import Reader
 
@@ -165,10 +166,12 @@ def score_photos(
     One photo is printed as :func:`score_photo` prints it; with several, each photo's lines
     follow a ``== PHOTO`` line (not with ``--json``: its lines carry the image)."""
     from handreader.photos import expand_photos, report_unreadable
+    from handreader.table import TableOptions
     from vision.calibration import load_profile
     from vision.imageio import ImageError
     from vision.reader import Reader
 
+    options = TableOptions.create(profile=profile)  # a bad profile is named before any photo
     reader = Reader.load(models)
     deck_profile = load_profile(deck) if deck else None
     expanded = expand_photos(photos)
@@ -177,7 +180,7 @@ def score_photos(
         if len(expanded) > 1 and not as_json:
             print(f"== {photo}", flush=True)
         try:
-            score_photo(photo, profile, reader, deck_profile, as_json)
+            score_photo(photo, options, reader, deck_profile, as_json)
         except ImageError as error:
             status = 2
             report_unreadable("score", photo, error, as_json)
@@ -186,17 +189,16 @@ def score_photos(
 
 def score_photo(
     photo: str,
-    profile: str,
+    options: TableOptions,
     reader: Reader,
     deck_profile: DeckProfile | None,
     as_json: bool,
 ) -> None:
-    """Read a photo with ``reader``, group its cards into hands, print one line per hand
-    (ImageError when it cannot be read)."""
+    """Read a photo with ``reader``, group its cards into hands under ``options``, print one
+    line per hand (ImageError when it cannot be read)."""
     from handreader.photos import open_photo
-    from handreader.table import TableOptions, score_reading
+    from handreader.table import score_reading
 
-    options = TableOptions.create(profile=profile)
     photo_image = open_photo(photo)  # boxes mapped back to the photo's own pixels below
     reading = photo_image.to_original(reader.read(photo_image.image, deck_profile))
     table = score_reading(reading, options)

@@ -85,7 +85,7 @@ class ClassifierTraining:
     threads: int | None = None
     device: str = "cpu"
     """Where the network trains (:func:`vision.train.fitting.resolve_device`: ``auto``, ``cpu``,
-    ``cuda``, ``cuda:N``); the crops are augmented on the CPU either way."""
+    ``cuda``, ``cuda:N``); on a GPU the crops are also augmented there."""
     widths: tuple[int, int, int, int] = DEFAULT_WIDTHS
     """Channels of the three convolution blocks and of the last 4 x 4 convolution."""
     shape_jitter: float = 0.0
@@ -295,7 +295,7 @@ def train_classifier(settings: ClassifierTraining) -> Path:
     resumes from it. With ``val_scene_dirs``, top-1 accuracy on their crops is printed per epoch
     and the epoch with the best one is kept as ``classifier_best.pt``.
     """
-    start_run(settings)
+    settings.run_dir.mkdir(parents=True, exist_ok=True)  # the crop caches are written there
     crops, labels = _load_or_extract(
         settings, settings.scene_dirs, "classifier", settings.jitter_copies, settings.none_per_scene
     )
@@ -317,6 +317,22 @@ def train_classifier(settings: ClassifierTraining) -> Path:
     return fit_classifier(crops, labels, settings, validation)
 
 
+def _training_parts(settings: ClassifierTraining) -> dict[str, Any]:
+    """What :func:`fit` (and its timing) takes for the index classifier: the augmentation,
+    the logits, the loss and where the crops are augmented."""
+    from torch import nn
+
+    def logits_of(network: Any, batch: Any) -> Any:
+        return network(batch)[0]  # (logits, embedding)
+
+    return {
+        "augment": functools.partial(_augment, shapes=settings.shape_jitter),
+        "logits_of": logits_of,
+        "loss": nn.CrossEntropyLoss(label_smoothing=0.05),
+        "augment_on_device": True,
+    }
+
+
 def fit_classifier(
     crops: NDArray[np.uint8],
     labels: NDArray[np.int64],
@@ -328,27 +344,25 @@ def fit_classifier(
     ``validation``'s crops when given; returns the checkpoint. On a GPU the crops are
     augmented there (``fit``'s ``augment_on_device``)."""
     import torch
-    from torch import nn
 
     from vision.crops import crops_to_tensor
 
     start_run(settings)
     inputs = torch.from_numpy(crops_to_tensor(crops))
     targets = torch.from_numpy(labels)
-    val_inputs = val_targets = None
-    if validation is not None:
-        val_inputs = torch.from_numpy(crops_to_tensor(validation[0]))
-        val_targets = torch.from_numpy(validation[1])
     model = _network(len(CLASSIFIER_CLASSES), settings.widths)
-
-    def logits_of(network: Any, batch: Any) -> Any:
-        return network(batch)[0]  # (logits, embedding)
+    parts = _training_parts(settings)
 
     def right(predicted: Any, wanted: Any) -> Any:
         return predicted == wanted
 
+    val_inputs = val_targets = None
+    if validation is not None:
+        val_inputs = torch.from_numpy(crops_to_tensor(validation[0]))
+        val_targets = torch.from_numpy(validation[1])
+
     def held_out(network: Any) -> float:
-        return accuracy(network, val_inputs, val_targets, logits_of, right)
+        return accuracy(network, val_inputs, val_targets, parts["logits_of"], right)
 
     return fit(
         model,
@@ -356,12 +370,9 @@ def fit_classifier(
         targets,
         settings,
         name="classifier",
-        augment=functools.partial(_augment, shapes=settings.shape_jitter),
-        logits_of=logits_of,
-        loss=nn.CrossEntropyLoss(label_smoothing=0.05),
         right=right,
-        held_out=held_out if val_inputs is not None else None,
-        augment_on_device=True,
+        held_out=held_out if validation is not None else None,
+        **parts,
     )
 
 
@@ -467,50 +478,23 @@ def seconds_per_step(
     settings: ClassifierTraining,
     steps: int = 20,
 ) -> float:
-    """Seconds one training step takes (a batch of ``settings.batch`` crops augmented, forward,
-    backward, AdamW), on ``settings.device`` with the network of ``settings.widths``: the mean
-    of ``steps`` steps after three warm-up ones, on a throwaway network. A training that must
-    end within a lease sizes its epochs with it."""
-    import time
-
+    """Seconds one training step of :func:`fit_classifier` takes (``settings.batch`` crops
+    augmented, forward, backward, AdamW) on ``settings.device`` with the network of
+    ``settings.widths`` (:func:`vision.train.fitting.seconds_per_step`, on a throwaway network
+    and up to four batches of the crops)."""
     import torch
-    from torch import nn
 
     from vision.crops import crops_to_tensor
-    from vision.train.fitting import resolve_device
+    from vision.train.fitting import seconds_per_step as time_steps
 
-    device = torch.device(resolve_device(settings.device))
-    on_device = device.type == "cuda"
     chosen = np.random.default_rng(settings.seed).choice(
         len(crops), min(len(crops), settings.batch * 4), replace=False
     )
-    inputs = torch.from_numpy(crops_to_tensor(crops[chosen]))
-    targets = torch.from_numpy(labels[chosen])
-    if on_device:
-        inputs, targets = inputs.to(device), targets.to(device)
-    generator = torch.Generator(device if on_device else "cpu").manual_seed(settings.seed)
-    model = _network(len(CLASSIFIER_CLASSES), settings.widths).to(device)
-    model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
-    loss = nn.CrossEntropyLoss()
-
-    def step() -> None:
-        index = torch.randint(
-            0, len(inputs), (settings.batch,), generator=generator, device=generator.device
-        )
-        batch = _augment(inputs[index], generator, settings.shape_jitter).to(device)
-        value = loss(model(batch)[0], targets[index].to(device))
-        optimizer.zero_grad()
-        value.backward()
-        optimizer.step()
-
-    for _ in range(3):
-        step()
-    if on_device:
-        torch.cuda.synchronize(device)
-    started = time.perf_counter()
-    for _ in range(steps):
-        step()
-    if on_device:
-        torch.cuda.synchronize(device)
-    return (time.perf_counter() - started) / steps
+    return time_steps(
+        _network(len(CLASSIFIER_CLASSES), settings.widths),
+        torch.from_numpy(crops_to_tensor(crops[chosen])),
+        torch.from_numpy(labels[chosen]),
+        settings,
+        steps=steps,
+        **_training_parts(settings),
+    )

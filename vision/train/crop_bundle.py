@@ -21,7 +21,7 @@ import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -111,7 +111,7 @@ def _unmosaic(image: NDArray[np.uint8], count: int) -> NDArray[np.uint8]:
     return grid.reshape(rows * PER_ROW, side, side, 3)[:count]
 
 
-def pack_bundle(parts: list[BundlePart], out: Path, quality: int = 90) -> dict[str, object]:
+def pack_bundle(parts: list[BundlePart], out: Path, quality: int = 90) -> dict[str, Any]:
     """Write the parts to the folder ``out`` (made if missing; a bundle already there is
     replaced); returns the index written as ``out/bundle.json``."""
     if not parts:
@@ -123,7 +123,7 @@ def pack_bundle(parts: list[BundlePart], out: Path, quality: int = 90) -> dict[s
     for old in out.glob("*"):
         if old.suffix in (".jpg", ".npy") or old.name == "bundle.json":
             old.unlink()
-    index: dict[str, object] = {"format": FORMAT, "crop_size": CROP_SIZE, "quality": quality}
+    index: dict[str, Any] = {"format": FORMAT, "crop_size": CROP_SIZE, "quality": quality}
     entries = []
     for part in parts:
         crops, labels = _read_npz(part.path)
@@ -221,17 +221,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "pack":
             if not 50 <= args.quality <= 100:
                 raise ValueError(f"--quality {args.quality}: expected 50..100")
-            pack_bundle([parse_part(text) for text in args.parts], args.out, args.quality)
-            folder = args.out
+            index = pack_bundle([parse_part(text) for text in args.parts], args.out, args.quality)
+            folder, entries = args.out, index["parts"]
+            train = sum(e["count"] * max(1, e["copies"]) for e in entries if e["role"] == "train")
+            valid = sum(e["count"] for e in entries if e["role"] == "valid")
         else:
             folder = args.folder
-        train_crops, _, valid_crops, _ = load_bundle(folder)
+            train_crops, _, valid_crops, _ = load_bundle(folder)  # every mosaic decoded: a check
+            train, valid = len(train_crops), len(valid_crops)
     except ValueError as error:
         parser.error(str(error))
     size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
     print(
-        f"{folder}: {len(train_crops)} train crops (copies counted), {len(valid_crops)} valid "
-        f"crops, {size / 1e6:.1f} MB"
+        f"{folder}: {train} train crops (copies counted), {valid} valid crops, {size / 1e6:.1f} MB"
     )
     return 0
 

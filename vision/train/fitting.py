@@ -20,6 +20,7 @@ __all__ = [
     "light_blur_noise",
     "parse_device",
     "resolve_device",
+    "seconds_per_step",
     "start_run",
     "ultralytics_device",
 ]
@@ -167,6 +168,92 @@ def accuracy(
     return float(right(predicted, targets).float().mean())
 
 
+def _batch_source(
+    inputs: Any, targets: Any, device: Any, augment_on_device: bool, seed: int
+) -> tuple[Any, Any, Any]:
+    """(inputs, targets, generator) where the batches are drawn and augmented: on the GPU
+    (the tensors copied there once, a generator of that GPU) with ``augment_on_device`` and a
+    GPU ``device``, else on the CPU with a CPU generator."""
+    import torch
+
+    if augment_on_device and device.type == "cuda":
+        return inputs.to(device), targets.to(device), torch.Generator(device).manual_seed(seed)
+    return inputs, targets, torch.Generator("cpu").manual_seed(seed)
+
+
+def _stepper(
+    model: Any,
+    optimizer: Any,
+    device: Any,
+    generator: Any,
+    augment: Callable[[Any, Any], Any],
+    logits_of: Callable[[Any, Any], Any],
+    loss: Callable[[Any, Any], Any],
+) -> Callable[[Any, Any], tuple[Any, Any, Any]]:
+    """One training step as a function of a batch (inputs, targets): augmented where the
+    generator is, moved to ``device``, forward, backward, optimizer step; it returns (logits,
+    targets on the device, loss)."""
+
+    def step(batch_inputs: Any, batch_targets: Any) -> tuple[Any, Any, Any]:
+        inputs = augment(batch_inputs, generator).to(device, non_blocking=True)
+        targets = batch_targets.to(device, non_blocking=True)
+        logits = logits_of(model, inputs)
+        step_loss = loss(logits, targets)
+        optimizer.zero_grad()
+        step_loss.backward()
+        optimizer.step()
+        return logits, targets, step_loss
+
+    return step
+
+
+def seconds_per_step(
+    model: Any,
+    inputs: Any,
+    targets: Any,
+    run: RunSettings,
+    *,
+    augment: Callable[[Any, Any], Any],
+    logits_of: Callable[[Any, Any], Any],
+    loss: Callable[[Any, Any], Any],
+    augment_on_device: bool = False,
+    steps: int = 20,
+) -> float:
+    """Seconds one step of :func:`fit` takes for ``model`` (a throwaway: it is trained) on
+    ``run.device`` with ``run.batch`` examples drawn from ``inputs``: the mean of ``steps``
+    steps after three warm-up ones. A training that must end within a lease sizes its epochs
+    with it."""
+    import time
+
+    import torch
+
+    device = torch.device(resolve_device(run.device))
+    model.to(device).train()
+    inputs, targets, generator = _batch_source(inputs, targets, device, augment_on_device, run.seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=run.learning_rate)
+
+    train_step = _stepper(model, optimizer, device, generator, augment, logits_of, loss)
+
+    def step() -> None:
+        index = torch.randint(
+            0, len(inputs), (run.batch,), generator=generator, device=generator.device
+        )
+        train_step(inputs[index], targets[index])
+
+    def synchronize() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    for _ in range(3):
+        step()
+    synchronize()
+    started = time.perf_counter()
+    for _ in range(steps):
+        step()
+    synchronize()
+    return (time.perf_counter() - started) / steps
+
+
 def fit(
     model: Any,
     inputs: Any,
@@ -221,10 +308,10 @@ def fit(
         schedule.load_state_dict(state["schedule"])
         start = state["epoch"] + 1
         best_accuracy = state.get("best_accuracy", -1.0)
-    on_device = augment_on_device and device.type == "cuda"
-    if on_device:
-        inputs, targets = inputs.to(device), targets.to(device)
-    generator = torch.Generator(device if on_device else "cpu").manual_seed(seed + start)
+    inputs, targets, generator = _batch_source(
+        inputs, targets, device, augment_on_device, seed + start
+    )
+    train_step = _stepper(model, optimizer, device, generator, augment, logits_of, loss)
     for epoch in range(start, epochs):
         model.train()
         order = torch.randperm(len(inputs), generator=generator, device=generator.device)
@@ -232,14 +319,7 @@ def fit(
         bar = tqdm(range(steps_per_epoch), desc=f"{name} {epoch + 1}/{epochs}", unit="batch")
         for step in bar:
             index = order[step * batch : (step + 1) * batch]
-            # augmented where the generator is (the CPU unless on_device), then moved
-            batch_inputs = augment(inputs[index], generator).to(device, non_blocking=True)
-            batch_targets = targets[index].to(device, non_blocking=True)
-            logits = logits_of(model, batch_inputs)
-            step_loss = loss(logits, batch_targets)
-            optimizer.zero_grad()
-            step_loss.backward()
-            optimizer.step()
+            logits, batch_targets, step_loss = train_step(inputs[index], targets[index])
             schedule.step()
             total_loss += float(step_loss.detach()) * len(index)
             correct += int(right(logits.argmax(1), batch_targets).sum())
