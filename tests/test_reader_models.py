@@ -197,16 +197,51 @@ def test_unsure_crops_are_also_cut_tighter() -> None:
         np.where(pick_tight[:, None], tight_embeddings, loose_embeddings),
         atol=1e-5,
     )
-    # at four turns, each cut's surest turn goes into the mean
-    four = Reader.load(settings=ReaderSettings(retry_contexts=(0.85,), retry_below=1.01))
+    # at four turns (all of them tried), each cut's surest turn goes into the mean
+    four = Reader.load(
+        settings=ReaderSettings(retry_contexts=(0.85,), retry_below=1.01, upright_turns=False)
+    )
     loose4, _ = Reader.load(
-        settings=ReaderSettings(retry_contexts=(), retry_below=1.01)
+        settings=ReaderSettings(retry_contexts=(), retry_below=1.01, upright_turns=False)
     ).classify(image, boxes)
     turned = [plain._run_classifier(np.ascontiguousarray(np.rot90(tight_crops, k, axes=(1, 2))))[0]
               for k in range(4)]
     surest_turn = np.stack(turned)[:, :, :-1].max(axis=2).argmax(axis=0)
     tight4 = np.stack(turned)[surest_turn, np.arange(len(boxes))]
     np.testing.assert_allclose(four.classify(image, boxes)[0], (loose4 + tight4) / 2, atol=1e-6)
+
+
+def test_unsure_crops_are_turned_upright_only() -> None:
+    """With ``upright_turns``, an unsure crop is read at the turns that stand its box upright
+    (and as it lies): a tall box as it lies and half a turn round, a wide one also at the two
+    quarter turns; the surest of those views is kept. Boxes made wide by turning the example
+    a quarter turn get the quarter turns."""
+    plain = Reader.load(settings=ReaderSettings(turns=1, retry_contexts=()))
+    upright = Reader.load(settings=ReaderSettings(retry_contexts=(), retry_below=1.01))
+    every = Reader.load(
+        settings=ReaderSettings(retry_contexts=(), retry_below=1.01, upright_turns=False)
+    )
+    kinds = set()
+    differ = 0  # crops whose surest view of all is at a turn left out
+    for image in (load_image(EXAMPLE), np.ascontiguousarray(np.rot90(load_image(EXAMPLE)))):
+        boxes = plain.detect(image).xyxy
+        crops = np.stack([crop_index(image, box) for box in boxes])
+        turned = np.stack([
+            plain._run_classifier(np.ascontiguousarray(np.rot90(crops, k, axes=(1, 2))))[0]
+            for k in range(4)
+        ])  # (turn, crop, class)
+        tall = boxes[:, 3] - boxes[:, 1] >= boxes[:, 2] - boxes[:, 0]
+        kinds |= set(tall.tolist())
+        candidates = np.where(tall[None, :], [[1], [0], [1], [0]], [[1], [1], [0], [1]])
+        sureness = np.where(candidates, turned[:, :, :-1].max(axis=2), -1.0)
+        expected = turned[sureness.argmax(axis=0), np.arange(len(boxes))]
+        got, _ = upright.classify(image, boxes)
+        np.testing.assert_allclose(got, expected, atol=1e-6)
+        surest_of_all = turned[turned[:, :, :-1].max(axis=2).argmax(axis=0), np.arange(len(boxes))]
+        np.testing.assert_allclose(every.classify(image, boxes)[0], surest_of_all, atol=1e-6)
+        differ += int((np.abs(expected - surest_of_all).max(axis=1) > 1e-4).sum())
+    assert differ, "some crop should read surest at a turn that is left out"
+    assert kinds == {True, False}, "the two images should give tall and wide boxes"
 
 
 def test_card_cut_out_tight_is_read(reader: Reader) -> None:

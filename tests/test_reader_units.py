@@ -24,6 +24,7 @@ from vision.reader import (
     ReaderSettings,
     brightened,
     non_max_suppression,
+    upright_turns,
 )
 
 
@@ -373,3 +374,18 @@ def test_frames_reader_turns_both_second_passes_off() -> None:
     frames = reader.for_frames()
     assert (frames.settings.closeups, frames.settings.fine) == (False, False)
     assert (reader.settings.closeups, reader.settings.fine) == (True, True)
+
+
+def test_upright_turns_follow_the_box_shape() -> None:
+    """A box at least as tall as wide is read as it lies and half a turn round; a wider one
+    at the quarter turns. Rows are turns 0..3, columns boxes."""
+    boxes = np.array(
+        [[0, 0, 10, 20], [0, 0, 20, 10], [5, 5, 15, 15], [0, 0, 11, 10]], np.float32
+    )
+    assert upright_turns(boxes).tolist() == [
+        [True, False, True, False],
+        [False, True, False, True],
+        [True, False, True, False],
+        [False, True, False, True],
+    ]
+    assert upright_turns(np.zeros((0, 4), np.float32)).shape == (4, 0)

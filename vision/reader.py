@@ -48,6 +48,7 @@ __all__ = [
     "default_models_dir",
     "fourth_corners",
     "non_max_suppression",
+    "upright_turns",
 ]
 
 
@@ -120,6 +121,15 @@ def fourth_corners(
     return absorbed
 
 
+def upright_turns(xyxy: NDArray[np.floating[Any]]) -> NDArray[np.bool_]:
+    """The quarter turns (4, N) at which each index box's crop is worth reading: an index
+    stands taller than wide when upright or upside down, so a box at least as tall as wide is
+    read as it lies and half a turn round (turns 0 and 2), a wider one at a quarter and three
+    quarters of a turn (1 and 3). Row k is turn k (``np.rot90``'s k, counter-clockwise)."""
+    tall = (xyxy[:, 3] - xyxy[:, 1]) >= (xyxy[:, 2] - xyxy[:, 0])
+    return np.stack([tall, ~tall, tall, ~tall])
+
+
 @dataclass(frozen=True, slots=True)
 class ReaderSettings:
     """Thresholds of the pipeline, chosen for F1 on 120 synthetic scenes of the held-out decks
@@ -187,6 +197,12 @@ class ReaderSettings:
     retry_below: float = 0.9
     """Only crops whose surest card is below this are shown at the other turns (the same
     held-out synthetic F1 as trying every crop at every turn, for less work)."""
+    upright_turns: bool = True
+    """With four ``turns``, an unsure crop is shown only at the two turns that stand its box
+    upright (:func:`upright_turns`), not at all four (its first look, as it lies, is kept
+    either way). The views left out are those that read a sideways index, where a lucky view
+    of a pip passes as a card: on 400 held-out synthetic scenes F1 0.9309 to 0.9328 (precision
+    0.946 to 0.959), on 400 others 0.9146 to 0.9151, for 3 ms less per 640x480 frame."""
     retry_contexts: tuple[float, ...] = (0.85,)
     """An unsure crop (see ``retry_below``) is also cut again around its box with these
     shares of the usual margin (``CROP_CONTEXT``) and read at every turn; its probabilities
@@ -373,7 +389,8 @@ class Reader:
 
         The classifier was trained on indices at every angle: it tells a 6 from an upside-down 9
         by where the suit pip sits. A crop whose surest card is below ``settings.retry_below``
-        is also shown turned by quarter turns (``settings.turns``), and the surest turn is
+        is also shown turned by quarter turns (``settings.turns``; with four, only the two
+        that stand its box upright when ``settings.upright_turns``), and the surest turn is
         kept. With ``settings.retry_contexts`` it is also cut again with those margins and read
         the same way; its probabilities are then the mean of each cut's surest turn, and its
         embedding the surest view's.
@@ -391,21 +408,27 @@ class Reader:
             np.stack([crop_index(image, xyxy[i], context=CROP_CONTEXT * share) for i in unsure])
             for share in self.settings.retry_contexts
         ]
-        # every cut at every turn but the first look, which is already read
-        views = [np.rot90(cut, k, axes=(1, 2)) for cut in cuts for k in range(turns)][1:]
-        more, more_embeddings = self._run_classifier(np.concatenate(views))
         count = len(unsure)
-        seen = np.concatenate([probabilities[unsure], more]).reshape(len(cuts), turns, count, -1)
-        seen_embeddings = np.concatenate([embeddings[unsure], more_embeddings]).reshape(
-            len(cuts) * turns, count, -1
+        shown = np.ones((len(cuts), turns, count), bool)  # which views of each crop are read
+        if turns == 4 and self.settings.upright_turns:
+            shown[:] = upright_turns(xyxy[unsure])
+            shown[0, 0] = True  # the first look, already read, stays a candidate
+        views = [(c, k, j) for c, k, j in zip(*np.nonzero(shown), strict=True) if c or k]
+        more, more_embeddings = self._run_classifier(
+            np.stack([np.rot90(cuts[c][j], k) for c, k, j in views])
         )
-        sureness = seen[..., :-1].max(axis=3)  # (cuts, turns, crops)
+        seen = np.zeros((len(cuts), turns, count, probabilities.shape[1]), np.float32)
+        seen_embeddings = np.zeros((len(cuts), turns, count, embeddings.shape[1]), np.float32)
+        seen[0, 0], seen_embeddings[0, 0] = probabilities[unsure], embeddings[unsure]
+        at = tuple(np.array(views).T)
+        seen[at], seen_embeddings[at] = more, more_embeddings
+        sureness = np.where(shown, seen[..., :-1].max(axis=3), -1.0)  # (cuts, turns, crops)
         best_turn = sureness.argmax(axis=1)  # (cuts, crops)
         columns = np.arange(count)
         surest = np.stack([seen[c, best_turn[c], columns] for c in range(len(cuts))])
         probabilities[unsure] = surest.mean(axis=0)
         flat = sureness.reshape(len(cuts) * turns, count).argmax(axis=0)
-        embeddings[unsure] = seen_embeddings[flat, columns]
+        embeddings[unsure] = seen_embeddings.reshape(len(cuts) * turns, count, -1)[flat, columns]
         return probabilities, embeddings
 
     def _run_classifier(
