@@ -157,6 +157,10 @@ def test_read_command_keeps_going_past_a_bad_file(tmp_path: Path) -> None:
     )
 
 
+_EVERY_CROP: dict[str, float] = {"retry_below": 1.01, "retry_none_below": 1.01}
+"""Reader settings under which every crop is looked at again."""
+
+
 def test_other_turns_only_for_unsure_crops() -> None:
     """Crops read at or above ``retry_below`` keep their first reading; with every crop retried,
     each crop's surest card is at least as sure as at its first look."""
@@ -167,7 +171,7 @@ def test_other_turns_only_for_unsure_crops() -> None:
     )
     never, _ = Reader.load(settings=ReaderSettings(retry_below=0.0)).classify(image, boxes)
     always, _ = Reader.load(
-        settings=ReaderSettings(retry_below=1.01, retry_contexts=())
+        settings=ReaderSettings(**_EVERY_CROP, retry_contexts=())
     ).classify(image, boxes)
     assert len(boxes) >= 4
     np.testing.assert_allclose(never, first, atol=1e-6)
@@ -176,6 +180,27 @@ def test_other_turns_only_for_unsure_crops() -> None:
     assert sure.any() and not sure.all()
     default, _ = Reader.load().classify(image, boxes)
     np.testing.assert_allclose(default[sure], first[sure], atol=1e-6)
+
+
+def test_crops_read_as_no_index_are_not_looked_at_again() -> None:
+    """A crop whose first look gives "none" at least ``retry_none_below`` keeps that first
+    reading, however unsure of a card; the others below ``retry_below`` are looked at again."""
+    image = load_image(EXAMPLE)
+    reader = Reader.load()
+    boxes = reader.detect(image).xyxy
+    first, _ = Reader.load(settings=ReaderSettings(turns=1, retry_contexts=())).classify(
+        image, boxes
+    )
+    every, _ = Reader.load(settings=ReaderSettings(**_EVERY_CROP)).classify(image, boxes)
+    for threshold in (0.3, 0.05):
+        got, _ = reader.with_settings(
+            ReaderSettings(retry_below=1.01, retry_none_below=threshold)
+        ).classify(image, boxes)
+        none = first[:, -1] >= threshold
+        np.testing.assert_allclose(got[none], first[none], atol=1e-6)
+        np.testing.assert_allclose(got[~none], every[~none], atol=1e-6)
+    assert (first[:, -1] >= 0.05).any() and (first[:, -1] < 0.05).any()
+    assert not np.allclose(every[first[:, -1] >= 0.05], first[first[:, -1] >= 0.05], atol=1e-4)
 
 
 def test_unsure_crops_are_also_cut_tighter() -> None:
@@ -187,7 +212,7 @@ def test_unsure_crops_are_also_cut_tighter() -> None:
     loose, loose_embeddings = plain.classify(image, boxes)
     tight_crops = np.stack([crop_index(image, box, context=CROP_CONTEXT * 0.85) for box in boxes])
     tight, tight_embeddings = plain._run_classifier(tight_crops)
-    both = Reader.load(settings=ReaderSettings(turns=1, retry_contexts=(0.85,), retry_below=1.01))
+    both = Reader.load(settings=ReaderSettings(turns=1, retry_contexts=(0.85,), **_EVERY_CROP))
     got, got_embeddings = both.classify(image, boxes)
     np.testing.assert_allclose(got, (loose + tight) / 2, atol=1e-6)
     pick_tight = tight[:, :-1].max(axis=1) > loose[:, :-1].max(axis=1)
@@ -199,10 +224,10 @@ def test_unsure_crops_are_also_cut_tighter() -> None:
     )
     # at four turns (all of them tried), each cut's surest turn goes into the mean
     four = Reader.load(
-        settings=ReaderSettings(retry_contexts=(0.85,), retry_below=1.01, upright_turns=False)
+        settings=ReaderSettings(retry_contexts=(0.85,), **_EVERY_CROP, upright_turns=False)
     )
     loose4, _ = Reader.load(
-        settings=ReaderSettings(retry_contexts=(), retry_below=1.01, upright_turns=False)
+        settings=ReaderSettings(retry_contexts=(), **_EVERY_CROP, upright_turns=False)
     ).classify(image, boxes)
     turned = [plain._run_classifier(np.ascontiguousarray(np.rot90(tight_crops, k, axes=(1, 2))))[0]
               for k in range(4)]
@@ -217,9 +242,9 @@ def test_unsure_crops_are_turned_upright_only() -> None:
     quarter turns; the surest of those views is kept. Boxes made wide by turning the example
     a quarter turn get the quarter turns."""
     plain = Reader.load(settings=ReaderSettings(turns=1, retry_contexts=()))
-    upright = Reader.load(settings=ReaderSettings(retry_contexts=(), retry_below=1.01))
+    upright = Reader.load(settings=ReaderSettings(retry_contexts=(), **_EVERY_CROP))
     every = Reader.load(
-        settings=ReaderSettings(retry_contexts=(), retry_below=1.01, upright_turns=False)
+        settings=ReaderSettings(retry_contexts=(), **_EVERY_CROP, upright_turns=False)
     )
     kinds = set()
     differ = 0  # crops whose surest view of all is at a turn left out

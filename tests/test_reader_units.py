@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from rules.cards import CARD_CLASSES
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.detections import CardReading, Detections, Reading, ReadingFlag
-from vision.index_detector import IndexDetector
+from vision.index_detector import IndexDetector, box_iou
 from vision.letterbox import PAD_VALUE, letterbox
 from vision.reader import (
     CLASSIFIER_CLASSES,
@@ -50,6 +50,26 @@ def test_nms_keeps_best_of_overlapping_boxes() -> None:
     assert non_max_suppression(boxes, scores, 0.5).tolist() == [1, 2]
 
 
+def test_nms_keeps_what_greedy_suppression_one_box_at_a_time_keeps() -> None:
+    """The overlaps computed at once keep the same boxes, in the same order, as the plain
+    greedy loop (best first; a box goes when it overlaps a kept one by more than the IoU),
+    ties and exact duplicates included."""
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        count = int(rng.integers(0, 60))
+        corners = rng.uniform(0, 200, (count, 2))
+        boxes = np.concatenate([corners, corners + rng.uniform(2, 50, (count, 2))], axis=1)
+        boxes = boxes.astype(np.float32)
+        if trial % 3 == 0 and count > 1:
+            boxes[: count // 2] = boxes[count - count // 2 :][: count // 2]
+        scores = rng.choice([0.3, 0.6, 0.9], count).astype(np.float32)
+        expected: list[int] = []
+        for i in np.argsort(-scores, kind="stable"):
+            if all(box_iou(boxes[k], boxes[i : i + 1])[0] <= 0.5 for k in expected):
+                expected.append(int(i))
+        assert non_max_suppression(boxes, scores, 0.5).tolist() == expected, trial
+
+
 def test_letterbox_maps_boxes_back() -> None:
     """A box drawn in the image lands back on itself after the letterbox round trip."""
     image = np.zeros((480, 640, 3), np.uint8)
@@ -68,6 +88,45 @@ def test_letterbox_maps_boxes_back() -> None:
         np.float32,
     )
     assert transform.to_image(network)[0] == pytest.approx([10, 20, 110, 220], abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("shape", "size", "expected"),
+    [
+        ((480, 640), 320, (256, 320)),  # 320 x 240 padded to the next multiple of 32
+        ((640, 480), 320, (320, 256)),
+        ((1000, 1000), 320, (320, 320)),
+        ((100, 1000), 640, (64, 640)),
+        ((480, 640), 640, (480, 640)),  # already multiples: no padding at all
+    ],
+)
+def test_letterbox_with_a_stride_pads_to_its_multiples(
+    shape: tuple[int, int], size: int, expected: tuple[int, int]
+) -> None:
+    """With a stride, the shorter side is padded only to a multiple of it, centred, and boxes
+    still map back onto the image."""
+    image = np.full((*shape, 3), 255, np.uint8)
+    tensor, transform = letterbox(image, size, stride=32)
+    assert tensor.shape == (1, 3, *expected)
+    inside = tensor[0, 0] == 1.0  # the image's white, not the grey padding
+    rows, columns = np.flatnonzero(inside.any(axis=1)), np.flatnonzero(inside.any(axis=0))
+    assert (rows[0], columns[0]) == (round(transform.pad_y), round(transform.pad_x))
+    assert abs(rows[0] - (expected[0] - 1 - rows[-1])) <= 1  # centred
+    corner = np.array([[transform.pad_x, transform.pad_y] * 2], np.float32)
+    assert transform.to_image(corner)[0] == pytest.approx([0, 0, 0, 0], abs=1e-3)
+
+
+def test_detector_pads_rectangles_only_when_it_takes_any_size() -> None:
+    """``rect_input``: a network that takes any input size gets a 640x480 frame as 320 x 256;
+    a fixed-size one, or the setting off, a 320 square."""
+    detector = _ScriptedDetector([], [])
+    frame = np.zeros((480, 640, 3), np.uint8)
+    assert detector.input_tensor(frame)[0].shape == (1, 3, 256, 320)
+    assert detector.input_tensor(frame, 640)[0].shape == (1, 3, 480, 640)
+    detector.settings = ReaderSettings(rect_input=False)
+    assert detector.input_tensor(frame)[0].shape == (1, 3, 320, 320)
+    fixed = _ScriptedDetector([], [], dynamic=False)
+    assert fixed.input_tensor(frame)[0].shape == (1, 3, 320, 320)
 
 
 def test_crop_is_square_and_pads_outside_the_image() -> None:
@@ -253,8 +312,11 @@ def test_bad_model_folders_are_clear_errors(tmp_path: Path, manifest: object, me
 
 
 class _ScriptedDetector(IndexDetector):
-    """An IndexDetector whose whole-image pass answers from a script: the first call gets
-    ``first``, a call on the framed close-up gets ``framed`` (boxes in framed pixels)."""
+    """An IndexDetector whose whole-image pass (:meth:`IndexDetector._detect_shrunk`) answers
+    from a script: the first call gets ``first``, a call on the framed close-up gets ``framed``
+    (boxes in framed pixels). Each call records the size of the image it stands for and whether
+    it asked for tiles; a call that adds the tiles to a reading already made gets that reading
+    back (the tiles find nothing more)."""
 
     def __init__(
         self,
@@ -284,10 +346,20 @@ class _ScriptedDetector(IndexDetector):
             boxes, np.full(len(boxes), 0.8, np.float32), np.zeros(len(boxes), np.int64)
         )
 
-    def _detect_whole(self, image: NDArray[np.uint8], tiles: bool = True) -> Detections:
-        self.calls.append(image.shape[:2])
+    def _detect_shrunk(
+        self,
+        small: NDArray[np.uint8],
+        factor: float,
+        width: int,
+        height: int,
+        tiles: bool = True,
+        first: Detections | None = None,
+    ) -> Detections:
+        self.calls.append((height, width))
         self.tiles.append(tiles)
-        boxes = np.array(self._answers[len(self.calls) - 1], np.float32).reshape(-1, 4)
+        if first is not None:
+            return first
+        boxes = np.array(self._answers.pop(0), np.float32).reshape(-1, 4)
         return Detections(
             boxes, np.full(len(boxes), 0.9, np.float32), np.zeros(len(boxes), np.int64)
         )
@@ -311,9 +383,34 @@ def test_close_up_is_read_again_inside_a_margin(first: list[list[float]], why: s
     detector = _ScriptedDetector(first, [[70, 65, 110, 125], [40, 50, 90, 110]])
     found = detector.detect(np.zeros((300, 400, 3), np.uint8))
     assert detector.calls == [(300, 400), (420, 520)], why
-    # big indices need no tiles the second time; with none found, every place is looked at
-    assert detector.tiles == [True, not first], why
+    # big indices need no tiles; with none found, the framed pass looks everywhere
+    assert detector.tiles == [False, not first], why
     assert found.xyxy.tolist() == [[10, 5, 50, 65], [0, 0, 30, 50]]
+
+
+def test_large_close_up_is_framed_as_shrunk() -> None:
+    """A close-up larger than ``tile_above_px`` (3000 x 2000 here) is framed as already shrunk
+    (1400 x 933, margin 210): the framed pass sees a 1820 x 1353 image, without tiles, and its
+    boxes come back scaled to the photo's pixels (3000 / 1400 times)."""
+    detector = _ScriptedDetector([[0, 0, 400, 600]], [[310, 310, 410, 460]])
+    found = detector.detect(np.zeros((2000, 3000, 3), np.uint8))
+    assert detector.calls == [(2000, 3000), (1353, 1820)]
+    # the whole-image pass shows a close-up: neither pass reads tiles
+    assert detector.tiles == [False, False]
+    factor = 3000 / 1400
+    np.testing.assert_allclose(
+        found.xyxy, [[100 * factor, 100 * factor, 200 * factor, 250 * factor]], rtol=1e-5
+    )
+
+
+def test_large_photo_not_a_close_up_adds_its_tiles() -> None:
+    """A large photo whose whole-image pass finds only small indices is read in tiles too,
+    without reading the whole image again, and is not framed."""
+    detector = _ScriptedDetector([[100, 100, 130, 140]], [[0, 0, 1, 1]])
+    found = detector.detect(np.zeros((2000, 3000, 3), np.uint8))
+    assert detector.calls == [(2000, 3000), (2000, 3000)]
+    assert detector.tiles == [False, True]
+    assert found.xyxy.tolist() == [[100, 100, 130, 140]]
 
 
 def test_frames_get_one_pass() -> None:

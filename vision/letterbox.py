@@ -33,8 +33,14 @@ class Letterbox:
         return out
 
 
-def letterbox(image: NDArray[np.uint8], size: int) -> tuple[NDArray[np.float32], Letterbox]:
-    """The (1, 3, size, size) RGB float32 input in [0, 1] and the transform that made it."""
+def letterbox(
+    image: NDArray[np.uint8], size: int, stride: int = 0
+) -> tuple[NDArray[np.float32], Letterbox]:
+    """The (1, 3, size, size) RGB float32 input in [0, 1] and the transform that made it.
+
+    With a ``stride`` (a network that takes any input size), the shorter side is padded only
+    up to a multiple of it, not to ``size``: a 4:3 image becomes 320 x 256 instead of 320 x
+    320, a fifth less work for the same pixels of the image (YOLO's rectangular inference)."""
     height, width = image.shape[:2]
     scale = min(size / height, size / width)
     new_w, new_h = round(width * scale), round(height * scale)
@@ -42,9 +48,12 @@ def letterbox(image: NDArray[np.uint8], size: int) -> tuple[NDArray[np.float32],
     resized = (
         cv2.resize(image, (new_w, new_h), interpolation=interpolation) if scale != 1 else image
     )
-    pad_x, pad_y = (size - new_w) / 2, (size - new_h) / 2
+    out_w, out_h = (
+        (-(-new_w // stride) * stride, -(-new_h // stride) * stride) if stride else (size, size)
+    )
+    pad_x, pad_y = (out_w - new_w) / 2, (out_h - new_h) / 2
     top, left = round(pad_y - 0.1), round(pad_x - 0.1)
-    canvas = np.full((size, size, 3), PAD_VALUE, np.uint8)
+    canvas = np.full((out_h, out_w, 3), PAD_VALUE, np.uint8)
     canvas[top : top + new_h, left : left + new_w] = resized
     tensor = canvas[None, :, :, ::-1].transpose(0, 3, 1, 2).astype(np.float32) / 255.0
     return np.ascontiguousarray(tensor), Letterbox(scale, float(left), float(top))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-import itertools
 import json
 import math
 import os
@@ -99,23 +98,30 @@ def fourth_corners(
     if not owners:
         return absorbed
     cards = [parse_card(CARD_CLASSES[int(codes[group[0]])]) for group in groups]
+    # each owner's candidate fourth corners a + c - b, for every corner b between two others
+    # (a < c: a + c - b is the same point for (c, b, a)), and how near a lone index must lie
+    fourths: dict[int, tuple[NDArray[np.floating[Any]], float]] = {}
+    for owner in owners:
+        if isinstance(cards[owner], Joker):
+            continue
+        points = centers[groups[owner]]
+        a, b, c = np.meshgrid(*[np.arange(len(points))] * 3, indexing="ij")
+        chosen = (a < c) & (b != a) & (b != c)
+        fourths[owner] = (
+            points[a[chosen]] + points[c[chosen]] - points[b[chosen]],
+            0.5 * float(heights[groups[owner]].max()),
+        )
     for lone, (group, card) in enumerate(zip(groups, cards, strict=True)):
         if len(group) != 1 or isinstance(card, Joker):
             continue
         best: tuple[float, int] | None = None
-        for owner in owners:
+        for owner, (points, tolerance) in fourths.items():
             owner_card = cards[owner]
             if isinstance(owner_card, Joker) or owner_card.suit != card.suit:
                 continue
-            points = centers[groups[owner]]
-            tolerance = 0.5 * float(heights[groups[owner]].max())
-            for a, b, c in itertools.permutations(range(len(points)), 3):
-                if a > c:  # a + c - b is the same point for (c, b, a)
-                    continue
-                distance = float(np.linalg.norm(points[a] + points[c] - points[b]
-                                                - centers[group[0]]))
-                if distance <= tolerance and (best is None or distance < best[0]):
-                    best = (distance, owner)
+            distance = float(np.linalg.norm(points - centers[group[0]], axis=1).min())
+            if distance <= tolerance and (best is None or distance < best[0]):
+                best = (distance, owner)
         if best is not None:
             absorbed[lone] = best[1]
     return absorbed
@@ -189,6 +195,12 @@ class ReaderSettings:
     whole_card_sure: float = 0.95
     """The whole-card classifier's probability from which, naming one of the one or two
     certain cards, it makes the image that one card."""
+    rect_input: bool = True
+    """Whether the detector (when it takes any input size) gets the image padded only to a
+    multiple of its stride, not to a square (:func:`vision.letterbox.letterbox`): a 640x480
+    frame goes in as 320 x 256, and its detector pass takes about 2.4 ms less. Held-out
+    synthetic F1 0.9328 to 0.9321, on 400 other held-out scenes 0.9157 to 0.9172, pinochle
+    0.9849 to 0.9858, singles, scans and crops the same."""
     max_detections: int = 300
     turns: int = 4
     """Quarter turns of each crop shown to the classifier, the surest kept. The network was
@@ -197,6 +209,12 @@ class ReaderSettings:
     retry_below: float = 0.9
     """Only crops whose surest card is below this are shown at the other turns (the same
     held-out synthetic F1 as trying every crop at every turn, for less work)."""
+    retry_none_below: float = 0.3
+    """Nor are crops whose first look gives "none" (no index: a pip, a court figure, the
+    table) at least this probability: looked at again, one view of a pip may pass for a card,
+    and a 12 MP table photo has dozens of them (1.0 retries them all, as until the thirteenth
+    session). Held-out synthetic F1 0.9328 either way (400 other held-out scenes 0.9157 to
+    0.9162), crops valid F1 0.9359 to 0.9377, the other real folders the same."""
     upright_turns: bool = True
     """With four ``turns``, an unsure crop is shown only at the two turns that stand its box
     upright (:func:`upright_turns`), not at all four (its first look, as it lies, is kept
@@ -400,7 +418,10 @@ class Reader:
             return empty, np.zeros((0, 128), np.float32)
         crops = np.stack([crop_index(image, box) for box in xyxy])
         probabilities, embeddings = self._run_classifier(crops)
-        unsure = np.flatnonzero(probabilities[:, :-1].max(axis=1) < self.settings.retry_below)
+        unsure = np.flatnonzero(
+            (probabilities[:, :-1].max(axis=1) < self.settings.retry_below)
+            & (probabilities[:, -1] < self.settings.retry_none_below)
+        )
         turns = max(1, self.settings.turns)
         if len(unsure) == 0 or (turns == 1 and not self.settings.retry_contexts):
             return probabilities, embeddings
