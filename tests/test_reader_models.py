@@ -91,6 +91,24 @@ def test_large_photo_is_read_with_tiles(reader: Reader) -> None:
     assert len(codes & small) >= 2
 
 
+def test_tiles_read_in_one_batch_match_one_at_a_time(reader: Reader) -> None:
+    """The shipped detector takes a batch: a large photo's four tiles are read in one run,
+    and find the same boxes as four runs would."""
+    image = load_image(EXAMPLE)
+    detector = reader.detector
+    assert detector.batched
+    tiles = [image[:300, :400], image[:300, -400:], image[-300:, :400], image[-300:, -400:]]
+    offsets = [(0.0, 0.0), (float(image.shape[1] - 400), 0.0), (0.0, 1.0), (5.0, 5.0)]
+    together = detector._detect_tiles(tiles, offsets)
+    alone = [
+        detector._detect_once(tile, offset) for tile, offset in zip(tiles, offsets, strict=True)
+    ]
+    assert sum(len(found) for found in alone) >= 4
+    for batch, single in zip(together, alone, strict=True):
+        np.testing.assert_allclose(batch.xyxy, single.xyxy, atol=0.05)
+        np.testing.assert_allclose(batch.confidence, single.confidence, atol=1e-4)
+
+
 def test_dim_photo_is_brightened_before_it_is_read(reader: Reader) -> None:
     """The example photo at 0.3 of its brightness (a dim room): read as it is, cards are lost;
     brightened first (the default), the labelled cards are all read for certain again."""

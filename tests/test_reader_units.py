@@ -383,24 +383,33 @@ def test_close_up_is_read_again_inside_a_margin(first: list[list[float]], why: s
     detector = _ScriptedDetector(first, [[70, 65, 110, 125], [40, 50, 90, 110]])
     found = detector.detect(np.zeros((300, 400, 3), np.uint8))
     assert detector.calls == [(300, 400), (420, 520)], why
-    # big indices need no tiles; with none found, the framed pass looks everywhere
-    assert detector.tiles == [False, not first], why
+    assert detector.tiles == [False, False], why  # neither is a large photo
     assert found.xyxy.tolist() == [[10, 5, 50, 65], [0, 0, 30, 50]]
 
 
 def test_large_close_up_is_framed_as_shrunk() -> None:
     """A close-up larger than ``tile_above_px`` (3000 x 2000 here) is framed as already shrunk
-    (1400 x 933, margin 210): the framed pass sees a 1820 x 1353 image, without tiles, and its
-    boxes come back scaled to the photo's pixels (3000 / 1400 times)."""
-    detector = _ScriptedDetector([[0, 0, 400, 600]], [[310, 310, 410, 460]])
+    (to 534 x 356, where a tile of 0.6 fills the 320 px input; margin 80): the framed pass
+    sees a 694 x 516 image, without tiles, and its boxes come back scaled to the photo's
+    pixels (3000 / 534 times)."""
+    detector = _ScriptedDetector([[0, 0, 400, 600]], [[180, 180, 190, 200]])
     found = detector.detect(np.zeros((2000, 3000, 3), np.uint8))
-    assert detector.calls == [(2000, 3000), (1353, 1820)]
+    assert detector.calls == [(2000, 3000), (516, 694)]
     # the whole-image pass shows a close-up: neither pass reads tiles
     assert detector.tiles == [False, False]
-    factor = 3000 / 1400
+    factor = 3000 / 534
     np.testing.assert_allclose(
-        found.xyxy, [[100 * factor, 100 * factor, 200 * factor, 250 * factor]], rtol=1e-5
+        found.xyxy, [[100 * factor, 100 * factor, 110 * factor, 120 * factor]], rtol=1e-5
     )
+
+
+def test_close_up_framed_beyond_the_tiling_size_is_tiled_when_nothing_was_found() -> None:
+    """An image just under ``tile_above_px`` where nothing was found: framed, it is larger
+    than that, so the framed pass looks in tiles too (the photo's own pass had none)."""
+    detector = _ScriptedDetector([], [])
+    detector.detect(np.zeros((1000, 1300, 3), np.uint8))
+    assert detector.calls == [(1000, 1300), (1390, 1690)]
+    assert detector.tiles == [False, True]
 
 
 def test_large_photo_not_a_close_up_adds_its_tiles() -> None:

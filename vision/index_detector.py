@@ -7,6 +7,7 @@ Used by :class:`vision.reader.Reader`, and on its own where only the indices' pl
 from __future__ import annotations
 
 import ast
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -29,6 +30,9 @@ class ModelError(ValueError):
 
 STRIDE = 32
 """The detector's largest stride (YOLOv8): its input sides must be multiples of it."""
+
+TILE_SHARE = 0.6
+"""A large photo's four overlapping tiles are each this share of its width and height."""
 
 
 def box_iou(
@@ -108,6 +112,8 @@ class IndexDetector:
         self.dynamic = not isinstance(shape[2], int)
         """Whether the model takes any input size (then small indices get a finer pass)."""
         self.size = imgsz if self.dynamic else int(shape[2])
+        self.batched = not isinstance(shape[0], int) or shape[0] > 1
+        """Whether the network reads several images in one run (a large photo's tiles)."""
         metadata = self._session.get_modelmeta().custom_metadata_map
         names = ast.literal_eval(metadata["names"]) if "names" in metadata else None
         if names is not None and names != {0: "index"}:
@@ -130,6 +136,31 @@ class IndexDetector:
     ) -> Detections:
         tensor, transform = self.input_tensor(image, size)
         output = self._session.run(None, {self._input: tensor})[0][0]  # (5, anchors)
+        return self._boxes(output, transform, offset)
+
+    def _detect_tiles(
+        self, tiles: list[NDArray[np.uint8]], offsets: list[tuple[float, float]]
+    ) -> list[Detections]:
+        """:meth:`_detect_once` of each tile (all of one size), in one run of the network
+        when it takes a batch."""
+        if not self.batched:
+            return [
+                self._detect_once(tile, offset) for tile, offset in zip(tiles, offsets, strict=True)
+            ]
+        prepared = [self.input_tensor(tile) for tile in tiles]
+        outputs = self._session.run(
+            None, {self._input: np.concatenate([tensor for tensor, _ in prepared])}
+        )[0]
+        return [
+            self._boxes(output, transform, offset)
+            for output, (_, transform), offset in zip(outputs, prepared, offsets, strict=True)
+        ]
+
+    def _boxes(
+        self, output: NDArray[np.float32], transform: Letterbox, offset: tuple[float, float]
+    ) -> Detections:
+        """The boxes of one image's output (5, anchors) above the detection threshold, in the
+        pixels of the image it was cut from (``offset``: where it lies there)."""
         scores = output[4]
         keep = scores >= self.settings.detection_threshold
         if not keep.any():
@@ -146,10 +177,10 @@ class IndexDetector:
         """Corner-index boxes in image pixels, after NMS.
 
         The whole image is read, and four overlapping tiles (each 0.6 of its width and height)
-        too when it is a large photo that is not a close-up. A large photo is first shrunk once
-        to ``tile_above_px`` on its longer side (area averaging): the network sees the tiles at
-        that size anyway, and one shrink of the photo costs less than shrinking the whole and
-        every tile from full size.
+        too when it is a large photo (longer side above ``tile_above_px``) that is not a
+        close-up. A large photo is first shrunk once, to where a tile fills the network's input
+        (:meth:`_shrunk`): every pass sees it at that scale or coarser, and one shrink costs
+        less than shrinking the whole and every tile from full size.
 
         A close-up (no index found, or one as big as ``closeup_index_share`` of the image's
         shorter side: a card filling the frame) is read again inside a grey margin, and that
@@ -163,6 +194,7 @@ class IndexDetector:
         """
         height, width = image.shape[:2]
         small, factor = self._shrunk(image)
+        large = factor > 1
         share = self.settings.closeup_index_share * min(height, width)
 
         def sides_of(found: Detections) -> NDArray[np.float32]:
@@ -171,8 +203,10 @@ class IndexDetector:
 
         # a large close-up shows in the whole-image pass alone, and its tiles would be read for
         # nothing (the framed pass below is the answer): they are read only when it is not one
-        found = self._detect_shrunk(small, factor, width, height, tiles=not self.settings.closeups)
-        if self.settings.closeups and factor > 1 and not (sides_of(found) >= share).any():
+        found = self._detect_shrunk(
+            small, factor, width, height, tiles=large and not self.settings.closeups
+        )
+        if self.settings.closeups and large and not (sides_of(found) >= share).any():
             found = self._detect_shrunk(small, factor, width, height, first=found)
         sides = sides_of(found)
         closeup = not len(found) or sides.max() >= share
@@ -225,12 +259,14 @@ class IndexDetector:
         return Detections(xyxy[keep], confidence[keep], np.zeros(len(keep), np.int64))
 
     def _shrunk(self, image: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], float]:
-        """``image`` shrunk to ``settings.tile_above_px`` on its longer side (area averaging)
-        when larger, and the factor it was shrunk by (1.0: ``image`` itself)."""
+        """``image`` when its longer side is at most ``settings.tile_above_px`` (factor 1.0);
+        else ``image`` shrunk (area averaging) to where a tile, ``TILE_SHARE`` of its sides,
+        fills the network's input (534 px for 320), and the factor it was shrunk by."""
         height, width = image.shape[:2]
-        factor = max(height, width) / self.settings.tile_above_px
-        if factor <= 1:
+        longer = max(height, width)
+        if longer <= self.settings.tile_above_px:
             return image, 1.0
+        factor = max(1.0, longer / math.ceil(self.size / TILE_SHARE))
         size = (max(1, round(width / factor)), max(1, round(height / factor)))
         shrunk = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
         return cast(NDArray[np.uint8], shrunk), factor
@@ -239,7 +275,9 @@ class IndexDetector:
         """The whole image (and its tiles when large and ``tiles``), boxes clipped to it, after
         NMS. Without tiles, a large image goes to the network's input in one resize."""
         small, factor = self._shrunk(image) if tiles else (image, 1.0)
-        return self._detect_shrunk(small, factor, image.shape[1], image.shape[0], tiles)
+        return self._detect_shrunk(
+            small, factor, image.shape[1], image.shape[0], tiles=tiles and factor > 1
+        )
 
     def _detect_shrunk(
         self,
@@ -251,18 +289,23 @@ class IndexDetector:
         first: Detections | None = None,
     ) -> Detections:
         """:meth:`_detect_whole` of a ``width`` x ``height`` image from its :meth:`_shrunk`
-        copy ``small`` (``factor`` times smaller): the copy, and four overlapping tiles of it
-        (each 0.6 of its width and height) when it was shrunk and ``tiles``. ``first``: the
-        copy's reading, already made (this call's answer without tiles), not made again."""
+        copy ``small`` (``factor`` times smaller): the copy, and with ``tiles`` four overlapping
+        tiles of it (each ``TILE_SHARE`` of its width and height). ``first``: the copy's
+        reading, already made (this call's answer without tiles), not made again."""
         if first is None:
             parts = [self._detect_once(small)]
         else:
             parts = [Detections(first.xyxy / np.float32(factor), first.confidence, first.class_id)]
-        if factor > 1 and tiles:
+        if tiles:
             small_h, small_w = small.shape[:2]
-            tile_w, tile_h = int(small_w * 0.6), int(small_h * 0.6)
-            for top in (0, small_h - tile_h):
-                for left in (0, small_w - tile_w):
-                    tile = small[top : top + tile_h, left : left + tile_w]
-                    parts.append(self._detect_once(tile, (float(left), float(top))))
+            tile_w, tile_h = int(small_w * TILE_SHARE), int(small_h * TILE_SHARE)
+            corners = [
+                (left, top) for top in (0, small_h - tile_h) for left in (0, small_w - tile_w)
+            ]
+            parts.extend(
+                self._detect_tiles(
+                    [small[top : top + tile_h, left : left + tile_w] for left, top in corners],
+                    [(float(left), float(top)) for left, top in corners],
+                )
+            )
         return self._settled(parts, width, height, factor)
