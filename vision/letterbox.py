@@ -36,7 +36,8 @@ class Letterbox:
 def letterbox(
     image: NDArray[np.uint8], size: int, stride: int = 0
 ) -> tuple[NDArray[np.float32], Letterbox]:
-    """The (1, 3, size, size) RGB float32 input in [0, 1] and the transform that made it.
+    """The (1, 3, size, size) RGB float32 input in [0, 1] and the transform that made it: the
+    image scaled to fit ``size`` with its aspect kept, centred on grey.
 
     With a ``stride`` (a network that takes any input size), the shorter side is padded only
     up to a multiple of it, not to ``size``: a 4:3 image becomes 320 x 256 instead of 320 x

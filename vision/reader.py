@@ -223,7 +223,7 @@ class ReaderSettings:
     0.946 to 0.959), on 400 others 0.9146 to 0.9151, for 3 ms less per 640x480 frame."""
     retry_contexts: tuple[float, ...] = (0.85,)
     """An unsure crop (see ``retry_below``) is also cut again around its box with these
-    shares of the usual margin (``CROP_CONTEXT``) and read at every turn; its probabilities
+    shares of the usual margin (``CROP_CONTEXT``) and read at the same turns; its probabilities
     are the mean of each cut's surest turn (the surest view of all would let one lucky view
     of a pip or a court figure pass as a card)."""
 
