@@ -91,6 +91,41 @@ def test_large_photo_is_read_with_tiles(reader: Reader) -> None:
     assert len(codes & small) >= 2
 
 
+def test_large_table_photo_gets_one_finer_pass(reader: Reader) -> None:
+    """A large photo that is not a close-up (the example three by three, at 2000 x 1500) is
+    read whole at 320 and once more at the tiles' scale (534 px), in one pass of the shipped
+    detector, which takes any input size; every labelled card is read. A detector of one
+    fixed size reads the four tiles instead, and reads them too."""
+    import copy
+
+    import cv2
+
+    wanted = set(json.loads(EXAMPLE_CARDS.read_text())["cards"])
+    table = cv2.resize(
+        np.tile(load_image(EXAMPLE), (3, 3, 1)), (2000, 1500), interpolation=cv2.INTER_CUBIC
+    )
+    calls: list[int | None] = []
+    once = reader.detector._detect_once
+
+    def counting(
+        image: np.ndarray, offset: tuple[float, float] = (0.0, 0.0), size: int | None = None
+    ) -> Detections:
+        calls.append(size)
+        return once(image, offset, size)
+
+    reader.detector._detect_once = counting  # type: ignore[method-assign]
+    try:
+        read = reader.read(table)
+    finally:
+        del reader.detector._detect_once
+    assert calls == [None, 534]
+    assert wanted <= {card.code for card in read.certain}
+    fixed = copy.copy(reader)
+    fixed.detector = copy.copy(reader.detector)
+    fixed.detector.dynamic = False
+    assert wanted <= {card.code for card in fixed.read(table).certain}
+
+
 def test_tiles_read_in_one_batch_match_one_at_a_time(reader: Reader) -> None:
     """The shipped detector takes a batch: a large photo's four tiles are read in one run,
     and find the same boxes as four runs would."""
