@@ -150,7 +150,9 @@ class ReaderSettings:
     merge_distance: float = 9.0
     """Two same-card indices are one card when closer than this many index heights."""
     tile_above_px: int = 1400
-    """Images with a longer side above this are also read in overlapping tiles."""
+    """Images with a longer side above this are also read at a finer scale: that of four
+    overlapping tiles of 0.6 of each side at the detector's size (one pass over the whole
+    image when the detector takes any input size, else those four tiles)."""
     closeup_index_share: float = 0.1
     """A close-up: an index found whose longer side is at least this share of the image's
     shorter side (a card filling the frame), or no index found at all. The detector learned
@@ -172,8 +174,9 @@ class ReaderSettings:
     move (their indices are large). An image whose longer side is under this size gets no
     finer pass."""
     fine_below_px: float = 16.0
-    """An image (not tiled) whose found indices have a median side under this many pixels of
-    the detector's input is read again at ``fine_imgsz``, and that reading is kept."""
+    """An image (not over ``tile_above_px``) whose found indices have a median side under this
+    many pixels of the detector's input is read again at ``fine_imgsz``, and that reading is
+    kept."""
     exposure_target: float = 160.0
     """A photo whose 99th-percentile grey level is under this is brightened to it before it
     is read (:func:`brightened`); 0 reads every photo as it is. With the photos of
