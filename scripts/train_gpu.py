@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from vision.train.classifier import parse_widths  # noqa: E402
 from vision.train.pipeline import TrainingPlan  # noqa: E402
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -183,15 +184,6 @@ def report_markdown(report: dict[str, Any]) -> str:
     sizes = ", ".join(f"{file} {size / 1e6:.1f} MB" for file, size in report["files"].items())
     lines += ["", f"Files: {sizes} (each must stay under 15 MB to ship)."]
     return "\n".join(lines) + "\n"
-
-
-def parse_widths(text: str) -> tuple[int, int, int, int]:
-    """``32,64,128,128`` as four channel counts; ValueError naming the text otherwise."""
-    parts = text.split(",")
-    if len(parts) != 4 or not all(part.strip().isdigit() and int(part) > 0 for part in parts):
-        raise ValueError(f"--widths {text!r}: expected four positive channel counts, a,b,c,d")
-    first, second, third, last = (int(part) for part in parts)
-    return first, second, third, last
 
 
 def epochs_within(

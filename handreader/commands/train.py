@@ -108,23 +108,9 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _widths(text: str) -> tuple[int, int, int, int]:
-    """``--classifier-widths A,B,C,D`` as four positive whole numbers."""
-    try:
-        widths = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        widths = ()
-    if len(widths) != 4 or min(widths) < 1:
-        raise ValueError(
-            f"--classifier-widths must be four positive whole numbers such as 16,32,64,96, "
-            f"got {text!r}"
-        )
-    return widths
-
-
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the training recipe."""
-    from vision.train.classifier import DEFAULT_WIDTHS
+    from vision.train.classifier import DEFAULT_WIDTHS, parse_widths
     from vision.train.pipeline import TrainingPlan, run_training
 
     for name in (
@@ -157,7 +143,11 @@ def run(args: argparse.Namespace) -> int:
 
     # the syntax now; whether torch sees that GPU, run_training checks before any work
     parse_device(args.device)
-    widths = _widths(args.classifier_widths) if args.classifier_widths else None
+    widths = (
+        parse_widths(args.classifier_widths, "--classifier-widths")
+        if args.classifier_widths
+        else None
+    )
     for manifest in args.photos:
         if not manifest.is_file():
             raise ValueError(f"--photos {str(manifest)!r}: no such manifest file")

@@ -41,6 +41,7 @@ __all__ = [
     "extract_crops",
     "fit_classifier",
     "jitter_box",
+    "parse_widths",
     "quantize_classifier",
     "shape_jitter",
     "train_classifier",
@@ -50,6 +51,18 @@ NONE_CLASS = len(CARD_CLASSES)
 DEFAULT_WIDTHS: tuple[int, int, int, int] = (32, 64, 128, 128)
 LEGACY_WIDTHS = (16, 32, 64, 96)
 """The network of checkpoints from before the widths were a setting."""
+
+
+def parse_widths(text: str, option: str = "--widths") -> tuple[int, int, int, int]:
+    """``32,64,128,128`` as the network's four channel counts; ValueError naming ``option``
+    and the text otherwise."""
+    parts = text.split(",")
+    if len(parts) != 4 or not all(part.strip().isdigit() and int(part) > 0 for part in parts):
+        raise ValueError(
+            f"{option} must be four positive channel counts such as 32,64,128,128, got {text!r}"
+        )
+    first, second, third, last = (int(part) for part in parts)
+    return first, second, third, last
 
 
 def _checkpoint_widths(state: dict[str, Any]) -> tuple[int, ...]:
