@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from vision.crops import CROP_CONTEXT, crop_index
-from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections
+from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading
 from vision.imageio import load_image
 from vision.reader import ModelError, Reader, ReaderSettings, default_models_dir
 
@@ -91,6 +91,27 @@ def test_large_photo_is_read_with_tiles(reader: Reader) -> None:
     assert len(codes & small) >= 2
 
 
+def _read_counting_passes(
+    reader: Reader, image: np.ndarray
+) -> tuple[Reading, list[int | None]]:
+    """``reader.read(image)``, and the input size of each detector pass it made (None: the
+    detector's own size)."""
+    calls: list[int | None] = []
+    once = reader.detector._detect_once
+
+    def counting(
+        image: np.ndarray, offset: tuple[float, float] = (0.0, 0.0), size: int | None = None
+    ) -> Detections:
+        calls.append(size)
+        return once(image, offset, size)
+
+    reader.detector._detect_once = counting  # type: ignore[method-assign]
+    try:
+        return reader.read(image), calls
+    finally:
+        del reader.detector._detect_once
+
+
 def test_large_table_photo_gets_one_finer_pass(reader: Reader) -> None:
     """A large photo that is not a close-up (the example three by three, at 2000 x 1500) is
     read whole at 320 and once more at the tiles' scale (534 px), in one pass of the shipped
@@ -104,44 +125,13 @@ def test_large_table_photo_gets_one_finer_pass(reader: Reader) -> None:
     table = cv2.resize(
         np.tile(load_image(EXAMPLE), (3, 3, 1)), (2000, 1500), interpolation=cv2.INTER_CUBIC
     )
-    calls: list[int | None] = []
-    once = reader.detector._detect_once
-
-    def counting(
-        image: np.ndarray, offset: tuple[float, float] = (0.0, 0.0), size: int | None = None
-    ) -> Detections:
-        calls.append(size)
-        return once(image, offset, size)
-
-    reader.detector._detect_once = counting  # type: ignore[method-assign]
-    try:
-        read = reader.read(table)
-    finally:
-        del reader.detector._detect_once
+    read, calls = _read_counting_passes(reader, table)
     assert calls == [None, 534]
     assert wanted <= {card.code for card in read.certain}
     fixed = copy.copy(reader)
     fixed.detector = copy.copy(reader.detector)
     fixed.detector.dynamic = False
     assert wanted <= {card.code for card in fixed.read(table).certain}
-
-
-def test_tiles_read_in_one_batch_match_one_at_a_time(reader: Reader) -> None:
-    """The shipped detector takes a batch: a large photo's four tiles are read in one run,
-    and find the same boxes as four runs would."""
-    image = load_image(EXAMPLE)
-    detector = reader.detector
-    assert detector.batched
-    tiles = [image[:300, :400], image[:300, -400:], image[-300:, :400], image[-300:, -400:]]
-    offsets = [(0.0, 0.0), (float(image.shape[1] - 400), 0.0), (0.0, 1.0), (5.0, 5.0)]
-    together = detector._detect_tiles(tiles, offsets)
-    alone = [
-        detector._detect_once(tile, offset) for tile, offset in zip(tiles, offsets, strict=True)
-    ]
-    assert sum(len(found) for found in alone) >= 4
-    for batch, single in zip(together, alone, strict=True):
-        np.testing.assert_allclose(batch.xyxy, single.xyxy, atol=0.05)
-        np.testing.assert_allclose(batch.confidence, single.confidence, atol=1e-4)
 
 
 def test_dim_photo_is_brightened_before_it_is_read(reader: Reader) -> None:
@@ -357,20 +347,7 @@ def test_small_indices_get_the_finer_pass(reader: Reader) -> None:
     hand = load_image(EXAMPLE)
     table = np.full((768, 1024, 3), 60, np.uint8)
     table[300:540, 400:720] = cv2.resize(hand, (320, 240), interpolation=cv2.INTER_AREA)
-    calls: list[int | None] = []
-    once = reader.detector._detect_once
-
-    def counting(
-        image: np.ndarray, offset: tuple[float, float] = (0.0, 0.0), size: int | None = None
-    ) -> Detections:
-        calls.append(size)
-        return once(image, offset, size)
-
-    reader.detector._detect_once = counting  # type: ignore[method-assign]
-    try:
-        fine = reader.read(table)
-    finally:
-        del reader.detector._detect_once
+    fine, calls = _read_counting_passes(reader, table)
     single = reader.with_settings(ReaderSettings(fine=False)).read(table)
     assert calls == [None, ReaderSettings().fine_imgsz] == [None, 640]
     wanted = set(json.loads(EXAMPLE_CARDS.read_text())["cards"])

@@ -112,8 +112,6 @@ class IndexDetector:
         self.dynamic = not isinstance(shape[2], int)
         """Whether the model takes any input size (then small indices get a finer pass)."""
         self.size = imgsz if self.dynamic else int(shape[2])
-        self.batched = not isinstance(shape[0], int) or shape[0] > 1
-        """Whether the network reads several images in one run (a large photo's tiles)."""
         metadata = self._session.get_modelmeta().custom_metadata_map
         names = ast.literal_eval(metadata["names"]) if "names" in metadata else None
         if names is not None and names != {0: "index"}:
@@ -136,31 +134,6 @@ class IndexDetector:
     ) -> Detections:
         tensor, transform = self.input_tensor(image, size)
         output = self._session.run(None, {self._input: tensor})[0][0]  # (5, anchors)
-        return self._boxes(output, transform, offset)
-
-    def _detect_tiles(
-        self, tiles: list[NDArray[np.uint8]], offsets: list[tuple[float, float]]
-    ) -> list[Detections]:
-        """:meth:`_detect_once` of each tile (all of one size), in one run of the network
-        when it takes a batch."""
-        if not self.batched:
-            return [
-                self._detect_once(tile, offset) for tile, offset in zip(tiles, offsets, strict=True)
-            ]
-        prepared = [self.input_tensor(tile) for tile in tiles]
-        outputs = self._session.run(
-            None, {self._input: np.concatenate([tensor for tensor, _ in prepared])}
-        )[0]
-        return [
-            self._boxes(output, transform, offset)
-            for output, (_, transform), offset in zip(outputs, prepared, offsets, strict=True)
-        ]
-
-    def _boxes(
-        self, output: NDArray[np.float32], transform: Letterbox, offset: tuple[float, float]
-    ) -> Detections:
-        """The boxes of one image's output (5, anchors) above the detection threshold, in the
-        pixels of the image it was cut from (``offset``: where it lies there)."""
         scores = output[4]
         keep = scores >= self.settings.detection_threshold
         if not keep.any():
@@ -292,8 +265,8 @@ class IndexDetector:
         copy ``small`` (``factor`` times smaller): the copy at the network's size, and with
         ``tiles`` the copy again at its own size, the scale at which four overlapping tiles
         (each ``TILE_SHARE`` of its width and height) fill the network's input. A network that
-        takes any input size reads it in one pass; one of a fixed size reads the four tiles
-        (in one batch when it takes a batch). ``first``: the copy's reading at the network's
+        takes any input size reads it in one pass; one of a fixed size reads the four tiles.
+        ``first``: the copy's reading at the network's
         size, already made, not made again."""
         if first is None:
             parts = [self._detect_once(small)]
@@ -306,13 +279,8 @@ class IndexDetector:
         elif tiles:
             small_h, small_w = small.shape[:2]
             tile_w, tile_h = int(small_w * TILE_SHARE), int(small_h * TILE_SHARE)
-            corners = [
-                (left, top) for top in (0, small_h - tile_h) for left in (0, small_w - tile_w)
-            ]
-            parts.extend(
-                self._detect_tiles(
-                    [small[top : top + tile_h, left : left + tile_w] for left, top in corners],
-                    [(float(left), float(top)) for left, top in corners],
-                )
-            )
+            for top in (0, small_h - tile_h):
+                for left in (0, small_w - tile_w):
+                    tile = small[top : top + tile_h, left : left + tile_w]
+                    parts.append(self._detect_once(tile, (float(left), float(top))))
         return self._settled(parts, width, height, factor)
