@@ -73,6 +73,8 @@ BAD_CONFIGS: list[tuple[str, Any, str]] = [
      "backgrounds.photo_dirs: expected a list of folder paths"),
     ("photo dirs numbers", {"backgrounds": {"photo_dirs": [1, 2]}},
      "backgrounds.photo_dirs: expected a list of folder paths"),
+    ("printed pages above 1", {"backgrounds": {"printed_probability": 1.5}},
+     "backgrounds.printed_probability: expected a number in [0, 1]"),
 ]
 
 
@@ -95,6 +97,9 @@ GOOD_CONFIGS: list[tuple[str, Any, dict[str, Any]]] = [
     ("partial section keeps other defaults", {"photometry": {"blur_probability": 0}},
      {"photometry.blur_probability": 0.0, "photometry.noise_probability": 0.5}),
     ("no photos", {"backgrounds": {"photo_dirs": []}}, {"backgrounds.photo_dirs": ()}),
+    ("no printed pages unless asked", {}, {"backgrounds.printed_probability": 0.0}),
+    ("printed pages", {"backgrounds": {"printed_probability": 0.7}},
+     {"backgrounds.printed_probability": 0.7}),
 ]
 
 
@@ -112,7 +117,9 @@ def test_good_config_values(raw: Any, expected: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(("name", "split"), [("scenes.yaml", "train"), ("holdout.yaml", "holdout"),
                                              ("extra.yaml", "extra"),
-                                             ("overexposed.yaml", "train")])
+                                             ("overexposed.yaml", "train"),
+                                             ("verifier.yaml", "train"),
+                                             ("printed-holdout.yaml", "holdout")])
 def test_shipped_configs_load(name: str, split: str) -> None:
     """The configs in datasets/ are valid; training uses train decks, validation held-out ones."""
     config = load_config(ROOT / "datasets" / name)
@@ -124,7 +131,8 @@ def test_shipped_configs_have_different_seeds() -> None:
     """Training and validation scenes must not be the same draws."""
     seeds = [load_config(ROOT / "datasets" / name).seed
              for name in ("scenes.yaml", "holdout.yaml", "extra.yaml", "closeups.yaml",
-                          "cards.yaml", "overexposed.yaml")]
+                          "cards.yaml", "overexposed.yaml", "verifier.yaml",
+                          "printed-holdout.yaml")]
     assert len(set(seeds)) == len(seeds)
 
 

@@ -309,3 +309,18 @@ def test_cached_renders_stand_in_for_the_packages(
 
 def _no_rendering(*args: object) -> None:
     raise AssertionError("a cached deck was rendered again")
+
+
+def test_printed_pages_change_only_the_scenes_that_ask(six_scenes: Path, tmp_path: Path) -> None:
+    """``backgrounds.printed_probability`` 0 (the default) draws nothing more: the scenes are
+    the bytes they were. With 1, every scene lies on pages, and its cards keep their labels."""
+    generate(config(backgrounds={"printed_probability": 0.0}), tmp_path / "off", 6,
+             workers=1, progress=False)
+    assert files_of(tmp_path / "off") == files_of(six_scenes)
+    generate(config(backgrounds={"printed_probability": 1.0}), tmp_path / "on", 6,
+             workers=1, progress=False)
+    before, after = files_of(six_scenes), files_of(tmp_path / "on")
+    images = [name for name in before if name.startswith("images")]
+    assert all(before[name] != after[name] for name in images)
+    labelled = [json.loads(after[f"meta/{index:07d}.json"])["indices"] for index in range(6)]
+    assert sum(len(indices) for indices in labelled) > 0

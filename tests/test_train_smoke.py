@@ -43,6 +43,9 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
         card_config=ROOT / "datasets" / "cards.yaml",
         card_scenes=3,
         card_epochs=1,
+        verifier_config=ROOT / "datasets" / "verifier.yaml",
+        verifier_scenes=3,
+        verifier_epochs=1,
         train_scenes=6,
         holdout_scenes=2,
         detector_epochs=1,
@@ -67,10 +70,51 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
     assert "8-16-16 channels, then 24 channels" in classifier["architecture"]
     assert classifier["precision"].startswith("int8")  # quantized, and the runtime loads it
     assert json.loads(manifest.read_text())["card_classifier"]["file"] == "card.onnx"
+    assert json.loads(manifest.read_text())["verifier"]["classes"] == ["none", "index"]
     reader = Reader.load(tmp_path / "models")
     assert reader.whole_card is not None  # the whole-card classifier's export loads
+    assert reader.verifier is not None  # and the index verifier's
     assert reader.detector.dynamic  # any input size: the finer pass for small indices can run
     reading = reader.read(load_image(ROOT / "examples" / "hand.jpg"))
     assert reading.size_wh == (640, 480)  # an untrained model may find nothing: it must run
     # a second run resumes instead of starting over (scenes kept, detector finished)
     assert run_training(plan) == manifest
+
+
+@pytest.mark.skipif(
+    shutil.which("rsvg-convert") is None, reason="needs librsvg2-bin and the card decks"
+)
+def test_verifier_alone_is_added_to_shipped_models(tmp_path: Path) -> None:
+    """``handreader train --only-verifier``: the verifier trains against the detector already
+    in the models folder and joins its manifest; the other models and entries stay."""
+    from vision.reader import Reader
+    from vision.train.pipeline import TrainingPlan, add_verifier
+
+    models = tmp_path / "models"
+    shutil.copytree(ROOT / "models", models)
+    (models / "verifier.onnx").unlink(missing_ok=True)
+    before = json.loads((models / "manifest.json").read_text())
+    before.pop("verifier", None)
+    (models / "manifest.json").write_text(json.dumps(before))
+    plan = TrainingPlan(
+        work_dir=tmp_path / "runs",
+        models_dir=models,
+        holdout_config=ROOT / "datasets" / "holdout.yaml",
+        verifier_config=ROOT / "datasets" / "verifier.yaml",
+        holdout_scenes=2,
+        verifier_scenes=4,
+        verifier_epochs=1,
+        workers=1,
+        device="cpu",
+    )
+    manifest = json.loads(add_verifier(plan).read_text())
+    assert manifest["verifier"]["file"] == "verifier.onnx"
+    assert manifest["training"]["verifier_scenes"] == 4
+    assert manifest["classifier"] == before["classifier"]
+    assert manifest["metrics"] == before["metrics"]
+    reader = Reader.load(models)
+    assert reader.verifier is not None
+    probability = reader.verifier.index_probability(
+        np.zeros((120, 160, 3), np.uint8), np.array([[10, 10, 30, 40]], np.float32)
+    )
+    assert probability.shape == (1,) and 0.0 <= float(probability[0]) <= 1.0

@@ -19,7 +19,7 @@ def register(subparsers: Any) -> None:
         "train",
         help="train the detector and the classifiers, export ONNX",
         description="Synthetic scenes -> detector -> index classifier -> whole-card "
-        "classifier -> ONNX + manifest.",
+        "classifier -> index verifier -> ONNX + manifest.",
     )
     parser.add_argument(
         "--work", type=Path, default=Path("runs"), help="working folder (default: runs)"
@@ -53,6 +53,22 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--card-epochs", type=int, default=12, help="whole-card classifier epochs (default 12)"
+    )
+    parser.add_argument(
+        "--verifier-scenes",
+        type=int,
+        default=3000,
+        help="scenes of datasets/verifier.yaml (most on printed pages) for the index verifier "
+        "(default 3000; 0 ships none)",
+    )
+    parser.add_argument(
+        "--verifier-epochs", type=int, default=6, help="index verifier epochs (default 6)"
+    )
+    parser.add_argument(
+        "--only-verifier",
+        action="store_true",
+        help="train only the index verifier, against the detector already in --models, and "
+        "add it to that folder's manifest",
     )
     parser.add_argument("--detector-epochs", type=int, default=6)
     parser.add_argument(
@@ -111,7 +127,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the training recipe."""
     from vision.train.classifier import DEFAULT_WIDTHS, parse_widths
-    from vision.train.pipeline import TrainingPlan, run_training
+    from vision.train.pipeline import TrainingPlan, add_verifier, run_training
 
     for name in (
         "scenes",
@@ -119,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         "detector_epochs",
         "classifier_epochs",
         "card_epochs",
+        "verifier_epochs",
         "imgsz",
         "batch",
     ):
@@ -131,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         "classifier_finetune_epochs",
         "closeup_scenes",
         "card_scenes",
+        "verifier_scenes",
         "glyph_crops",
     ):
         if getattr(args, name) < 0:
@@ -151,6 +169,8 @@ def run(args: argparse.Namespace) -> int:
     for manifest in args.photos:
         if not manifest.is_file():
             raise ValueError(f"--photos {str(manifest)!r}: no such manifest file")
+    if args.only_verifier and args.verifier_scenes < 1:
+        raise ValueError("--only-verifier needs --verifier-scenes of at least 1")
     try:  # after the arguments are checked: a typo is named even without torch
         import torch  # noqa: F401
         import ultralytics  # noqa: F401
@@ -167,6 +187,8 @@ def run(args: argparse.Namespace) -> int:
         card_scenes=args.card_scenes,
         glyph_crops=args.glyph_crops,
         card_epochs=args.card_epochs,
+        verifier_scenes=args.verifier_scenes,
+        verifier_epochs=args.verifier_epochs,
         detector_epochs=args.detector_epochs,
         classifier_epochs=args.classifier_epochs,
         classifier_finetune_epochs=args.classifier_finetune_epochs,
@@ -180,6 +202,10 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         device=args.device,
     )
+    if args.only_verifier:
+        manifest = add_verifier(plan)
+        print(f"index verifier written; manifest {manifest}")
+        return 0
     manifest = run_training(plan)
     print(f"models written; manifest {manifest}")
     return 0

@@ -71,6 +71,10 @@ class Backgrounds:
 
     photo_dirs: tuple[str, ...] = ("/usr/share/wallpapers", "/usr/share/backgrounds")
     photo_probability: float = 0.5
+    printed_probability: float = 0.0
+    """Share of scenes with printed pages (text: a book, a menu) laid on the table under the
+    cards (:mod:`vision.synth.printed`). 0 (the default) draws nothing, so configs without it
+    give the same scenes as before it existed."""
 
 
 DECK_SPLITS = ("train", "holdout", "extra", "train+extra", "all")

@@ -23,6 +23,7 @@ from vision.synth.backgrounds import background, photo_files
 from vision.synth.config import SceneConfig
 from vision.synth.layouts import LAYOUTS, Occluder, Placement
 from vision.synth.photometry import apply_photometry, cast_shadow
+from vision.synth.printed import draw_printed
 
 __all__ = ["IndexLabel", "Scene", "render_scene"]
 
@@ -279,6 +280,9 @@ def render_scene(
     homography = _tilt_homography(rng, width, height, config.geometry.max_tilt_degrees)
     photos = photo_files(config.backgrounds.photo_dirs)
     canvas = background(rng, width, height, photos, config.backgrounds.photo_probability)
+    printed = config.backgrounds.printed_probability
+    if printed > 0 and rng.random() < printed:
+        draw_printed(canvas, rng)
     owner = np.full((height, width), _BACKGROUND, np.int16)
     shadows = rng.random() < config.photometry.shadow_probability
     for index, placement in enumerate(placements):

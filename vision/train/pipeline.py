@@ -1,4 +1,4 @@
-"""The whole training recipe: scenes -> detector -> classifier -> ONNX -> ``models/manifest.json``.
+"""The training recipe: scenes -> detector -> classifiers -> verifier -> ONNX + manifest.
 
 Every step is resumable: scenes already written are kept (same seed, same bytes), an
 interrupted detector run resumes from its ``last.pt``, the classifier from its checkpoint.
@@ -19,7 +19,7 @@ from vision.synth.config import load_config
 from vision.synth.generate import generate
 from vision.train.classifier import DEFAULT_WIDTHS
 
-__all__ = ["TrainingPlan", "run_training", "write_manifest"]
+__all__ = ["TrainingPlan", "add_verifier", "run_training", "write_manifest"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,11 @@ class TrainingPlan:
     """Scenes of one card filling the frame for the whole-card classifier
     (:mod:`vision.train.card_classifier`); 0 ships no whole-card classifier."""
     card_epochs: int = 12
+    verifier_config: Path = Path("datasets/verifier.yaml")
+    verifier_scenes: int = 3000
+    """Scenes (most on printed pages) whose detections train the index verifier
+    (:mod:`vision.train.verifier`); 0 ships no verifier."""
+    verifier_epochs: int = 6
     detector_epochs: int = 6
     detector_finetune_epochs: int = 12
     detector_imgsz: int = 320
@@ -94,6 +99,7 @@ def write_manifest(
     classifier: Path,
     extra: dict[str, Any] | None = None,
     card_classifier: Path | None = None,
+    verifier: Path | None = None,
 ) -> Path:
     """Write ``models/manifest.json``: files, hashes, classes, input sizes, data and recipe."""
     from vision.crops import CROP_CONTEXT, CROP_SIZE
@@ -136,6 +142,7 @@ def write_manifest(
             else "float32",
         },
         **({"card_classifier": _card_entry(card_classifier)} if card_classifier else {}),
+        **({"verifier": _verifier_entry(verifier)} if verifier else {}),
         "training": {
             **{k: _plain(v) for k, v in asdict(plan).items()},
             "decks": "datasets/README.md; holdout decks never trained on",
@@ -164,6 +171,24 @@ def _card_entry(card_classifier: Path) -> dict[str, Any]:
         "input": f"Nx3x{height}x{width} RGB float [0,1]: the whole image, a quarter turn if "
         "wider than tall, stretched (vision.card_view.card_view)",
         "outputs": {"logits": "Nx55"},
+        "precision": "float32",
+    }
+
+
+def _verifier_entry(verifier: Path) -> dict[str, Any]:
+    from vision.train.verifier import DEFAULT_WIDTHS
+    from vision.verifier import VERIFIER_CLASSES, VERIFY_CONTEXT, VERIFY_SIZE
+
+    return {
+        "file": verifier.name,
+        "sha256": _sha256(verifier),
+        "bytes": verifier.stat().st_size,
+        "architecture": "CNN (3 blocks of two 3x3 convolutions, {}-{}-{} channels, then {} "
+        "channels at 5x5, global average) -> 2 (vision/train/verifier.py)".format(*DEFAULT_WIDTHS),
+        "classes": list(VERIFIER_CLASSES),
+        "input": f"Nx3x{VERIFY_SIZE}x{VERIFY_SIZE} RGB float [0,1]: a square crop centred on "
+        f"a detected index, {VERIFY_CONTEXT}x the box's longer side (vision.verifier)",
+        "outputs": {"logits": "Nx2"},
         "precision": "float32",
     }
 
@@ -237,6 +262,64 @@ def _negatives(plan: TrainingPlan, detector: Path) -> Path:
     return out
 
 
+def _generate(plan: TrainingPlan, config_path: Path, folder: Path, count: int) -> None:
+    """Write the first ``count`` scenes of the config in ``folder`` (those present are kept)."""
+    have = _count(folder)
+    if have < count:
+        generate(load_config(config_path), folder, count - have, start=have, workers=plan.workers)
+
+
+def _verifier(plan: TrainingPlan, detector: Path, holdout_dir: Path, device: str) -> Path:
+    """Train the index verifier on the detector's boxes in the verifier scenes (the held-out
+    scenes choose its epoch) and export it to ``models_dir/verifier.onnx``."""
+    from vision.index_detector import IndexDetector
+    from vision.train.verifier import VerifierTraining, export_verifier, train_verifier
+
+    state = train_verifier(
+        VerifierTraining(
+            scene_dirs=(plan.work_dir / "scenes-verifier",),
+            run_dir=plan.work_dir / "verifier",
+            epochs=plan.verifier_epochs,
+            val_scene_dirs=(holdout_dir,),
+            device=device,
+        ),
+        IndexDetector(detector, plan.detector_imgsz),
+    )
+    return export_verifier(state, plan.models_dir / "verifier.onnx")
+
+
+def add_verifier(plan: TrainingPlan) -> Path:
+    """Train only the index verifier, against the detector already shipped in
+    ``plan.models_dir``, and add it to that folder's manifest (the other models and entries
+    are kept; the recipe's verifier fields are recorded under ``training``). Resumable like
+    :func:`run_training`; returns the manifest path."""
+    from vision.train.fitting import resolve_device
+
+    device = resolve_device(plan.device)
+    print(f"training the index verifier on {_device_name(device)}", flush=True)
+    manifest_path = plan.models_dir / "manifest.json"
+    if not manifest_path.is_file():
+        raise ValueError(f"no models to add a verifier to: {str(manifest_path)!r} is missing")
+    manifest = json.loads(manifest_path.read_text())
+    detector = plan.models_dir / manifest["detector"]["file"]
+    holdout_dir = plan.work_dir / "scenes-holdout"
+    _generate(plan, plan.holdout_config, holdout_dir, plan.holdout_scenes)
+    verifier_dir = plan.work_dir / "scenes-verifier"
+    _generate(plan, plan.verifier_config, verifier_dir, plan.verifier_scenes)
+    verifier = _verifier(plan, detector, holdout_dir, device)
+    manifest["verifier"] = _verifier_entry(verifier)
+    manifest.setdefault("training", {}).update(
+        {
+            "verifier_config": str(plan.verifier_config),
+            "verifier_scenes": plan.verifier_scenes,
+            "verifier_epochs": plan.verifier_epochs,
+            "verifier_device": device,
+        }
+    )
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest_path
+
+
 def run_training(plan: TrainingPlan) -> Path:
     """Run every step of the recipe; returns the manifest path."""
     from vision.train.classifier import (
@@ -264,12 +347,9 @@ def run_training(plan: TrainingPlan) -> Path:
         (plan.holdout_config, holdout_dir, plan.holdout_scenes),
         (plan.closeup_config, closeup_dir, plan.closeup_scenes),
         (plan.card_config, card_dir, plan.card_scenes),
+        (plan.verifier_config, plan.work_dir / "scenes-verifier", plan.verifier_scenes),
     ):
-        have = _count(folder)
-        if have < count:
-            generate(
-                load_config(config_path), folder, count - have, start=have, workers=plan.workers
-            )
+        _generate(plan, config_path, folder, count)
     detector_settings = DetectorTraining(
         train_images=train_dir / "images",
         val_images=holdout_dir / "images",
@@ -348,8 +428,15 @@ def run_training(plan: TrainingPlan) -> Path:
             )
         )
         card_classifier = export_card_classifier(card_state, plan.models_dir / "card.onnx")
+    verifier = None
+    if plan.verifier_scenes > 0:
+        verifier = _verifier(plan, detector, holdout_dir, device)
     shutil.copyfile(plan.train_config, plan.work_dir / "scenes.yaml")
     # the manifest records where the networks were trained, not the "auto" asked for
     return write_manifest(
-        replace(plan, device=device), detector, classifier, card_classifier=card_classifier
+        replace(plan, device=device),
+        detector,
+        classifier,
+        card_classifier=card_classifier,
+        verifier=verifier,
     )

@@ -1,0 +1,168 @@
+"""The index verifier: its input, its model checks, and how the reader drops the boxes it doubts
+(a scripted verifier stands in, so no model is needed for the rule)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from vision.detections import CLASSIFIER_CLASSES
+from vision.imageio import load_image
+from vision.reader import ModelError, Reader, ReaderSettings
+from vision.synth.printed import draw_printed
+from vision.verifier import VERIFY_CONTEXT, VERIFY_SIZE, IndexVerifier, verifier_crop
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "models"
+
+
+def test_crop_is_the_box_and_the_corner_around_it() -> None:
+    image = np.zeros((200, 300, 3), np.uint8)
+    image[95:105, 145:155] = 255  # a white square at the box's centre
+    crop = verifier_crop(image, (140.0, 90.0, 160.0, 110.0))
+    assert crop.shape == (VERIFY_SIZE, VERIFY_SIZE, 3)
+    middle = VERIFY_SIZE // 2
+    assert crop[middle, middle].min() == 255
+    # the crop spans VERIFY_CONTEXT box sides: the 10 px square is a sixth of its 60 px
+    white = int((crop[:, :, 0] > 127).sum())
+    expected = (VERIFY_SIZE * 10 / (20 * VERIFY_CONTEXT)) ** 2
+    assert abs(white - expected) <= 0.35 * expected
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("classifier.onnx", "names classes"),  # 55 classes, not none/index
+        ("detector.onnx", "names classes"),  # no class list at all
+    ],
+)
+def test_wrong_model_is_refused(model: str, message: str) -> None:
+    with pytest.raises(ModelError, match=message):
+        IndexVerifier(MODELS / model)
+
+
+class _ScriptedVerifier:
+    """Stands in for the verifier: a fixed probability per box, by the box's left edge."""
+
+    def __init__(self, by_left: dict[float, float]) -> None:
+        self.by_left = by_left
+        self.shown: list[float] = []
+
+    def index_probability(
+        self, image: NDArray[np.uint8], xyxy: NDArray[np.floating[Any]]
+    ) -> NDArray[np.float32]:
+        self.shown += [float(box[0]) for box in xyxy]
+        return np.array([self.by_left[float(box[0])] for box in xyxy], np.float32)
+
+
+def _row(code: str, probability: float) -> NDArray[np.float32]:
+    rest = (1 - probability) / (len(CLASSIFIER_CLASSES) - 1)
+    row = np.full(len(CLASSIFIER_CLASSES), rest, np.float32)
+    row[CLASSIFIER_CLASSES.index(code)] = probability
+    return row
+
+
+def _reader(verifier: _ScriptedVerifier | None, **settings: float) -> Reader:
+    reader = Reader.__new__(Reader)
+    reader.settings = ReaderSettings(**settings)  # type: ignore[arg-type]
+    reader.verifier = verifier  # type: ignore[assignment]
+    return reader
+
+
+BOXES = np.array([[10, 10, 20, 25], [50, 10, 60, 25], [90, 10, 100, 25]], np.float32)
+IMAGE = np.zeros((40, 120, 3), np.uint8)
+
+
+def test_doubted_boxes_read_as_no_index() -> None:
+    probabilities = np.stack([_row("10S", 0.95), _row("JB", 0.9), _row("KH", 0.99)])
+    verifier = _ScriptedVerifier({10.0: 0.9, 50.0: 0.1, 90.0: 0.49})
+    verified = _reader(verifier, verify_below=0.5).verify(IMAGE, BOXES, probabilities)
+    assert verified[0].argmax() == CLASSIFIER_CLASSES.index("10S")  # believed: unchanged
+    assert (verified[0] == probabilities[0]).all()
+    assert verified[1, -1] == 1.0 and verified[2, -1] == 1.0  # doubted: "none"
+    assert probabilities[1].argmax() == CLASSIFIER_CLASSES.index("JB")  # input not modified
+    cards = _reader(None).merge_corners(BOXES, verified)
+    assert [card.code for card in cards] == ["10S"]
+
+
+def test_only_boxes_read_as_indices_are_shown() -> None:
+    probabilities = np.stack([_row("10S", 0.95), _row("none", 0.9), _row("KH", 0.99)])
+    verifier = _ScriptedVerifier({10.0: 0.9, 50.0: 0.1, 90.0: 0.9})
+    _reader(verifier, verify_below=0.5).verify(IMAGE, BOXES, probabilities)
+    assert verifier.shown == [10.0, 90.0]
+
+
+@pytest.mark.parametrize("verifier", [None, _ScriptedVerifier({10.0: 0.0})])
+def test_no_verifier_or_threshold_zero_changes_nothing(verifier: _ScriptedVerifier | None) -> None:
+    probabilities = np.stack([_row("10S", 0.95)])
+    reader = _reader(verifier, verify_below=0.0)
+    assert reader.verify(IMAGE, BOXES[:1], probabilities) is probabilities
+    assert _reader(None).verify(IMAGE, BOXES[:1], probabilities) is probabilities
+    empty = np.zeros((0, len(CLASSIFIER_CLASSES)), np.float32)
+    assert len(reader.verify(IMAGE, np.zeros((0, 4), np.float32), empty)) == 0
+
+
+def test_manifest_naming_a_missing_verifier_is_refused(tmp_path: Path) -> None:
+    if not (MODELS / "manifest.json").is_file():
+        pytest.skip("no shipped models")
+    for name in ("detector.onnx", "classifier.onnx"):
+        shutil.copyfile(MODELS / name, tmp_path / name)
+    manifest = json.loads((MODELS / "manifest.json").read_text())
+    manifest.pop("card_classifier", None)
+    manifest["verifier"] = {"file": "verifier.onnx"}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelError, match=r"verifier model .* is missing"):
+        Reader.load(tmp_path)
+    manifest.pop("verifier")
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert Reader.load(tmp_path).verifier is None  # an older release without one still loads
+
+
+SHIPPED = pytest.mark.skipif(
+    not (MODELS / "manifest.json").is_file() or not (MODELS / "verifier.onnx").is_file(),
+    reason="no shipped index verifier",
+)
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+
+@pytest.fixture(scope="module")
+def readers() -> tuple[Reader, Reader]:
+    """The shipped reader, and the same without its verifier."""
+    reader = Reader.load()
+    return reader, reader.with_settings(dataclasses.replace(reader.settings, verify_below=0.0))
+
+
+@SHIPPED
+def test_shipped_verifier_keeps_the_example_hand(readers: tuple[Reader, Reader]) -> None:
+    verified, unverified = readers
+    assert verified.verifier is not None
+    image = load_image(ROOT / "examples" / "hand.jpg")
+    codes = sorted(card.code for card in verified.read(image).certain)
+    assert codes == sorted(card.code for card in unverified.read(image).certain)
+    assert len(codes) >= 4
+
+
+@SHIPPED
+@pytest.mark.skipif(not DEJAVU.is_file(), reason="needs fonts-dejavu-core")
+def test_printed_pages_are_not_read_as_cards(readers: tuple[Reader, Reader]) -> None:
+    """Sixteen tables with two printed pages each and no card. Measured: 1 certain card with
+    the verifier, 29 without (page numbers as tens, "Jo..." as jokers)."""
+    verified, unverified = readers
+    found = {"with": 0, "without": 0}
+    for seed in range(16):
+        rng = np.random.default_rng(seed)
+        table = np.full((480, 640, 3), (60, 90, 130), np.uint8)
+        table = np.clip(table + rng.normal(0, 6, table.shape), 0, 255).astype(np.uint8)
+        draw_printed(table, rng)
+        draw_printed(table, rng)
+        found["with"] += len(verified.read(table).certain)
+        found["without"] += len(unverified.read(table).certain)
+    assert found["with"] <= 3
+    assert found["without"] >= 10
