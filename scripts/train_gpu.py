@@ -65,6 +65,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "classifier_epochs": 30,
         "classifier_finetune_epochs": 6,
         "card_epochs": 24,
+        "verifier_scenes": 12000,
+        "verifier_epochs": 12,
     },
     "quick": {
         "train_scenes": 9000,
@@ -77,6 +79,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "classifier_epochs": 12,
         "classifier_finetune_epochs": 3,
         "card_epochs": 10,
+        "verifier_scenes": 3000,
+        "verifier_epochs": 6,
     },
     "smoke": {
         "train_scenes": 6,
@@ -92,6 +96,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "classifier_finetune_epochs": 1,
         "classifier_widths": (8, 16, 16, 24),
         "card_epochs": 1,
+        "verifier_scenes": 3,
+        "verifier_epochs": 1,
         # scenes drawn in this process: a test process that already ran torch must not fork
         # the generator's workers (a forked child can wait forever on a lock of torch's threads)
         "workers": 1,
@@ -118,6 +124,7 @@ def plan_for(size: str, work: Path, realdata: Path | None, device: str) -> Train
         holdout_config=ROOT / "datasets" / "holdout.yaml",
         closeup_config=ROOT / "datasets" / "closeups.yaml",
         card_config=ROOT / "datasets" / "cards.yaml",
+        verifier_config=ROOT / "datasets" / "verifier.yaml",
         photo_manifests=photos,
         device=device,
         **PRESETS[size],

@@ -134,7 +134,9 @@ def test_smoke_size_trains_evaluates_and_reports(
     assert script.main(["--size", "smoke", "--device", "cpu", "--work", str(work)]) == 0
     report = json.loads((work / "report.json").read_text())
     assert report["device"] == "cpu"
-    assert set(report["files"]) == {"detector.onnx", "classifier.onnx", "card.onnx"}
+    assert set(report["files"]) == {
+        "detector.onnx", "classifier.onnx", "card.onnx", "verifier.onnx"
+    }
     for models in ("new", "shipped"):
         row = report[models]["held-out synthetic decks"]
         assert row["photos"] == 3 and 0.0 <= row["f1"] <= 1.0
