@@ -101,7 +101,9 @@ def test_verifier_alone_is_added_to_shipped_models(tmp_path: Path) -> None:
         models_dir=models,
         holdout_config=ROOT / "datasets" / "holdout.yaml",
         verifier_config=ROOT / "datasets" / "verifier.yaml",
+        closeup_config=ROOT / "datasets" / "closeups.yaml",
         holdout_scenes=2,
+        closeup_scenes=2,
         verifier_scenes=4,
         verifier_epochs=1,
         workers=1,
@@ -110,6 +112,8 @@ def test_verifier_alone_is_added_to_shipped_models(tmp_path: Path) -> None:
     manifest = json.loads(add_verifier(plan).read_text())
     assert manifest["verifier"]["file"] == "verifier.onnx"
     assert manifest["training"]["verifier_scenes"] == 4
+    assert manifest["training"]["verifier_closeup_scenes"] == 2
+    assert len(list((tmp_path / "runs" / "scenes-closeups" / "images").glob("*.jpg"))) == 2
     assert manifest["classifier"] == before["classifier"]
     assert manifest["metrics"] == before["metrics"]
     reader = Reader.load(models)

@@ -11,7 +11,7 @@ import numpy as np
 
 from tests.test_negatives import FakeDetector, _scene
 from vision.train.verifier import verifier_examples
-from vision.verifier import VERIFY_SIZE, verifier_crop
+from vision.verifier import VERIFY_SIZE, verifier_crops
 
 
 def test_boxes_on_labels_are_indices_boxes_on_nothing_are_not(tmp_path: Path) -> None:
@@ -28,8 +28,8 @@ def test_boxes_on_labels_are_indices_boxes_on_nothing_are_not(tmp_path: Path) ->
     assert crops.shape == (3, VERIFY_SIZE, VERIFY_SIZE, 3)
     assert labels.tolist() == [1, 0, 1]  # the detector's two kept boxes, then the label's own
     image = cv2.imread(str(tmp_path / "images" / "000000.jpg"))
-    np.testing.assert_array_equal(crops[1], verifier_crop(image, (100, 150, 120, 180)))
-    np.testing.assert_array_equal(crops[2], verifier_crop(image, (10, 10, 30, 40)))
+    boxes = np.array([[11, 11, 31, 41], [100, 150, 120, 180], [10, 10, 30, 40]], np.float32)
+    np.testing.assert_array_equal(crops, verifier_crops(image, boxes))
 
 
 def test_a_detector_that_finds_nothing_still_gives_both_kinds(tmp_path: Path) -> None:

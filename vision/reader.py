@@ -226,10 +226,11 @@ class ReaderSettings:
     of a pip passes as a card: on 400 held-out synthetic scenes F1 0.9309 to 0.9328 (precision
     0.946 to 0.959), on 400 others 0.9146 to 0.9151, for 3 ms less per 640x480 frame."""
     verify_below: float = 0.1
-    """With an index verifier among the models (:mod:`vision.verifier`), a box the classifier
-    reads as an index is dropped, as if read "none", when the verifier gives it less than this
-    probability of being a card's corner index (printed letters and digits, a pip, a
-    pattern); 0 keeps every box. Chosen on 400 held-out synthetic scenes of seed 778 (F1
+    """With an index verifier among the models (:mod:`vision.verifier`), a card read for
+    certain goes when the verifier gives none of its boxes this probability of being a card's
+    corner index (they are printed letters and digits, a pip, a pattern): its boxes are read
+    as "none" and the cards merged again (:meth:`Reader.verified_cards`); 0 keeps every
+    card. Chosen on 400 held-out synthetic scenes of seed 778 (F1
     0.9172 without the verifier, 0.9170 at 0.1, 0.9162 at 0.2, 0.9148 at 0.5) and 400 held-out
     scenes laid on printed pages (``datasets/printed-holdout.yaml``: 0.8602 without, 0.8965 at
     0.1, 0.8968 at 0.2, 0.8937 at 0.5); on the real folders, chosen blind, pinochle 0.9858 to
@@ -295,7 +296,7 @@ class Reader:
     """The card reader: ``Reader.load().read(image_bgr) -> Reading``."""
 
     verifier: IndexVerifier | None = None
-    """The index verifier, when the models include one (:meth:`verify`)."""
+    """The index verifier, when the models include one (:meth:`verified_cards`)."""
 
     def __init__(
         self,
@@ -479,28 +480,76 @@ class Reader:
         )
         return softmax(logits), embedding.astype(np.float32)
 
-    def verify(
+    def verified_cards(
         self,
         image: NDArray[np.uint8],
         xyxy: NDArray[np.float32],
         probabilities: NDArray[np.float32],
-    ) -> NDArray[np.float32]:
-        """``probabilities`` with the boxes read as indices that the index verifier doubts
-        (below ``settings.verify_below``) read as "none" instead; unchanged without a
-        verifier. Only boxes the classifier reads as indices are shown to it."""
+    ) -> list[CardReading]:
+        """The cards of :meth:`merge_corners`, less the certain ones the index verifier
+        believes none of the boxes of (below ``settings.verify_below`` each): their boxes are
+        read as "none" and the cards are merged again. A certain card's boxes are shown in
+        the order of the classifier's confidence, first each card's surest, then the rest of
+        those cards whose surest it doubts, so most cards cost one look (a 12 MP table photo
+        has a hundred boxes, most of them pips read as their own card). Uncertain cards are
+        not shown: they are reported as uncertain either way. Without a verifier, the merged
+        cards."""
+        cards = self.merge_corners(xyxy, probabilities)
         threshold = self.settings.verify_below
-        if self.verifier is None or threshold <= 0 or len(xyxy) == 0:
-            return probabilities
-        candidates = np.flatnonzero(probabilities[:, -1] < self.settings.none_above)
-        if len(candidates) == 0:
-            return probabilities
-        doubted = candidates[self.verifier.index_probability(image, xyxy[candidates]) < threshold]
-        if len(doubted) == 0:
-            return probabilities
+        if self.verifier is None or threshold <= 0:
+            return cards
+        groups = self._boxes_of_certain_cards(cards, xyxy, probabilities)
+        if not groups:
+            return cards
+        surest = np.array([group[0] for group in groups])
+        believed = self.verifier.index_probability(image, xyxy[surest]) >= threshold
+        doubted = [group for group, kept in zip(groups, believed, strict=True) if not kept]
+        if not doubted:
+            return cards
+        rest = np.concatenate([group[1:] for group in doubted])
+        if len(rest):
+            rest_believed = set(
+                rest[self.verifier.index_probability(image, xyxy[rest]) >= threshold].tolist()
+            )
+            doubted = [g for g in doubted if not rest_believed.intersection(g[1:].tolist())]
+        if not doubted:
+            return cards
         probabilities = probabilities.copy()
-        probabilities[doubted] = 0.0
-        probabilities[doubted, -1] = 1.0
-        return probabilities
+        dropped = np.concatenate(doubted)
+        probabilities[dropped] = 0.0
+        probabilities[dropped, -1] = 1.0
+        return self.merge_corners(xyxy, probabilities)
+
+    def _boxes_of_certain_cards(
+        self,
+        cards: list[CardReading],
+        xyxy: NDArray[np.float32],
+        probabilities: NDArray[np.float32],
+    ) -> list[NDArray[np.intp]]:
+        """Per certain card, the boxes :meth:`merge_corners` joined into it (read as indices,
+        as that card, and lying inside its box, which spans them), surest first."""
+        if len(xyxy) == 0:
+            return []
+        is_index = probabilities[:, -1] < self.settings.none_above
+        codes = probabilities[:, :-1].argmax(axis=1)
+        sureness = probabilities[:, :-1].max(axis=1)
+        centers = (xyxy[:, :2] + xyxy[:, 2:]) / 2
+        groups: list[NDArray[np.intp]] = []
+        for card in cards:
+            if card.uncertain:
+                continue
+            x1, y1, x2, y2 = card.box_xyxy
+            members = np.flatnonzero(
+                is_index
+                & (codes == CARD_CLASSES.index(card.code))
+                & (centers[:, 0] >= x1)
+                & (centers[:, 0] <= x2)
+                & (centers[:, 1] >= y1)
+                & (centers[:, 1] <= y2)
+            )
+            if len(members):
+                groups.append(members[np.argsort(-sureness[members], kind="stable")])
+        return groups
 
     def merge_corners(
         self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]
@@ -599,9 +648,8 @@ class Reader:
         probabilities, embeddings = self.classify(image, detections.xyxy)
         if deck is not None:
             probabilities = combine_with_profile(probabilities, embeddings, deck)
-        probabilities = self.verify(image, detections.xyxy, probabilities)
         classified = time.perf_counter()
-        cards = self.merge_corners(detections.xyxy, probabilities)
+        cards = self.verified_cards(image, detections.xyxy, probabilities)
         if self.whole_card is not None and self.settings.whole_card:
             cards = self._with_whole_card(image, cards)
         flags = ReadingFlag.NONE

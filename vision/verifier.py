@@ -8,15 +8,16 @@ beside it); around a letter lie more letters. This small network sees ``VERIFY_C
 the box, at any angle, and answers the probability that the box is an index. The reader drops
 boxes it doubts (``ReaderSettings.verify_below``) before the corners are merged into cards.
 
-Identical in training and use: :func:`verifier_crop` cuts the network's input.
+Identical in training and use: :func:`verifier_crops` cuts the network's input.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -29,6 +30,7 @@ __all__ = [
     "VERIFY_SIZE",
     "IndexVerifier",
     "verifier_crop",
+    "verifier_crops",
 ]
 
 VERIFY_SIZE = 40
@@ -46,8 +48,39 @@ def verifier_crop(
     image: NDArray[np.uint8], box_xyxy: tuple[float, float, float, float] | NDArray[Any]
 ) -> NDArray[np.uint8]:
     """The verifier's (40, 40, 3) BGR input around one box (:func:`vision.crops.crop_index`
-    with the verifier's size and context)."""
+    with the verifier's size and context), cut from the image as it is."""
     return crop_index(image, box_xyxy, size=VERIFY_SIZE, context=VERIFY_CONTEXT)
+
+
+def verifier_crops(image: NDArray[np.uint8], xyxy: NDArray[np.floating[Any]]) -> NDArray[np.uint8]:
+    """The verifier's inputs (N, 40, 40, 3) for the boxes (N, 4), as training and reading cut
+    them.
+
+    Each is :func:`verifier_crop` taken from the coarsest level of a pyramid of the image
+    (each level half the one before, area-averaged) at which the cut still spans at least 40
+    px: nearly the picture a cut from the image itself gives (an area average computed in
+    steps, its corner rounded to the level's pixels), for a fraction of the work. A 12 MP
+    table photo has a hundred indices whose cuts span about 200 px: 24 ms cut from the photo
+    itself, 5 ms from the pyramid. The verifier is trained on these very cuts."""
+    levels = [image]
+    crops = np.zeros((len(xyxy), VERIFY_SIZE, VERIFY_SIZE, 3), np.uint8)
+    for number, box in enumerate(np.asarray(xyxy, np.float64).reshape(-1, 4)):
+        span = max(box[2] - box[0], box[3] - box[1], 2.0) * VERIFY_CONTEXT
+        level = 0
+        while span / 2 ** (level + 1) >= VERIFY_SIZE:
+            if len(levels) == level + 1:
+                finer = levels[-1]
+                if min(finer.shape[:2]) < 2 * VERIFY_SIZE:
+                    break
+                size = (finer.shape[1] // 2, finer.shape[0] // 2)
+                levels.append(
+                    cast(NDArray[np.uint8], cv2.resize(finer, size, interpolation=cv2.INTER_AREA))
+                )
+            level += 1
+        chosen = levels[level]
+        scale_x, scale_y = chosen.shape[1] / image.shape[1], chosen.shape[0] / image.shape[0]
+        crops[number] = verifier_crop(chosen, box * (scale_x, scale_y, scale_x, scale_y))
+    return crops
 
 
 class IndexVerifier:
@@ -85,6 +118,6 @@ class IndexVerifier:
         """The probability that each box (N, 4) of the BGR image is a corner index."""
         if len(xyxy) == 0:
             return np.zeros(0, np.float32)
-        crops = np.stack([verifier_crop(image, box) for box in xyxy])
+        crops = verifier_crops(image, xyxy)
         (logits,) = self._session.run(None, {self._input: crops_to_tensor(crops)})
         return softmax(logits)[:, 1].astype(np.float32)

@@ -35,7 +35,8 @@ def register(subparsers: Any) -> None:
         "--closeup-scenes",
         type=int,
         default=900,
-        help="close-ups of datasets/closeups.yaml added to the training scenes (default 900)",
+        help="close-ups of datasets/closeups.yaml added to the training scenes and the index "
+        "verifier's (default 900)",
     )
     parser.add_argument(
         "--card-scenes",

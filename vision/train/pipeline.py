@@ -270,14 +270,17 @@ def _generate(plan: TrainingPlan, config_path: Path, folder: Path, count: int) -
 
 
 def _verifier(plan: TrainingPlan, detector: Path, holdout_dir: Path, device: str) -> Path:
-    """Train the index verifier on the detector's boxes in the verifier scenes (the held-out
-    scenes choose its epoch) and export it to ``models_dir/verifier.onnx``."""
+    """Train the index verifier on the detector's boxes in the verifier scenes and the
+    close-ups (a card filling the frame, its corners against the image's edges, as in a photo
+    cropped to the card; the held-out scenes choose its epoch) and export it to
+    ``models_dir/verifier.onnx``."""
     from vision.index_detector import IndexDetector
     from vision.train.verifier import VerifierTraining, export_verifier, train_verifier
 
     state = train_verifier(
         VerifierTraining(
-            scene_dirs=(plan.work_dir / "scenes-verifier",),
+            scene_dirs=(plan.work_dir / "scenes-verifier",)
+            + ((plan.work_dir / "scenes-closeups",) if plan.closeup_scenes else ()),
             run_dir=plan.work_dir / "verifier",
             epochs=plan.verifier_epochs,
             val_scene_dirs=(holdout_dir,),
@@ -306,12 +309,14 @@ def add_verifier(plan: TrainingPlan) -> Path:
     _generate(plan, plan.holdout_config, holdout_dir, plan.holdout_scenes)
     verifier_dir = plan.work_dir / "scenes-verifier"
     _generate(plan, plan.verifier_config, verifier_dir, plan.verifier_scenes)
+    _generate(plan, plan.closeup_config, plan.work_dir / "scenes-closeups", plan.closeup_scenes)
     verifier = _verifier(plan, detector, holdout_dir, device)
     manifest["verifier"] = _verifier_entry(verifier)
     manifest.setdefault("training", {}).update(
         {
             "verifier_config": str(plan.verifier_config),
             "verifier_scenes": plan.verifier_scenes,
+            "verifier_closeup_scenes": plan.closeup_scenes,
             "verifier_epochs": plan.verifier_epochs,
             "verifier_device": device,
         }

@@ -2,7 +2,7 @@
 
 The examples are mostly what the reader will show it: the boxes the detector finds in
 synthetic scenes (with each labelled index's own box and a few boxes drawn at random), cut with
-:func:`vision.verifier.verifier_crop`. A box on a labelled index is an index;
+:func:`vision.verifier.verifier_crops`. A box on a labelled index is an index;
 a box that overlaps no index showing there (labelled, or partly covered, cut by the frame or too
 small: ``meta/*.json``'s "indices" and "partial") is none: a pip, a court figure, the table, or
 printed text when the scenes have pages under the cards (``datasets/verifier.yaml``,
@@ -33,7 +33,7 @@ from vision.train.fitting import (
 )
 from vision.train.negatives import MAX_OVERLAP
 from vision.train.photo_crops import FindsIndices
-from vision.verifier import VERIFIER_CLASSES, VERIFY_SIZE, verifier_crop
+from vision.verifier import VERIFIER_CLASSES, VERIFY_SIZE, verifier_crops
 
 __all__ = [
     "DEFAULT_WIDTHS",
@@ -117,15 +117,18 @@ def verifier_examples(
                 _random_boxes(rng, sides, width, height, random_per_scene),
             ]
         )
+        kept: list[NDArray[np.float32]] = []
         for box in candidates:
             on_label = len(labelled) > 0 and float(box_iou(box, labelled).max()) >= INDEX_OVERLAP
             near = len(showing) > 0 and float(box_iou(box, showing).max()) >= MAX_OVERLAP
             if on_label or not near:
-                crops.append(verifier_crop(image, box))
+                kept.append(box)
                 labels.append(int(on_label))
+        if kept:
+            crops.append(verifier_crops(image, np.stack(kept)))
     if not crops:
         return np.zeros((0, VERIFY_SIZE, VERIFY_SIZE, 3), np.uint8), np.zeros(0, np.int64)
-    return np.stack(crops), np.array(labels, np.int64)
+    return np.concatenate(crops), np.array(labels, np.int64)
 
 
 def _network(widths: tuple[int, ...]) -> Any:
