@@ -566,21 +566,19 @@ class Reader:
         order = np.argsort(-probabilities.max(axis=1), kind="stable")
         used = np.zeros(len(xyxy), bool)
         groups: list[list[int]] = []
+        same_code = {code: order[codes[order] == code] for code in np.unique(codes).tolist()}
         for first in order:
             if used[first]:
                 continue
-            group = [int(first)]
             used[first] = True
-            for other in order:
-                if used[other] or codes[other] != codes[first]:
-                    continue
-                # no cap on the count: a card may show four indices, and the detector also
-                # fires on its pips, which the classifier then reads as the card itself
-                reach = settings.merge_distance * max(heights[first], heights[other])
-                if np.linalg.norm(centers[other] - centers[first]) <= reach:
-                    group.append(int(other))
-                    used[other] = True
-            groups.append(group)
+            # no cap on the count: a card may show four indices, and the detector also fires
+            # on its pips, which the classifier then reads as the card itself
+            others = same_code[int(codes[first])]
+            others = others[~used[others]]
+            reach = settings.merge_distance * np.maximum(heights[first], heights[others])
+            near = others[np.linalg.norm(centers[others] - centers[first], axis=1) <= reach]
+            used[near] = True
+            groups.append([int(first), *near.tolist()])
         absorbed = fourth_corners(groups, codes, centers, heights) if settings.fourth_corner else {}
         failed: dict[int, list[int]] = {}  # a card's fourth corners read otherwise
         for lone, owner in absorbed.items():
