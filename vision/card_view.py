@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.detections import CLASSIFIER_CLASSES
-from vision.index_detector import ModelError, session, softmax
+from vision.index_detector import ModelError, model_input, session, softmax
 
 __all__ = ["VIEW_SIZE_WH", "WholeCardClassifier", "card_view", "views_to_tensor"]
 
@@ -61,14 +61,10 @@ class WholeCardClassifier:
                 f"whole-card classifier {str(path)!r} names classes that differ from the "
                 "project's label table (54 cards, then 'none')"
             )
-        model_input = self._session.get_inputs()[0]
         width, height = VIEW_SIZE_WH
-        if model_input.name != "views" or list(model_input.shape[1:]) != [3, height, width]:
-            raise ModelError(
-                f"whole-card classifier input is {model_input.name} {model_input.shape}, "
-                f"expected views [N, 3, {height}, {width}]"
-            )
-        self._input = model_input.name
+        self._input = model_input(
+            self._session, "views", (3, height, width), "whole-card classifier"
+        )
 
     def probabilities(self, image: NDArray[np.uint8]) -> NDArray[np.float32]:
         """Class probabilities (55,) for the whole image, averaged over the view and the view

@@ -83,6 +83,18 @@ def session(path: Path) -> Any:
         raise ModelError(f"cannot load model {str(path)!r}: {error}") from error
 
 
+def model_input(model: Any, name: str, shape: tuple[int, int, int], what: str) -> str:
+    """The name of an onnxruntime session's first input, checked to be ``name`` of shape
+    (N, *shape); ModelError naming ``what`` otherwise."""
+    first = model.get_inputs()[0]
+    if first.name != name or list(first.shape[1:]) != list(shape):
+        expected = ", ".join(str(side) for side in shape)
+        raise ModelError(
+            f"{what} input is {first.name} {first.shape}, expected {name} [N, {expected}]"
+        )
+    return str(first.name)
+
+
 def softmax(logits: NDArray[np.floating[Any]]) -> NDArray[np.float32]:
     """Row-wise probabilities (N, C) from a classifier's logits (N, C)."""
     shifted = np.exp(logits - logits.max(axis=1, keepdims=True))

@@ -32,6 +32,7 @@ from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Readi
 from vision.index_detector import (
     IndexDetector,
     ModelError,
+    model_input,
     non_max_suppression,
     session,
     softmax,
@@ -329,17 +330,9 @@ class Reader:
                 f"classifier {str(classifier_path)!r} names classes that differ from the "
                 "project's label table"
             )
-        classifier_input = self._classifier.get_inputs()[0]
-        self._classifier_input = classifier_input.name
-        if classifier_input.name != "crops" or list(classifier_input.shape[1:]) != [
-            3,
-            CROP_SIZE,
-            CROP_SIZE,
-        ]:
-            raise ModelError(
-                f"classifier input is {classifier_input.name} {classifier_input.shape}, "
-                f"expected crops [N, 3, {CROP_SIZE}, {CROP_SIZE}]"
-            )
+        self._classifier_input = model_input(
+            self._classifier, "crops", (3, CROP_SIZE, CROP_SIZE), "classifier"
+        )
         outputs = [output.name for output in self._classifier.get_outputs()]
         if outputs[:2] != ["logits", "embedding"]:
             raise ModelError(f"classifier outputs are {outputs}, expected ['logits', 'embedding']")

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.crops import crop_index, crops_to_tensor
-from vision.index_detector import ModelError, session, softmax
+from vision.index_detector import ModelError, model_input, session, softmax
 
 __all__ = [
     "VERIFIER_CLASSES",
@@ -100,17 +100,9 @@ class IndexVerifier:
                 f"index verifier {str(path)!r} names classes {list(classes)}, "
                 f"expected {list(VERIFIER_CLASSES)}"
             )
-        model_input = self._session.get_inputs()[0]
-        if model_input.name != "crops" or list(model_input.shape[1:]) != [
-            3,
-            VERIFY_SIZE,
-            VERIFY_SIZE,
-        ]:
-            raise ModelError(
-                f"index verifier input is {model_input.name} {model_input.shape}, "
-                f"expected crops [N, 3, {VERIFY_SIZE}, {VERIFY_SIZE}]"
-            )
-        self._input = model_input.name
+        self._input = model_input(
+            self._session, "crops", (3, VERIFY_SIZE, VERIFY_SIZE), "index verifier"
+        )
 
     def index_probability(
         self, image: NDArray[np.uint8], xyxy: NDArray[np.floating[Any]]

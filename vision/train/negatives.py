@@ -10,8 +10,9 @@ part); on labelled photos of a single card, detections away from the photo's fou
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -25,7 +26,7 @@ from vision.imageio import ImageError, load_image
 from vision.index_detector import box_iou
 from vision.train.photo_crops import FindsIndices, corner_mask
 
-__all__ = ["photo_negatives", "scene_negatives"]
+__all__ = ["labelled_scenes", "photo_negatives", "scene_negatives"]
 
 NONE_CLASS = len(CARD_CLASSES)
 
@@ -39,6 +40,21 @@ def _stack(crops: list[NDArray[np.uint8]]) -> tuple[NDArray[np.uint8], NDArray[n
     return np.stack(crops), np.full(len(crops), NONE_CLASS, np.int64)
 
 
+def labelled_scenes(
+    scene_dirs: tuple[Path, ...], max_scenes: int | None = None, desc: str = "scenes"
+) -> Iterator[tuple[NDArray[np.uint8], dict[str, Any]]]:
+    """Each synthetic scene of the folders (sorted, the first ``max_scenes``) as its image
+    and its ``meta/*.json`` (``vision.synth.generate``), with a progress bar named ``desc``;
+    a scene whose image is unreadable is skipped."""
+    metas = sorted(p for folder in scene_dirs for p in (folder / "meta").glob("*.json"))
+    if max_scenes is not None:
+        metas = metas[:max_scenes]
+    for meta_path in tqdm(metas, desc=desc, unit="scene"):
+        read = cv2.imread(str(meta_path.parent.parent / "images" / f"{meta_path.stem}.jpg"))
+        if read is not None:
+            yield cast(NDArray[np.uint8], read), json.loads(meta_path.read_text())
+
+
 def scene_negatives(
     detector: FindsIndices,
     scene_dirs: tuple[Path, ...],
@@ -49,16 +65,8 @@ def scene_negatives(
     that shows, labelled or not (``vision.synth.generate``'s ``meta/*.json``: its "indices"
     and "partial"; scenes written before "partial" existed give only the labelled ones),
     labelled "none"."""
-    metas = sorted(p for folder in scene_dirs for p in (folder / "meta").glob("*.json"))
-    if max_scenes is not None:
-        metas = metas[:max_scenes]
     crops: list[NDArray[np.uint8]] = []
-    for meta_path in tqdm(metas, desc="negatives", unit="scene"):
-        read = cv2.imread(str(meta_path.parent.parent / "images" / f"{meta_path.stem}.jpg"))
-        if read is None:
-            continue
-        image = cast(NDArray[np.uint8], read)
-        meta = json.loads(meta_path.read_text())
+    for image, meta in labelled_scenes(scene_dirs, max_scenes, "negatives"):
         # labelled indices, and those that show without a label (partly covered, or small):
         # a detection there is no false one
         shown = meta["indices"] + meta.get("partial", [])

@@ -13,15 +13,12 @@ Training needs torch (the ``train`` extra); the crops are gathered with onnxrunt
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import cv2
 import numpy as np
 from numpy.typing import NDArray
-from tqdm import tqdm
 
 from vision.index_detector import box_iou
 from vision.train.fitting import (
@@ -31,7 +28,7 @@ from vision.train.fitting import (
     light_blur_noise,
     start_run,
 )
-from vision.train.negatives import MAX_OVERLAP
+from vision.train.negatives import MAX_OVERLAP, labelled_scenes
 from vision.train.photo_crops import FindsIndices
 from vision.verifier import VERIFIER_CLASSES, VERIFY_SIZE, verifier_crops
 
@@ -93,18 +90,10 @@ def verifier_examples(
     detector's boxes (see the module's docstring), every labelled index's own box, and
     ``random_per_scene`` boxes of an index's size drawn anywhere (kept when they overlap no
     index that shows), so a detector that finds little still gives both kinds."""
-    metas = sorted(p for folder in scene_dirs for p in (folder / "meta").glob("*.json"))
-    if max_scenes is not None:
-        metas = metas[:max_scenes]
     rng = np.random.default_rng(seed)
     crops: list[NDArray[np.uint8]] = []
     labels: list[int] = []
-    for meta_path in tqdm(metas, desc="verifier examples", unit="scene"):
-        read = cv2.imread(str(meta_path.parent.parent / "images" / f"{meta_path.stem}.jpg"))
-        if read is None:
-            continue
-        image = cast(NDArray[np.uint8], read)
-        meta = json.loads(meta_path.read_text())
+    for image, meta in labelled_scenes(scene_dirs, max_scenes, "verifier examples"):
         labelled = np.array([i["box_xyxy"] for i in meta["indices"]], np.float32).reshape(-1, 4)
         shown = meta["indices"] + meta.get("partial", [])
         showing = np.array([i["box_xyxy"] for i in shown], np.float32).reshape(-1, 4)
