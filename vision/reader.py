@@ -231,11 +231,11 @@ class ReaderSettings:
     certain goes when the verifier gives none of its boxes this probability of being a card's
     corner index (they are printed letters and digits, a pip, a pattern): its boxes are read
     as "none" and the cards merged again (:meth:`Reader.verified_cards`); 0 keeps every
-    card. Chosen on 400 held-out synthetic scenes of seed 778 (F1
-    0.9172 without the verifier, 0.9170 at 0.1, 0.9162 at 0.2, 0.9148 at 0.5) and 400 held-out
-    scenes laid on printed pages (``datasets/printed-holdout.yaml``: 0.8602 without, 0.8965 at
-    0.1, 0.8968 at 0.2, 0.8937 at 0.5); on the real folders, chosen blind, pinochle 0.9858 to
-    0.9896 and crops valid 0.9377 to 0.9465, singles and scans the same."""
+    card. Chosen on 400 held-out synthetic scenes of seed 778 (F1 0.9172 without the
+    verifier, 0.9175 at 0.05, 0.9171 at 0.1, 0.9168 at 0.2, 0.9162 at 0.3) and 400 held-out
+    scenes laid on printed pages (``datasets/printed-holdout.yaml``: 0.8602 without, 0.8949,
+    0.8959, 0.8958, 0.8954), the best sum; on the real folders, read only afterwards, pinochle
+    0.9858 to 0.9896 and crops valid 0.9377 to 0.9490, singles and scans the same."""
     retry_contexts: tuple[float, ...] = (0.85,)
     """An unsure crop (see ``retry_below``) is also cut again around its box with these
     shares of the usual margin (``CROP_CONTEXT``) and read at the same turns; its probabilities
@@ -487,11 +487,12 @@ class Reader:
         has a hundred boxes, most of them pips read as their own card). Uncertain cards are
         not shown: they are reported as uncertain either way. Without a verifier, the merged
         cards."""
-        cards = self.merge_corners(xyxy, probabilities)
+        merged = self._merge(xyxy, probabilities)
+        cards = [card for card, _ in merged]
         threshold = self.settings.verify_below
         if self.verifier is None or threshold <= 0:
             return cards
-        groups = self._boxes_of_certain_cards(cards, xyxy, probabilities)
+        groups = [boxes for card, boxes in merged if not card.uncertain]
         if not groups:
             return cards
         surest = np.array([group[0] for group in groups])
@@ -501,10 +502,9 @@ class Reader:
             return cards
         rest = np.concatenate([group[1:] for group in doubted])
         if len(rest):
-            rest_believed = set(
-                rest[self.verifier.index_probability(image, xyxy[rest]) >= threshold].tolist()
-            )
-            doubted = [g for g in doubted if not rest_believed.intersection(g[1:].tolist())]
+            believed_box = np.zeros(len(xyxy), bool)
+            believed_box[rest] = self.verifier.index_probability(image, xyxy[rest]) >= threshold
+            doubted = [group for group in doubted if not believed_box[group[1:]].any()]
         if not doubted:
             return cards
         probabilities = probabilities.copy()
@@ -513,43 +513,20 @@ class Reader:
         probabilities[dropped, -1] = 1.0
         return self.merge_corners(xyxy, probabilities)
 
-    def _boxes_of_certain_cards(
-        self,
-        cards: list[CardReading],
-        xyxy: NDArray[np.float32],
-        probabilities: NDArray[np.float32],
-    ) -> list[NDArray[np.intp]]:
-        """Per certain card, the boxes :meth:`merge_corners` joined into it (read as indices,
-        as that card, and lying inside its box, which spans them), surest first."""
-        if len(xyxy) == 0:
-            return []
-        is_index = probabilities[:, -1] < self.settings.none_above
-        codes = probabilities[:, :-1].argmax(axis=1)
-        sureness = probabilities[:, :-1].max(axis=1)
-        centers = (xyxy[:, :2] + xyxy[:, 2:]) / 2
-        groups: list[NDArray[np.intp]] = []
-        for card in cards:
-            if card.uncertain:
-                continue
-            x1, y1, x2, y2 = card.box_xyxy
-            members = np.flatnonzero(
-                is_index
-                & (codes == CARD_CLASSES.index(card.code))
-                & (centers[:, 0] >= x1)
-                & (centers[:, 0] <= x2)
-                & (centers[:, 1] >= y1)
-                & (centers[:, 1] <= y2)
-            )
-            if len(members):
-                groups.append(members[np.argsort(-sureness[members], kind="stable")])
-        return groups
-
     def merge_corners(
         self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]
     ) -> list[CardReading]:
         """Group the indices of one card (same reading, close together) into one CardReading."""
+        return [card for card, _ in self._merge(xyxy, probabilities)]
+
+    def _merge(
+        self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]
+    ) -> list[tuple[CardReading, NDArray[np.intp]]]:
+        """:meth:`merge_corners`' cards, each with the boxes (rows of ``xyxy``) whose
+        readings it joined, the surest first (a fourth corner read otherwise is not one)."""
         settings = self.settings
         is_index = probabilities[:, -1] < settings.none_above
+        rows = np.flatnonzero(is_index)
         xyxy, probabilities = xyxy[is_index], probabilities[is_index, :-1]
         if len(xyxy) == 0:
             return []
@@ -571,12 +548,12 @@ class Reader:
             reach = settings.merge_distance * np.maximum(heights[first], heights[others])
             near = others[np.linalg.norm(centers[others] - centers[first], axis=1) <= reach]
             used[near] = True
-            groups.append([int(first), *near.tolist()])
+            groups.append([int(first), *near.tolist()])  # surest first, as ``order``
         absorbed = fourth_corners(groups, codes, centers, heights) if settings.fourth_corner else {}
         failed: dict[int, list[int]] = {}  # a card's fourth corners read otherwise
         for lone, owner in absorbed.items():
             failed.setdefault(owner, []).extend(groups[lone])
-        cards: list[CardReading] = []
+        cards: list[tuple[CardReading, NDArray[np.intp]]] = []
         for number, group in enumerate(groups):
             if number in absorbed:
                 continue
@@ -594,20 +571,19 @@ class Reader:
                 float(boxes[:, 3].max()),
             )
             confidence = float(joint[best])
-            cards.append(
-                CardReading(
-                    code=CARD_CLASSES[best],
-                    confidence=confidence,
-                    box_xyxy=box,
-                    corners=len(boxes),
-                    uncertain=confidence < settings.uncertain_below,
-                    index_px=float(heights[group].max()),
-                    alternatives=tuple(
-                        (CARD_CLASSES[int(i)], round(float(joint[i]), 4)) for i in ranked
-                    ),
-                )
+            reading = CardReading(
+                code=CARD_CLASSES[best],
+                confidence=confidence,
+                box_xyxy=box,
+                corners=len(boxes),
+                uncertain=confidence < settings.uncertain_below,
+                index_px=float(heights[group].max()),
+                alternatives=tuple(
+                    (CARD_CLASSES[int(i)], round(float(joint[i]), 4)) for i in ranked
+                ),
             )
-        cards.sort(key=lambda card: (card.center_xy[0], card.center_xy[1]))
+            cards.append((reading, rows[group]))
+        cards.sort(key=lambda pair: (pair[0].center_xy[0], pair[0].center_xy[1]))
         return cards
 
     def _with_whole_card(

@@ -5,8 +5,9 @@ Printed text (a book, a menu, a box on the table) has letters and digits of an i
 there the classifier reads cards: "10" from a page number, a joker from "Jo" set in a
 column. Around a true index lies the corner of a card (its edge, the paper's margin, the face
 beside it); around a letter lie more letters. This small network sees ``VERIFY_CONTEXT`` times
-the box, at any angle, and answers the probability that the box is an index. The reader drops
-boxes it doubts (``ReaderSettings.verify_below``) before the corners are merged into cards.
+the box, at any angle, and answers the probability that the box is an index. Once the corners
+are merged, the reader drops a certain card when the verifier doubts every one of its boxes
+(``ReaderSettings.verify_below``, :meth:`vision.reader.Reader.verified_cards`).
 
 Identical in training and use: :func:`verifier_crops` cuts the network's input.
 """

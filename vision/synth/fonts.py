@@ -7,13 +7,14 @@ extras), imported when fonts are looked for.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FONT_DIRS", "RANK_TEXT", "SUIT_SYMBOLS", "GlyphFonts", "find_fonts"]
+__all__ = ["FONT_DIRS", "RANK_TEXT", "SUIT_SYMBOLS", "GlyphFonts", "find_fonts", "load_font"]
 
 FONT_DIRS: tuple[Path, ...] = (Path("/usr/share/fonts"), Path("/usr/local/share/fonts"))
 """Where fonts are looked for (recursively: ``.ttf`` and ``.otf`` files)."""
@@ -76,3 +77,11 @@ def find_fonts(dirs: Iterable[Path] = FONT_DIRS) -> GlyphFonts:
         if _renders(font, "".join(SUIT_SYMBOLS.values())):
             suit_fonts.append(path)
     return GlyphFonts(tuple(rank_fonts), tuple(suit_fonts))
+
+
+@functools.lru_cache(maxsize=512)
+def load_font(path: Path, size: int) -> Any:
+    """The Pillow font at ``path`` and ``size`` pixels, loaded once per process."""
+    from PIL import ImageFont
+
+    return ImageFont.truetype(str(path), size)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.synth.fonts import find_fonts
+from vision.synth.fonts import find_fonts, load_font
 
 __all__ = ["WORDS", "draw_printed", "printing_fonts"]
 
@@ -46,13 +46,6 @@ def printing_fonts() -> tuple[Path, ...]:
             "(install fonts-dejavu-core)"
         )
     return fonts
-
-
-@functools.lru_cache(maxsize=256)
-def _font(path: Path, size: int) -> Any:
-    from PIL import ImageFont
-
-    return ImageFont.truetype(str(path), size)
 
 
 def _colour(rng: np.random.Generator, low: int, high: int) -> tuple[int, int, int]:
@@ -90,11 +83,11 @@ def _page(rng: np.random.Generator, width: int, height: int, fonts: tuple[Path, 
         draw.text(
             (int(rng.integers(2, 20)), top),
             _line(rng),
-            font=_font(font_path, headline),
+            font=load_font(font_path, headline),
             fill=(*ink, 255),
         )
         top += int(headline * 1.4)
-    font = _font(font_path, size)
+    font = load_font(font_path, size)
     while top < height - size:
         draw.text((int(rng.integers(2, 14)), top), _line(rng), font=font, fill=(*ink, 255))
         top += int(size * rng.uniform(1.15, 1.8))

@@ -31,6 +31,7 @@ from vision.train.fitting import (
     export_with_classes,
     fit,
     light_blur_noise,
+    quarter_turns,
     start_run,
 )
 
@@ -270,15 +271,7 @@ def shape_jitter(batch: Any, generator: Any, share: float) -> Any:
 def _augment(batch: Any, generator: Any, shapes: float = 0.0) -> Any:
     """Random quarter turns, shape changes on ``shapes`` of the crops (:func:`shape_jitter`),
     lighting, colour cast, blur and noise on a (B, 3, S, S) batch."""
-    import torch
-
-    count = batch.shape[0]
-    turns = torch.randint(0, 4, (count,), generator=generator, device=batch.device)
-    out = batch.clone()
-    for k in range(1, 4):
-        chosen = turns == k
-        if chosen.any():
-            out[chosen] = torch.rot90(batch[chosen], k, dims=(2, 3))
+    out = quarter_turns(batch, generator)
     if shapes > 0:
         out = shape_jitter(out, generator, shapes)
     return light_blur_noise(out, generator, blur_probability=0.2)

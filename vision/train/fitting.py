@@ -19,6 +19,7 @@ __all__ = [
     "fit",
     "light_blur_noise",
     "parse_device",
+    "quarter_turns",
     "resolve_device",
     "seconds_per_step",
     "start_run",
@@ -113,6 +114,20 @@ def conv_block(inputs: int, outputs: int) -> list[Any]:
         nn.ReLU(inplace=True),
         nn.MaxPool2d(2),
     ]
+
+
+def quarter_turns(batch: Any, generator: Any) -> Any:
+    """A copy of the (B, C, S, S) batch, each image turned by its own random number of
+    quarter turns (drawn on the batch's device, with ``generator``, which must be there)."""
+    import torch
+
+    turns = torch.randint(0, 4, (batch.shape[0],), generator=generator, device=batch.device)
+    out = batch.clone()
+    for k in range(1, 4):
+        chosen = turns == k
+        if chosen.any():
+            out[chosen] = torch.rot90(batch[chosen], k, dims=(2, 3))
+    return out
 
 
 def light_blur_noise(batch: Any, generator: Any, blur_probability: float) -> Any:

@@ -13,7 +13,6 @@ labels in the format of :mod:`vision.train.photo_crops`.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -24,7 +23,7 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
 from vision.crops import CROP_SIZE, crop_index
-from vision.synth.fonts import FONT_DIRS, SUIT_SYMBOLS, GlyphFonts, find_fonts
+from vision.synth.fonts import FONT_DIRS, SUIT_SYMBOLS, GlyphFonts, find_fonts, load_font
 from vision.train.classifier import jitter_box
 
 __all__ = [
@@ -40,18 +39,11 @@ _BASE = 64
 """Rank height, in pixels, at which an index is drawn before it is shrunk."""
 
 
-@functools.lru_cache(maxsize=512)
-def _font(path: Path, size: int) -> Any:
-    from PIL import ImageFont
-
-    return ImageFont.truetype(str(path), size)
-
-
 def _text_mask(font_path: Path, text: str, height: int) -> NDArray[np.uint8]:
     """The ink of ``text`` in the font, cropped to its bounding box and scaled to ``height``."""
     from PIL import Image, ImageDraw
 
-    font = _font(font_path, 96)
+    font = load_font(font_path, 96)
     left, top, right, bottom = font.getbbox(text)
     image = Image.new("L", (right - left + 8, bottom - top + 8), 0)
     ImageDraw.Draw(image).text((4 - left, 4 - top), text, fill=255, font=font)

@@ -22,10 +22,12 @@ from numpy.typing import NDArray
 
 from vision.index_detector import box_iou
 from vision.train.fitting import (
+    accuracy,
     conv_block,
     export_with_classes,
     fit,
     light_blur_noise,
+    quarter_turns,
     start_run,
 )
 from vision.train.negatives import MAX_OVERLAP, labelled_scenes
@@ -144,14 +146,8 @@ def _augment(batch: Any, generator: Any) -> Any:
     lighting, colour cast, blur and noise, on a (B, 3, S, S) batch."""
     import torch
 
-    count = batch.shape[0]
-    turns = torch.randint(0, 4, (count,), generator=generator, device=batch.device)
-    out = batch.clone()
-    for k in range(1, 4):
-        chosen = turns == k
-        if chosen.any():
-            out[chosen] = torch.rot90(batch[chosen], k, dims=(2, 3))
-    mirrored = torch.rand(count, generator=generator, device=batch.device) < 0.5
+    out = quarter_turns(batch, generator)
+    mirrored = torch.rand(batch.shape[0], generator=generator, device=batch.device) < 0.5
     out[mirrored] = out[mirrored].flip(3)
     return light_blur_noise(out, generator, blur_probability=0.3)
 
@@ -206,23 +202,19 @@ def train_verifier(settings: VerifierTraining, detector: FindsIndices) -> Path:
         val_crops, val_labels = _examples(
             detector, settings.val_scene_dirs, settings.run_dir / "validation.npz", settings.seed
         )
-        val_inputs = torch.from_numpy(crops_to_tensor(val_crops))
-        val_targets = torch.from_numpy(val_labels)
+        # each kind's share read right, on its own: the other boxes are the rarer
+        kinds = [
+            (
+                torch.from_numpy(crops_to_tensor(val_crops[val_labels == kind])),
+                torch.from_numpy(val_labels[val_labels == kind]),
+            )
+            for kind in (0, 1)
+            if (val_labels == kind).any()
+        ]
 
         def held_out(network: Any) -> float:
-            network.eval()
-            device = next(network.parameters()).device
-            with torch.no_grad():
-                predicted = torch.cat(
-                    [
-                        network(val_inputs[i : i + 1024].to(device)).argmax(1).cpu()
-                        for i in range(0, len(val_inputs), 1024)
-                    ]
-                )
             shares = [
-                float((predicted[val_targets == kind] == kind).float().mean())
-                for kind in (0, 1)
-                if bool((val_targets == kind).any())
+                accuracy(network, inputs, targets, logits_of, right) for inputs, targets in kinds
             ]
             return sum(shares) / len(shares)
 
