@@ -7,6 +7,7 @@ into ``handreader synth: error: ...`` and exit status 2. No card art is needed h
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,8 @@ BAD_CONFIGS: list[tuple[str, Any, str]] = [
      "backgrounds.photo_dirs: expected a list of folder paths"),
     ("printed pages above 1", {"backgrounds": {"printed_probability": 1.5}},
      "backgrounds.printed_probability: expected a number in [0, 1]"),
+    ("restyled jokers below 0", {"geometry": {"joker_restyle_probability": -0.1}},
+     "geometry.joker_restyle_probability: expected a number in [0, 1]"),
 ]
 
 
@@ -100,6 +103,9 @@ GOOD_CONFIGS: list[tuple[str, Any, dict[str, Any]]] = [
     ("no printed pages unless asked", {}, {"backgrounds.printed_probability": 0.0}),
     ("printed pages", {"backgrounds": {"printed_probability": 0.7}},
      {"backgrounds.printed_probability": 0.7}),
+    ("jokers keep their marks unless asked", {}, {"geometry.joker_restyle_probability": 0.0}),
+    ("restyled jokers", {"geometry": {"joker_restyle_probability": 0.7}},
+     {"geometry.joker_restyle_probability": 0.7}),
 ]
 
 
@@ -212,3 +218,21 @@ def test_cli_bad_arguments_exit_2(
     status, _, err = run_cli(capsys, "synth", *argv)
     assert status == 2
     assert expected in err
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "datasets").glob("*.yaml")),
+                         ids=lambda path: path.name)
+def test_every_shipped_config_loads(path: Path) -> None:
+    """Each config in datasets/ is valid, so its documented command runs."""
+    assert isinstance(load_config(path), SceneConfig)
+
+
+def test_the_joker_config_is_the_training_config_with_more_jokers_drawn_otherwise() -> None:
+    """datasets/jokers.yaml draws the training scenes' world (decks, layouts, camera), with
+    jokers in most scenes and most of them drawn with another mark, from its own seed."""
+    scenes = load_config(ROOT / "datasets" / "scenes.yaml")
+    jokers = load_config(ROOT / "datasets" / "jokers.yaml")
+    assert jokers.seed != scenes.seed
+    assert jokers.geometry.joker_probability > scenes.geometry.joker_probability
+    assert jokers.geometry.joker_restyle_probability > 0.5
+    assert replace(jokers, seed=scenes.seed, geometry=scenes.geometry) == scenes

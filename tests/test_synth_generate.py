@@ -324,3 +324,28 @@ def test_printed_pages_change_only_the_scenes_that_ask(six_scenes: Path, tmp_pat
     assert all(before[name] != after[name] for name in images)
     labelled = [json.loads(after[f"meta/{index:07d}.json"])["indices"] for index in range(6)]
     assert sum(len(indices) for indices in labelled) > 0
+
+
+def test_restyled_jokers_change_only_the_scenes_that_ask(
+    six_scenes: Path, tmp_path: Path
+) -> None:
+    """``geometry.joker_restyle_probability`` 0 (the default) draws nothing more: the scenes
+    are the bytes they were. With 1 (and jokers in most scenes), every joker is drawn with
+    another mark, so its labelled boxes move, and the other cards' labels stay."""
+    generate(config(geometry={"joker_restyle_probability": 0.0}), tmp_path / "off", 6,
+             workers=1, progress=False)
+    assert files_of(tmp_path / "off") == files_of(six_scenes)
+    jokers = {"joker_probability": 0.9}
+    generate(config(geometry=jokers), tmp_path / "plain", 6, workers=1, progress=False)
+    generate(config(geometry={**jokers, "joker_restyle_probability": 1.0}), tmp_path / "drawn",
+             6, workers=1, progress=False)
+
+    def boxes(root: Path, jokers: bool) -> list[tuple[str, tuple[float, ...]]]:
+        return [(index["card"], tuple(index["box_xyxy"]))
+                for scene in range(6)
+                for index in json.loads((root / f"meta/{scene:07d}.json").read_text())["indices"]
+                if (index["card"] in ("JB", "JR")) is jokers]
+
+    assert boxes(tmp_path / "plain", True), "no joker labelled in the plain scenes"
+    assert boxes(tmp_path / "drawn", True)
+    assert set(boxes(tmp_path / "drawn", True)).isdisjoint(boxes(tmp_path / "plain", True))

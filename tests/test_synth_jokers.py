@@ -30,6 +30,8 @@ from test_synth_geometry import (
 
 from vision.synth.assets import JOKER_MARK_HEIGHT, DeckAssets
 from vision.synth.decks import DECKS, deck_by_name, render_deck
+from vision.synth.index_box import corner_quads, paper_colour
+from vision.synth.jokers import MARK_STYLES, erased_marks, restyled_joker
 
 pytestmark = needs_art
 
@@ -159,3 +161,88 @@ def test_tall_joker_mark_is_labelled_from_the_decks_index_size(
     assets = deck(name)
     drawn = draw([place(assets, "JR", (150, 150), 0.0, card_height_px)], (300, 300))
     assert bool(drawn.labels) is labelled
+
+
+# -- jokers drawn with other marks (vision/synth/jokers.py) ------------------------------------
+
+
+def _ink_mask(card: NDArray[np.uint8], paper: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Pixels of the card (opaque) at least 60 grey levels from its paper in some channel."""
+    far = np.abs(card[:, :, :3].astype(np.float64) - paper).max(axis=2) > 60
+    return np.asarray(far & (card[:, :, 3] > 200))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_restyled_joker_labels_its_drawn_mark(seed: int) -> None:
+    """A restyled joker keeps its picture, loses its own corner marks (no ink left where they
+    were, outside the new mark) and gets a drawn mark in its top-left and bottom-right
+    corners: the labelled boxes hold that mark's ink (as the decks' own marks are checked
+    above), red on the red joker and dark on the black one."""
+    assets = joker_assets(FAST_DECKS[0])
+    rng = np.random.default_rng(seed)
+    for code in ("JB", "JR"):
+        restyled = restyled_joker(assets, code, rng)
+        assert restyled.cards[code] is not assets.cards[code]
+        assert all(restyled.cards[c] is assets.cards[c] for c in assets.cards if c != code)
+        card = restyled.cards[code]
+        paper = paper_colour(assets.cards[code])
+        height, width = card.shape[:2]
+        new = restyled.index_place(code)
+        old = assets.index_place(code)
+        assert new is not None and old is not None and new.corners == 2
+        inside_new = np.zeros((height, width), bool)
+        for quad in restyled.index_quads(code):
+            (x1, y1), (x2, y2) = np.floor(quad.min(axis=0)), np.ceil(quad.max(axis=0))
+            inside_new[int(y1) - 1 : int(y2) + 1, int(x1) - 1 : int(x2) + 1] = True
+            mark = card[int(y1) : int(y2), int(x1) : int(x2)]
+            ink = _ink_mask(mark, paper)
+            assert ink.mean() > 0.05, f"{code} seed {seed}: no drawn mark in its box"
+            blue, green, red = (mark[:, :, :3][ink].astype(np.float64).mean(axis=0))
+            if code == "JR":
+                assert red > green + 80 and red > blue + 80, f"seed {seed}: JR mark not red"
+            else:
+                assert max(red, green, blue) < 110, f"seed {seed}: JB mark not dark"
+        ink = _ink_mask(card, paper)
+        for quad in corner_quads(old.box, width, height, old.corners):
+            (x1, y1), (x2, y2) = np.floor(quad.min(axis=0)), np.ceil(quad.max(axis=0))
+            zone = (slice(int(y1), int(y2)), slice(int(x1), int(x2)))
+            left = ink[zone] & ~inside_new[zone]
+            assert left.sum() == 0, f"{code} seed {seed}: the old mark's ink is still there"
+
+
+def test_restyled_joker_draws_only_inside_its_labelled_boxes() -> None:
+    """Against the same card with its marks erased, the drawn marks change no pixel outside
+    their two labelled boxes (their antialiased edges included), and some inside each."""
+    assets = joker_assets(FAST_DECKS[0])
+    for seed in range(16):
+        rng = np.random.default_rng(100 + seed)
+        for code in ("JB", "JR"):
+            restyled = restyled_joker(assets, code, rng)
+            erased = erased_marks(assets.cards[code], assets.index_place(code))
+            changed = np.abs(restyled.cards[code].astype(int) - erased).max(axis=2) > 0
+            boxes = np.zeros_like(changed)
+            for quad in restyled.index_quads(code):
+                (x1, y1), (x2, y2) = np.floor(quad.min(axis=0)), np.ceil(quad.max(axis=0))
+                box = (slice(int(y1), int(y2)), slice(int(x1), int(x2)))
+                assert changed[box].any(), f"seed {seed} {code}: nothing drawn in a box"
+                boxes[box] = True
+            assert not (changed & ~boxes).any(), f"seed {seed} {code}: drawn outside its boxes"
+
+
+@pytest.mark.parametrize("style", sorted(MARK_STYLES))
+def test_every_mark_style_draws_ink(style: str) -> None:
+    """Each kind of mark draws a patch with ink in the asked colour and nothing else."""
+    ink, paper = (30, 30, 200), (250, 250, 250)
+    patch = MARK_STYLES[style](np.random.default_rng(3), 96, ink, paper)
+    assert patch.ndim == 3 and patch.shape[2] == 4 and patch.dtype == np.uint8
+    solid = patch[:, :, 3] == 255
+    assert solid.mean() > 0.05, f"{style}: almost nothing drawn"
+    colours = patch[:, :, :3][solid].astype(int)
+    is_ink = np.abs(colours - ink).max(axis=1) <= 2
+    is_paper = np.abs(colours - paper).max(axis=1) <= 2  # the star cut out of a disc
+    # (the edge of a star cut out of a disc blends the two)
+    assert (is_ink | is_paper).mean() > 0.9, f"{style}: colours other than its ink and paper"
+    assert is_ink.mean() > 0.5
+    edge = (patch[:, :, 3] > 0) & ~solid
+    assert (np.abs(patch[:, :, :3][edge].astype(int) - ink).max(axis=1) <= 2).all(), (
+        f"{style}: antialiased edges darkened")

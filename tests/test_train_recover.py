@@ -157,3 +157,80 @@ def test_another_network_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match=r"convolutions and .* dense layers; the index"):
         classifier_checkpoint_from_onnx(other, tmp_path / "r.pt", _crops(8, 9))
+
+
+# -- the detector (ultralytics YOLOv8n) ------------------------------------------------------
+
+
+def _scene_inputs(count: int, seed: int) -> np.ndarray:
+    """Detector inputs (N, 3, 320, 320) of drawn blobs and bars on paper and felt."""
+    rng = np.random.default_rng(seed)
+    images = np.zeros((count, 320, 320, 3), np.uint8)
+    images[:] = (40, 110, 60)
+    for image in images:
+        for _ in range(6):
+            x, y = rng.integers(0, 280, 2)
+            image[y : y + rng.integers(20, 60), x : x + rng.integers(15, 45)] = rng.integers(
+                0, 256, 3
+            )
+    noise = rng.integers(-15, 15, images.shape)
+    images = np.clip(images.astype(int) + noise, 0, 255).astype(np.float32) / 255.0
+    return np.ascontiguousarray(images.transpose(0, 3, 1, 2))
+
+
+@pytest.mark.slow
+def test_the_shipped_detector_comes_back(tmp_path: Path) -> None:
+    """The shipped detector, read back out of its ONNX into an ultralytics checkpoint: the
+    checkpoint computes what the ONNX computes (eval mode), its batch norms see in train mode
+    what they saw in eval mode (so a fine-tune starts from the shipped detector), and it
+    exports again to an ONNX that gives the same boxes."""
+    pytest.importorskip("ultralytics")
+    import onnxruntime
+
+    from vision.train.detector import export_detector
+    from vision.train.recover import detector_checkpoint_from_onnx
+
+    shipped = ROOT / "models" / "detector.onnx"
+    calibration = _scene_inputs(24, 1)
+    path = detector_checkpoint_from_onnx(shipped, tmp_path / "det.pt", calibration)
+    checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+    assert checkpoint["epoch"] == -1 and checkpoint["model"].names == {0: "index"}
+    model = checkpoint["model"].eval()
+    session = onnxruntime.InferenceSession(str(shipped), providers=["CPUExecutionProvider"])
+    other = _scene_inputs(3, 2)
+    want = session.run(None, {session.get_inputs()[0].name: other})[0]
+    with torch.no_grad():
+        got = model(torch.from_numpy(other))[0].numpy()
+    assert float(np.abs(got - want).max()) < 1e-3 * float(np.abs(want).max())
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    assert len(norms) == 57
+    for norm in norms:  # measured, not the identity left by the folding
+        assert not torch.allclose(norm.running_var, torch.ones_like(norm.running_var))
+    # train mode on the calibration images as one batch: each norm's batch statistics are the
+    # running ones it was given, so train mode computes what eval mode does
+    seen: list[tuple[object, object]] = []
+    hooks = [n.register_forward_hook(lambda m, i, o: seen.append((m, i[0]))) for n in norms]
+    model.train()
+    with torch.no_grad():
+        model(torch.from_numpy(calibration))
+    for hook in hooks:
+        hook.remove()
+    for norm, inputs in seen:
+        mean = inputs.mean(dim=(0, 2, 3))  # type: ignore[attr-defined]
+        spread = norm.running_var.sqrt() + 1e-3  # type: ignore[attr-defined]
+        drift = ((mean - norm.running_mean) / spread).abs().max()  # type: ignore[attr-defined]
+        assert float(drift) < 0.01
+    again = export_detector(path, 320, tmp_path / "again.onnx")
+    second = onnxruntime.InferenceSession(str(again), providers=["CPUExecutionProvider"])
+    repeat = second.run(None, {second.get_inputs()[0].name: other})[0]
+    assert float(np.abs(repeat - want).max()) < 1e-3 * float(np.abs(want).max())
+
+
+def test_a_classifier_is_not_taken_for_a_detector(tmp_path: Path) -> None:
+    pytest.importorskip("ultralytics")
+    from vision.train.recover import detector_checkpoint_from_onnx
+
+    with pytest.raises(ValueError, match=r"no weight 'model\.0\.conv\.weight'"):
+        detector_checkpoint_from_onnx(
+            ROOT / "models" / "classifier.onnx", tmp_path / "d.pt", _scene_inputs(2, 3)
+        )

@@ -44,6 +44,10 @@ class Geometry:
     min_index_px: float = 12.0
     joker_probability: float = 0.08
     mixed_decks_probability: float = 0.1
+    joker_restyle_probability: float = 0.0
+    """Share of jokers drawn with another corner mark (a star, a ring, a disc, a word;
+    :mod:`vision.synth.jokers`). 0 (the default) draws nothing, so configs without it give the
+    same scenes as before it existed."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ down the card's edge: when the deck's index would be, see ``DeckAssets.height_sh
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
@@ -21,6 +22,8 @@ from numpy.typing import NDArray
 from vision.synth.assets import DeckAssets
 from vision.synth.backgrounds import background, photo_files
 from vision.synth.config import SceneConfig
+from vision.synth.decks import JOKER_CODES
+from vision.synth.jokers import restyled_joker
 from vision.synth.layouts import LAYOUTS, Occluder, Placement
 from vision.synth.photometry import apply_photometry, cast_shadow
 from vision.synth.printed import draw_printed
@@ -277,6 +280,14 @@ def render_scene(
         config.geometry.card_height_fraction,
         config.geometry.joker_probability,
     )
+    restyle = config.geometry.joker_restyle_probability
+    if restyle > 0:  # no draw at 0: configs without it keep their scenes
+        placements = [
+            dataclasses.replace(placement, assets=restyled_joker(placement.assets, code, rng))
+            if (code := placement.code) in JOKER_CODES and rng.random() < restyle
+            else placement
+            for placement in placements
+        ]
     homography = _tilt_homography(rng, width, height, config.geometry.max_tilt_degrees)
     photos = photo_files(config.backgrounds.photo_dirs)
     canvas = background(rng, width, height, photos, config.backgrounds.photo_probability)
