@@ -233,7 +233,7 @@ def test_restyled_joker_draws_only_inside_its_labelled_boxes() -> None:
 def test_every_mark_style_draws_ink(style: str) -> None:
     """Each kind of mark draws a patch with ink in the asked colour and nothing else."""
     ink, paper = (30, 30, 200), (250, 250, 250)
-    patch = MARK_STYLES[style](np.random.default_rng(3), 96, ink, paper)
+    patch = MARK_STYLES[style].draw(np.random.default_rng(3), 96, ink, paper)
     assert patch.ndim == 3 and patch.shape[2] == 4 and patch.dtype == np.uint8
     solid = patch[:, :, 3] == 255
     assert solid.mean() > 0.05, f"{style}: almost nothing drawn"

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -28,7 +30,7 @@ from vision.synth.fonts import load_font
 from vision.synth.index_box import IndexPlace, corner_quads, paper_colour
 from vision.synth.printed import printing_fonts
 
-__all__ = ["MARK_STYLES", "erased_marks", "restyled_joker"]
+__all__ = ["MARK_STYLES", "MarkStyle", "erased_marks", "restyled_joker"]
 
 _SUPERSAMPLE = 4
 """Marks are drawn this many times larger and shrunk with area averaging (smooth edges)."""
@@ -109,9 +111,14 @@ def _text_patch(
 
 
 def _word(
-    rng: np.random.Generator, height: int, ink: tuple[int, int, int], down: bool
+    rng: np.random.Generator,
+    height: int,
+    ink: tuple[int, int, int],
+    paper: tuple[int, int, int],
+    down: bool,
 ) -> NDArray[np.uint8]:
-    """JOKER (or Joker) down the edge, a letter under the other, or across the top."""
+    """JOKER (or Joker) down the edge, a letter under the other, or across the top (in ink
+    alone: ``paper`` is not used)."""
     fonts = printing_fonts()
     font = fonts[int(rng.integers(len(fonts)))]
     word = "JOKER" if rng.random() < 0.7 else "Joker"
@@ -146,20 +153,25 @@ def _letter_over_star(
     return patch
 
 
-MARK_STYLES: dict[
-    str,
-    Callable[[np.random.Generator, int, tuple[int, int, int], tuple[int, int, int]],
-             NDArray[np.uint8]],
-] = {
-    "star": _symbol,
-    "letter_star": _letter_over_star,
-    "word_down": lambda rng, height, ink, paper: _word(rng, height, ink, down=True),
-    "word_across": lambda rng, height, ink, paper: _word(rng, height, ink, down=False),
-}  # fmt: skip
-"""The kinds of drawn marks, drawn at about these odds: 3 stars to 1 of each other kind.
-Each takes the generator, the mark's scale (px, supersampled), the ink and the paper."""
+class MarkStyle(NamedTuple):
+    """One kind of drawn mark: how it is drawn, how often, and how big."""
 
-_STYLE_ODDS = {"star": 3.0, "letter_star": 1.0, "word_down": 1.0, "word_across": 1.0}
+    draw: Callable[
+        [np.random.Generator, int, tuple[int, int, int], tuple[int, int, int]], NDArray[np.uint8]
+    ]
+    """(generator, scale in px, ink, paper) -> a BGRA patch, drawn at that scale."""
+    odds: float
+    scale: float
+    """The scale as a share of the deck's index height (a word's letters are smaller)."""
+
+
+MARK_STYLES: dict[str, MarkStyle] = {
+    "star": MarkStyle(_symbol, 3.0, 0.45),
+    "letter_star": MarkStyle(_letter_over_star, 1.0, 0.45),
+    "word_down": MarkStyle(partial(_word, down=True), 1.0, 0.28),
+    "word_across": MarkStyle(partial(_word, down=False), 1.0, 0.3),
+}
+"""The kinds of drawn marks: stars three times as often as each other kind."""
 
 
 def _blend(card: NDArray[np.uint8], patch: NDArray[np.uint8], left: int, top: int) -> None:
@@ -202,13 +214,12 @@ def restyled_joker(assets: DeckAssets, code: str, rng: np.random.Generator) -> D
     paper = (blue, green, red)
     index = assets.index_box
     index_height = (index[3] - index[1]) * card_height
-    names = list(_STYLE_ODDS)
-    odds = np.array([_STYLE_ODDS[name] for name in names])
-    style = names[int(rng.choice(len(names), p=odds / odds.sum()))]
-    scale = {"star": 0.45, "letter_star": 0.45, "word_down": 0.28, "word_across": 0.3}[style]
-    size = max(4, round(index_height * scale * rng.uniform(0.8, 1.25))) * _SUPERSAMPLE
+    styles = list(MARK_STYLES.values())
+    odds = np.array([style.odds for style in styles])
+    style = styles[int(rng.choice(len(styles), p=odds / odds.sum()))]
+    size = max(4, round(index_height * style.scale * rng.uniform(0.8, 1.25))) * _SUPERSAMPLE
     ink = _ink(rng, code)
-    big = MARK_STYLES[style](rng, size, ink, paper)
+    big = style.draw(rng, size, ink, paper)
     mark_height = max(1, round(big.shape[0] / _SUPERSAMPLE))
     mark_width = max(1, round(big.shape[1] / _SUPERSAMPLE))
     # at most a third of the card wide and two thirds tall, as decks print them

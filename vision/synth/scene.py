@@ -9,10 +9,9 @@ down the card's edge: when the deck's index would be, see ``DeckAssets.height_sh
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, cast
 
 import cv2
@@ -283,8 +282,8 @@ def render_scene(
     restyle = config.geometry.joker_restyle_probability
     if restyle > 0:  # no draw at 0: configs without it keep their scenes
         placements = [
-            dataclasses.replace(placement, assets=restyled_joker(placement.assets, code, rng))
-            if (code := placement.code) in JOKER_CODES and rng.random() < restyle
+            replace(placement, assets=restyled_joker(placement.assets, placement.code, rng))
+            if placement.code in JOKER_CODES and rng.random() < restyle
             else placement
             for placement in placements
         ]
