@@ -32,7 +32,8 @@ def test_json_line_has_both_readers(
     monkeypatch.setattr(sys, "argv", ["eval_printed_pages.py", "--count", "2", "--json"])
     printed_pages.main()
     row = json.loads(capsys.readouterr().out)
-    for name in ("shipped reader", "without the index verifier"):
+    for name in ("shipped reader", "without the index verifier", "verifying certain cards only"):
         assert row[name]["images"] == 2
         assert 0 <= row[name]["images_with_a_false_card"] <= 2
         assert row[name]["false_cards"] >= 0
+        assert 0 <= row[name]["images_flagged_uncertain"] <= min(2, row[name]["uncertain_cards"])

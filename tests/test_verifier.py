@@ -115,12 +115,24 @@ def test_a_card_stays_when_one_of_its_boxes_is_believed() -> None:
     assert _reader(neither, verify_below=0.1).verified_cards(IMAGE, BOXES, probabilities) == []
 
 
-def test_uncertain_cards_are_not_shown() -> None:
-    """An uncertain card is reported as uncertain whatever the verifier says: its boxes are
-    not shown to it (a 12 MP table photo has dozens)."""
+def test_uncertain_cards_are_shown_too() -> None:
+    """An uncertain "card" the verifier believes none of the boxes of goes like a certain one
+    (printed text read as a card: the photo is then not flagged as read with low confidence);
+    one it believes stays, uncertain."""
+    probabilities = np.stack([_row("10S", 0.95), _row("QD", 0.4), _row("AH", 0.5)])
+    verifier = _ScriptedVerifier({10.0: 0.9, 50.0: 0.0, 90.0: 0.6})
+    cards = _reader(verifier, verify_below=0.1).verified_cards(IMAGE, BOXES, probabilities)
+    assert sorted(verifier.shown) == [10.0, 50.0, 90.0]
+    assert [(card.code, card.uncertain) for card in cards] == [("10S", False), ("AH", True)]
+
+
+def test_uncertain_cards_are_kept_unshown_when_asked() -> None:
+    """``verify_uncertain`` off: an uncertain card is reported as uncertain whatever the
+    verifier would say, and its boxes are not shown to it."""
     probabilities = np.stack([_row("10S", 0.95), _row("QD", 0.4), _row("none", 0.9)])
     verifier = _ScriptedVerifier({10.0: 0.9, 50.0: 0.0})
-    cards = _reader(verifier, verify_below=0.1).verified_cards(IMAGE, BOXES, probabilities)
+    reader = _reader(verifier, verify_below=0.1, verify_uncertain=False)
+    cards = reader.verified_cards(IMAGE, BOXES, probabilities)
     assert verifier.shown == [10.0]
     assert [(card.code, card.uncertain) for card in cards] == [("10S", False), ("QD", True)]
 
@@ -185,21 +197,32 @@ def test_printed_pages_are_not_read_as_cards(
 ) -> None:
     """Sixteen tables with two printed pages each (in the DejaVu faces, as on any machine)
     and no card. Measured: 1 certain card with the verifier, 27 without (page numbers as tens,
-    "Jo..." as jokers)."""
+    "Jo..." as jokers); 3 uncertain ones with the verifier checking them too, 57 with it
+    checking certain cards only (each of those flags a card-free photo as read with low
+    confidence)."""
     dejavu = find_fonts([DEJAVU.parent]).rank_fonts
     monkeypatch.setattr(printed, "printing_fonts", lambda: dejavu)
     verified, unverified = readers
+    certain_only = verified.with_settings(
+        dataclasses.replace(verified.settings, verify_uncertain=False)
+    )
     found = {"with": 0, "without": 0}
+    unsure = {"with": 0, "certain only": 0}
     for seed in range(16):
         rng = np.random.default_rng(seed)
         table = np.full((480, 640, 3), (60, 90, 130), np.uint8)
         table = np.clip(table + rng.normal(0, 6, table.shape), 0, 255).astype(np.uint8)
         draw_printed(table, rng)
         draw_printed(table, rng)
-        found["with"] += len(verified.read(table).certain)
+        reading = verified.read(table)
+        found["with"] += len(reading.certain)
         found["without"] += len(unverified.read(table).certain)
+        unsure["with"] += sum(card.uncertain for card in reading.cards)
+        unsure["certain only"] += sum(card.uncertain for card in certain_only.read(table).cards)
     assert found["with"] <= 3
     assert found["without"] >= 10
+    assert unsure["with"] <= 10
+    assert unsure["certain only"] >= 30
 
 
 def test_small_boxes_are_cut_from_the_image_itself() -> None:

@@ -236,6 +236,17 @@ class ReaderSettings:
     scenes laid on printed pages (``datasets/printed-holdout.yaml``: 0.8602 without, 0.8949,
     0.8959, 0.8958, 0.8954), the best sum; on the real folders, read only afterwards, pinochle
     0.9858 to 0.9896 and crops valid 0.9377 to 0.9490, singles and scans the same."""
+    verify_uncertain: bool = True
+    """Whether cards read with low confidence are shown to the index verifier too, by the same
+    rule as certain ones: an uncertain "card" on printed text, a pip or a picture goes instead
+    of flagging the photo as read with low confidence. No certain card changes. Chosen on
+    the same two sets as ``verify_below``, uncertain cards on a labelled index / elsewhere and
+    photos flagged, without -> with: seed 778 651 / 33 and 175 -> 646 / 25 and 173; printed
+    pages 506 / 655 and 285 -> 486 / 42 and 180. Read afterwards: 300 card-free printed
+    tables 867 uncertain cards on 218 photos flagged -> 59 on 31; held-out (seed 777) 469 / 21
+    and 149 -> 464 / 14 and 145; pinochle 29 on 24 photos -> 21 on 19; crops valid 44 on 30
+    -> 33 on 26 (of the 19 gone there, 14 sat on print, pips or pictures and 5 on indices
+    the classifier misread; singles and scans have none)."""
     retry_contexts: tuple[float, ...] = (0.85,)
     """An unsure crop (see ``retry_below``) is also cut again around its box with these
     shares of the usual margin (``CROP_CONTEXT``) and read at the same turns; its probabilities
@@ -479,20 +490,21 @@ class Reader:
         xyxy: NDArray[np.float32],
         probabilities: NDArray[np.float32],
     ) -> list[CardReading]:
-        """The cards of :meth:`merge_corners`, less the certain ones the index verifier
-        believes none of the boxes of (below ``settings.verify_below`` each): their boxes are
-        read as "none" and the cards are merged again. A certain card's boxes are shown in
-        the order of the classifier's confidence, first each card's surest, then the rest of
-        those cards whose surest it doubts, so most cards cost one look (a 12 MP table photo
+        """The cards of :meth:`merge_corners`, less those the index verifier believes none of
+        the boxes of (below ``settings.verify_below`` each): their boxes are read as "none"
+        and the cards are merged again. A card's boxes are shown in the order of the
+        classifier's confidence, first each card's surest, then the rest of those cards whose
+        surest it doubts, so most cards cost one look (a 12 MP table photo
         has a hundred boxes, most of them pips read as their own card). Uncertain cards are
-        not shown: they are reported as uncertain either way. Without a verifier, the merged
-        cards."""
+        shown the same way unless ``settings.verify_uncertain`` is off. Without a verifier,
+        the merged cards."""
         merged = self._merge(xyxy, probabilities)
         cards = [card for card, _ in merged]
         threshold = self.settings.verify_below
         if self.verifier is None or threshold <= 0:
             return cards
-        groups = [boxes for card, boxes in merged if not card.uncertain]
+        show_uncertain = self.settings.verify_uncertain
+        groups = [boxes for card, boxes in merged if show_uncertain or not card.uncertain]
         if not groups:
             return cards
         surest = np.array([group[0] for group in groups])
