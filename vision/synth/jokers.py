@@ -45,10 +45,10 @@ def _ink(rng: np.random.Generator, code: str) -> tuple[int, int, int]:
 
 
 def _star_points(
-    centre: tuple[float, float], radius: float, points: int, inner: float, turn: float
+    centre: tuple[float, float], radius: float, points: int, inner: float
 ) -> NDArray[np.int32]:
     """A star polygon's vertices, outer and inner radii alternating, the first point up."""
-    angles = -math.pi / 2 + turn + np.arange(2 * points) * math.pi / points
+    angles = -math.pi / 2 + np.arange(2 * points) * math.pi / points
     radii = np.where(np.arange(2 * points) % 2 == 0, radius, radius * inner)
     xs = centre[0] + radii * np.cos(angles)
     ys = centre[1] + radii * np.sin(angles)
@@ -65,7 +65,7 @@ def _draw_star(
 ) -> None:
     """A five- or six-pointed star on ``patch`` (filled, or drawn with lines ``outline`` thick)."""
     points = 5 if rng.random() < 0.8 else 6
-    star = _star_points(centre, radius, points, float(rng.uniform(0.38, 0.55)), 0.0)
+    star = _star_points(centre, radius, points, float(rng.uniform(0.38, 0.55)))
     if outline:
         cv2.polylines(patch, [star], True, colour, outline, cv2.LINE_AA)
     else:
