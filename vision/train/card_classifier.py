@@ -39,6 +39,7 @@ from vision.train.fitting import (
     export_with_classes,
     fit,
     light_blur_noise,
+    load_trained,
     start_run,
 )
 
@@ -321,10 +322,12 @@ def export_card_classifier(state_path: Path, out: Path) -> Path:
     (N, 55); the class list as JSON in the model's ``classes`` metadata."""
     import torch
 
-    state = torch.load(state_path, map_location="cpu", weights_only=False)
-    model = _network(tuple(state["widths"]))
-    model.load_state_dict(state["model"])
     width, height = VIEW_SIZE_WH
     return export_with_classes(
-        model, torch.zeros(1, 3, height, width), out, "views", ["logits"], CLASSIFIER_CLASSES
+        load_trained(state_path, _network),
+        torch.zeros(1, 3, height, width),
+        out,
+        "views",
+        ["logits"],
+        CLASSIFIER_CLASSES,
     )

@@ -31,6 +31,7 @@ from vision.train.fitting import (
     export_with_classes,
     fit,
     light_blur_noise,
+    load_trained,
     quarter_turns,
     start_run,
 )
@@ -417,9 +418,9 @@ def export_classifier(state_path: Path, out: Path) -> Path:
     ``embedding``; the class list as JSON in the model's ``classes`` metadata."""
     import torch
 
-    state = torch.load(state_path, map_location="cpu", weights_only=False)
-    model = _network(len(CLASSIFIER_CLASSES), _checkpoint_widths(state))
-    model.load_state_dict(state["model"])
+    model = load_trained(
+        state_path, lambda widths: _network(len(CLASSIFIER_CLASSES), widths), _checkpoint_widths
+    )
     return export_with_classes(
         model,
         torch.zeros(1, 3, CROP_SIZE, CROP_SIZE),

@@ -18,6 +18,7 @@ __all__ = [
     "export_with_classes",
     "fit",
     "light_blur_noise",
+    "load_trained",
     "parse_device",
     "quarter_turns",
     "resolve_device",
@@ -363,6 +364,22 @@ def fit(
             torch.save(slim, best_path)
         torch.save(state, state_path)
     return best_path if best_path.is_file() else state_path
+
+
+def load_trained(
+    state_path: Path,
+    network: Callable[[Any], Any],
+    widths_of: Callable[[dict[str, Any]], tuple[int, ...]] = lambda state: tuple(state["widths"]),
+) -> Any:
+    """The network a checkpoint of :func:`fit` holds, on the CPU, for export: built by
+    ``network`` from the checkpoint's widths (``widths_of``: the tuple stored under
+    ``widths``) and given its weights."""
+    import torch
+
+    state = torch.load(state_path, map_location="cpu", weights_only=False)
+    model = network(widths_of(state))
+    model.load_state_dict(state["model"])
+    return model
 
 
 def export_with_classes(

@@ -81,6 +81,11 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _file_fields(model: Path) -> dict[str, Any]:
+    """A manifest entry's file, its hash and its size."""
+    return {"file": model.name, "sha256": _sha256(model), "bytes": model.stat().st_size}
+
+
 def _count(folder: Path) -> int:
     return len(list((folder / "images").glob("*.jpg"))) if (folder / "images").is_dir() else 0
 
@@ -113,9 +118,7 @@ def write_manifest(
         "format": 1,
         "created": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "detector": {
-            "file": detector.name,
-            "sha256": _sha256(detector),
-            "bytes": detector.stat().st_size,
+            **_file_fields(detector),
             "architecture": "YOLOv8n (ultralytics), from scratch, one class",
             "classes": ["index"],
             "imgsz": plan.detector_imgsz,
@@ -124,9 +127,7 @@ def write_manifest(
             "output": "1x5xA: cx, cy, w, h, score (NMS done by the reader)",
         },
         "classifier": {
-            "file": classifier.name,
-            "sha256": _sha256(classifier),
-            "bytes": classifier.stat().st_size,
+            **_file_fields(classifier),
             "architecture": "CNN (3 blocks of two 3x3 convolutions, {}-{}-{} channels, then "
             "{} channels at 4x4) -> 128 embedding -> 55 (vision/train/classifier.py)".format(
                 *plan.classifier_widths
@@ -162,9 +163,7 @@ def _card_entry(card_classifier: Path) -> dict[str, Any]:
 
     width, height = VIEW_SIZE_WH
     return {
-        "file": card_classifier.name,
-        "sha256": _sha256(card_classifier),
-        "bytes": card_classifier.stat().st_size,
+        **_file_fields(card_classifier),
         "architecture": "CNN (4 blocks of two 3x3 convolutions, {}-{}-{}-{} channels, to a "
         "5x3 map) -> 128 -> 55 (vision/train/card_classifier.py)".format(*DEFAULT_WIDTHS),
         "classes": list(CLASSIFIER_CLASSES),
@@ -180,9 +179,7 @@ def _verifier_entry(verifier: Path) -> dict[str, Any]:
     from vision.verifier import VERIFIER_CLASSES, VERIFY_CONTEXT, VERIFY_SIZE
 
     return {
-        "file": verifier.name,
-        "sha256": _sha256(verifier),
-        "bytes": verifier.stat().st_size,
+        **_file_fields(verifier),
         "architecture": "CNN (3 blocks of two 3x3 convolutions, {}-{}-{} channels, then {} "
         "channels at 5x5, global average) -> 2 (vision/train/verifier.py)".format(*DEFAULT_WIDTHS),
         "classes": list(VERIFIER_CLASSES),

@@ -27,6 +27,7 @@ from vision.train.fitting import (
     export_with_classes,
     fit,
     light_blur_noise,
+    load_trained,
     quarter_turns,
     start_run,
 )
@@ -238,11 +239,8 @@ def export_verifier(state_path: Path, out: Path) -> Path:
     (N, 2); the class list as JSON in the model's ``classes`` metadata."""
     import torch
 
-    state = torch.load(state_path, map_location="cpu", weights_only=False)
-    model = _network(tuple(state["widths"]))
-    model.load_state_dict(state["model"])
     return export_with_classes(
-        model,
+        load_trained(state_path, _network),
         torch.zeros(1, 3, VERIFY_SIZE, VERIFY_SIZE),
         out,
         "crops",
