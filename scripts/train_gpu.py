@@ -131,19 +131,56 @@ def plan_for(size: str, work: Path, realdata: Path | None, device: str) -> Train
     )
 
 
-def evaluation_rows(work: Path, realdata: Path | None) -> list[tuple[str, Path, str | None]]:
+CONTROL_START = 1_000_000
+"""The first scene of ``datasets/scenes.yaml`` drawn for the control row: far past any scene a
+recipe trains on (the full size draws 24,000). ``handreader synth --config
+datasets/scenes.yaml --start 1000000 --count 400`` draws the same scenes by hand."""
+
+HELD_OUT_ROW = "held-out synthetic decks"
+CONTROL_ROW = "training decks, unseen scenes (control)"
+TRAINED_ROW = "this run's training scenes"
+
+
+def draw_control_scenes(work: Path, count: int, workers: int | None = None) -> Path:
+    """``count`` scenes of the training decks no recipe trains on (``CONTROL_START`` on), in
+    ``work/scenes-control`` (those present are kept); returns the folder."""
+    from vision.synth.config import load_config
+    from vision.synth.generate import generate
+
+    folder = work / "scenes-control"
+    have = len(list((folder / "images").glob("*.jpg")))
+    if have < count:
+        config = load_config(ROOT / "datasets" / "scenes.yaml")
+        generate(config, folder, count - have, start=CONTROL_START + have, workers=workers)
+    return folder
+
+
+def evaluation_rows(
+    work: Path, realdata: Path | None, sample: int | None = None
+) -> list[tuple[str, Path, str | None]]:
     """(name, manifest, split) of every row of the report: the held-out scenes the training
-    drew (their manifest written here), then the realdata folders that exist."""
+    drew (their manifest written here); with ``sample``, the control scenes drawn by
+    :func:`draw_control_scenes` and the first ``sample`` training scenes, where they exist;
+    then the realdata folders that exist.
+
+    The three synthetic rows tell where a shortfall on the held-out decks comes from: far
+    under the control, the models do not carry to decks they never saw; the control far
+    under the training scenes, they do not carry to new scenes; all three alike, the models
+    fit the scenes no better than that (see :func:`diagnosis`)."""
     from vision.evaluate import scenes_manifest
 
     holdout = work / "scenes-holdout"
     rows: list[tuple[str, Path, str | None]] = [
-        (
-            "held-out synthetic decks",
-            scenes_manifest(holdout, holdout / "manifest" / "manifest.jsonl"),
-            None,
-        )
+        (HELD_OUT_ROW, scenes_manifest(holdout, holdout / "manifest" / "manifest.jsonl"), None)
     ]
+    if sample is not None:
+        for name, scenes in (
+            (CONTROL_ROW, work / "scenes-control"),
+            (TRAINED_ROW, work / "scenes-train"),
+        ):
+            if (scenes / "meta").is_dir():
+                sampled = scenes_manifest(scenes, scenes / "manifest" / "sample.jsonl", sample)
+                rows.append((name, sampled, None))
     if realdata is not None:
         for name, folder, split in REALDATA_ROWS:
             manifest = realdata / folder / "manifest.jsonl"
@@ -190,7 +227,35 @@ def report_markdown(report: dict[str, Any]) -> str:
         )
     sizes = ", ".join(f"{file} {size / 1e6:.1f} MB" for file, size in report["files"].items())
     lines += ["", f"Files: {sizes} (each must stay under 15 MB to ship)."]
+    for models in ("new", "shipped"):
+        # the run's training scenes are the new models' own, not (all) the shipped ones'
+        verdict = diagnosis(report[models], trained_on=models == "new")
+        if verdict:
+            lines += ["", f"The {models} models: {verdict}"]
     return "\n".join(lines) + "\n"
+
+
+def diagnosis(figures: dict[str, Any], trained_on: bool = True, margin: float = 0.01) -> str:
+    """Where one set of models' held-out shortfall comes from, from the F1 of the three
+    synthetic rows (an empty string without the control row); the training scenes' row only
+    when ``trained_on`` (the models were trained on them). A gap counts from ``margin``."""
+    if HELD_OUT_ROW not in figures or CONTROL_ROW not in figures:
+        return ""
+    held_out, control = figures[HELD_OUT_ROW]["f1"], figures[CONTROL_ROW]["f1"]
+    trained = figures.get(TRAINED_ROW, {}).get("f1") if trained_on else None
+    said = f"held-out F1 {held_out:.4f}, control {control:.4f}" + (
+        "" if trained is None else f", training scenes {trained:.4f}"
+    )
+    if control - held_out >= margin:
+        why = "the held-out decks are read worse than the training decks (more decks would help)"
+    elif trained is not None and trained - control >= margin:
+        why = "new scenes are read worse than the training scenes (more scenes would help)"
+    else:
+        why = (
+            "the scenes trained on are read no better than new ones, of new decks or not "
+            "(longer training or larger models would help)"
+        )
+    return f"{said}: {why}."
 
 
 def epochs_within(
@@ -339,7 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     manifest = run_training(plan)
     trained = time.monotonic()
-    rows = evaluation_rows(args.work, args.realdata)
+    draw_control_scenes(args.work, plan.holdout_scenes, plan.workers)
+    rows = evaluation_rows(args.work, args.realdata, sample=plan.holdout_scenes)
     report: dict[str, Any] = {
         "size": args.size,
         "device": device,

@@ -117,6 +117,22 @@ def test_scenes_manifest_lists_cards_showing_only_in_part_as_optional(tmp_path: 
     assert (entries[1].cards, entries[1].optional) == ((), ())
 
 
+def test_scenes_manifest_can_list_only_the_first_scenes(tmp_path: Path) -> None:
+    """``limit`` keeps the first scenes in the order of their names, whatever order the
+    files were written in."""
+    (tmp_path / "meta").mkdir()
+    for name, card in (("000002", "9C"), ("000000", "7H"), ("000001", "8D")):
+        meta = {"indices": [{"card": card, "card_index": 0}]}
+        (tmp_path / "meta" / f"{name}.json").write_text(json.dumps(meta))
+    out = tmp_path / "manifest" / "sample.jsonl"
+    first = load_manifest(scenes_manifest(tmp_path, out, limit=2))
+    assert [(e.image.name, e.cards) for e in first] == [
+        ("000000.jpg", ("7H",)),
+        ("000001.jpg", ("8D",)),
+    ]
+    assert len(load_manifest(scenes_manifest(tmp_path, out))) == 3
+
+
 def test_optional_cards_are_neither_required_nor_extra() -> None:
     totals = EvalTotals()
     totals.add(["7H"], ["7H", "QS"], optional=["QS"])  # QS read: dropped, not an extra card
@@ -165,8 +181,9 @@ def test_eval_command_leaves_optional_cards_out(
     """The example photo labelled with its 2D alone: its other cards are extra readings, unless
     the manifest lists them as optional; then they are dropped and the text output says so."""
     shutil.copyfile(ROOT / "examples" / "hand.jpg", tmp_path / "hand.jpg")
-    others = [c for c in json.loads((ROOT / "examples" / "hand.json").read_text())["cards"]
-              if c != "2D"]
+    others = [
+        c for c in json.loads((ROOT / "examples" / "hand.json").read_text())["cards"] if c != "2D"
+    ]
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(json.dumps({"image": "hand.jpg", "cards": ["2D"]}) + "\n")
     assert main(["eval", str(manifest), "--json"]) == 0

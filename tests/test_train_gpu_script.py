@@ -74,6 +74,45 @@ def test_report_puts_shipped_and_new_figures_side_by_side() -> None:
     assert "Training 12.2 min" in text or "Training 12.3 min" in text
 
 
+def test_report_says_where_the_held_out_shortfall_comes_from() -> None:
+    """The control rows name the limit: new decks, new scenes, or the fit itself."""
+    script = _script()
+    held, control, trained = script.HELD_OUT_ROW, script.CONTROL_ROW, script.TRAINED_ROW
+
+    def rows(h: float, c: float | None, t: float | None) -> dict[str, Any]:
+        figures = {held: _figures(h, None, 400)}
+        if c is not None:
+            figures[control] = _figures(c, None, 400)
+        if t is not None:
+            figures[trained] = _figures(t, None, 400)
+        return figures
+
+    assert script.diagnosis(rows(0.93, None, 0.99)) == ""  # no control row, no verdict
+    decks = script.diagnosis(rows(0.90, 0.95, 0.96))
+    assert "held-out F1 0.9000, control 0.9500, training scenes 0.9600" in decks
+    assert "held-out decks are read worse than the training decks" in decks
+    scenes = script.diagnosis(rows(0.93, 0.935, 0.99))
+    assert "new scenes are read worse than the training scenes" in scenes
+    fit = script.diagnosis(rows(0.9323, 0.9285, 0.9348))
+    assert "read no better than new ones" in fit
+    # models not trained on the run's scenes are judged on the held-out and control rows only
+    shipped = script.diagnosis(rows(0.93, 0.935, 0.99), trained_on=False)
+    assert "training scenes" not in shipped and "read no better than new ones" in shipped
+    report = {
+        "size": "quick",
+        "device": "cuda:0",
+        "models": "m",
+        "train_minutes": 1.0,
+        "eval_minutes": 1.0,
+        "new": rows(0.97, 0.975, 0.99),
+        "shipped": rows(0.9323, 0.9285, 0.9348),
+        "files": {},
+    }
+    text = script.report_markdown(report)
+    assert "The new models: held-out F1 0.9700" in text and "new scenes are read worse" in text
+    assert "The shipped models: held-out F1 0.9323, control 0.9285:" in text
+
+
 def _refusal(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """What the script prints when it refuses ``args`` (it must: exit status 2)."""
     with pytest.raises(SystemExit) as stopped:
@@ -135,16 +174,25 @@ def test_smoke_size_trains_evaluates_and_reports(
     report = json.loads((work / "report.json").read_text())
     assert report["device"] == "cpu"
     assert set(report["files"]) == {
-        "detector.onnx", "classifier.onnx", "card.onnx", "verifier.onnx"
+        "detector.onnx",
+        "classifier.onnx",
+        "card.onnx",
+        "verifier.onnx",
     }
     for models in ("new", "shipped"):
-        row = report[models]["held-out synthetic decks"]
-        assert row["photos"] == 3 and 0.0 <= row["f1"] <= 1.0
+        for name in (script.HELD_OUT_ROW, script.CONTROL_ROW, script.TRAINED_ROW):
+            row = report[models][name]
+            assert row["photos"] == 3 and 0.0 <= row["f1"] <= 1.0
+    # the control scenes are the training decks' scenes from CONTROL_START on
+    names = sorted(p.stem for p in (work / "scenes-control" / "images").glob("*.jpg"))
+    assert names == [f"{script.CONTROL_START + k:07d}" for k in range(3)]
     # the shipped models read the same three scenes far better than a one-epoch training
     assert report["shipped"]["held-out synthetic decks"]["f1"] > 0.5
     manifest = json.loads((work / "models" / "manifest.json").read_text())
     assert manifest["training"]["device"] == "cpu"  # where it ran, not "auto"
-    assert "| held-out synthetic decks | 3 |" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "| held-out synthetic decks | 3 |" in printed
+    assert f"| {script.CONTROL_ROW} | 3 |" in printed and "The new models: held-out F1" in printed
     assert (work / "report.md").read_text().startswith("# GPU training, size smoke, on cpu")
 
 

@@ -319,16 +319,18 @@ def optional_cards(meta: dict[str, Any]) -> list[str]:
     return sorted(optional.values())
 
 
-def scenes_manifest(scene_dir: Path, out: Path) -> Path:
+def scenes_manifest(scene_dir: Path, out: Path, limit: int | None = None) -> Path:
     """A manifest of synthetic scenes (``vision.synth.generate``): the cards with a visible index.
 
     A card counts when at least one of its indices is labelled (on top, inside the frame, big
     enough); one card per physical card, so a two-deck scene may list a code twice. A card
     none of whose indices is labelled but one of which shows in part (the scene's "partial"
-    indices) is listed as ``optional``.
+    indices) is listed as ``optional``. With ``limit``, only the first ``limit`` scenes (in the
+    order of their file names) are listed. ``out`` must lie in a folder beside ``images/``
+    (``scene_dir/manifest/``): the images are named relative to it.
     """
     lines = []
-    for meta_path in sorted((scene_dir / "meta").glob("*.json")):
+    for meta_path in sorted((scene_dir / "meta").glob("*.json"))[:limit]:
         meta = json.loads(meta_path.read_text())
         cards: dict[int, str] = {}
         for item in meta["indices"]:
