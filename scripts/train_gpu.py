@@ -248,7 +248,9 @@ def diagnosis(figures: dict[str, Any], trained_on: bool = True, margin: float = 
     )
     if control - held_out >= margin:
         why = "the held-out decks are read worse than the training decks (more decks would help)"
-    elif trained is not None and trained - control >= margin:
+    elif trained is None:
+        why = "the held-out decks are read as well as the training decks: no gap of decks"
+    elif trained - control >= margin:
         why = "new scenes are read worse than the training scenes (more scenes would help)"
     else:
         why = (
