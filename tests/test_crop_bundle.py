@@ -11,8 +11,17 @@ import numpy as np
 import pytest
 
 from vision.crops import CROP_SIZE
-from vision.detections import CLASSIFIER_CLASSES
-from vision.train.crop_bundle import PER_ROW, BundlePart, load_bundle, main, pack_bundle, parse_part
+from vision.detections import CLASSIFIER_CLASSES, Detections
+from vision.train.crop_bundle import (
+    PER_ROW,
+    BundlePart,
+    DrawPlan,
+    draw_parts,
+    load_bundle,
+    main,
+    pack_bundle,
+    parse_part,
+)
 
 
 def _crops(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -175,3 +184,122 @@ def test_command_line_packs_and_describes(
             main(bad)
         assert stopped.value.code == 2
         assert message in capsys.readouterr().err
+
+
+class _CornerFinder:
+    """Finds one box in the top-left corner of every image (most confident first), standing in
+    for the detector: on a photo of one card that is its index; in the scenes below it
+    overlaps no labelled index, so it is a hard negative."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def detect(self, image: np.ndarray) -> Detections:
+        self.calls += 1
+        box = np.array([[4, 4, 24, 34]], np.float32)
+        return Detections(box, np.array([0.9], np.float32), np.zeros(1, np.int64))
+
+
+def _scenes(folder: Path, count: int, seed: int) -> int:
+    """``count`` scenes in a ``handreader synth`` folder: a light image with two labelled
+    indices each, away from the top-left corner; returns the number of labelled indices."""
+    rng = np.random.default_rng(seed)
+    (folder / "images").mkdir(parents=True)
+    (folder / "meta").mkdir()
+    for number in range(count):
+        image = rng.integers(150, 255, (240, 320, 3)).astype(np.uint8)
+        cv2.imwrite(str(folder / "images" / f"{number:07d}.jpg"), image)
+        indices = [
+            {"card": "7H", "box_xyxy": [200, 150, 220, 180], "card_index": 0},
+            {"card": "QS", "box_xyxy": [100, 60, 118, 88], "card_index": 1},
+        ]
+        (folder / "meta" / f"{number:07d}.json").write_text(json.dumps({"indices": indices}))
+    return 2 * count
+
+
+def _photos(folder: Path) -> Path:
+    """Two `split: train` photos of one card (AS, 10D) and one `valid` one, and their manifest."""
+    folder.mkdir()
+    rows = []
+    for name, card, split in (
+        ("a.jpg", "AS", "train"),
+        ("b.jpg", "10D", "train"),
+        ("c.jpg", "KH", "valid"),
+    ):
+        cv2.imwrite(str(folder / name), np.full((300, 200, 3), 230, np.uint8))
+        rows.append(json.dumps({"image": name, "cards": [card], "split": split}))
+    manifest = folder / "manifest.jsonl"
+    manifest.write_text("\n".join(rows) + "\n")
+    return manifest
+
+
+def test_draw_makes_the_recipes_parts_and_packs_them(tmp_path: Path) -> None:
+    """Scene crops (two jittered per index, "none" boxes), photo crops (4 copies, their
+    card), hard negatives from scenes and photos, held-out crops as the valid part; a rerun
+    keeps the parts already drawn."""
+    labelled = _scenes(tmp_path / "scenes", 3, 1)
+    held_out = _scenes(tmp_path / "holdout", 2, 2)
+    plan = DrawPlan(
+        (tmp_path / "scenes",),
+        (tmp_path / "holdout",),
+        Path("no-detector-needed.onnx"),
+        photos=_photos(tmp_path / "photos"),
+        glyph_crops=0,
+    )
+    finder = _CornerFinder()
+    parts = draw_parts(plan, tmp_path / "parts", finder)
+    assert [(p.path.name, p.role, p.copies) for p in parts] == [
+        ("scenes.npz", "train", 1),
+        ("photos.npz", "train", 4),
+        ("negatives.npz", "train", 1),
+        ("holdout.npz", "valid", 0),
+    ]
+    none = CLASSIFIER_CLASSES.index("none")
+    drawn = {p.path.stem: np.load(p.path) for p in parts}
+    scene_labels = list(drawn["scenes"]["labels"])
+    card_labels = [label for label in scene_labels if label != none]
+    assert len(card_labels) == 2 * labelled  # two jittered crops per labelled index
+    assert {CLASSIFIER_CLASSES[label] for label in card_labels} == {"7H", "QS"}
+    assert 1 <= scene_labels.count(none) <= 2 * 3  # up to two "none" boxes per scene
+    photo_labels = [CLASSIFIER_CLASSES[label] for label in drawn["photos"]["labels"]]
+    assert sorted(photo_labels) == ["10D", "AS"]  # the train split only, each its own card
+    # the corner box lies on no scene index: one negative per scene; on the photos it is
+    # the index itself, so none there
+    assert list(drawn["negatives"]["labels"]) == [none] * 3
+    holdout_labels = list(drawn["holdout"]["labels"])
+    assert len([label for label in holdout_labels if label != none]) == held_out
+    assert all(
+        crops.shape[1:] == (CROP_SIZE, CROP_SIZE, 3)
+        for crops in (drawn[name]["crops"] for name in drawn)
+    )
+
+    pack_bundle(parts, tmp_path / "bundle", 85)
+    train_crops, train_labels, valid_crops, valid_labels = load_bundle(tmp_path / "bundle")
+    assert len(train_crops) == len(train_labels) == len(scene_labels) + 4 * 2 + 3
+    assert len(valid_crops) == len(holdout_labels) and list(valid_labels) == holdout_labels
+
+    calls = finder.calls
+    (tmp_path / "parts" / "photos.npz").unlink()  # only the missing part is drawn again
+    draw_parts(plan, tmp_path / "parts", finder)
+    assert finder.calls == calls + 2  # the two training photos, not the scenes' negatives
+
+
+def test_draw_names_what_it_cannot_use(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _scenes(tmp_path / "scenes", 1, 1)
+    (tmp_path / "empty").mkdir()
+    base = ["draw", str(tmp_path / "b"), "--scenes", str(tmp_path / "scenes")]  # shipped detector
+    detector = ["--detector", str(tmp_path / "none.onnx")]
+    for args, message in (
+        ([*base, "--holdout", str(tmp_path / "empty")], "no meta/ folder"),
+        ([*base, "--holdout", str(tmp_path / "scenes"), *detector], "no such model"),
+        ([*base, "--holdout", str(tmp_path / "scenes"), "--glyph-crops", "-1"], "--glyph-crops -1"),
+        (
+            [*base, "--holdout", str(tmp_path / "scenes"), "--photos", str(tmp_path / "x.jsonl")],
+            "no such photo manifest",
+        ),
+    ):
+        with pytest.raises(SystemExit) as stopped:
+            main(args)
+        assert stopped.value.code == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()  # nothing packed

@@ -11,6 +11,13 @@ read only to choose the best epoch.
     python -m vision.train.crop_bundle pack OUT scenes.npz glyphs.npz photos.npz:4 val.npz:valid
     python -m vision.train.crop_bundle info OUT
 
+or, in one command, every part of the shipped recipe drawn from scene folders, the fonts and
+a photo manifest, then packed (:func:`draw_parts`; each part is kept in ``PARTS`` and a rerun
+reuses it):
+
+    python -m vision.train.crop_bundle draw OUT --scenes DIR [DIR ...] --holdout DIR \
+        [--photos MANIFEST] [--glyph-crops 45000] [--parts PARTS] [--quality 85]
+
 Each ``.npz`` holds ``crops`` (N, 32, 32, 3) uint8 BGR and ``labels`` (N,) class ids, as
 :func:`vision.train.classifier.extract_crops` and the other crop makers write them.
 """
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -29,8 +37,9 @@ from numpy.typing import NDArray
 
 from vision.crops import CROP_SIZE
 from vision.detections import CLASSIFIER_CLASSES
+from vision.train.photo_crops import FindsIndices
 
-__all__ = ["BundlePart", "load_bundle", "pack_bundle", "parse_part"]
+__all__ = ["BundlePart", "DrawPlan", "draw_parts", "load_bundle", "pack_bundle", "parse_part"]
 
 FORMAT = 1
 PER_ROW = 64
@@ -204,6 +213,86 @@ def load_bundle(
     return (train_crops, train_labels, *joined("valid"))
 
 
+@dataclass(frozen=True)
+class DrawPlan:
+    """What :func:`draw_parts` draws: the shipped index classifier's crops, as
+    :mod:`vision.train.pipeline` and the twelfth session's bundle made them."""
+
+    scene_dirs: tuple[Path, ...]
+    """Training scenes (``vision.synth.generate`` folders): two jittered crops per labelled
+    index, two "none" boxes per scene."""
+    holdout_dirs: tuple[Path, ...]
+    """Held-out scenes: one crop per labelled index and one "none" box per scene, the
+    ``valid`` part (it only chooses the best epoch)."""
+    detector: Path
+    """The detector that finds the photos' indices and the hard negatives."""
+    photos: Path | None = None
+    """A labelled photo manifest: its ``split: train`` rows give index crops (4 copies in the
+    bundle) and hard negatives."""
+    glyph_crops: int = 45000
+    """Procedural index crops in the installed fonts (0 for none)."""
+    seed: int = 0
+
+
+def draw_parts(
+    plan: DrawPlan, parts_dir: Path, finder: FindsIndices | None = None
+) -> list[BundlePart]:
+    """Each part of ``plan`` as an ``.npz`` in ``parts_dir`` (a part already there is kept), and
+    the bundle parts naming them: scenes, glyphs, photos (4 copies), negatives, holdout
+    (valid). ``finder`` stands in for ``plan.detector`` (loaded only when a part needs it)."""
+    from vision.index_detector import IndexDetector
+    from vision.train.classifier import extract_crops
+    from vision.train.glyph_crops import glyph_crops
+    from vision.train.negatives import photo_negatives, scene_negatives
+    from vision.train.photo_crops import photo_crops
+
+    for folder in (*plan.scene_dirs, *plan.holdout_dirs):
+        if not (folder / "meta").is_dir():
+            raise ValueError(f"{folder}: no meta/ folder (not a handreader synth folder)")
+    if plan.photos is not None and not plan.photos.is_file():
+        raise ValueError(f"{plan.photos}: no such photo manifest")
+    parts_dir.mkdir(parents=True, exist_ok=True)
+
+    def detector() -> FindsIndices:
+        nonlocal finder
+        if finder is None:
+            finder = IndexDetector(plan.detector, 320)
+        return finder
+
+    def negatives() -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+        found = [scene_negatives(detector(), plan.scene_dirs)]
+        if plan.photos is not None:
+            found.append(photo_negatives(detector(), plan.photos))
+        crops = np.concatenate([crops for crops, _ in found])
+        return crops, np.concatenate([labels for _, labels in found])
+
+    makers: list[tuple[str, Any, str, int]] = [
+        ("scenes", lambda: extract_crops(plan.scene_dirs, 2, 2, plan.seed), "train", 1),
+    ]
+    if plan.glyph_crops > 0:
+        makers.append(("glyphs", lambda: glyph_crops(plan.glyph_crops, seed=plan.seed), "train", 1))
+    if plan.photos is not None:
+        photos = plan.photos
+        makers.append(("photos", lambda: photo_crops(detector(), photos)[:2], "train", 4))
+    makers += [
+        ("negatives", negatives, "train", 1),
+        ("holdout", lambda: extract_crops(plan.holdout_dirs, 1, 1, plan.seed), "valid", 0),
+    ]
+    parts = []
+    for name, make, role, copies in makers:
+        path = parts_dir / f"{name}.npz"
+        if path.is_file():
+            print(f"{name}: kept {path}", flush=True)
+        else:
+            print(f"{name}: drawing", flush=True)  # the procedural crops take minutes, silently
+            started = time.monotonic()
+            crops, labels = make()
+            np.savez(path, crops=crops, labels=labels)
+            print(f"{name}: {len(labels)} crops in {time.monotonic() - started:.0f} s", flush=True)
+        parts.append(BundlePart(path, role, copies))
+    return parts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m vision.train.crop_bundle",
@@ -216,12 +305,49 @@ def main(argv: list[str] | None = None) -> int:
     pack.add_argument("--quality", type=int, default=90, help="JPEG quality (default 90)")
     info = commands.add_parser("info", help="count a bundle's crops by role")
     info.add_argument("folder", type=Path)
+    draw = commands.add_parser(
+        "draw", help="draw the shipped recipe's crops from scenes, fonts and photos, and pack them"
+    )
+    draw.add_argument("out", type=Path)
+    draw.add_argument("--scenes", type=Path, nargs="+", required=True, help="training scenes")
+    draw.add_argument("--holdout", type=Path, nargs="+", required=True, help="held-out scenes")
+    draw.add_argument("--photos", type=Path, help="a labelled photo manifest (split train used)")
+    draw.add_argument("--glyph-crops", type=int, default=45000, help="procedural crops (45000)")
+    draw.add_argument(
+        "--detector",
+        type=Path,
+        help="finds the photos' indices and the hard negatives (default: the shipped detector)",
+    )
+    draw.add_argument("--parts", type=Path, help="where the .npz parts go (default OUT-parts)")
+    draw.add_argument("--seed", type=int, default=0)
+    draw.add_argument("--quality", type=int, default=85, help="JPEG quality (default 85)")
     args = parser.parse_args(argv)
     try:
-        if args.command == "pack":
+        if args.command in ("pack", "draw"):
             if not 50 <= args.quality <= 100:
                 raise ValueError(f"--quality {args.quality}: expected 50..100")
-            index = pack_bundle([parse_part(text) for text in args.parts], args.out, args.quality)
+            if args.command == "pack":
+                parts = [parse_part(text) for text in args.parts]
+            else:
+                if args.glyph_crops < 0:
+                    raise ValueError(f"--glyph-crops {args.glyph_crops}: expected 0 or more")
+                if args.detector is None:
+                    from vision.reader import default_models_dir
+
+                    args.detector = default_models_dir() / "detector.onnx"
+                if not args.detector.is_file():
+                    raise ValueError(f"--detector {str(args.detector)!r}: no such model")
+                plan = DrawPlan(
+                    tuple(args.scenes),
+                    tuple(args.holdout),
+                    args.detector,
+                    args.photos,
+                    args.glyph_crops,
+                    args.seed,
+                )
+                parts_dir = args.parts or args.out.with_name(args.out.name + "-parts")
+                parts = draw_parts(plan, parts_dir)
+            index = pack_bundle(parts, args.out, args.quality)
             folder, entries = args.out, index["parts"]
             train = sum(e["count"] * max(1, e["copies"]) for e in entries if e["role"] == "train")
             valid = sum(e["count"] for e in entries if e["role"] == "valid")
