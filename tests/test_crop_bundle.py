@@ -278,6 +278,12 @@ def test_draw_makes_the_recipes_parts_and_packs_them(tmp_path: Path) -> None:
     assert len(train_crops) == len(train_labels) == len(scene_labels) + 4 * 2 + 3
     assert len(valid_crops) == len(holdout_labels) and list(valid_labels) == holdout_labels
 
+    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == [
+        "holdout.npz",
+        "negatives.npz",
+        "photos.npz",
+        "scenes.npz",
+    ]  # no unfinished file left beside them
     calls = finder.calls
     (tmp_path / "parts" / "photos.npz").unlink()  # only the missing part is drawn again
     draw_parts(plan, tmp_path / "parts", finder)

@@ -287,7 +287,10 @@ def draw_parts(
             print(f"{name}: drawing", flush=True)  # the procedural crops take minutes, silently
             started = time.monotonic()
             crops, labels = make()
-            np.savez(path, crops=crops, labels=labels)
+            unfinished = path.with_name(path.name + ".partial")  # a killed run leaves no part
+            with unfinished.open("wb") as file:
+                np.savez(file, crops=crops, labels=labels)
+            unfinished.replace(path)
             print(f"{name}: {len(labels)} crops in {time.monotonic() - started:.0f} s", flush=True)
         parts.append(BundlePart(path, role, copies))
     return parts
