@@ -141,26 +141,13 @@ CONTROL_ROW = "training decks, unseen scenes (control)"
 TRAINED_ROW = "this run's training scenes"
 
 
-def draw_control_scenes(work: Path, count: int, workers: int | None = None) -> Path:
-    """``count`` scenes of the training decks no recipe trains on (``CONTROL_START`` on), in
-    ``work/scenes-control`` (those present are kept); returns the folder."""
-    from vision.synth.config import load_config
-    from vision.synth.generate import generate
-
-    folder = work / "scenes-control"
-    have = len(list((folder / "images").glob("*.jpg")))
-    if have < count:
-        config = load_config(ROOT / "datasets" / "scenes.yaml")
-        generate(config, folder, count - have, start=CONTROL_START + have, workers=workers)
-    return folder
-
-
 def evaluation_rows(
     work: Path, realdata: Path | None, sample: int | None = None
 ) -> list[tuple[str, Path, str | None]]:
     """(name, manifest, split) of every row of the report: the held-out scenes the training
-    drew (their manifest written here); with ``sample``, the control scenes drawn by
-    :func:`draw_control_scenes` and the first ``sample`` training scenes, where they exist;
+    drew (their manifest written here); with ``sample``, the control scenes (``WORK/
+    scenes-control``, from ``CONTROL_START``) and the first ``sample`` training scenes, where
+    they exist;
     then the realdata folders that exist.
 
     The three synthetic rows tell where a shortfall on the held-out decks comes from: far
@@ -400,13 +387,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.realdata is not None and not (args.realdata / "crops" / "manifest.jsonl").is_file():
         parser.error(f"--realdata {str(args.realdata)!r}: no crops/manifest.jsonl in it")
 
-    from vision.train.pipeline import run_training
+    from vision.train.pipeline import draw_scenes, run_training
 
     plan = plan_for(args.size, args.work, args.realdata, device)
     started = time.monotonic()
     manifest = run_training(plan)
     trained = time.monotonic()
-    draw_control_scenes(args.work, plan.holdout_scenes, plan.workers)
+    control = args.work / "scenes-control"
+    draw_scenes(plan, plan.train_config, control, plan.holdout_scenes, first=CONTROL_START)
     rows = evaluation_rows(args.work, args.realdata, sample=plan.holdout_scenes)
     report: dict[str, Any] = {
         "size": args.size,

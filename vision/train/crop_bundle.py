@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -45,6 +46,9 @@ FORMAT = 1
 PER_ROW = 64
 """Crops per mosaic row and column: a mosaic is 2048 x 2048 and holds 4,096 crops."""
 ROLES = ("train", "valid")
+
+Crops = tuple[NDArray[np.uint8], NDArray[np.int64]]
+"""Crops (N, 32, 32, 3) BGR and their class ids (N,): one part's content."""
 
 
 @dataclass(frozen=True)
@@ -243,8 +247,8 @@ def draw_parts(
     from vision.index_detector import IndexDetector
     from vision.train.classifier import extract_crops
     from vision.train.glyph_crops import glyph_crops
-    from vision.train.negatives import photo_negatives, scene_negatives
-    from vision.train.photo_crops import photo_crops
+    from vision.train.negatives import hard_negatives
+    from vision.train.photo_crops import photos_crops
 
     for folder in (*plan.scene_dirs, *plan.holdout_dirs):
         if not (folder / "meta").is_dir():
@@ -252,6 +256,7 @@ def draw_parts(
     if plan.photos is not None and not plan.photos.is_file():
         raise ValueError(f"{plan.photos}: no such photo manifest")
     parts_dir.mkdir(parents=True, exist_ok=True)
+    manifests = () if plan.photos is None else (plan.photos,)
 
     def detector() -> FindsIndices:
         nonlocal finder
@@ -259,23 +264,15 @@ def draw_parts(
             finder = IndexDetector(plan.detector, 320)
         return finder
 
-    def negatives() -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
-        found = [scene_negatives(detector(), plan.scene_dirs)]
-        if plan.photos is not None:
-            found.append(photo_negatives(detector(), plan.photos))
-        crops = np.concatenate([crops for crops, _ in found])
-        return crops, np.concatenate([labels for _, labels in found])
-
-    makers: list[tuple[str, Any, str, int]] = [
+    makers: list[tuple[str, Callable[[], Crops], str, int]] = [
         ("scenes", lambda: extract_crops(plan.scene_dirs, 2, 2, plan.seed), "train", 1),
     ]
     if plan.glyph_crops > 0:
         makers.append(("glyphs", lambda: glyph_crops(plan.glyph_crops, seed=plan.seed), "train", 1))
     if plan.photos is not None:
-        photos = plan.photos
-        makers.append(("photos", lambda: photo_crops(detector(), photos)[:2], "train", 4))
+        makers.append(("photos", lambda: photos_crops(detector(), manifests), "train", 4))
     makers += [
-        ("negatives", negatives, "train", 1),
+        ("negatives", lambda: hard_negatives(detector(), plan.scene_dirs, manifests), "train", 1),
         ("holdout", lambda: extract_crops(plan.holdout_dirs, 1, 1, plan.seed), "valid", 0),
     ]
     parts = []

@@ -26,7 +26,7 @@ from vision.imageio import ImageError, load_image
 from vision.index_detector import box_iou
 from vision.train.photo_crops import FindsIndices, corner_mask
 
-__all__ = ["labelled_scenes", "photo_negatives", "scene_negatives"]
+__all__ = ["hard_negatives", "labelled_scenes", "photo_negatives", "scene_negatives"]
 
 NONE_CLASS = len(CARD_CLASSES)
 
@@ -98,3 +98,14 @@ def photo_negatives(
         inner = found[~corner_mask(found, image.shape[1], image.shape[0])]
         crops += [crop_index(image, box) for box in inner[:per_photo]]
     return _stack(crops)
+
+
+def hard_negatives(
+    detector: FindsIndices, scene_dirs: tuple[Path, ...], manifests: tuple[Path, ...] = ()
+) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    """The classifier's hard "none" crops: :func:`scene_negatives` of the scenes, then
+    :func:`photo_negatives` of each manifest's training photos, in that order."""
+    parts = [scene_negatives(detector, scene_dirs)]
+    parts += [photo_negatives(detector, manifest) for manifest in manifests]
+    crops = np.concatenate([crops for crops, _ in parts])
+    return crops, np.concatenate([labels for _, labels in parts])

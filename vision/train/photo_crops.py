@@ -22,7 +22,7 @@ from vision.detections import Detections
 from vision.evaluate import load_manifest
 from vision.imageio import ImageError, load_image
 
-__all__ = ["FindsIndices", "corner_boxes", "corner_mask", "photo_crops"]
+__all__ = ["FindsIndices", "corner_boxes", "corner_mask", "photo_crops", "photos_crops"]
 
 
 class FindsIndices(Protocol):
@@ -89,3 +89,13 @@ def photo_crops(
     if not crops:
         return np.zeros((0, CROP_SIZE, CROP_SIZE, 3), np.uint8), np.zeros(0, np.int64), 0
     return np.stack(crops), np.array(labels, np.int64), used
+
+
+def photos_crops(
+    detector: FindsIndices, manifests: tuple[Path, ...]
+) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    """:func:`photo_crops` of each manifest's training photos, joined in order (crops, class
+    ids)."""
+    parts = [photo_crops(detector, manifest)[:2] for manifest in manifests]
+    crops = np.concatenate([crops for crops, _ in parts])
+    return crops, np.concatenate([labels for _, labels in parts])

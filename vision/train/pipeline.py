@@ -204,19 +204,15 @@ def _photo_crops(plan: TrainingPlan, detector: Path) -> Path:
     import numpy as np
 
     from vision.index_detector import IndexDetector
-    from vision.train.photo_crops import photo_crops
+    from vision.train.photo_crops import photos_crops
 
     out = plan.work_dir / "classifier" / "photo_crops.npz"
     if out.is_file():
         return out
     finder = IndexDetector(detector, plan.detector_imgsz)
-    parts = [photo_crops(finder, manifest)[:2] for manifest in plan.photo_manifests]
+    crops, labels = photos_crops(finder, plan.photo_manifests)
     out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(
-        out,
-        crops=np.concatenate([crops for crops, _ in parts]),
-        labels=np.concatenate([labels for _, labels in parts]),
-    )
+    np.savez(out, crops=crops, labels=labels)
     return out
 
 
@@ -242,28 +238,27 @@ def _negatives(plan: TrainingPlan, detector: Path) -> Path:
     import numpy as np
 
     from vision.index_detector import IndexDetector
-    from vision.train.negatives import photo_negatives, scene_negatives
+    from vision.train.negatives import hard_negatives
 
     out = plan.work_dir / "classifier-finetune" / "negatives.npz"
     if out.is_file():
         return out
     finder = IndexDetector(detector, plan.detector_imgsz)
-    parts = [scene_negatives(finder, (plan.work_dir / "scenes-train",))]
-    parts += [photo_negatives(finder, manifest) for manifest in plan.photo_manifests]
+    crops, labels = hard_negatives(finder, (plan.work_dir / "scenes-train",), plan.photo_manifests)
     out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(
-        out,
-        crops=np.concatenate([crops for crops, _ in parts]),
-        labels=np.concatenate([labels for _, labels in parts]),
-    )
+    np.savez(out, crops=crops, labels=labels)
     return out
 
 
-def _generate(plan: TrainingPlan, config_path: Path, folder: Path, count: int) -> None:
-    """Write the first ``count`` scenes of the config in ``folder`` (those present are kept)."""
+def draw_scenes(
+    plan: TrainingPlan, config_path: Path, folder: Path, count: int, first: int = 0
+) -> None:
+    """Write ``count`` scenes of the config in ``folder``, from scene ``first`` on (those
+    present are kept: a rerun draws only the rest), with the plan's workers."""
     have = _count(folder)
     if have < count:
-        generate(load_config(config_path), folder, count - have, start=have, workers=plan.workers)
+        config = load_config(config_path)
+        generate(config, folder, count - have, start=first + have, workers=plan.workers)
 
 
 def _verifier(plan: TrainingPlan, detector: Path, holdout_dir: Path, device: str) -> Path:
@@ -303,10 +298,10 @@ def add_verifier(plan: TrainingPlan) -> Path:
     manifest = json.loads(manifest_path.read_text())
     detector = plan.models_dir / manifest["detector"]["file"]
     holdout_dir = plan.work_dir / "scenes-holdout"
-    _generate(plan, plan.holdout_config, holdout_dir, plan.holdout_scenes)
+    draw_scenes(plan, plan.holdout_config, holdout_dir, plan.holdout_scenes)
     verifier_dir = plan.work_dir / "scenes-verifier"
-    _generate(plan, plan.verifier_config, verifier_dir, plan.verifier_scenes)
-    _generate(plan, plan.closeup_config, plan.work_dir / "scenes-closeups", plan.closeup_scenes)
+    draw_scenes(plan, plan.verifier_config, verifier_dir, plan.verifier_scenes)
+    draw_scenes(plan, plan.closeup_config, plan.work_dir / "scenes-closeups", plan.closeup_scenes)
     verifier = _verifier(plan, detector, holdout_dir, device)
     manifest["verifier"] = _verifier_entry(verifier)
     manifest.setdefault("training", {}).update(
@@ -351,7 +346,7 @@ def run_training(plan: TrainingPlan) -> Path:
         (plan.card_config, card_dir, plan.card_scenes),
         (plan.verifier_config, plan.work_dir / "scenes-verifier", plan.verifier_scenes),
     ):
-        _generate(plan, config_path, folder, count)
+        draw_scenes(plan, config_path, folder, count)
     detector_settings = DetectorTraining(
         train_images=train_dir / "images",
         val_images=holdout_dir / "images",

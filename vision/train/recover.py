@@ -96,12 +96,12 @@ def _fold_into(
     norm.running_var.fill_(1.0 - norm.eps)
 
 
-def _unfold_norms(network: Any, norms: list[Any], batches: list[Any]) -> None:
-    """Unfold each batch norm of ``norms`` (set by :func:`_fold_into`) on ``batches`` of
-    inputs run through ``network`` in eval mode: its running mean and (biased) variance become
-    those of its input, its scale the standard deviation and its shift the mean plus the
-    folded bias, so that eval mode computes exactly what it did and train mode, on such
-    batches, the same again."""
+def _unfold_norms(network: Any, norms: list[Any], inputs: Any, batch: int) -> None:
+    """Unfold each batch norm of ``norms`` (set by :func:`_fold_into`) on the ``inputs``
+    tensor, run through ``network`` in eval mode ``batch`` at a time: its running mean and
+    (biased) variance become those of its input, its scale the standard deviation and its
+    shift the mean plus the folded bias, so that eval mode computes exactly what it did and
+    train mode, on such batches, the same again."""
     import torch
 
     network.eval()
@@ -121,8 +121,8 @@ def _unfold_norms(network: Any, norms: list[Any], batches: list[Any]) -> None:
         for norm, store in zip(norms, sums, strict=True)
     ]
     with torch.no_grad():
-        for inputs in batches:
-            network(inputs)
+        for start in range(0, len(inputs), batch):
+            network(inputs[start : start + batch])
         for hook in hooks:
             hook.remove()
         for norm, (count, total, squares) in zip(norms, sums, strict=True):
@@ -180,9 +180,7 @@ def classifier_checkpoint_from_onnx(
                                  f"{tuple(layer.weight.shape)}")  # fmt: skip
             layer.weight.copy_(torch.from_numpy(weight))
             layer.bias.copy_(torch.from_numpy(bias))
-    inputs = torch.from_numpy(crops_to_tensor(crops))
-    batches = [inputs[start : start + batch] for start in range(0, len(inputs), batch)]
-    _unfold_norms(network, norm_modules, batches)
+    _unfold_norms(network, norm_modules, torch.from_numpy(crops_to_tensor(crops)), batch)
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
         {"model": network.state_dict(), "widths": list(widths), "recovered_from": str(model)},
@@ -257,8 +255,7 @@ def detector_checkpoint_from_onnx(
     unplaced = sorted(set(arrays) - placed - {"model.22.dfl.conv.weight"})
     if unplaced:
         raise ValueError(f"{model}: weights with no place in YOLOv8n: {', '.join(unplaced[:5])}")
-    inputs = torch.from_numpy(np.ascontiguousarray(images, np.float32))
-    _unfold_norms(network, norms, [inputs[s : s + batch] for s in range(0, len(inputs), batch)])
+    _unfold_norms(network, norms, torch.from_numpy(np.ascontiguousarray(images, np.float32)), batch)
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
         {
