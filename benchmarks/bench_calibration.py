@@ -29,10 +29,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
+from training.photo_crops import corner_boxes
 from vision.calibration import DeckProfile, combine_with_profile
 from vision.imageio import load_image
 from vision.reader import Reader
-from vision.train.photo_crops import corner_boxes
 
 
 def _index_box(reader: Reader, photos: list[Path]) -> NDArray[np.float64]:

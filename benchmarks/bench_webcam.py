@@ -49,8 +49,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from handreader.commands.webcam import run_webcam
-from handreader.live import FrameReader, LiveFrame, LiveSettings, frame_reader, table_summary
+from handreader.cli.webcam import run_webcam
+from handreader.tables.live import FrameReader, LiveFrame, LiveSettings, frame_reader, table_summary
 from vision.detections import CardReading, Reading
 from vision.tracking import FlickerMeter
 
@@ -61,8 +61,8 @@ TARGET_FPS = 25.0
 
 def synthetic_table(index: int) -> tuple[NDArray[np.uint8], list[CardReading]]:
     """A 640x480 table scene of the holdout decks and its true cards (one per card)."""
-    from vision.synth.config import Layouts, load_config
-    from vision.synth.generate import scene_at
+    from training.synth.config import Layouts, load_config
+    from training.synth.generate import scene_at
 
     config = load_config(ROOT / "datasets" / "holdout.yaml")
     config = replace(
@@ -88,9 +88,7 @@ def synthetic_table(index: int) -> tuple[NDArray[np.uint8], list[CardReading]]:
     return scene.image, cards
 
 
-def still_video(
-    image: NDArray[np.uint8], path: Path, frames: int, noise: float, seed: int
-) -> Path:
+def still_video(image: NDArray[np.uint8], path: Path, frames: int, noise: float, seed: int) -> Path:
     """``frames`` copies of ``image`` with fresh Gaussian noise each, as an mp4 at 25 fps."""
     rng = np.random.default_rng(seed)
     height, width = image.shape[:2]
@@ -158,7 +156,10 @@ class Observer:
         if frame.index == self.settle:
             tracked, raw = self.tracked.count, self.raw.count
             self.at_settle = (
-                tracked.code_changes, tracked.set_changes, self.summaries, raw.set_changes
+                tracked.code_changes,
+                tracked.set_changes,
+                self.summaries,
+                raw.set_changes,
             )
         self.tracked.add_tracks(frame.shown)
         if frame.reading is not None:
@@ -183,8 +184,13 @@ def run(
     """One configuration; its figures (flicker counted from frame ``settle`` on)."""
     observer = Observer(settle)
     stats = run_webcam(
-        str(video), reader=reader, settings=settings, headless=True, output=output,
-        on_frame=observer, overlap=overlap,
+        str(video),
+        reader=reader,
+        settings=settings,
+        headless=True,
+        output=output,
+        on_frame=observer,
+        overlap=overlap,
     )
     minutes = (stats.frames - settle) / stats.source_fps / 60
     tracked, raw = observer.tracked.count, observer.raw.count
@@ -287,10 +293,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = [
             run("serial, every frame (baseline)", video, reader, every, None, args.settle, False),
             run("overlapped, every frame", video, reader, every, None, args.settle, True),
-            run("overlapped, every frame, mp4 out", video, reader, every, out / "a.mp4",
-                args.settle, True),
-            run("overlapped, auto k, mp4 out", video, reader, auto, out / "b.mp4", args.settle,
-                True),
+            run(
+                "overlapped, every frame, mp4 out",
+                video,
+                reader,
+                every,
+                out / "a.mp4",
+                args.settle,
+                True,
+            ),
+            run(
+                "overlapped, auto k, mp4 out", video, reader, auto, out / "b.mp4", args.settle, True
+            ),
         ]
         load_after = load()
     report = {
@@ -307,8 +321,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{SIZE_WH[0]}x{SIZE_WH[1]}, {args.frames} frames, {which}; flicker counted "
-              f"from frame {args.settle}")
+        print(
+            f"{SIZE_WH[0]}x{SIZE_WH[1]}, {args.frames} frames, {which}; flicker counted "
+            f"from frame {args.settle}"
+        )
         print(f"load average (1, 5, 15 min) before: {load_before}; after: {load_after}")
         print(f"decoding alone: {decoding:.0f} fps; reader alone: {reading:.1f} fps")
         for row in results:

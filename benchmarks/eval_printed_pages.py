@@ -3,7 +3,7 @@
     python benchmarks/eval_printed_pages.py [--count N] [--seed S] [--models DIR] [--json]
 
 Each image is a table (a wallpaper photo or a drawn felt, wood or cloth, as the synthetic scenes
-have) with one to three printed pages on it (:func:`vision.synth.printed.draw_printed`: a book,
+have) with one to three printed pages on it (:func:`training.synth.printed.draw_printed`: a book,
 a menu, a score sheet; words, numbers and card words such as A, K, 10 and Joker) and no card,
 at the sizes of the held-out scenes. Every certain card read is a false one, and every uncertain
 one flags a photo as read with low confidence for nothing. The images are read by the shipped
@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
+from training.synth.backgrounds import background, photo_files
+from training.synth.config import Backgrounds
+from training.synth.printed import draw_printed
 from vision.reader import Reader
-from vision.synth.backgrounds import background, photo_files
-from vision.synth.config import Backgrounds
-from vision.synth.printed import draw_printed
 
 SIZES = ((640, 480), (480, 640), (800, 600), (1024, 768))
 

@@ -4,7 +4,7 @@
         [--check ../shared/realdata/singles/manifest.jsonl ...] [--models DIR]
 
 ``--tune`` photos are the *tuning fold* of a manifest's ``split: train`` rows
-(:func:`vision.train.card_classifier.in_tuning_fold`: one photo in seven, by a hash of its name),
+(:func:`training.card_classifier.in_tuning_fold`: one photo in seven, by a hash of its name),
 which the whole-card classifier never trained on. ``--check`` manifests are read whole (their
 ``split: valid`` rows when they have a split): they are reported, not tuned on.
 
@@ -28,11 +28,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from training.card_classifier import in_tuning_fold
 from vision.detections import CardReading
 from vision.evaluate import EvalTotals, ManifestEntry, load_manifest
 from vision.imageio import ImageError, load_reduced
 from vision.reader import Reader, ReaderSettings, apply_whole_card
-from vision.train.card_classifier import in_tuning_fold
 
 GATES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 SURE = (0.8, 0.9, 0.95, 1.01)

@@ -4,7 +4,7 @@
     python scripts/train_gpu.py [--size full|quick|smoke] [--work DIR] [--realdata DIR]
                                 [--device auto|cpu|cuda|cuda:N]
 
-It runs the recipe of ``handreader train`` (:mod:`vision.train.pipeline`) with more scenes,
+It runs the recipe of ``handreader train`` (:mod:`training.pipeline`) with more scenes,
 more procedural index crops and more epochs than a 2-core CPU allows, on the GPU, then reads
 the held-out synthetic scenes (and, with ``--realdata``, the four ``realdata`` folders) with the
 new models and with the shipped ones in the same run, and writes the figures side by side to
@@ -22,13 +22,13 @@ Sizes (one GPU; the scenes are drawn on every core first):
   the CPU).
 
 With ``--crops BUNDLE`` it trains the index classifier alone, from a crop bundle packed on
-another machine (:mod:`vision.train.crop_bundle`): for a GPU machine that has no card art, no
+another machine (:mod:`training.crop_bundle`): for a GPU machine that has no card art, no
 fonts and no network. The bundle's ``valid`` part chooses the best epoch; ``--minutes`` sizes
 the epochs to a lease (a timed probe of the steps first, ``--epochs`` the most);
 ``--widths``, ``--seed``, ``--learning-rate``, ``--batch``, ``--shape-jitter`` and ``--init``
 (fine-tune from a checkpoint) set the run. It writes ``WORK/classifier_best.pt`` (weights),
 ``classifier_last.pt`` (resumable) and ``WORK/crops-report.json``; export and quantize where
-the shipped models are made (``--export``, or ``vision.train.classifier.export_classifier``).
+the shipped models are made (``--export``, or ``training.classifier.export_classifier``).
 
 A rerun with the same ``--work`` resumes (scenes kept, checkpoints resumed). With ``--realdata``
 the ``crops`` folder's ``split: train`` photos also train the index classifier, as in the
@@ -50,8 +50,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from vision.train.classifier import parse_widths  # noqa: E402
-from vision.train.pipeline import TrainingPlan  # noqa: E402
+from training.classifier import parse_widths  # noqa: E402
+from training.pipeline import TrainingPlan  # noqa: E402
 
 PRESETS: dict[str, dict[str, Any]] = {
     "full": {
@@ -260,14 +260,14 @@ def train_from_crops(args: argparse.Namespace, device: str) -> dict[str, Any]:
     """The ``--crops`` run: the index classifier alone, from a bundle; returns its report."""
     import math
 
-    from vision.train.classifier import (
+    from training.classifier import (
         ClassifierTraining,
         export_classifier,
         fit_classifier,
         quantize_classifier,
         seconds_per_step,
     )
-    from vision.train.crop_bundle import load_bundle
+    from training.crop_bundle import load_bundle
 
     started = time.monotonic()
     crops, labels, valid_crops, valid_labels = load_bundle(args.crops)
@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         "--shipped", type=Path, default=ROOT / "models", help="the models to compare against"
     )
     crops = parser.add_argument_group("the index classifier alone, from a crop bundle")
-    crops.add_argument("--crops", type=Path, help="a crop bundle (vision.train.crop_bundle)")
+    crops.add_argument("--crops", type=Path, help="a crop bundle (training.crop_bundle)")
     crops.add_argument("--minutes", type=float, help="size the epochs to end within this")
     crops.add_argument("--epochs", type=int, default=40, help="epochs (the most, with --minutes)")
     crops.add_argument("--widths", default="32,64,128,128", help="the network's channels")
@@ -360,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
 
-    from vision.train.fitting import resolve_device
+    from training.fitting import resolve_device
 
     try:
         device = resolve_device(args.device)
@@ -387,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.realdata is not None and not (args.realdata / "crops" / "manifest.jsonl").is_file():
         parser.error(f"--realdata {str(args.realdata)!r}: no crops/manifest.jsonl in it")
 
-    from vision.train.pipeline import draw_scenes, run_training
+    from training.pipeline import draw_scenes, run_training
 
     plan = plan_for(args.size, args.work, args.realdata, device)
     started = time.monotonic()

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from handreader import audit as audit_module
-from handreader.audit import (
+from handreader.store import audit as audit_module
+from handreader.store.audit import (
     TOKEN_ENV,
     AuditAuthError,
     AuditError,
@@ -61,7 +61,12 @@ def log(tmp_path: Path) -> AuditLog:
 
 CALLS = {
     "append": lambda log, token: log.append(
-        token, image_sha256=SHA, reading={}, profile="trainer", declared={}, computed={},
+        token,
+        image_sha256=SHA,
+        reading={},
+        profile="trainer",
+        declared={},
+        computed={},
         verdict="match",
     ),
     "records": lambda log, token: log.records(token),
@@ -86,7 +91,11 @@ CALLS = {
     ],
 )
 def test_every_read_and_write_needs_the_operator_token(
-    call: str, configured: str | None, given: str | None, message: str, tmp_path: Path,
+    call: str,
+    configured: str | None,
+    given: str | None,
+    message: str,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(TOKEN_ENV, raising=False)
@@ -132,8 +141,9 @@ def test_the_database_is_in_wal_mode_with_full_sync(log: AuditLog) -> None:
 
 def test_an_appended_record_reads_back_whole(log: AuditLog) -> None:
     moment = datetime(2026, 11, 29, 16, 30, 5, 123456, tzinfo=timezone(timedelta(hours=1)))
-    record_id = record(log, time=moment, verdict="mismatch",
-                       differences=[{"kind": "outcome", "seat": 1}])
+    record_id = record(
+        log, time=moment, verdict="mismatch", differences=[{"kind": "outcome", "seat": 1}]
+    )
     got = log.get(TOKEN, record_id)
     assert got.time_utc == "2026-11-29T15:30:05.123456Z"  # stored in UTC
     assert (got.image_sha256, got.profile, got.verdict) == (SHA, "trainer", "mismatch")
@@ -264,8 +274,16 @@ def test_export_csv_has_a_header_and_json_cells(filled: AuditLog) -> None:
     text = filled.export_csv(TOKEN, profile="classic")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert list(rows[0]) == [
-        "id", "time_utc", "image_sha256", "profile", "verdict", "reading", "declared",
-        "computed", "differences", "record_sha256",
+        "id",
+        "time_utc",
+        "image_sha256",
+        "profile",
+        "verdict",
+        "reading",
+        "declared",
+        "computed",
+        "differences",
+        "record_sha256",
     ]
     assert [row["id"] for row in rows] == ["3", "5"]
     assert rows[0]["time_utc"] == "2026-11-29T15:20:00.000000Z"
@@ -319,7 +337,7 @@ def test_threads_and_two_connections_append_without_losing_a_record(tmp_path: Pa
 
 WRITER = """
 import sys
-from handreader.audit import AuditLog
+from handreader.store.audit import AuditLog
 
 log = AuditLog(sys.argv[1], token=sys.argv[2])
 print("ready", flush=True)
@@ -342,7 +360,9 @@ def test_kill_9_during_writes_loses_no_committed_record_and_corrupts_nothing(
     for _ in range(6):
         process = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(path), TOKEN],
-            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parent.parent,
         )
         assert process.stdout is not None
         assert process.stdout.readline().strip() == "ready"

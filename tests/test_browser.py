@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 from web_fakes import NIU_TABLE, DeckFakeReader, image_bytes, write_y4m
 
-import serve
-from handreader.web_verify import AuditSettings
+from handreader.service import app as serve
+from handreader.service.routes.verification import AuditSettings
 from rules.niuniu import rank_hands
 from vision.calibration import load_profile, new_profile, save_profile
 

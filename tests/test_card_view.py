@@ -10,9 +10,9 @@ import pytest
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
-from vision.card_view import VIEW_SIZE_WH, WholeCardClassifier, card_view, views_to_tensor
 from vision.detections import CLASSIFIER_CLASSES, CardReading
 from vision.reader import ModelError, Reader, ReaderSettings
+from vision.whole_card import VIEW_SIZE_WH, WholeCardClassifier, card_view, views_to_tensor
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from handreader.cli import main
-from handreader.commands.score import score_hand_text
+from handreader.cli.score import score_hand_text
 
 SEED_000 = ["3H", "7S", "KD", "8C", "6D"]  # seed 000: bull 3 + 7 + K, rest 8 + 6: Niu 4
 NIU_NIU = "KS QS 5H 5D JD"

@@ -1,4 +1,4 @@
-"""Crop bundles (vision.train.crop_bundle): index crops packed as JPEG mosaics to travel to a
+"""Crop bundles (training.crop_bundle): index crops packed as JPEG mosaics to travel to a
 GPU machine without card art. No torch needed."""
 
 from __future__ import annotations
@@ -10,9 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.crops import CROP_SIZE
-from vision.detections import CLASSIFIER_CLASSES, Detections
-from vision.train.crop_bundle import (
+from training.crop_bundle import (
     PER_ROW,
     BundlePart,
     DrawPlan,
@@ -22,6 +20,8 @@ from vision.train.crop_bundle import (
     pack_bundle,
     parse_part,
 )
+from vision.crops import CROP_SIZE
+from vision.detections import CLASSIFIER_CLASSES, Detections
 
 
 def _crops(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
-"""``POST /v1/baccarat``, ``/v1/blackjack``, ``/v1/paigow`` (handreader.web_games) with a fake
-recognizer: card codes, photos laid out by side, options, and every bad input as a 4xx JSON
-error (never a 500).
+"""``POST /v1/baccarat``, ``/v1/blackjack``, ``/v1/paigow`` (handreader.service.routes.games)
+with a fake recognizer: card codes, photos laid out by side, options, and every bad input as a
+4xx JSON error (never a 500).
 
 Expectations come from RULES.md section 3 (baccarat points and tableau, Banker commission 5%,
 Tie 8:1 and pushes; blackjack 3:2, soft 17; Pai Gow Poker win both less 5%, one each a push,
@@ -19,7 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 from web_fakes import FakeReader, error_message, fake_client, image_bytes
 
-import serve
+from handreader.service import app as serve
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from rules.cards import CARD_CLASSES
+from training.glyph_crops import GlyphFonts, draw_pip, find_fonts, glyph_crops, render_index
 from vision.crops import CROP_SIZE, crops_to_tensor
 from vision.index_detector import session
 from vision.reader import default_models_dir
-from vision.train.glyph_crops import GlyphFonts, draw_pip, find_fonts, glyph_crops, render_index
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 needs_dejavu = pytest.mark.skipif(

@@ -15,7 +15,8 @@ import pytest
 from live_scene import BANKER, PLAYER, SIZE_WH, NoisyReader, render_frame
 from numpy.typing import NDArray
 
-from handreader.live import (
+from handreader.drawing.live import LiveAnnotator
+from handreader.tables.live import (
     LiveError,
     LiveFrame,
     LivePipeline,
@@ -25,10 +26,9 @@ from handreader.live import (
     next_profile,
     table_summary,
 )
-from handreader.table import HandStatus, TableOptions, score_codes
+from handreader.tables.scoring import HandStatus, TableOptions, score_codes
 from rules.niuniu_profiles import NIU_PROFILES
 from vision.detections import Reading
-from vision.live_annotate import LiveAnnotator
 from vision.tracking import FlickerMeter
 
 

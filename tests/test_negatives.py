@@ -1,4 +1,4 @@
-"""Hard "none" examples for the classifier (vision/train/negatives.py), with a fake detector.
+"""Hard "none" examples for the classifier (training/negatives.py), with a fake detector.
 
 The fake fires on given boxes; the tests check which of them become "none" crops: on scenes,
 those overlapping no labelled index (IoU below 0.1); on single-card photos, those away from
@@ -16,9 +16,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
+from training.negatives import photo_negatives, scene_negatives
 from vision.crops import CROP_SIZE, crop_index
 from vision.detections import Detections
-from vision.train.negatives import photo_negatives, scene_negatives
 
 NONE = len(CARD_CLASSES)
 

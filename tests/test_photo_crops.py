@@ -17,9 +17,9 @@ import pytest
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
+from training.photo_crops import corner_boxes, photo_crops
 from vision.crops import CROP_SIZE
 from vision.detections import Detections
-from vision.train.photo_crops import corner_boxes, photo_crops
 
 
 class FakeDetector:

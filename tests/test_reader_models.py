@@ -91,9 +91,7 @@ def test_large_photo_is_read_with_tiles(reader: Reader) -> None:
     assert len(codes & small) >= 2
 
 
-def _read_counting_passes(
-    reader: Reader, image: np.ndarray
-) -> tuple[Reading, list[int | None]]:
+def _read_counting_passes(reader: Reader, image: np.ndarray) -> tuple[Reading, list[int | None]]:
     """``reader.read(image)``, and the input size of each detector pass it made (None: the
     detector's own size)."""
     calls: list[int | None] = []
@@ -213,9 +211,9 @@ def test_other_turns_only_for_unsure_crops() -> None:
         image, boxes
     )
     never, _ = Reader.load(settings=ReaderSettings(retry_below=0.0)).classify(image, boxes)
-    always, _ = Reader.load(
-        settings=ReaderSettings(**_EVERY_CROP, retry_contexts=())
-    ).classify(image, boxes)
+    always, _ = Reader.load(settings=ReaderSettings(**_EVERY_CROP, retry_contexts=())).classify(
+        image, boxes
+    )
     assert len(boxes) >= 4
     np.testing.assert_allclose(never, first, atol=1e-6)
     assert (always[:, :-1].max(axis=1) >= first[:, :-1].max(axis=1) - 1e-6).all()
@@ -272,8 +270,10 @@ def test_unsure_crops_are_also_cut_tighter() -> None:
     loose4, _ = Reader.load(
         settings=ReaderSettings(retry_contexts=(), **_EVERY_CROP, upright_turns=False)
     ).classify(image, boxes)
-    turned = [plain._run_classifier(np.ascontiguousarray(np.rot90(tight_crops, k, axes=(1, 2))))[0]
-              for k in range(4)]
+    turned = [
+        plain._run_classifier(np.ascontiguousarray(np.rot90(tight_crops, k, axes=(1, 2))))[0]
+        for k in range(4)
+    ]
     surest_turn = np.stack(turned)[:, :, :-1].max(axis=2).argmax(axis=0)
     tight4 = np.stack(turned)[surest_turn, np.arange(len(boxes))]
     np.testing.assert_allclose(four.classify(image, boxes)[0], (loose4 + tight4) / 2, atol=1e-6)
@@ -294,10 +294,12 @@ def test_unsure_crops_are_turned_upright_only() -> None:
     for image in (load_image(EXAMPLE), np.ascontiguousarray(np.rot90(load_image(EXAMPLE)))):
         boxes = plain.detect(image).xyxy
         crops = np.stack([crop_index(image, box) for box in boxes])
-        turned = np.stack([
-            plain._run_classifier(np.ascontiguousarray(np.rot90(crops, k, axes=(1, 2))))[0]
-            for k in range(4)
-        ])  # (turn, crop, class)
+        turned = np.stack(
+            [
+                plain._run_classifier(np.ascontiguousarray(np.rot90(crops, k, axes=(1, 2))))[0]
+                for k in range(4)
+            ]
+        )  # (turn, crop, class)
         tall = boxes[:, 3] - boxes[:, 1] >= boxes[:, 2] - boxes[:, 0]
         kinds |= set(tall.tolist())
         candidates = np.where(tall[None, :], [[1], [0], [1], [0]], [[1], [1], [0], [1]])
@@ -367,9 +369,9 @@ def _held_out_close_ups(out: Path, count: int) -> list[tuple[Path, str]]:
     import dataclasses
     import shutil
 
-    from vision.synth.config import load_config
-    from vision.synth.decks import DECKS
-    from vision.synth.generate import generate
+    from training.synth.config import load_config
+    from training.synth.decks import DECKS
+    from training.synth.generate import generate
 
     if shutil.which("rsvg-convert") is None or not all(
         deck.available for deck in DECKS if deck.split == "holdout"

@@ -18,7 +18,9 @@ import pytest
 from fastapi.testclient import TestClient
 from numpy.typing import NDArray
 
-import serve
+from handreader.service import app as serve
+from handreader.service import deps as service_deps
+from handreader.service import errors as service_errors
 from vision.detections import CardReading, Reading
 
 NO_NIU = "AS 2S 3S 4S 8S"
@@ -69,7 +71,7 @@ def fake() -> FakeReader:
 @pytest.fixture
 def client(fake: FakeReader) -> Iterator[TestClient]:
     app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
-    app.dependency_overrides[serve.get_reader] = lambda: fake
+    app.dependency_overrides[service_deps.get_reader] = lambda: fake
     with TestClient(app) as test_client:
         yield test_client
 
@@ -185,7 +187,7 @@ def test_score_regions_in_the_options_query(client: TestClient) -> None:
 
 
 def test_score_uncertain_card(client: TestClient) -> None:
-    client.app.dependency_overrides[serve.get_reader] = lambda: FakeReader(TABLE, "KD")  # type: ignore[attr-defined]
+    client.app.dependency_overrides[service_deps.get_reader] = lambda: FakeReader(TABLE, "KD")  # type: ignore[attr-defined]
     result = client.post("/v1/score", content=_jpeg()).json()
     assert result["hands"][2]["status"] == "uncertain"
     assert result["players"][1]["outcome"] is None
@@ -209,7 +211,8 @@ def test_pits_codes_illegal_play_is_a_verdict_not_an_error(client: TestClient) -
 
 
 def test_pits_image_with_table_codes(client: TestClient) -> None:
-    client.app.dependency_overrides[serve.get_reader] = lambda: FakeReader({"9H 9D": (0.3, 0.5)})  # type: ignore[attr-defined]
+    fake = FakeReader({"9H 9D": (0.3, 0.5)})
+    client.app.dependency_overrides[service_deps.get_reader] = lambda: fake  # type: ignore[attr-defined]
     response = client.post("/v1/pits?table=5H%205D", content=_jpeg())
     assert response.status_code == 200
     assert response.json()["legal"] is True and response.json()["description"] == "pair of 9s"
@@ -217,7 +220,7 @@ def test_pits_image_with_table_codes(client: TestClient) -> None:
 
 def test_pits_image_with_table_region(client: TestClient) -> None:
     reader = FakeReader({"9H 9D": (0.3, 0.1), "JH JS": (0.3, 0.7)})
-    client.app.dependency_overrides[serve.get_reader] = lambda: reader  # type: ignore[attr-defined]
+    client.app.dependency_overrides[service_deps.get_reader] = lambda: reader  # type: ignore[attr-defined]
     files = {"image": ("p.jpg", _jpeg(), "image/jpeg")}
     data = {"options": json.dumps({"table_region": [0, 0, 1, 0.4]})}
     result = client.post("/v1/pits", files=files, data=data).json()
@@ -263,7 +266,8 @@ def test_annotated_draws_the_result(client: TestClient) -> None:
 
 
 def test_annotated_pits(client: TestClient) -> None:
-    client.app.dependency_overrides[serve.get_reader] = lambda: FakeReader({"9H 9D": (0.3, 0.5)})  # type: ignore[attr-defined]
+    fake = FakeReader({"9H 9D": (0.3, 0.5)})
+    client.app.dependency_overrides[service_deps.get_reader] = lambda: fake  # type: ignore[attr-defined]
     response = client.post("/v1/annotated?game=pits&table=5H%205D", content=_jpeg(400, 400))
     assert response.status_code == 200 and _decoded(response.content).shape == (400, 400, 3)
 
@@ -289,7 +293,7 @@ def test_openapi_documents_bodies_examples_and_errors(client: TestClient) -> Non
 
 
 def test_every_error_code_is_documented() -> None:
-    for code, status in serve.ERROR_STATUS.items():
+    for code, status in service_errors.ERROR_STATUS.items():
         assert f"``{code}``" in (serve.__doc__ or ""), code
         assert 400 <= status < 600
 
@@ -316,7 +320,7 @@ def test_bad_settings_in_the_environment(value: str) -> None:
 def test_server_arguments_default_to_the_environment() -> None:
     import argparse
 
-    from handreader.commands.serve import add_server_arguments
+    from handreader.cli.serve import add_server_arguments
 
     parser = argparse.ArgumentParser()
     add_server_arguments(parser, {"HANDREADER_PORT": "9001", "HANDREADER_WORKERS": "2"})

@@ -20,7 +20,8 @@ import pytest
 from fastapi.testclient import TestClient
 from numpy.typing import NDArray
 
-import serve
+from handreader.service import app as serve
+from handreader.service.routes import scoring
 from vision.detections import CardReading, Reading
 
 NO_NIU = "AS 2S 3S 4S 8S"
@@ -75,15 +76,15 @@ def client(reader: RowReader) -> Iterator[TestClient]:
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[bool]:
-    """Wrap ``serve.<name>`` to record, for each call, whether it ran on the event loop."""
+    """Wrap ``scoring.<name>`` to record, for each call, whether it ran on the event loop."""
     calls: list[bool] = []
-    original: Callable[..., Any] = getattr(serve, name)
+    original: Callable[..., Any] = getattr(scoring, name)
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         calls.append(_on_event_loop())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(serve, name, spy)
+    monkeypatch.setattr(scoring, name, spy)
     return calls
 
 

@@ -26,7 +26,10 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from PIL import Image
 
-import serve
+from handreader.service import app as serve
+from handreader.service import deps as service_deps
+from handreader.service import errors as service_errors
+from handreader.service.routes import scoring
 from vision.detections import CardReading, Reading
 
 LIMIT = 200_000  # the upload limit of these tests' app (the default is 20 MB)
@@ -62,7 +65,7 @@ def reader() -> ShapeReader:
 
 def _app(reader: ShapeReader, **limits: Any) -> TestClient:
     app = serve.create_app(reader=reader, settings=serve.Settings(max_bytes=LIMIT, **limits))
-    app.dependency_overrides[serve.get_reader] = lambda: reader
+    app.dependency_overrides[service_deps.get_reader] = lambda: reader
     return TestClient(app, raise_server_exceptions=False)
 
 
@@ -101,7 +104,7 @@ def _assert_error(response: Any, status: int, code: str) -> None:
     body = response.json()
     assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
     assert body["error"]["code"] == code and body["error"]["message"]
-    assert serve.ERROR_STATUS[code] == status
+    assert service_errors.ERROR_STATUS[code] == status
 
 
 JPEG = _encode(_picture(200, 200), ".jpg")
@@ -410,7 +413,7 @@ def test_a_bug_is_a_500_json_error(client: TestClient, monkeypatch: pytest.Monke
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("oops")
 
-    monkeypatch.setattr(serve, "score_reading", broken)
+    monkeypatch.setattr(scoring, "score_reading", broken)
     _assert_error(client.post("/v1/score", content=JPEG), 500, "internal_error")
     monkeypatch.undo()
     assert client.post("/v1/score", content=JPEG).status_code == 200

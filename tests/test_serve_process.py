@@ -23,7 +23,7 @@ import httpx
 import numpy as np
 import pytest
 
-from handreader.table_schema import ReadOut, TableOut
+from handreader.service.schemas import ReadOut, TableOut
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models" / "manifest.json"

@@ -1,6 +1,6 @@
 """The service reads a large JPEG decoded at a reduced scale, and answers in the photo's pixels.
 
-``handreader.web_common.read_photo`` decodes an upload with ``vision.imageio.decode_reduced``
+``handreader.service.deps.read_photo`` decodes an upload with ``vision.imageio.decode_reduced``
 (a 4000 x 3000 JPEG at 2000 x 1500: the reader shrinks it to 1,400 px anyway) and maps the
 reading back. Expectations: the endpoint documentation in serve.py (sizes and boxes are the
 photo's; the annotated image has the input's size) and the fake reader of tests/web_fakes.py,
@@ -79,7 +79,7 @@ def test_score_answers_in_photo_pixels(client: TestClient, fake: FakeReader) -> 
 
 
 def test_a_game_answers_in_photo_pixels(client: TestClient, fake: FakeReader) -> None:
-    # the games' routes (handreader.web_games) read photos through the same read_photo
+    # the games' routes (handreader.service.routes.games) read photos through the same read_photo
     fake.hands = {"9H 5C 3D": (0.1, 0.4), "KD 6S": (0.7, 0.4)}
     files = {"image": ("table.jpg", _photo(), "image/jpeg")}
     response = client.post("/v1/baccarat", files=files, data={"options": json.dumps({})})

@@ -2,7 +2,7 @@
 value-preserving shortcuts taken for speed (issue 3, "Benchmark": 30 images/s or more).
 
 Decoding a wallpaper costs more than the rest of a scene, so decoded photos are cached on disk
-and memory-mapped (vision/synth/backgrounds.py); the cache must give exactly the pixels a fresh
+and memory-mapped (training/synth/backgrounds.py); the cache must give exactly the pixels a fresh
 decode gives, and an edited or unreadable photo must not be served stale. Nothing here needs
 the card art: photos are written by the tests, the cache lives in a temporary folder.
 """
@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from vision.synth import backgrounds, photometry
-from vision.synth.backgrounds import background, prepare_photos
-from vision.synth.config import Photometry
+from training.synth import backgrounds, photometry
+from training.synth.backgrounds import background, prepare_photos
+from training.synth.config import Photometry
 
 
 @pytest.fixture
@@ -166,11 +166,15 @@ ALL_OFF = Photometry(
         ("glare alone", dataclasses.replace(ALL_OFF, glare_probability=1.0)),
         ("cast alone", dataclasses.replace(ALL_OFF, color_cast_probability=1.0)),
         ("noise alone", dataclasses.replace(ALL_OFF, noise_probability=1.0)),
-        ("gradient and noise", dataclasses.replace(ALL_OFF, gradient_probability=1.0,
-                                                   noise_probability=1.0)),
+        (
+            "gradient and noise",
+            dataclasses.replace(ALL_OFF, gradient_probability=1.0, noise_probability=1.0),
+        ),
         ("overexposure alone", dataclasses.replace(ALL_OFF, overexposure_probability=1.0)),
-        ("gradient and overexposure", dataclasses.replace(ALL_OFF, gradient_probability=1.0,
-                                                          overexposure_probability=1.0)),
+        (
+            "gradient and overexposure",
+            dataclasses.replace(ALL_OFF, gradient_probability=1.0, overexposure_probability=1.0),
+        ),
     ],
 )
 def test_photometry_leaves_its_input_alone(case: str, settings: Photometry) -> None:
@@ -191,8 +195,8 @@ def test_overexposure_brightens_and_clips_at_white() -> None:
     scene = np.full((8, 8, 3), 100.0, np.float32)
     scene[:4] = 200.0
     out = photometry.apply_photometry(
-        scene, dataclasses.replace(ALL_OFF, overexposure_probability=1.0),
-        np.random.default_rng(3))
+        scene, dataclasses.replace(ALL_OFF, overexposure_probability=1.0), np.random.default_rng(3)
+    )
     assert (out[:4] == 255).all()
     assert 130 <= int(out[4:].min()) == int(out[4:].max()) <= 190
 
@@ -212,7 +216,8 @@ def test_no_overexposure_draws_nothing() -> None:
     assert used.random() == counted.random()
     drawn = np.random.default_rng(5)  # asked for, it draws two more: the chance, the gain
     photometry.apply_photometry(
-        scene, dataclasses.replace(ALL_OFF, overexposure_probability=1.0), drawn)
+        scene, dataclasses.replace(ALL_OFF, overexposure_probability=1.0), drawn
+    )
     counted = np.random.default_rng(5)
     for _ in range(9):
         counted.random()

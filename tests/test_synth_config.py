@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from handreader import cli
-from vision.synth.config import ConfigError, SceneConfig, load_config, parse_config
+from training.synth.config import ConfigError, SceneConfig, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYOUT_NAMES = ("single", "table", "hand", "fan", "pits", "pile", "closeup")
@@ -27,11 +27,17 @@ BAD_CONFIGS: list[tuple[str, Any, str]] = [
     ("negative seed", {"seed": -1}, "seed: expected a non-negative integer, got -1"),
     ("boolean seed", {"seed": True}, "seed: expected a non-negative integer, got True"),
     ("text seed", {"seed": "7"}, "seed: expected a non-negative integer, got '7'"),
-    ("unknown split", {"deck_split": "test"},
-     "deck_split: expected one of train, holdout, extra, train+extra, all, got 'test'"),
+    (
+        "unknown split",
+        {"deck_split": "test"},
+        "deck_split: expected one of train, holdout, extra, train+extra, all, got 'test'",
+    ),
     ("render height too small", {"card_render_height": 10}, "card_render_height: expected"),
-    ("render height fractional", {"card_render_height": 480.7},
-     "card_render_height: expected a whole"),
+    (
+        "render height fractional",
+        {"card_render_height": 480.7},
+        "card_render_height: expected a whole",
+    ),
     ("sizes not a list", {"sizes": "640x480"}, "sizes: expected a list of [width, height]"),
     ("sizes empty", {"sizes": []}, "sizes: expected a list of [width, height]"),
     ("size flat pair", {"sizes": [640, 480]}, "sizes[0]: expected a pair [width, height], got 640"),
@@ -43,46 +49,97 @@ BAD_CONFIGS: list[tuple[str, Any, str]] = [
     ("min_visible above one", {"min_visible": 1.5}, "min_visible: expected a number"),
     ("section not a mapping", {"geometry": [1]}, "geometry: expected a mapping"),
     ("unknown section key", {"photometry": {"blur": 0.3}}, "photometry.blur: unknown field"),
-    ("probability as text", {"photometry": {"blur_probability": "yes"}},
-     "photometry.blur_probability: expected a number in [0, 1], got 'yes'"),
-    ("probability as bool", {"photometry": {"noise_probability": True}},
-     "photometry.noise_probability: expected a number"),
-    ("probability above one", {"photometry": {"glare_probability": 1.2}},
-     "photometry.glare_probability: expected a number in [0, 1]"),
-    ("probability not a number", {"geometry": {"joker_probability": float("nan")}},
-     "geometry.joker_probability: expected a number"),
-    ("jpeg quality reversed", {"photometry": {"jpeg_quality": [90, 40]}},
-     "photometry.jpeg_quality: low 90 is above high 40"),
-    ("jpeg quality out of range", {"photometry": {"jpeg_quality": [0, 90]}},
-     "photometry.jpeg_quality: expected"),
-    ("jpeg quality fractional", {"photometry": {"jpeg_quality": [35.5, 90]}},
-     "photometry.jpeg_quality: expected a whole number"),
-    ("jpeg quality single", {"photometry": {"jpeg_quality": 80}},
-     "photometry.jpeg_quality: expected a pair [low, high], got 80"),
-    ("tilt beyond 75", {"geometry": {"max_tilt_degrees": 80}},
-     "geometry.max_tilt_degrees: expected a number in [0, 75]"),
-    ("card size reversed", {"geometry": {"card_height_fraction": [0.5, 0.2]}},
-     "geometry.card_height_fraction: low 0.5 is above high 0.2"),
-    ("card size zero", {"geometry": {"card_height_fraction": [0, 0.5]}},
-     "geometry.card_height_fraction: expected"),
+    (
+        "probability as text",
+        {"photometry": {"blur_probability": "yes"}},
+        "photometry.blur_probability: expected a number in [0, 1], got 'yes'",
+    ),
+    (
+        "probability as bool",
+        {"photometry": {"noise_probability": True}},
+        "photometry.noise_probability: expected a number",
+    ),
+    (
+        "probability above one",
+        {"photometry": {"glare_probability": 1.2}},
+        "photometry.glare_probability: expected a number in [0, 1]",
+    ),
+    (
+        "probability not a number",
+        {"geometry": {"joker_probability": float("nan")}},
+        "geometry.joker_probability: expected a number",
+    ),
+    (
+        "jpeg quality reversed",
+        {"photometry": {"jpeg_quality": [90, 40]}},
+        "photometry.jpeg_quality: low 90 is above high 40",
+    ),
+    (
+        "jpeg quality out of range",
+        {"photometry": {"jpeg_quality": [0, 90]}},
+        "photometry.jpeg_quality: expected",
+    ),
+    (
+        "jpeg quality fractional",
+        {"photometry": {"jpeg_quality": [35.5, 90]}},
+        "photometry.jpeg_quality: expected a whole number",
+    ),
+    (
+        "jpeg quality single",
+        {"photometry": {"jpeg_quality": 80}},
+        "photometry.jpeg_quality: expected a pair [low, high], got 80",
+    ),
+    (
+        "tilt beyond 75",
+        {"geometry": {"max_tilt_degrees": 80}},
+        "geometry.max_tilt_degrees: expected a number in [0, 75]",
+    ),
+    (
+        "card size reversed",
+        {"geometry": {"card_height_fraction": [0.5, 0.2]}},
+        "geometry.card_height_fraction: low 0.5 is above high 0.2",
+    ),
+    (
+        "card size zero",
+        {"geometry": {"card_height_fraction": [0, 0.5]}},
+        "geometry.card_height_fraction: expected",
+    ),
     ("index size zero", {"geometry": {"min_index_px": 0}}, "geometry.min_index_px: expected"),
     ("negative layout weight", {"layouts": {"fan": -1}}, "layouts.fan: expected a number"),
     ("unknown layout", {"layouts": {"poker": 1}}, "layouts.poker: unknown field"),
-    ("all layouts off", {"layouts": dict.fromkeys(LAYOUT_NAMES, 0)},
-     "layouts: at least one layout needs a positive weight"),
-    ("photo dirs a string", {"backgrounds": {"photo_dirs": "/usr/share/wallpapers"}},
-     "backgrounds.photo_dirs: expected a list of folder paths"),
-    ("photo dirs numbers", {"backgrounds": {"photo_dirs": [1, 2]}},
-     "backgrounds.photo_dirs: expected a list of folder paths"),
-    ("printed pages above 1", {"backgrounds": {"printed_probability": 1.5}},
-     "backgrounds.printed_probability: expected a number in [0, 1]"),
-    ("restyled jokers below 0", {"geometry": {"joker_restyle_probability": -0.1}},
-     "geometry.joker_restyle_probability: expected a number in [0, 1]"),
+    (
+        "all layouts off",
+        {"layouts": dict.fromkeys(LAYOUT_NAMES, 0)},
+        "layouts: at least one layout needs a positive weight",
+    ),
+    (
+        "photo dirs a string",
+        {"backgrounds": {"photo_dirs": "/usr/share/wallpapers"}},
+        "backgrounds.photo_dirs: expected a list of folder paths",
+    ),
+    (
+        "photo dirs numbers",
+        {"backgrounds": {"photo_dirs": [1, 2]}},
+        "backgrounds.photo_dirs: expected a list of folder paths",
+    ),
+    (
+        "printed pages above 1",
+        {"backgrounds": {"printed_probability": 1.5}},
+        "backgrounds.printed_probability: expected a number in [0, 1]",
+    ),
+    (
+        "restyled jokers below 0",
+        {"geometry": {"joker_restyle_probability": -0.1}},
+        "geometry.joker_restyle_probability: expected a number in [0, 1]",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("raw", "expected"), [(raw, expected) for _, raw, expected in BAD_CONFIGS],
-                         ids=[case for case, _, _ in BAD_CONFIGS])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(raw, expected) for _, raw, expected in BAD_CONFIGS],
+    ids=[case for case, _, _ in BAD_CONFIGS],
+)
 def test_bad_config_names_the_field(raw: Any, expected: str) -> None:
     with pytest.raises(ConfigError) as raised:
         parse_config(raw)
@@ -95,23 +152,37 @@ GOOD_CONFIGS: list[tuple[str, Any, dict[str, Any]]] = [
     ("empty mapping keeps defaults", {}, {"seed": 0, "deck_split": "train"}),
     ("whole float height", {"card_render_height": 480.0}, {"card_render_height": 480}),
     ("sizes as pairs", {"sizes": [[320, 240], [480, 640]]}, {"sizes": ((320, 240), (480, 640))}),
-    ("one layout on", {"layouts": {"single": 1, "table": 0, "hand": 0, "fan": 0, "pits": 0,
-                                   "pile": 0}}, {"layouts.single": 1.0, "layouts.fan": 0.0}),
-    ("partial section keeps other defaults", {"photometry": {"blur_probability": 0}},
-     {"photometry.blur_probability": 0.0, "photometry.noise_probability": 0.5}),
+    (
+        "one layout on",
+        {"layouts": {"single": 1, "table": 0, "hand": 0, "fan": 0, "pits": 0, "pile": 0}},
+        {"layouts.single": 1.0, "layouts.fan": 0.0},
+    ),
+    (
+        "partial section keeps other defaults",
+        {"photometry": {"blur_probability": 0}},
+        {"photometry.blur_probability": 0.0, "photometry.noise_probability": 0.5},
+    ),
     ("no photos", {"backgrounds": {"photo_dirs": []}}, {"backgrounds.photo_dirs": ()}),
     ("no printed pages unless asked", {}, {"backgrounds.printed_probability": 0.0}),
-    ("printed pages", {"backgrounds": {"printed_probability": 0.7}},
-     {"backgrounds.printed_probability": 0.7}),
+    (
+        "printed pages",
+        {"backgrounds": {"printed_probability": 0.7}},
+        {"backgrounds.printed_probability": 0.7},
+    ),
     ("jokers keep their marks unless asked", {}, {"geometry.joker_restyle_probability": 0.0}),
-    ("restyled jokers", {"geometry": {"joker_restyle_probability": 0.7}},
-     {"geometry.joker_restyle_probability": 0.7}),
+    (
+        "restyled jokers",
+        {"geometry": {"joker_restyle_probability": 0.7}},
+        {"geometry.joker_restyle_probability": 0.7},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("raw", "expected"),
-                         [(raw, expected) for _, raw, expected in GOOD_CONFIGS],
-                         ids=[case for case, _, _ in GOOD_CONFIGS])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(raw, expected) for _, raw, expected in GOOD_CONFIGS],
+    ids=[case for case, _, _ in GOOD_CONFIGS],
+)
 def test_good_config_values(raw: Any, expected: dict[str, Any]) -> None:
     config = parse_config(raw)
     for path, value in expected.items():
@@ -121,11 +192,17 @@ def test_good_config_values(raw: Any, expected: dict[str, Any]) -> None:
         assert found == value, path
 
 
-@pytest.mark.parametrize(("name", "split"), [("scenes.yaml", "train"), ("holdout.yaml", "holdout"),
-                                             ("extra.yaml", "extra"),
-                                             ("overexposed.yaml", "train"),
-                                             ("verifier.yaml", "train"),
-                                             ("printed-holdout.yaml", "holdout")])
+@pytest.mark.parametrize(
+    ("name", "split"),
+    [
+        ("scenes.yaml", "train"),
+        ("holdout.yaml", "holdout"),
+        ("extra.yaml", "extra"),
+        ("overexposed.yaml", "train"),
+        ("verifier.yaml", "train"),
+        ("printed-holdout.yaml", "holdout"),
+    ],
+)
 def test_shipped_configs_load(name: str, split: str) -> None:
     """The configs in datasets/ are valid; training uses train decks, validation held-out ones."""
     config = load_config(ROOT / "datasets" / name)
@@ -135,10 +212,19 @@ def test_shipped_configs_load(name: str, split: str) -> None:
 
 def test_shipped_configs_have_different_seeds() -> None:
     """Training and validation scenes must not be the same draws."""
-    seeds = [load_config(ROOT / "datasets" / name).seed
-             for name in ("scenes.yaml", "holdout.yaml", "extra.yaml", "closeups.yaml",
-                          "cards.yaml", "overexposed.yaml", "verifier.yaml",
-                          "printed-holdout.yaml")]
+    seeds = [
+        load_config(ROOT / "datasets" / name).seed
+        for name in (
+            "scenes.yaml",
+            "holdout.yaml",
+            "extra.yaml",
+            "closeups.yaml",
+            "cards.yaml",
+            "overexposed.yaml",
+            "verifier.yaml",
+            "printed-holdout.yaml",
+        )
+    ]
     assert len(set(seeds)) == len(seeds)
 
 
@@ -186,8 +272,9 @@ def test_cli_bad_config_exits_2_naming_the_field(
 ) -> None:
     config = tmp_path / "bad.yaml"
     config.write_text("geometry:\n  max_tilt_degrees: 90\n", encoding="utf-8")
-    status, out, err = run_cli(capsys, "synth", "--config", str(config), "--out",
-                               str(tmp_path / "out"), "--count", "2")
+    status, out, err = run_cli(
+        capsys, "synth", "--config", str(config), "--out", str(tmp_path / "out"), "--count", "2"
+    )
     assert status == 2
     assert out == ""
     assert err.startswith("handreader synth: error: ")
@@ -200,13 +287,19 @@ def test_cli_bad_config_exits_2_naming_the_field(
     [
         (["--out", "OUT", "--count", "2"], "--config is required"),
         (["--config", "datasets/scenes.yaml", "--out", "OUT"], "--count is required"),
-        (["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "0"],
-         "expected at least 1"),
+        (
+            ["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "0"],
+            "expected at least 1",
+        ),
         (["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "x"], "expected a whole"),
-        (["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "1", "--workers", "0"],
-         "expected at least 1"),
-        (["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "1", "--start", "-1"],
-         "expected 0 or more"),
+        (
+            ["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "1", "--workers", "0"],
+            "expected at least 1",
+        ),
+        (
+            ["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "1", "--start", "-1"],
+            "expected 0 or more",
+        ),
         (["--preview-only", "--out", "OUT"], "no scenes to preview"),
     ],
 )
@@ -220,8 +313,9 @@ def test_cli_bad_arguments_exit_2(
     assert expected in err
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "datasets").glob("*.yaml")),
-                         ids=lambda path: path.name)
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "datasets").glob("*.yaml")), ids=lambda path: path.name
+)
 def test_every_shipped_config_loads(path: Path) -> None:
     """Each config in datasets/ is valid, so its documented command runs."""
     assert isinstance(load_config(path), SceneConfig)

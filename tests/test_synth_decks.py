@@ -19,8 +19,8 @@ import pytest
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
-from vision.synth.assets import JOKER_MARK_HEIGHT, load_assets, prepare_assets
-from vision.synth.decks import (
+from training.synth.assets import JOKER_MARK_HEIGHT, load_assets, prepare_assets
+from training.synth.decks import (
     DECKS,
     EXCLUDED_DECKS,
     GNOME_DIR,
@@ -29,7 +29,7 @@ from vision.synth.decks import (
     deck_by_name,
     render_deck,
 )
-from vision.synth.index_box import (
+from training.synth.index_box import (
     MEASURE_VERSION,
     measure_index_box,
     measure_joker_mark,
@@ -107,8 +107,9 @@ def test_unknown_deck_lists_the_known_ones() -> None:
         deck_by_name("swiss-xvii")
 
 
-@pytest.mark.parametrize("deck", [d for d in DECKS if d.ranks is None],
-                         ids=[d.name for d in DECKS if d.ranks is None])
+@pytest.mark.parametrize(
+    "deck", [d for d in DECKS if d.ranks is None], ids=[d.name for d in DECKS if d.ranks is None]
+)
 def test_codes_are_the_52_and_the_decks_jokers(deck: Deck) -> None:
     """Issue 3: "Both jokers, red and black, from the decks that have them"."""
     jokers = {code for code, _ in deck.jokers}
@@ -142,19 +143,26 @@ def test_extra_decks_lend_only_cards_whose_index_reads_as_ours(deck: Deck) -> No
     """A deck of split extra prints other court letters (German D and B, French R, D and V,
     Cyrillic T for the ace): it lends its 2 to 10 of every suit, the A and K only where
     printed so, never a queen or a jack, and no joker."""
-    numbers = {rank + suit for rank in ("2", "3", "4", "5", "6", "7", "8", "9", "10")
-               for suit in "SHDC"}
+    numbers = {
+        rank + suit for rank in ("2", "3", "4", "5", "6", "7", "8", "9", "10") for suit in "SHDC"
+    }
     assert deck.ranks is not None and not deck.jokers
     assert numbers <= set(deck.codes) <= numbers | {r + s for r in "AK" for s in "SHDC"}
     assert {code[:-1] for code in deck.codes} == set(deck.ranks)
 
 
 def test_extra_decks_ranks() -> None:
-    ranks = {deck.name: sorted(set(deck.ranks or ()) - set("23456789") - {"10"})
-             for deck in EXTRA}
-    assert ranks == {"ancient_french": [], "atlasnye_skat": ["A", "K"], "Атласные": ["K"],
-                     "berlin": ["A", "K"], "lattmann": ["A", "K"], "rheinland": ["A", "K"],
-                     "slavic_costumes": ["K"], "tarocco": ["A"]}
+    ranks = {deck.name: sorted(set(deck.ranks or ()) - set("23456789") - {"10"}) for deck in EXTRA}
+    assert ranks == {
+        "ancient_french": [],
+        "atlasnye_skat": ["A", "K"],
+        "Атласные": ["K"],
+        "berlin": ["A", "K"],
+        "lattmann": ["A", "K"],
+        "rheinland": ["A", "K"],
+        "slavic_costumes": ["K"],
+        "tarocco": ["A"],
+    }
 
 
 def installed_deck_names() -> list[str]:
@@ -164,8 +172,10 @@ def installed_deck_names() -> list[str]:
     return sorted(names)
 
 
-@pytest.mark.skipif(not GNOME_DIR.is_dir() or not KDE_DIR.is_dir(),
-                    reason="card art not installed: run scripts/install-card-art")
+@pytest.mark.skipif(
+    not GNOME_DIR.is_dir() or not KDE_DIR.is_dir(),
+    reason="card art not installed: run scripts/install-card-art",
+)
 def test_every_installed_deck_is_used_or_excluded_with_a_reason() -> None:
     """Issue 3: use every Latin-index deck, "leave out the others and say which and why"."""
     installed = installed_deck_names()
@@ -204,7 +214,8 @@ def test_deck_renders_all_its_cards(name: str) -> None:
         widths.append(width)
     middle = float(np.median(widths))
     assert max(widths) <= 1.05 * middle and min(widths) >= 0.95 * middle, (
-        f"card widths vary: {min(widths)}..{max(widths)}")
+        f"card widths vary: {min(widths)}..{max(widths)}"
+    )
 
 
 @pytest.mark.slow
@@ -238,8 +249,9 @@ def test_index_box_is_plausible(name: str) -> None:
     assert 0.08 <= y2 - y1 <= 0.45
 
 
-def suit_under_rank_in_box(rgba: NDArray[np.uint8],
-                           box: tuple[float, float, float, float]) -> bool | None:
+def suit_under_rank_in_box(
+    rgba: NDArray[np.uint8], box: tuple[float, float, float, float]
+) -> bool | None:
     """Whether the suit pip printed under the rank glyph lies in ``box`` (None: not found).
 
     The rank is the largest ink blob centred in the upper half of the box; the suit pip is the
@@ -248,8 +260,14 @@ def suit_under_rank_in_box(rgba: NDArray[np.uint8],
     """
     height, width = rgba.shape[:2]
     rgb = composite_white(rgba)
-    opaque = cv2.erode((rgba[:, :, 3] > 250).astype(np.uint8), np.ones((3, 3), np.uint8),
-                       iterations=max(2, round(0.03 * width))) > 0
+    opaque = (
+        cv2.erode(
+            (rgba[:, :, 3] > 250).astype(np.uint8),
+            np.ones((3, 3), np.uint8),
+            iterations=max(2, round(0.03 * width)),
+        )
+        > 0
+    )
     region = np.zeros((height, width), bool)
     region[: height // 2, : int(0.35 * width)] = True
     selected = opaque & region
@@ -257,33 +275,48 @@ def suit_under_rank_in_box(rgba: NDArray[np.uint8],
     ink = (np.abs(rgb - paper).sum(axis=2) > 90) & selected
     count, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
     x1, y1, x2, y2 = box[0] * width, box[1] * height, box[2] * width, box[3] * height
-    blobs = [tuple(int(v) for v in stats[i, :4]) for i in range(1, count)
-             if stats[i, cv2.CC_STAT_AREA] >= 5]
-    ranks = [b for b in blobs
-             if x1 <= b[0] + b[2] / 2 <= x2 and y1 <= b[1] + b[3] / 2 <= (y1 + y2) / 2]
+    blobs = [
+        tuple(int(v) for v in stats[i, :4])
+        for i in range(1, count)
+        if stats[i, cv2.CC_STAT_AREA] >= 5
+    ]
+    ranks = [
+        b for b in blobs if x1 <= b[0] + b[2] / 2 <= x2 and y1 <= b[1] + b[3] / 2 <= (y1 + y2) / 2
+    ]
     if not ranks:
         return None
     rx, ry, rw, rh = max(ranks, key=lambda b: b[2] * b[3])
-    below = [b for b in blobs if ry + rh - 1 <= b[1] <= ry + rh + 0.12 * height
-             and b[0] < rx + rw and b[0] + b[2] > rx and b != (rx, ry, rw, rh)]
+    below = [
+        b
+        for b in blobs
+        if ry + rh - 1 <= b[1] <= ry + rh + 0.12 * height
+        and b[0] < rx + rw
+        and b[0] + b[2] > rx
+        and b != (rx, ry, rw, rh)
+    ]
     if not below:
         return None
     sx, sy, sw, sh = min(below, key=lambda b: b[1])
     slack = 0.02 * height
-    return bool(sx >= x1 - slack and sy >= y1 - slack
-                and sx + sw <= x2 + slack and sy + sh <= y2 + slack)
+    return bool(
+        sx >= x1 - slack and sy >= y1 - slack and sx + sw <= x2 + slack and sy + sh <= y2 + slack
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", USED)
 def test_index_box_holds_the_suit(name: str) -> None:
-    """An index is the rank with its suit pip under it (vision/synth/index_box.py); the box
+    """An index is the rank with its suit pip under it (training/synth/index_box.py); the box
     must hold both, or crops cannot tell 7S from 7H. Checked on the A-9 of every suit."""
     deck = deck_by_name(name)
     require_art(deck)
     assets = load_assets(name, HEIGHT)
-    results = [suit_under_rank_in_box(assets.cards[rank + suit], assets.index_box)
-               for rank in "A23456789" for suit in "SHDC" if rank + suit in assets.cards]
+    results = [
+        suit_under_rank_in_box(assets.cards[rank + suit], assets.index_box)
+        for rank in "A23456789"
+        for suit in "SHDC"
+        if rank + suit in assets.cards
+    ]
     found = [result for result in results if result is not None]
     assert len(found) >= 20, f"rank and suit found on only {len(found)} of 36 cards"
     assert sum(found) >= 0.8 * len(found), f"suit outside the box on {found.count(False)} cards"
@@ -298,16 +331,22 @@ Shape = tuple[float, float, float, float]
 """A filled rectangle (x1, y1, x2, y2) as fractions of the card, or an ellipse in that box."""
 
 
-def drawn_card(rectangles: tuple[Shape, ...] = (), ellipses: tuple[Shape, ...] = (),
-               half_turn: bool = True) -> NDArray[np.uint8]:
+def drawn_card(
+    rectangles: tuple[Shape, ...] = (), ellipses: tuple[Shape, ...] = (), half_turn: bool = True
+) -> NDArray[np.uint8]:
     """A white card (BGRA, transparent 3 px margin) with black shapes; ``half_turn`` repeats
     them turned half a turn, as a card's bottom-right corner does."""
     width, height = CARD_WH
     card = np.zeros((height, width, 4), np.uint8)
     card[3:-3, 3:-3] = 255
     for x1, y1, x2, y2 in rectangles:
-        cv2.rectangle(card, (round(x1 * width), round(y1 * height)),
-                      (round(x2 * width) - 1, round(y2 * height) - 1), (0, 0, 0, 255), -1)
+        cv2.rectangle(
+            card,
+            (round(x1 * width), round(y1 * height)),
+            (round(x2 * width) - 1, round(y2 * height) - 1),
+            (0, 0, 0, 255),
+            -1,
+        )
     for x1, y1, x2, y2 in ellipses:
         center = (round((x1 + x2) / 2 * width), round((y1 + y2) / 2 * height))
         axes = (round((x2 - x1) / 2 * width), round((y2 - y1) / 2 * height))
@@ -350,7 +389,7 @@ def number_cards(
 def test_index_box_follows_the_suit_under_the_rank(
     case: str, suit: Shape, other: tuple[Shape, ...], bottom: tuple[float, float]
 ) -> None:
-    """The index is the rank with its suit pip under it (vision/synth/index_box.py)."""
+    """The index is the rank with its suit pip under it (training/synth/index_box.py)."""
     rank = (0.06, 0.05, 0.14, 0.18)
     x1, y1, x2, y2 = measure_index_box(number_cards(rank, suit, other))
     assert x1 <= min(rank[0], suit[0]) and y1 <= rank[1]
@@ -367,30 +406,46 @@ WHITE = np.array([255.0, 255.0, 255.0])
         # (drawn joker, expected (box it must hold, box it must stay in, corners) or None)
         ("blank", drawn_card(), None),
         ("picture only", drawn_card(((0.3, 0.3, 0.7, 0.7),)), None),
-        ("disc", drawn_card((), ((0.06, 0.04, 0.2, 0.14),)),
-         ((0.06, 0.04, 0.2, 0.14), (0.04, 0.02, 0.22, 0.16), 2)),
-        ("disc in all four corners",
-         drawn_card((), ((0.06, 0.04, 0.2, 0.14), (0.8, 0.04, 0.94, 0.14))),
-         ((0.06, 0.04, 0.2, 0.14), (0.04, 0.02, 0.22, 0.16), 4)),
-        ("word set down the edge",
-         drawn_card(tuple((0.06, 0.05 + 0.09 * k, 0.14, 0.12 + 0.09 * k) for k in range(5))),
-         ((0.06, 0.05, 0.14, 0.48), (0.04, 0.03, 0.16, 0.5), 2)),
-        ("word across the corner",
-         drawn_card(tuple((0.05 + 0.06 * k, 0.04, 0.1 + 0.06 * k, 0.12) for k in range(5))),
-         ((0.05, 0.04, 0.34, 0.12), (0.03, 0.02, 0.36, 0.14), 2)),
+        (
+            "disc",
+            drawn_card((), ((0.06, 0.04, 0.2, 0.14),)),
+            ((0.06, 0.04, 0.2, 0.14), (0.04, 0.02, 0.22, 0.16), 2),
+        ),
+        (
+            "disc in all four corners",
+            drawn_card((), ((0.06, 0.04, 0.2, 0.14), (0.8, 0.04, 0.94, 0.14))),
+            ((0.06, 0.04, 0.2, 0.14), (0.04, 0.02, 0.22, 0.16), 4),
+        ),
+        (
+            "word set down the edge",
+            drawn_card(tuple((0.06, 0.05 + 0.09 * k, 0.14, 0.12 + 0.09 * k) for k in range(5))),
+            ((0.06, 0.05, 0.14, 0.48), (0.04, 0.03, 0.16, 0.5), 2),
+        ),
+        (
+            "word across the corner",
+            drawn_card(tuple((0.05 + 0.06 * k, 0.04, 0.1 + 0.06 * k, 0.12) for k in range(5))),
+            ((0.05, 0.04, 0.34, 0.12), (0.03, 0.02, 0.36, 0.14), 2),
+        ),
         # a title word across the top, well apart from the disc, is not the corner mark
-        ("disc beside a title",
-         drawn_card(tuple((0.32 + 0.06 * k, 0.05, 0.37 + 0.06 * k, 0.13) for k in range(4)),
-                    ((0.06, 0.04, 0.2, 0.14),)),
-         ((0.06, 0.04, 0.2, 0.14), (0.04, 0.02, 0.22, 0.16), 2)),
+        (
+            "disc beside a title",
+            drawn_card(
+                tuple((0.32 + 0.06 * k, 0.05, 0.37 + 0.06 * k, 0.13) for k in range(4)),
+                ((0.06, 0.04, 0.2, 0.14),),
+            ),
+            ((0.06, 0.04, 0.2, 0.14), (0.04, 0.02, 0.22, 0.16), 2),
+        ),
         # the picture reaching into the corner is no mark
-        ("disc over a picture",
-         drawn_card(((0.1, 0.25, 0.9, 0.75),), ((0.06, 0.04, 0.2, 0.14),)),
-         ((0.06, 0.04, 0.2, 0.14), (0.04, 0.02, 0.22, 0.16), 2)),
+        (
+            "disc over a picture",
+            drawn_card(((0.1, 0.25, 0.9, 0.75),), ((0.06, 0.04, 0.2, 0.14),)),
+            ((0.06, 0.04, 0.2, 0.14), (0.04, 0.02, 0.22, 0.16), 2),
+        ),
     ],
 )
-def test_joker_mark(case: str, card: NDArray[np.uint8],
-                    expected: tuple[Shape, Shape, int] | None) -> None:
+def test_joker_mark(
+    case: str, card: NDArray[np.uint8], expected: tuple[Shape, Shape, int] | None
+) -> None:
     """A joker's mark is the ink starting in its corner, followed down and across; none when
     the corner holds no ink apart from the picture."""
     place = measure_joker_mark(card, WHITE)
@@ -416,8 +471,9 @@ def test_paper_colour_is_the_cards_own() -> None:
 
 
 @pytest.mark.slow
-def test_stale_measurements_are_measured_again(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stale_measurements_are_measured_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A cached index_box.json from another measurement version (or without the jokers'
     marks) is never used: it is measured again and rewritten."""
     deck = deck_by_name("simplistic")
@@ -435,9 +491,11 @@ def test_stale_measurements_are_measured_again(tmp_path: Path,
         shutil.copy(path, tmp_path / "cards" / f"h{JOKER_MARK_HEIGHT}" / deck.name / path.name)
     stale = [0.0, 0.0, 0.01, 0.01]
     box_file = folder / "index_box.json"
-    for old in ({"index_box": stale},
-                {"version": MEASURE_VERSION - 1, "index_box": stale, "jokers": {}},
-                {"version": MEASURE_VERSION, "index_box": stale, "jokers": {}}):
+    for old in (
+        {"index_box": stale},
+        {"version": MEASURE_VERSION - 1, "index_box": stale, "jokers": {}},
+        {"version": MEASURE_VERSION, "index_box": stale, "jokers": {}},
+    ):
         box_file.write_text(json.dumps(old))
         assert prepare_assets(deck, HEIGHT) == box_file
         measured = json.loads(box_file.read_text())
@@ -445,4 +503,5 @@ def test_stale_measurements_are_measured_again(tmp_path: Path,
         assert measured["index_box"] != stale
         assert set(measured["jokers"]) == set(jokers)
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [f"{code}.png" for code in sources] + ["index_box.json"])
+        [f"{code}.png" for code in sources] + ["index_box.json"]
+    )

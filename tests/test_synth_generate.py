@@ -1,7 +1,7 @@
 """Writing a data set: determinism, file layout, label format, and the ``handreader synth`` CLI.
 
 Issue 3: "the same config and seed give byte-identical images and labels"; scene ``i`` is drawn
-from ``default_rng([seed, i])`` (vision/synth/generate.py), so the number of workers and the
+from ``default_rng([seed, i])`` (training/synth/generate.py), so the number of workers and the
 ``--start`` split must not change a byte. The held-out decks at 200 px keep this cheap; the
 tests skip with the reason when the card art is not installed (scripts/install-card-art).
 """
@@ -20,11 +20,11 @@ import pytest
 
 from handreader import cli
 from rules.cards import CARD_CLASSES
-from vision.synth import generate as generate_module
-from vision.synth.assets import DeckAssets, read_assets
-from vision.synth.config import SceneConfig, parse_config
-from vision.synth.decks import DECKS
-from vision.synth.generate import generate
+from training.synth import generate as generate_module
+from training.synth.assets import DeckAssets, read_assets
+from training.synth.config import SceneConfig, parse_config
+from training.synth.decks import DECKS
+from training.synth.generate import generate
 
 SPLIT = "holdout"
 SPLIT_DECKS = tuple(deck for deck in DECKS if deck.split == SPLIT)
@@ -56,8 +56,11 @@ def config(**changes: Any) -> SceneConfig:
 
 def files_of(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` (relative path -> bytes)."""
-    return {str(path.relative_to(root)): path.read_bytes()
-            for path in sorted(root.rglob("*")) if path.is_file()}
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -81,10 +84,13 @@ def test_two_workers_write_the_same_bytes(six_scenes: Path, tmp_path: Path) -> N
     assert files_of(tmp_path) == files_of(six_scenes)
 
 
-@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
-                    reason="workers inherit the decks only when forked")
-def test_workers_share_the_decks_loaded_once(six_scenes: Path, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(),
+    reason="workers inherit the decks only when forked",
+)
+def test_workers_share_the_decks_loaded_once(
+    six_scenes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With several workers the calling process reads each deck once and forks the workers,
     which load nothing themselves; afterwards the caller holds no decks and its OpenCV
     threads are as they were. The bytes are those of one worker."""
@@ -118,8 +124,7 @@ def test_start_continues_the_same_sequence(six_scenes: Path, tmp_path: Path) -> 
     generate(config(), tmp_path, 3, start=3, workers=1, progress=False)
     later = files_of(tmp_path)
     assert len(later) == 9
-    assert later == {name: data for name, data in files_of(six_scenes).items()
-                     if name in later}
+    assert later == {name: data for name, data in files_of(six_scenes).items() if name in later}
 
 
 def test_another_seed_gives_other_scenes(six_scenes: Path, tmp_path: Path) -> None:
@@ -168,15 +173,22 @@ def test_yolo_labels_match_the_meta(six_scenes: Path) -> None:
 EXTRA_DECKS = tuple(deck for deck in DECKS if deck.split == "extra")
 
 
-@pytest.mark.skipif(not all(deck.available for deck in EXTRA_DECKS),
-                    reason="card art not installed: run scripts/install-card-art")
+@pytest.mark.skipif(
+    not all(deck.available for deck in EXTRA_DECKS),
+    reason="card art not installed: run scripts/install-card-art",
+)
 def test_extra_split_draws_only_the_cards_the_decks_lend(tmp_path: Path) -> None:
     """deck_split: extra draws the decks with other court letters, and only the cards they
     lend, in every layout (a Zheng Shangyou play of queens keeps none of them: it becomes one
     card the deck has)."""
     lent = {deck.name: set(deck.codes) for deck in EXTRA_DECKS}
-    generate(config(deck_split="extra", layouts={"pits": 1.0, "table": 1.0, "fan": 1.0}),
-             tmp_path, 12, workers=1, progress=False)
+    generate(
+        config(deck_split="extra", layouts={"pits": 1.0, "table": 1.0, "fan": 1.0}),
+        tmp_path,
+        12,
+        workers=1,
+        progress=False,
+    )
     cards = []
     for meta_path in sorted((tmp_path / "meta").glob("*.json")):
         meta = json.loads(meta_path.read_text())
@@ -217,9 +229,20 @@ def test_cli_writes_scenes_and_preview(
     """``synth --config --out --count --workers 2 --preview``: the scenes (same bytes as the
     library call) and a contact sheet of 4 tiles, 2 tiles wide (4 columns at most)."""
     out = tmp_path / "out"
-    status, stdout, _ = run_cli(capsys, "synth", "--config", str(write_config(tmp_path)),
-                                "--out", str(out), "--count", "4", "--workers", "2",
-                                "--preview", "--quiet")
+    status, stdout, _ = run_cli(
+        capsys,
+        "synth",
+        "--config",
+        str(write_config(tmp_path)),
+        "--out",
+        str(out),
+        "--count",
+        "4",
+        "--workers",
+        "2",
+        "--preview",
+        "--quiet",
+    )
     assert status == 0
     assert "wrote scenes 0..3 (4 images" in stdout
     assert "contact_sheet.png" in stdout
@@ -230,20 +253,23 @@ def test_cli_writes_scenes_and_preview(
     assert [json.loads(line)["image"] for line in manifest] == [
         f"../images/{index:07d}.jpg" for index in range(4)
     ]
-    expected = {name: data for name, data in files_of(six_scenes).items()
-                if int(Path(name).stem) < 4}
+    expected = {
+        name: data for name, data in files_of(six_scenes).items() if int(Path(name).stem) < 4
+    }
     assert written == expected
     image = cv2.imread(str(out / "contact_sheet.png"))
     assert image is not None and len(sheet) > 0
     assert image.shape[1] == 4 * 480  # four tiles of 480 px side by side
 
 
-def test_cli_preview_only(six_scenes: Path, tmp_path: Path,
-                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_preview_only(
+    six_scenes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "copy"
     shutil.copytree(six_scenes, out)
-    status, stdout, _ = run_cli(capsys, "synth", "--preview-only", "--out", str(out),
-                                "--preview-count", "2")
+    status, stdout, _ = run_cli(
+        capsys, "synth", "--preview-only", "--out", str(out), "--preview-count", "2"
+    )
     assert status == 0
     image = cv2.imread(str(out / "contact_sheet.png"))
     assert image is not None and image.shape[1] == 2 * 480
@@ -256,14 +282,30 @@ def test_cli_uses_all_cores_by_default(
     """Issue 3: "using all cores" unless --workers says otherwise."""
     seen: dict[str, Any] = {}
 
-    def fake_generate(config: SceneConfig, out: Path, count: int, start: int = 0,
-                      workers: int | None = None, progress: bool = True) -> int:
+    def fake_generate(
+        config: SceneConfig,
+        out: Path,
+        count: int,
+        start: int = 0,
+        workers: int | None = None,
+        progress: bool = True,
+    ) -> int:
         seen.update(count=count, start=start, workers=workers, progress=progress)
         return 0
 
-    monkeypatch.setattr("vision.synth.generate.generate", fake_generate)
-    status, _, _ = run_cli(capsys, "synth", "--config", str(write_config(tmp_path)), "--out",
-                           str(tmp_path / "out"), "--count", "7", "--start", "20")
+    monkeypatch.setattr("training.synth.generate.generate", fake_generate)
+    status, _, _ = run_cli(
+        capsys,
+        "synth",
+        "--config",
+        str(write_config(tmp_path)),
+        "--out",
+        str(tmp_path / "out"),
+        "--count",
+        "7",
+        "--start",
+        "20",
+    )
     assert status == 0
     assert seen == {"count": 7, "start": 20, "workers": os.cpu_count() or 1, "progress": True}
 
@@ -272,9 +314,17 @@ def test_cli_reports_missing_decks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without the card packages the CLI names the install script, exit status 2."""
-    monkeypatch.setattr("vision.synth.assets.DECKS", ())
-    status, _, err = run_cli(capsys, "synth", "--config", str(write_config(tmp_path)), "--out",
-                             str(tmp_path / "out"), "--count", "1")
+    monkeypatch.setattr("training.synth.assets.DECKS", ())
+    status, _, err = run_cli(
+        capsys,
+        "synth",
+        "--config",
+        str(write_config(tmp_path)),
+        "--out",
+        str(tmp_path / "out"),
+        "--count",
+        "1",
+    )
     assert status == 2
     assert "scripts/install-card-art" in err
 
@@ -287,21 +337,23 @@ def test_cached_renders_stand_in_for_the_packages(
     measurements are cached at the config's height still counts, and nothing is rendered."""
     import dataclasses
 
-    from vision.synth.assets import decks_for_split
+    from training.synth.assets import decks_for_split
 
     # the six scenes were drawn with this config, so its decks are cached at 200 px
     gone = tuple(
         dataclasses.replace(deck, path=tmp_path / "uninstalled" / deck.path.name)
-        if deck.split == SPLIT else deck
+        if deck.split == SPLIT
+        else deck
         for deck in DECKS
     )
-    monkeypatch.setattr("vision.synth.assets.DECKS", gone)
+    monkeypatch.setattr("training.synth.assets.DECKS", gone)
     assert not any(deck.available for deck in gone if deck.split == SPLIT)
-    with pytest.raises(RuntimeError, match="no installed deck for split 'holdout' and no "
-                                           "renders at 999 px"):
+    with pytest.raises(
+        RuntimeError, match="no installed deck for split 'holdout' and no renders at 999 px"
+    ):
         decks_for_split(SPLIT, 999)  # nothing cached at that height
     assert [deck.name for deck in decks_for_split(SPLIT, 200)] == [d.name for d in SPLIT_DECKS]
-    monkeypatch.setattr("vision.synth.decks.render_card", _no_rendering)
+    monkeypatch.setattr("training.synth.decks.render_card", _no_rendering)
     out = tmp_path / "from_cache"
     generate(config(), out, 6, workers=1, progress=False)
     assert files_of(out) == files_of(six_scenes)
@@ -314,11 +366,21 @@ def _no_rendering(*args: object) -> None:
 def test_printed_pages_change_only_the_scenes_that_ask(six_scenes: Path, tmp_path: Path) -> None:
     """``backgrounds.printed_probability`` 0 (the default) draws nothing more: the scenes are
     the bytes they were. With 1, every scene lies on pages, and its cards keep their labels."""
-    generate(config(backgrounds={"printed_probability": 0.0}), tmp_path / "off", 6,
-             workers=1, progress=False)
+    generate(
+        config(backgrounds={"printed_probability": 0.0}),
+        tmp_path / "off",
+        6,
+        workers=1,
+        progress=False,
+    )
     assert files_of(tmp_path / "off") == files_of(six_scenes)
-    generate(config(backgrounds={"printed_probability": 1.0}), tmp_path / "on", 6,
-             workers=1, progress=False)
+    generate(
+        config(backgrounds={"printed_probability": 1.0}),
+        tmp_path / "on",
+        6,
+        workers=1,
+        progress=False,
+    )
     before, after = files_of(six_scenes), files_of(tmp_path / "on")
     images = [name for name in before if name.startswith("images")]
     assert all(before[name] != after[name] for name in images)
@@ -326,25 +388,35 @@ def test_printed_pages_change_only_the_scenes_that_ask(six_scenes: Path, tmp_pat
     assert sum(len(indices) for indices in labelled) > 0
 
 
-def test_restyled_jokers_change_only_the_scenes_that_ask(
-    six_scenes: Path, tmp_path: Path
-) -> None:
+def test_restyled_jokers_change_only_the_scenes_that_ask(six_scenes: Path, tmp_path: Path) -> None:
     """``geometry.joker_restyle_probability`` 0 (the default) draws nothing more: the scenes
     are the bytes they were. With 1 (and jokers in most scenes), every joker is drawn with
     another mark, so its labelled boxes move, and the other cards' labels stay."""
-    generate(config(geometry={"joker_restyle_probability": 0.0}), tmp_path / "off", 6,
-             workers=1, progress=False)
+    generate(
+        config(geometry={"joker_restyle_probability": 0.0}),
+        tmp_path / "off",
+        6,
+        workers=1,
+        progress=False,
+    )
     assert files_of(tmp_path / "off") == files_of(six_scenes)
     jokers = {"joker_probability": 0.9}
     generate(config(geometry=jokers), tmp_path / "plain", 6, workers=1, progress=False)
-    generate(config(geometry={**jokers, "joker_restyle_probability": 1.0}), tmp_path / "drawn",
-             6, workers=1, progress=False)
+    generate(
+        config(geometry={**jokers, "joker_restyle_probability": 1.0}),
+        tmp_path / "drawn",
+        6,
+        workers=1,
+        progress=False,
+    )
 
     def boxes(root: Path, jokers: bool) -> list[tuple[str, tuple[float, ...]]]:
-        return [(index["card"], tuple(index["box_xyxy"]))
-                for scene in range(6)
-                for index in json.loads((root / f"meta/{scene:07d}.json").read_text())["indices"]
-                if (index["card"] in ("JB", "JR")) is jokers]
+        return [
+            (index["card"], tuple(index["box_xyxy"]))
+            for scene in range(6)
+            for index in json.loads((root / f"meta/{scene:07d}.json").read_text())["indices"]
+            if (index["card"] in ("JB", "JR")) is jokers
+        ]
 
     assert boxes(tmp_path / "plain", True), "no joker labelled in the plain scenes"
     assert boxes(tmp_path / "drawn", True)

@@ -9,7 +9,7 @@ Two promises are checked on rendered pixels, not on the label code's own arithme
   the frame edge over an index, and the index must be labelled exactly when at least
   ``min_visible`` (0.8, as in ``datasets/scenes.yaml``) of it stays visible.
 
-Random scenes from :func:`vision.synth.scene.render_scene` are then checked the same way, with
+Random scenes from :func:`training.synth.scene.render_scene` are then checked the same way, with
 the placements captured from the renderer and the visible share recomputed geometrically
 (supersampled polygons of the cards on top and of the fingers).
 
@@ -30,12 +30,12 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from vision.synth import scene as scene_module
-from vision.synth.assets import DeckAssets, load_assets
-from vision.synth.config import parse_config
-from vision.synth.decks import DECKS, deck_by_name
-from vision.synth.index_box import corner_quads
-from vision.synth.layouts import Occluder, Placement, _card_matrix
+from training.synth import scene as scene_module
+from training.synth.assets import DeckAssets, load_assets
+from training.synth.config import parse_config
+from training.synth.decks import DECKS, deck_by_name
+from training.synth.index_box import corner_quads
+from training.synth.layouts import Occluder, Placement, _card_matrix
 
 HEIGHT = 200
 """Card render height for these tests (small: cheap to render, load and warp)."""
@@ -52,7 +52,7 @@ NUMBER_RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10")
 frame, and jokers carry their own corner mark: see tests/test_synth_jokers.py)."""
 
 CORNER_NAMES = ("top-left", "bottom-right", "top-right", "bottom-left")
-"""Corners in the order of :func:`vision.synth.index_box.corner_quads`."""
+"""Corners in the order of :func:`training.synth.index_box.corner_quads`."""
 
 FELT_BGR = (40.0, 110.0, 35.0)
 
@@ -95,8 +95,13 @@ def deck(name: str) -> DeckAssets:
     return load_assets(name, HEIGHT)
 
 
-def place(assets: DeckAssets, code: str, center: tuple[float, float], angle: float = 0.0,
-          height_px: float | None = None) -> Placement:
+def place(
+    assets: DeckAssets,
+    code: str,
+    center: tuple[float, float],
+    angle: float = 0.0,
+    height_px: float | None = None,
+) -> Placement:
     """A card centred at ``center`` (plane pixels), turned by ``angle`` radians.
 
     ``height_px`` defaults to the render's own height (scale 1, so card pixels are plane pixels).
@@ -105,9 +110,12 @@ def place(assets: DeckAssets, code: str, center: tuple[float, float], angle: flo
     return Placement(assets, code, _card_matrix(assets, code, center, angle, height_px or own))
 
 
-def draw(placements: Sequence[Placement], size_wh: tuple[int, int],
-         homography: NDArray[np.float64] | None = None,
-         occluders: Sequence[Occluder] = ()) -> Drawn:
+def draw(
+    placements: Sequence[Placement],
+    size_wh: tuple[int, int],
+    homography: NDArray[np.float64] | None = None,
+    occluders: Sequence[Occluder] = (),
+) -> Drawn:
     """Draw cards (in order, later on top) and fingers as ``render_scene`` does; label them."""
     width, height = size_wh
     matrix = np.eye(3) if homography is None else homography
@@ -188,8 +196,9 @@ def corner_ink(drawn: Drawn, card: int, zone: NDArray[np.float32]) -> NDArray[np
     zone_mask = np.zeros((height, width), np.uint8)
     cv2.fillPoly(zone_mask, [np.round(zone).astype(np.int32)], 1)
     kernel = np.ones((3, 3), np.uint8)
-    card_mask = np.asarray(cv2.erode((drawn.owner == card).astype(np.uint8), kernel,
-                                     iterations=2), np.uint8)
+    card_mask = np.asarray(
+        cv2.erode((drawn.owner == card).astype(np.uint8), kernel, iterations=2), np.uint8
+    )
     selected = (card_mask > 0) & (zone_mask > 0)
     inner = cv2.erode(zone_mask * card_mask, kernel, iterations=1) > 0
     if selected.sum() < 20:
@@ -236,11 +245,13 @@ def check_ink(drawn: Drawn, card: int) -> tuple[list[InkCheck], list[str]]:
                 labels[name] = label
     checks: list[InkCheck] = []
     missing: list[str] = []
-    for name, zone, quad in zip(CORNER_NAMES, ink_zones(placement, drawn.homography), quads,
-                                strict=False):
+    for name, zone, quad in zip(
+        CORNER_NAMES, ink_zones(placement, drawn.homography), quads, strict=False
+    ):
         where = f"{placement.assets.deck.name} {placement.code} {name}"
-        inside_frame = (zone.min() >= 1) and (zone[:, 0].max() < width - 1) and (
-            zone[:, 1].max() < height - 1)
+        inside_frame = (
+            (zone.min() >= 1) and (zone[:, 0].max() < width - 1) and (zone[:, 1].max() < height - 1)
+        )
         tall = float(np.linalg.norm(quad[3] - quad[0]))
         if not inside_frame or tall * placement.assets.height_share(placement.code) < MIN_INDEX_PX:
             continue
@@ -254,12 +265,20 @@ def check_ink(drawn: Drawn, card: int) -> tuple[list[InkCheck], list[str]]:
     return checks, missing
 
 
-def ink_in_box(where: str, ink: NDArray[np.int64], box: tuple[float, float, float, float],
-               tolerance: float = 1.5) -> InkCheck:
+def ink_in_box(
+    where: str,
+    ink: NDArray[np.int64],
+    box: tuple[float, float, float, float],
+    tolerance: float = 1.5,
+) -> InkCheck:
     """How ink pixels sit in a box (``tolerance`` px for the antialiased glyph edge)."""
     x1, y1, x2, y2 = box
-    inside = ((ink[:, 0] >= x1 - tolerance) & (ink[:, 0] <= x2 + tolerance)
-              & (ink[:, 1] >= y1 - tolerance) & (ink[:, 1] <= y2 + tolerance))
+    inside = (
+        (ink[:, 0] >= x1 - tolerance)
+        & (ink[:, 0] <= x2 + tolerance)
+        & (ink[:, 1] >= y1 - tolerance)
+        & (ink[:, 1] <= y2 + tolerance)
+    )
     cx, cy = ink.mean(axis=0)
     return InkCheck(where, len(ink), float(inside.mean()), bool(x1 <= cx <= x2 and y1 <= cy <= y2))
 
@@ -272,21 +291,25 @@ def assert_ink_in_boxes(checks: Sequence[InkCheck], missing: Sequence[str], corn
     """
     assert not missing, f"uncovered indices inside the frame left unlabelled: {missing[:10]}"
     assert len(checks) >= 0.75 * corners, (
-        f"index ink found in only {len(checks)} of {corners} corners: the check proves nothing")
+        f"index ink found in only {len(checks)} of {corners} corners: the check proves nothing"
+    )
     outside = [check for check in checks if check.share_inside < 0.9 or not check.centroid_inside]
     assert not outside, "ink outside the labelled box: " + ", ".join(
         f"{check.where} ({1 - check.share_inside:.0%} of {check.pixels} px out)"
-        for check in outside[:10])
+        for check in outside[:10]
+    )
 
 
-def tilted(rng: np.random.Generator, size_wh: tuple[int, int],
-           max_tilt: float) -> NDArray[np.float64]:
+def tilted(
+    rng: np.random.Generator, size_wh: tuple[int, int], max_tilt: float
+) -> NDArray[np.float64]:
     """A camera homography as the renderer draws it."""
     return scene_module._tilt_homography(rng, size_wh[0], size_wh[1], max_tilt)
 
 
-def single_card_checks(assets: DeckAssets, codes: Sequence[str], seed: int,
-                       max_tilt: float = 45.0) -> tuple[list[InkCheck], list[str], int]:
+def single_card_checks(
+    assets: DeckAssets, codes: Sequence[str], seed: int, max_tilt: float = 45.0
+) -> tuple[list[InkCheck], list[str], int]:
     """Draw each card alone at a random turn under a random camera; check its corners."""
     rng = np.random.default_rng(seed)
     size = (480, 400)
@@ -322,8 +345,7 @@ def test_label_box_holds_corner_ink_every_deck(name: str) -> None:
     """The same on all 40 number cards of every deck in use (court cards: see NUMBER_RANKS;
     a deck of split extra may lend no aces)."""
     assets = deck(name)
-    codes = [rank + suit for rank in NUMBER_RANKS for suit in "SHDC"
-             if rank + suit in assets.cards]
+    codes = [rank + suit for rank in NUMBER_RANKS for suit in "SHDC" if rank + suit in assets.cards]
     assert len(codes) >= 36
     checks, missing, corners = single_card_checks(assets, codes, seed=11)
     assert_ink_in_boxes(checks, missing, corners)
@@ -430,8 +452,12 @@ def test_index_under_a_finger_is_not_labelled() -> None:
     width, height = card_size(card)
     x1, y1, x2, y2 = assets.index_box
     corner = (200 - width / 2 + (x1 + x2) / 2 * width, 220 - height / 2 + (y1 + y2) / 2 * height)
-    finger = Occluder(corner, (0.6 * (x2 - x1) * width + 4, 0.6 * (y2 - y1) * height + 4), 0.0,
-                      (120.0, 160.0, 210.0))
+    finger = Occluder(
+        corner,
+        (0.6 * (x2 - x1) * width + 4, 0.6 * (y2 - y1) * height + 4),
+        0.0,
+        (120.0, 160.0, 210.0),
+    )
     assert labelled_corners(draw([card], (400, 440))) == {(0, "top-left"), (0, "bottom-right")}
     assert labelled_corners(draw([card], (400, 440), occluders=[finger])) == {(0, "bottom-right")}
 
@@ -467,11 +493,18 @@ class Captured:
     labels: list[scene_module.IndexLabel]
 
 
-def render_captured(monkeypatch: pytest.MonkeyPatch, decks: Sequence[DeckAssets],
-                    seeds: Sequence[int], **overrides: Any) -> list[Captured]:
+def render_captured(
+    monkeypatch: pytest.MonkeyPatch,
+    decks: Sequence[DeckAssets],
+    seeds: Sequence[int],
+    **overrides: Any,
+) -> list[Captured]:
     """Render scenes with ``render_scene`` and capture its placements, fingers and labels."""
-    raw: dict[str, Any] = {"card_render_height": HEIGHT, "sizes": [[640, 480], [320, 240]],
-                           "backgrounds": {"photo_dirs": []}}
+    raw: dict[str, Any] = {
+        "card_render_height": HEIGHT,
+        "sizes": [[640, 480], [320, 240]],
+        "backgrounds": {"photo_dirs": []},
+    }
     raw.update(overrides)
     config = parse_config(raw)
     captured: list[Captured] = []
@@ -484,11 +517,22 @@ def render_captured(monkeypatch: pytest.MonkeyPatch, decks: Sequence[DeckAssets]
         occluders.append(occluder)
         real_occluder(canvas, owner, occluder, homography)
 
-    def spy_labels(owner: NDArray[np.int16], placements: Sequence[Placement],
-                   homography: NDArray[np.float64], *rest: float) -> tuple[Labels, Labels]:
+    def spy_labels(
+        owner: NDArray[np.int16],
+        placements: Sequence[Placement],
+        homography: NDArray[np.float64],
+        *rest: float,
+    ) -> tuple[Labels, Labels]:
         labels, partial = real_labels(owner, placements, homography, *rest)
-        captured.append(Captured(list(placements), list(occluders), homography,
-                                 (owner.shape[0], owner.shape[1]), labels))
+        captured.append(
+            Captured(
+                list(placements),
+                list(occluders),
+                homography,
+                (owner.shape[0], owner.shape[1]),
+                labels,
+            )
+        )
         occluders.clear()
         return labels, partial
 
@@ -530,10 +574,17 @@ def geometric_visibility(shot: Captured, card: int, quad: NDArray[np.float32]) -
         outline = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
         visible &= ~raster(project(shot.homography @ later.matrix, outline))
     for occluder in shot.occluders:
-        ellipse = np.asarray(cv2.ellipse2Poly(
-            (int(occluder.center[0]), int(occluder.center[1])),
-            (max(1, int(occluder.axes[0])), max(1, int(occluder.axes[1]))),
-            int(occluder.angle_degrees), 0, 360, 10), np.float32)
+        ellipse = np.asarray(
+            cv2.ellipse2Poly(
+                (int(occluder.center[0]), int(occluder.center[1])),
+                (max(1, int(occluder.axes[0])), max(1, int(occluder.axes[1]))),
+                int(occluder.angle_degrees),
+                0,
+                360,
+                10,
+            ),
+            np.float32,
+        )
         visible &= ~raster(project(shot.homography, ellipse))
     return float(visible.sum() / max(int(index.sum()), 1))
 
@@ -572,8 +623,11 @@ def test_random_scenes_label_exactly_the_visible_indices(monkeypatch: pytest.Mon
     decks = [deck(name) for name in FAST_DECKS]
     shots = render_captured(monkeypatch, decks, range(12))
     assert sum(len(shot.labels) for shot in shots) > 30  # the scenes do hold indices
-    problems = [f"scene {seed}: {problem}" for seed, shot in enumerate(shots)
-                for problem in check_scene_coverage(shot)]
+    problems = [
+        f"scene {seed}: {problem}"
+        for seed, shot in enumerate(shots)
+        for problem in check_scene_coverage(shot)
+    ]
     assert not problems, problems[:10]
 
 
@@ -581,8 +635,12 @@ def test_random_scenes_label_boxes_hold_ink(monkeypatch: pytest.MonkeyPatch) -> 
     """Each labelled card of a rendered scene, redrawn alone under the same camera, has its
     corner ink in the labelled box (indices at least 24 px tall, number cards)."""
     decks = [deck(name) for name in FAST_DECKS]
-    shots = render_captured(monkeypatch, decks, range(100, 106), layouts={
-        "single": 1, "hand": 1, "pits": 1, "table": 0, "fan": 0, "pile": 0})
+    shots = render_captured(
+        monkeypatch,
+        decks,
+        range(100, 106),
+        layouts={"single": 1, "hand": 1, "pits": 1, "table": 0, "fan": 0, "pile": 0},
+    )
     checks: list[InkCheck] = []
     for shot in shots:
         height, width = shot.owner_shape
@@ -605,11 +663,14 @@ def test_random_scenes_label_boxes_hold_ink(monkeypatch: pytest.MonkeyPatch) -> 
 def test_random_scenes_every_layout_many_seeds(monkeypatch: pytest.MonkeyPatch) -> None:
     """The coverage check on 120 scenes of all layouts, with mixed decks."""
     decks = [deck(name) for name in FAST_DECKS]
-    shots = render_captured(monkeypatch, decks, range(1000, 1120),
-                            geometry={"mixed_decks_probability": 0.5})
-    problems = [f"scene {seed}: {problem}" for seed, shot in zip(range(1000, 1120), shots,
-                                                                 strict=True)
-                for problem in check_scene_coverage(shot)]
+    shots = render_captured(
+        monkeypatch, decks, range(1000, 1120), geometry={"mixed_decks_probability": 0.5}
+    )
+    problems = [
+        f"scene {seed}: {problem}"
+        for seed, shot in zip(range(1000, 1120), shots, strict=True)
+        for problem in check_scene_coverage(shot)
+    ]
     assert not problems, problems[:10]
 
 
@@ -619,19 +680,22 @@ def test_closeup_layout_fills_the_frame(monkeypatch: pytest.MonkeyPatch) -> None
     visible ones."""
     decks = [deck(name) for name in FAST_DECKS]
     shots = render_captured(
-        monkeypatch, decks, range(40),
+        monkeypatch,
+        decks,
+        range(40),
         sizes=[[224, 224], [640, 480]],
-        layouts={"closeup": 1, "single": 0, "table": 0, "hand": 0, "fan": 0, "pits": 0,
-                 "pile": 0},
-        geometry={"max_tilt_degrees": 0, "min_index_px": 10, "mixed_decks_probability": 0})
+        layouts={"closeup": 1, "single": 0, "table": 0, "hand": 0, "fan": 0, "pits": 0, "pile": 0},
+        geometry={"max_tilt_degrees": 0, "min_index_px": 10, "mixed_decks_probability": 0},
+    )
     near_edge = labelled = 0
     for seed, shot in enumerate(shots):
         assert len(shot.placements) == 1
         assert not check_scene_coverage(shot), f"scene {seed}"
         height, width = shot.owner_shape
         width_px, height_px = card_size(shot.placements[0])
-        outline = np.array([[0, 0], [width_px, 0], [width_px, height_px], [0, height_px]],
-                           np.float32)
+        outline = np.array(
+            [[0, 0], [width_px, 0], [width_px, height_px], [0, height_px]], np.float32
+        )
         corners = project(shot.homography @ shot.placements[0].matrix, outline)
         span = corners.max(axis=0) - corners.min(axis=0)
         assert span[0] >= 0.3 * width and span[1] >= 0.65 * height, f"scene {seed}: {span}"
@@ -647,10 +711,13 @@ def test_indices_that_show_unlabelled_are_listed_apart() -> None:
     the scene's ``partial``: never also labelled, each at least ``PARTIAL_VISIBLE`` on top; the
     labelled ones all meet ``min_visible``."""
     decks = [deck(name) for name in FAST_DECKS]
-    config = parse_config({"card_render_height": HEIGHT, "sizes": [[640, 480]],
-                           "backgrounds": {"photo_dirs": []}})
-    scenes = [scene_module.render_scene(config, decks, np.random.default_rng([config.seed, seed]))
-              for seed in range(12)]
+    config = parse_config(
+        {"card_render_height": HEIGHT, "sizes": [[640, 480]], "backgrounds": {"photo_dirs": []}}
+    )
+    scenes = [
+        scene_module.render_scene(config, decks, np.random.default_rng([config.seed, seed]))
+        for seed in range(12)
+    ]
     assert sum(len(scene.partial) for scene in scenes) >= 5  # piles and fans cover indices
     for scene in scenes:
         labelled = {(label.card, tuple(np.round(label.quad.ravel(), 3))) for label in scene.labels}

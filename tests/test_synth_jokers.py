@@ -3,7 +3,7 @@ labels "with one consistent meaning per class").
 
 A joker has no rank and suit; each deck prints its own mark in the joker's corner (a star in a
 ring, "JOKER" set down the edge or across the corner, a chequered disc), and each joker's mark
-is measured on its render (vision/synth/index_box.py). The labelled box must hold that mark:
+is measured on its render (training/synth/index_box.py). The labelled box must hold that mark:
 checked against the drawn ink (as tests/test_synth_geometry.py does for the number cards) and
 against a table written by inspecting the renders. A joker with no corner mark gets no label.
 """
@@ -28,10 +28,10 @@ from test_synth_geometry import (
     place,
 )
 
-from vision.synth.assets import JOKER_MARK_HEIGHT, DeckAssets
-from vision.synth.decks import DECKS, deck_by_name, render_deck
-from vision.synth.index_box import corner_quads, paper_colour
-from vision.synth.jokers import MARK_STYLES, erased_marks, restyled_joker
+from training.synth.assets import JOKER_MARK_HEIGHT, DeckAssets
+from training.synth.decks import DECKS, deck_by_name, render_deck
+from training.synth.index_box import corner_quads, paper_colour
+from training.synth.jokers import MARK_STYLES, erased_marks, restyled_joker
 
 pytestmark = needs_art
 
@@ -121,18 +121,19 @@ def test_joker_corner_marks() -> None:
             where = assets.index_place(code)
             corners = 0 if where is None else where.corners
             if missing or outside or len(checks) != corners:
-                wrong.append(f"{name} {code}: {len(checks)} of {corners} marks checked, "
-                             f"missing {missing}, outside {[c.where for c in outside]}")
+                wrong.append(
+                    f"{name} {code}: {len(checks)} of {corners} marks checked, "
+                    f"missing {missing}, outside {[c.where for c in outside]}"
+                )
     assert not wrong, f"joker marks outside their labelled box: {wrong}"
 
 
 def test_joker_without_a_corner_mark_gets_no_label() -> None:
-    """"An index that is not there is not labelled": a joker whose corner holds no mark
+    """ "An index that is not there is not labelled": a joker whose corner holds no mark
     (``joker_marks`` None) gets no label, however visible; the other joker keeps its own."""
     assets = deck(FAST_DECKS[0])
     unmarked = replace(assets, joker_marks={**assets.joker_marks, "JB": None})
-    drawn = draw([place(unmarked, "JB", (150, 160)), place(unmarked, "JR", (400, 160))],
-                 (560, 320))
+    drawn = draw([place(unmarked, "JB", (150, 160)), place(unmarked, "JR", (400, 160))], (560, 320))
     assert not [label for label in drawn.labels if label.card == 0]
     assert labelled_corners(drawn) == {(1, "top-left"), (1, "bottom-right")}
     assert unmarked.index_quads("JB") == ()
@@ -163,7 +164,7 @@ def test_tall_joker_mark_is_labelled_from_the_decks_index_size(
     assert bool(drawn.labels) is labelled
 
 
-# -- jokers drawn with other marks (vision/synth/jokers.py) ------------------------------------
+# -- jokers drawn with other marks (training/synth/jokers.py) ------------------------------------
 
 
 def _ink_mask(card: NDArray[np.uint8], paper: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -197,7 +198,7 @@ def test_restyled_joker_labels_its_drawn_mark(seed: int) -> None:
             mark = card[int(y1) : int(y2), int(x1) : int(x2)]
             ink = _ink_mask(mark, paper)
             assert ink.mean() > 0.05, f"{code} seed {seed}: no drawn mark in its box"
-            blue, green, red = (mark[:, :, :3][ink].astype(np.float64).mean(axis=0))
+            blue, green, red = mark[:, :, :3][ink].astype(np.float64).mean(axis=0)
             if code == "JR":
                 assert red > green + 80 and red > blue + 80, f"seed {seed}: JR mark not red"
             else:
@@ -245,4 +246,5 @@ def test_every_mark_style_draws_ink(style: str) -> None:
     assert is_ink.mean() > 0.5
     edge = (patch[:, :, 3] > 0) & ~solid
     assert (np.abs(patch[:, :, :3][edge].astype(int) - ink).max(axis=1) <= 2).all(), (
-        f"{style}: antialiased edges darkened")
+        f"{style}: antialiased edges darkened"
+    )

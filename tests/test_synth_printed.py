@@ -1,4 +1,4 @@
-"""Printed pages under the cards (vision/synth/printed.py): text in the installed fonts, drawn
+"""Printed pages under the cards (training/synth/printed.py): text in the installed fonts, drawn
 reproducibly, only when a config asks for it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.synth.printed import WORDS, draw_printed, printing_fonts
+from training.synth.printed import WORDS, draw_printed, printing_fonts
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 

@@ -1,4 +1,4 @@
-"""Scoring a table (handreader/table.py, handreader/table_pits.py).
+"""Scoring a table (handreader/tables/scoring.py, handreader/tables/pits.py).
 
 Where the expectations come from: RULES.md section 1 (the split, scores, banker game, trainer
 2 to 4 hands), seed 002 (Double bet 100, Niu Niu beats No Niu: +285; Equal: +95), the
@@ -15,7 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handreader.table import (
+from handreader.service.schemas import PitsOut, TableOut
+from handreader.tables.grouping import GroupingError, Region
+from handreader.tables.pits import judge_play, judge_reading
+from handreader.tables.scoring import (
     BankerRule,
     HandStatus,
     Role,
@@ -25,9 +28,6 @@ from handreader.table import (
     score_codes,
     score_reading,
 )
-from handreader.table_grouping import GroupingError, Region
-from handreader.table_pits import judge_play, judge_reading
-from handreader.table_schema import PitsOut, TableOut
 from rules.errors import CardError, HandError, ProfileError, RulesError
 from rules.niuniu import Outcome
 from rules.pits import CombinationError

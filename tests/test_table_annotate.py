@@ -1,4 +1,4 @@
-"""Drawing a scored table (vision/annotate.py).
+"""Drawing a scored table (handreader/drawing/annotate.py).
 
 Expectations from the annotator's contract: the drawing is a copy of the photo's size, colours
 are given as RGB and land in the BGR image converted once (a pure red banker colour shows as
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from handreader.table import TableOptions, score_reading
-from handreader.table_pits import judge_reading
-from vision.annotate import Annotator
+from handreader.drawing.annotate import Annotator
+from handreader.tables.pits import judge_reading
+from handreader.tables.scoring import TableOptions, score_reading
 from vision.detections import CardReading, Reading
 
 NO_NIU = "AS 2S 3S 4S 8S"

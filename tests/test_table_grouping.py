@@ -1,4 +1,4 @@
-"""Grouping the cards of a photo into hands (handreader/table_grouping.py).
+"""Grouping the cards of a photo into hands (handreader/tables/grouping.py).
 
 Expectations come from the module's documented rule (single linkage at ``link_factor`` times
 the median box size; oversized groups split at their longest link that leaves whole hands;
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handreader.table_grouping import (
+from handreader.tables.grouping import (
     CardGroup,
     GroupingError,
     Region,

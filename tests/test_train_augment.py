@@ -1,4 +1,4 @@
-"""The classifier's shape changes (``vision.train.classifier.shape_jitter``): they change the
+"""The classifier's shape changes (``training.classifier.shape_jitter``): they change the
 crops they are drawn for, keep the glyph in view and the values in range, and are repeatable.
 
 Needs torch (the train extra); CI runs ``pytest -m train``.
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.train
 
 torch = pytest.importorskip("torch")
 
-from vision.train.classifier import _augment, shape_jitter  # noqa: E402
+from training.classifier import _augment, shape_jitter  # noqa: E402
 
 SIDE = 32
 

@@ -1,4 +1,4 @@
-"""Averaging classifier checkpoints (``vision.train.classifier.average_checkpoints``): the mean
+"""Averaging classifier checkpoints (``training.classifier.average_checkpoints``): the mean
 of the weights, counters kept, widths checked, and the result exports and reads.
 
 Needs torch (the train extra); CI runs ``pytest -m train``.
@@ -15,12 +15,12 @@ pytestmark = pytest.mark.train
 
 torch = pytest.importorskip("torch")
 
-from vision.reader import CLASSIFIER_CLASSES  # noqa: E402
-from vision.train.classifier import (  # noqa: E402
+from training.classifier import (  # noqa: E402
     _network,
     average_checkpoints,
     export_classifier,
 )
+from vision.reader import CLASSIFIER_CLASSES  # noqa: E402
 
 WIDTHS = (8, 8, 16, 16)
 

@@ -40,7 +40,7 @@ def test_presets_only_name_fields_of_the_training_plan(tmp_path: Path) -> None:
         script.plan_for("quick", tmp_path, None, "cpu"),
     )
     # larger than the shipped CPU recipe, the full size larger than the quick one
-    from vision.train.pipeline import TrainingPlan
+    from training.pipeline import TrainingPlan
 
     cpu = TrainingPlan(work_dir=tmp_path, models_dir=tmp_path)
     for field in ("train_scenes", "glyph_crops", "detector_epochs", "classifier_epochs"):
@@ -137,7 +137,7 @@ def test_realdata_without_crops_is_refused_before_any_work(
 def test_device_names() -> None:
     import torch
 
-    from vision.train.fitting import resolve_device, ultralytics_device
+    from training.fitting import resolve_device, ultralytics_device
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     assert resolve_device("auto") == ("cuda:0" if gpus else "cpu")
@@ -215,7 +215,7 @@ def _bundle(tmp_path: Path) -> Path:
     mark whose place follows its label."""
     import numpy as np
 
-    from vision.train.crop_bundle import main as bundle_main
+    from training.crop_bundle import main as bundle_main
 
     rng = np.random.default_rng(0)
     for name, count in (("train", 120), ("valid", 60)):

@@ -1,4 +1,4 @@
-"""A trainable checkpoint from the index classifier's ONNX export (``vision.train.recover``):
+"""A trainable checkpoint from the index classifier's ONNX export (``training.recover``):
 float and int8 exports give back the network's function, eval and train mode agree, and the
 shipped classifier itself comes back.
 
@@ -16,17 +16,17 @@ pytestmark = pytest.mark.train
 
 torch = pytest.importorskip("torch")
 
-from vision.crops import crops_to_tensor  # noqa: E402
-from vision.reader import CLASSIFIER_CLASSES  # noqa: E402
-from vision.train.classifier import (  # noqa: E402
+from training.classifier import (  # noqa: E402
     _network,
     export_classifier,
     quantize_classifier,
 )
-from vision.train.recover import (  # noqa: E402
+from training.recover import (  # noqa: E402
     classifier_checkpoint_from_onnx,
     onnx_layer_weights,
 )
+from vision.crops import crops_to_tensor  # noqa: E402
+from vision.reader import CLASSIFIER_CLASSES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTHS = (8, 12, 16, 24)
@@ -146,13 +146,17 @@ def test_the_shipped_classifier_comes_back(tmp_path: Path) -> None:
 
 
 def test_another_network_is_refused(tmp_path: Path) -> None:
-    from vision.train.card_classifier import _network as card_network
-    from vision.train.fitting import export_with_classes
+    from training.card_classifier import _network as card_network
+    from training.fitting import export_with_classes
 
     model = card_network((4, 4, 8, 8))
     model.eval()
     other = export_with_classes(
-        model, torch.zeros(1, 3, 80, 56), tmp_path / "card.onnx", "views", ["logits"],
+        model,
+        torch.zeros(1, 3, 80, 56),
+        tmp_path / "card.onnx",
+        "views",
+        ["logits"],
         CLASSIFIER_CLASSES,
     )
     with pytest.raises(ValueError, match=r"convolutions and .* dense layers; the index"):
@@ -187,8 +191,8 @@ def test_the_shipped_detector_comes_back(tmp_path: Path) -> None:
     pytest.importorskip("ultralytics")
     import onnxruntime
 
-    from vision.train.detector import export_detector
-    from vision.train.recover import detector_checkpoint_from_onnx
+    from training.detector import export_detector
+    from training.recover import detector_checkpoint_from_onnx
 
     shipped = ROOT / "models" / "detector.onnx"
     calibration = _scene_inputs(24, 1)
@@ -228,7 +232,7 @@ def test_the_shipped_detector_comes_back(tmp_path: Path) -> None:
 
 def test_a_classifier_is_not_taken_for_a_detector(tmp_path: Path) -> None:
     pytest.importorskip("ultralytics")
-    from vision.train.recover import detector_checkpoint_from_onnx
+    from training.recover import detector_checkpoint_from_onnx
 
     with pytest.raises(ValueError, match=r"no weight 'model\.0\.conv\.weight'"):
         detector_checkpoint_from_onnx(

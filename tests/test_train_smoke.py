@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
     shutil.which("rsvg-convert") is None, reason="needs librsvg2-bin and the card decks"
 )
 def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
+    from training.pipeline import TrainingPlan, run_training
     from vision.imageio import load_image
     from vision.reader import Reader
-    from vision.train.pipeline import TrainingPlan, run_training
 
     # a labelled photo adds real index crops (an untrained detector may find none: it must run)
     photos = tmp_path / "photos"
@@ -87,8 +87,8 @@ def test_tiny_training_exports_models_the_reader_loads(tmp_path: Path) -> None:
 def test_verifier_alone_is_added_to_shipped_models(tmp_path: Path) -> None:
     """``handreader train --only-verifier``: the verifier trains against the detector already
     in the models folder and joins its manifest; the other models and entries stay."""
+    from training.pipeline import TrainingPlan, add_verifier
     from vision.reader import Reader
-    from vision.train.pipeline import TrainingPlan, add_verifier
 
     models = tmp_path / "models"
     shutil.copytree(ROOT / "models", models)

@@ -8,9 +8,9 @@ import pytest
 
 from rules.cards import CARD_CLASSES
 from tests.benchmark_modules import load_benchmark
+from training.card_classifier import in_tuning_fold
 from vision.detections import CLASSIFIER_CLASSES, CardReading
 from vision.reader import Reader, ReaderSettings
-from vision.train.card_classifier import in_tuning_fold
 
 tune = load_benchmark("tune_whole_card")
 

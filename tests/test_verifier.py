@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from training.synth import printed
+from training.synth.fonts import find_fonts
+from training.synth.printed import draw_printed
 from vision.detections import CLASSIFIER_CLASSES
 from vision.imageio import load_image
 from vision.reader import ModelError, Reader, ReaderSettings
-from vision.synth import printed
-from vision.synth.fonts import find_fonts
-from vision.synth.printed import draw_printed
 from vision.verifier import (
     VERIFY_CONTEXT,
     VERIFY_SIZE,

@@ -1,4 +1,4 @@
-"""The index verifier's training examples (vision/train/verifier.py), with a fake detector: the
+"""The index verifier's training examples (training/verifier.py), with a fake detector: the
 detector's boxes and each label's own box, on an index or on nothing, and random boxes; no
 torch is needed to gather them."""
 
@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 
 from tests.test_negatives import FakeDetector, _scene
-from vision.train.verifier import verifier_examples
+from training.verifier import verifier_examples
 from vision.verifier import VERIFY_SIZE, verifier_crops
 
 

@@ -15,15 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handreader.audit import AuditAuthError, AuditLog
-from handreader.table import TableCard, TableOptions, score_codes, score_groups
-from handreader.verify import (
+from handreader.store.audit import AuditAuthError, AuditLog, verify_and_log
+from handreader.tables.scoring import TableCard, TableOptions, score_codes, score_groups
+from handreader.tables.verification import (
     DeclaredRound,
     DifferenceKind,
     Verdict,
     VerifyError,
     image_sha256,
-    verify_and_log,
     verify_round,
 )
 from rules.cards import full_deck
@@ -46,10 +45,18 @@ def kinds(verification: object) -> list[tuple[str, int | None, str | None, str |
     "declared",
     [
         RIGHT,
-        {"players": [{"seat": 1, "outcome": "win"}, {"seat": 2, "outcome": "lose"},
-                     {"seat": 3, "outcome": "WIN"}]},
-        {"1": {"outcome": "win", "payout": 0.95}, "2": {"outcome": "lose", "payout": -1},
-         "3": {"outcome": "win", "payout": "0.95"}},
+        {
+            "players": [
+                {"seat": 1, "outcome": "win"},
+                {"seat": 2, "outcome": "lose"},
+                {"seat": 3, "outcome": "WIN"},
+            ]
+        },
+        {
+            "1": {"outcome": "win", "payout": 0.95},
+            "2": {"outcome": "lose", "payout": -1},
+            "3": {"outcome": "win", "payout": "0.95"},
+        },
         {**RIGHT, "banker_net": -0.9},
         {"1": {"outcome": "win", "payout": 0.954}, "2": "lose", "3": "win"},  # within 1/2 cent
     ],
@@ -73,8 +80,12 @@ def test_a_true_declaration_matches(declared: dict[str, object]) -> None:
         ({"banker_net": -1}, [("banker_net", None, "-1", "-0.9")]),
         (
             {"1": {"outcome": "lose", "payout": -1}, "3": None, "7": "tie"},
-            [("outcome", 1, "lose", "win"), ("payout", 1, "-1", "0.95"),
-             ("missing_player", 3, None, "win"), ("extra_player", 7, "tie", None)],
+            [
+                ("outcome", 1, "lose", "win"),
+                ("payout", 1, "-1", "0.95"),
+                ("missing_player", 3, None, "win"),
+                ("extra_player", 7, "tie", None),
+            ],
         ),
     ],
 )
@@ -151,8 +162,10 @@ def test_a_table_without_banker_cannot_verify_a_banker_round() -> None:
         ({"1": {"outcome": "win", "payout": True}}, "must be a number, got True"),
         ({"1": {"outcome": "win", "bonus": 2}}, "unknown field 'bonus'"),
         ({"1": {"payout": 2}}, "outcome must be win, lose or tie, got None"),
-        ({"players": [{"seat": 1, "outcome": "win"}, {"seat": 1, "outcome": "lose"}]},
-         "seat 1 is declared more than once"),
+        (
+            {"players": [{"seat": 1, "outcome": "win"}, {"seat": 1, "outcome": "lose"}]},
+            "seat 1 is declared more than once",
+        ),
         ({"players": "win"}, "players must be a list"),
         ({"players": [{"outcome": "win"}]}, "needs a seat"),
         ({"players": [], "dealer": "x"}, "unknown field 'dealer'"),
@@ -166,8 +179,9 @@ def test_unreadable_declarations_are_refused(declared: object, message: str) -> 
 
 
 def test_both_declaration_forms_read_the_same() -> None:
-    flat = DeclaredRound.parse({"2": {"outcome": "lose", "payout": -1}, "1": "win",
-                                "banker_net": 0.05})
+    flat = DeclaredRound.parse(
+        {"2": {"outcome": "lose", "payout": -1}, "1": "win", "banker_net": 0.05}
+    )
     listed = DeclaredRound.parse(flat.to_dict())
     assert flat == listed
     assert [p.seat for p in flat.players] == [1, 2]
@@ -179,8 +193,12 @@ def test_verification_to_dict_is_json_with_both_sides() -> None:
     data = json.loads(json.dumps(result.to_dict()))
     assert data["verdict"] == "mismatch"
     assert data["differences"][0]["kind"] == "outcome"
-    assert data["computed"]["players"][0] == {"seat": 1, "outcome": "win", "payout": 0.95,
-                                              "problem": None}
+    assert data["computed"]["players"][0] == {
+        "seat": 1,
+        "outcome": "win",
+        "payout": 0.95,
+        "problem": None,
+    }
     assert data["computed"]["banker_net"] == -0.9
     assert data["declared"]["players"][2] == {"seat": 3, "outcome": "win", "payout": None}
 
@@ -198,8 +216,11 @@ DECK = [str(card) for card in full_deck()]
 def test_property_the_computed_results_match_and_one_flip_is_one_difference(
     cards: list[str], hands: int, flip: int, profile: str
 ) -> None:
-    table = score_codes([cards[5 * i : 5 * i + 5] for i in range(hands)], banker=0,
-                        options=TableOptions.create(profile=profile))
+    table = score_codes(
+        [cards[5 * i : 5 * i + 5] for i in range(hands)],
+        banker=0,
+        options=TableOptions.create(profile=profile),
+    )
     truth = {
         str(p.seat): {"outcome": p.outcome.value, "payout": str(as_number(p.settlement.net))}
         for p in table.players
@@ -233,7 +254,10 @@ def test_verify_and_log_scores_verifies_and_appends_one_record(tmp_path: Path) -
     log = AuditLog(tmp_path / "audit.db", token="operator-secret")
     digest = image_sha256(b"photo bytes")
     verification, record_id = verify_and_log(
-        _reading(), {"1": "win", "2": "win", "3": "win"}, log, "operator-secret",
+        _reading(),
+        {"1": "win", "2": "win", "3": "win"},
+        log,
+        "operator-secret",
         image_digest=digest,
     )
     assert verification.verdict is Verdict.MISMATCH

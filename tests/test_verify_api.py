@@ -1,5 +1,5 @@
-"""``POST /v1/verify`` and ``GET /v1/audit`` (handreader.web_verify) with a fake recognizer and
-an audit log in a temporary folder.
+"""``POST /v1/verify`` and ``GET /v1/audit`` (handreader.service.routes.verification)
+with a fake recognizer and an audit log in a temporary folder.
 
 Expectations: the table of ``web_fakes.NIU_TABLE`` under the trainer profile (seed 002's rules:
 No Niu banker at seat 0, Niu Niu at seat 1 and Niu 4 at seat 2 both win; the equal bet pays 1:1
@@ -22,8 +22,9 @@ import pytest
 from fastapi.testclient import TestClient
 from web_fakes import NIU_TABLE, FakeReader, error_message, image_bytes
 
-import serve
-from handreader.web_verify import AuditSettings, bearer_token, default_audit_path
+from handreader.service import app as serve
+from handreader.service import deps as service_deps
+from handreader.service.routes.verification import AuditSettings, bearer_token, default_audit_path
 
 TOKEN = "s3cret-operator-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -37,7 +38,7 @@ def fake() -> FakeReader:
 
 def _app(fake: FakeReader) -> Any:
     app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
-    app.dependency_overrides[serve.get_reader] = lambda: fake
+    app.dependency_overrides[service_deps.get_reader] = lambda: fake
     return app
 
 

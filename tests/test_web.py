@@ -1,5 +1,6 @@
-"""The page's files, the trainer endpoints and the live WebSocket (handreader.web), with a fake
-recognizer through the dependency override of ``serve.get_reader``.
+"""The page's files, the trainer endpoints and the live WebSocket
+(handreader.service.routes.reading), with a fake recognizer through the dependency
+override of ``handreader.service.deps.get_reader``.
 
 Expectations: seed 002 (the trainer's rules: Niu Niu beats No Niu; equal scores are decided by
 the highest card, rank K..A then suit spades, hearts, clubs, diamonds), vision/tracking.py (a
@@ -22,8 +23,8 @@ from hypothesis import strategies as st
 from starlette.websockets import WebSocketDisconnect
 from web_fakes import NIU_TABLE, FakeReader, error_message, fake_client, image_bytes
 
-import serve
-from handreader.web import STATIC_DIR, deal_hands
+from handreader.service import app as serve
+from handreader.service.routes.reading import STATIC_DIR, deal_hands
 from rules.cards import CARD_CLASSES, parse_card
 from rules.niuniu import rank_hands
 from rules.niuniu_profiles import get_profile

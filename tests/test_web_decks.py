@@ -1,6 +1,6 @@
 """Calibrated decks in the service: the ``deck`` option of the image endpoints and the live
-stream (``handreader.web_decks``), the deck list and calibration from uploads
-(``handreader.web_calibrate``), with a fake recognizer (``web_fakes.DeckFakeReader``).
+stream (``handreader.service.routes.decks``), the deck list and calibration from uploads
+(``handreader.service.routes.calibrate``), with a fake recognizer (``web_fakes.DeckFakeReader``).
 
 Expectations come from issue 8 (a deck is chosen by a field in the API; reading without one is
 unchanged; a corrupt profile is refused clearly and the default deck still works; a
@@ -25,9 +25,9 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 from web_fakes import NIU_TABLE, DeckFakeReader, error_message, fake_client, image_bytes
 
-import serve
-from handreader import web_decks
-from handreader.web_decks import DECKS
+from handreader.service import app as serve
+from handreader.service.routes import decks as web_decks
+from handreader.service.routes.decks import DECKS
 from vision.calibration import grid_order, load_profile, new_profile, save_profile
 
 

@@ -1,5 +1,6 @@
-"""``GET /v1/source`` (handreader.web_source): the service offers its own source code, as the
-AGPL-3.0 (section 13) asks of a program its users reach over a network, and the page links to it.
+"""``GET /v1/source`` (handreader.service.routes.source): the service offers its own source
+code, as the AGPL-3.0 (section 13) asks of a program its users reach over a network, and the page
+links to it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 from web_fakes import NIU_TABLE, FakeReader, fake_client
 
-from handreader.web import STATIC_DIR
-from handreader.web_source import ROOT, SOURCE_URL_VARIABLE, source_archive, source_files
+from handreader.service.routes.reading import STATIC_DIR
+from handreader.service.routes.source import ROOT, SOURCE_URL_VARIABLE, source_archive, source_files
 
 
 @pytest.fixture
@@ -41,8 +42,13 @@ def test_the_source_is_served_as_a_tar_gz_of_the_running_code(
     assert "handreader-source.tar.gz" in response.headers["content-disposition"]
     members = _members(response.content)
     # the code this process runs, byte for byte
-    for name in ("serve.py", "handreader/web_source.py", "vision/reader.py", "rules/niuniu.py",
-                 "handreader/static/index.html"):
+    for name in (
+        "serve.py",
+        "handreader/service/routes/source.py",
+        "vision/reader.py",
+        "rules/niuniu.py",
+        "handreader/service/static/index.html",
+    ):
         assert members[f"handreader-source/{name}"] == (ROOT / name).read_bytes()
     if (ROOT / "LICENSE").is_file():  # a checkout (a wheel's install holds the packages only)
         licence = members["handreader-source/LICENSE"].decode()

@@ -19,9 +19,9 @@ from live_scene import LAYOUT, SIZE_WH, NoisyReader, render_frame, write_video
 from numpy.typing import NDArray
 
 from handreader import cli
-from handreader.commands import webcam
-from handreader.commands.webcam import Key, WebcamError, key_action, parse_source, run_webcam
-from handreader.live import LiveFrame, LiveSettings
+from handreader.cli import webcam
+from handreader.cli.webcam import Key, WebcamError, key_action, parse_source, run_webcam
+from handreader.tables.live import LiveFrame, LiveSettings
 from rules.niuniu_profiles import NIU_PROFILES
 
 FRAMES = 40
@@ -63,8 +63,17 @@ def test_headless_run_writes_the_annotated_video(
     monkeypatch.setattr(reader_module.Reader, "load", classmethod(lambda cls, *a, **k: reader))
     out = tmp_path / "annotated.mp4"
     status = cli.main(
-        ["webcam", "--source", str(video), "--headless", "--output", str(out),
-         "--read-every", "1", "--json"]
+        [
+            "webcam",
+            "--source",
+            str(video),
+            "--headless",
+            "--output",
+            str(out),
+            "--read-every",
+            "1",
+            "--json",
+        ]
     )
     assert status == 0
     stats = json.loads(capsys.readouterr().out)
@@ -89,7 +98,10 @@ def test_headless_run_with_read_every_reads_every_kth_frame(video: Path) -> None
     reader = NoisyReader(misread=0.0, miss=0.0, ghost=0.0)
     seen: list[LiveFrame] = []
     stats = run_webcam(
-        str(video), reader=reader, settings=LiveSettings(read_every=4), headless=True,
+        str(video),
+        reader=reader,
+        settings=LiveSettings(read_every=4),
+        headless=True,
         on_frame=seen.append,
     )
     assert stats.frames == FRAMES and stats.reads == FRAMES // 4
@@ -108,8 +120,12 @@ def test_overlapped_and_serial_loops_give_the_same_frames(video: Path, read_ever
         reader = NoisyReader(seed=6, misread=0.1, miss=0.05, ghost=0.05)
         seen: list[LiveFrame] = []
         stats = run_webcam(
-            str(video), reader=reader, settings=LiveSettings(read_every=read_every),
-            headless=True, on_frame=seen.append, overlap=overlap,
+            str(video),
+            reader=reader,
+            settings=LiveSettings(read_every=read_every),
+            headless=True,
+            on_frame=seen.append,
+            overlap=overlap,
         )
         assert stats.frames == FRAMES and reader.frames_read == list(range(0, FRAMES, read_every))
         runs.append(seen)
@@ -152,7 +168,11 @@ def test_max_frames_stops_early(video: Path) -> None:
     ],
 )
 def test_bad_arguments_are_a_clear_error_with_exit_status_2(
-    argv: list[str], message: str, video: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    message: str,
+    video: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     text = tmp_path / "notes.txt"
@@ -236,8 +256,11 @@ def test_window_keys_snapshot_next_profile_pause_and_quit(video: Path, tmp_path:
     display = ScriptedDisplay({5: "s", 6: "n", 8: "p", 11: "p", 14: "q"})
     seen: list[LiveFrame] = []
     stats = run_webcam(
-        str(video), reader=NoisyReader(misread=0.0, miss=0.0, ghost=0.0),
-        display=display, snapshots=tmp_path / "snaps", on_frame=seen.append,
+        str(video),
+        reader=NoisyReader(misread=0.0, miss=0.0, ghost=0.0),
+        display=display,
+        snapshots=tmp_path / "snaps",
+        on_frame=seen.append,
     )
     assert display.closed
     # 14 pictures shown; the three shown while paused (after keys at 8, 9, 10) read no frame
@@ -270,8 +293,9 @@ def test_register_adds_the_webcam_command() -> None:
 
 
 def _still_video_of(image: NDArray[np.uint8], path: Path, frames: int) -> Path:
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"mp4v"), 25.0,
-                             (image.shape[1], image.shape[0]))
+    writer = cv2.VideoWriter(
+        str(path), cv2.VideoWriter.fourcc(*"mp4v"), 25.0, (image.shape[1], image.shape[0])
+    )
     for _ in range(frames):
         writer.write(image)
     writer.release()
@@ -292,8 +316,14 @@ def test_real_reader_on_a_still_video(tmp_path: Path) -> None:
     image = render_frame(0) if photo is None else cv2.resize(cv2.imread(str(photo)), SIZE_WH)
     video = _still_video_of(image, tmp_path / "still.mp4", 12)
     seen: list[LiveFrame] = []
-    stats = run_webcam(str(video), reader=reader, settings=LiveSettings(read_every=1),
-                       headless=True, output=tmp_path / "out.mp4", on_frame=seen.append)
+    stats = run_webcam(
+        str(video),
+        reader=reader,
+        settings=LiveSettings(read_every=1),
+        headless=True,
+        output=tmp_path / "out.mp4",
+        on_frame=seen.append,
+    )
     assert stats.frames == 12 and stats.reads == 12
     assert len(frames_of(tmp_path / "out.mp4")) == 12
     # whatever the reader sees in a still video, the shown cards are the ones it read most

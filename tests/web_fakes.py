@@ -17,7 +17,8 @@ import numpy as np
 from fastapi.testclient import TestClient
 from numpy.typing import NDArray
 
-import serve
+from handreader.service import app as serve
+from handreader.service import deps as service_deps
 from rules.cards import CARD_CLASSES
 from vision.calibration import grid_order
 from vision.detections import CardReading, Detections, Reading
@@ -28,7 +29,7 @@ def fake_client(reader: object) -> Iterator[TestClient]:
     """A client of the app started without models, reading with ``reader``; an exception in a
     route comes back as the 500 a real client would get."""
     app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
-    app.dependency_overrides[serve.get_reader] = lambda: reader
+    app.dependency_overrides[service_deps.get_reader] = lambda: reader
     with TestClient(app, raise_server_exceptions=False) as client:
         yield client
 
@@ -47,7 +48,7 @@ NIU_NIU = "KS QS 10S 5C 5S"
 NIU_4 = "3H 7S KD 8C 6D"
 NIU_TABLE = {NO_NIU: (0.4, 0.05), NIU_NIU: (0.1, 0.6), NIU_4: (0.6, 0.6)}
 """A banker game read with the banker on top: seat 0 No Niu (the banker), seat 1 Niu Niu and
-seat 2 Niu 4 (``handreader.table``: reading order, rows from the top, left to right)."""
+seat 2 Niu 4 (``handreader.tables.scoring``: reading order, rows from the top, left to right)."""
 
 
 class FakeReader:

@@ -320,7 +320,7 @@ def optional_cards(meta: dict[str, Any]) -> list[str]:
 
 
 def scenes_manifest(scene_dir: Path, out: Path, limit: int | None = None) -> Path:
-    """A manifest of synthetic scenes (``vision.synth.generate``): the cards with a visible index.
+    """A manifest of synthetic scenes (``training.synth.generate``): the cards with a visible index.
 
     A card counts when at least one of its indices is labelled (on top, inside the frame, big
     enough); one card per physical card, so a two-deck scene may list a code twice. A card

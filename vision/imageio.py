@@ -46,6 +46,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.settings import ReaderSettings
+
 if TYPE_CHECKING:
     from vision.detections import Reading
 
@@ -435,8 +437,6 @@ _REDUCED_FLAGS = {factor: getattr(cv2, f"IMREAD_REDUCED_COLOR_{factor}") for fac
 def reader_long_side() -> int:
     """The default ``min_long_side`` of :func:`decode_reduced`: the reader's ``tile_above_px``
     plus one (an image at ``tile_above_px`` or under would be read whole only, not in tiles)."""
-    from vision.reader import ReaderSettings  # (imageio itself does not need the reader)
-
     return ReaderSettings().tile_above_px + 1
 
 

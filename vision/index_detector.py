@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -17,9 +17,7 @@ from numpy.typing import NDArray
 
 from vision.detections import Detections
 from vision.letterbox import PAD_VALUE, Letterbox, letterbox
-
-if TYPE_CHECKING:
-    from vision.reader import ReaderSettings
+from vision.settings import ReaderSettings
 
 __all__ = ["IndexDetector", "ModelError", "box_iou", "non_max_suppression", "session"]
 
@@ -115,8 +113,6 @@ class IndexDetector:
     """``IndexDetector(path, imgsz, settings).detect(image_bgr) -> Detections``."""
 
     def __init__(self, path: Path, imgsz: int, settings: ReaderSettings | None = None) -> None:
-        from vision.reader import ReaderSettings
-
         self.settings = settings or ReaderSettings()
         self._session = session(path)
         self._input = self._session.get_inputs()[0].name
@@ -170,7 +166,7 @@ class IndexDetector:
         A close-up (no index found, or one as big as ``closeup_index_share`` of the image's
         shorter side: a card filling the frame) is read again inside a grey margin, and that
         second reading is the answer (unless ``settings.closeups`` is off); see
-        :class:`vision.reader.ReaderSettings`.
+        :class:`vision.settings.ReaderSettings`.
 
         Indices that the network sees small (median side under ``settings.fine_below_px`` of its
         input) in an image that is not tiled are read again at ``settings.fine_imgsz``, and

@@ -16,7 +16,6 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,6 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES, Joker, parse_card
 from vision.calibration import DeckProfile, combine_with_profile
-from vision.card_view import WholeCardClassifier
 from vision.crops import CROP_CONTEXT, CROP_SIZE, crop_index, crops_to_tensor
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
 from vision.index_detector import (
@@ -37,7 +35,9 @@ from vision.index_detector import (
     session,
     softmax,
 )
+from vision.settings import ReaderSettings
 from vision.verifier import IndexVerifier
+from vision.whole_card import WholeCardClassifier
 
 __all__ = [
     "CLASSIFIER_CLASSES",
@@ -136,122 +136,6 @@ def upright_turns(xyxy: NDArray[np.floating[Any]]) -> NDArray[np.bool_]:
     quarters of a turn (1 and 3). Row k is turn k (``np.rot90``'s k, counter-clockwise)."""
     tall = (xyxy[:, 3] - xyxy[:, 1]) >= (xyxy[:, 2] - xyxy[:, 0])
     return np.stack([tall, ~tall, tall, ~tall])
-
-
-@dataclass(frozen=True, slots=True)
-class ReaderSettings:
-    """Thresholds of the pipeline, chosen for F1 on 120 synthetic scenes of the held-out decks
-    (never on the real photos) with ``benchmarks/tune_reader.py --turns 4``: detection 0.15,
-    uncertain below 0.7, "none" from 0.2, four quarter turns per crop (the grid's best row
-    with this release's classifier; the release before used detection 0.1 and uncertain 0.8)."""
-
-    detection_threshold: float = 0.15
-    nms_iou: float = 0.5
-    uncertain_below: float = 0.7
-    none_above: float = 0.2
-    merge_distance: float = 9.0
-    """Two same-card indices are one card when closer than this many index heights."""
-    tile_above_px: int = 1400
-    """Images with a longer side above this are also read at a finer scale: that of four
-    overlapping tiles of 0.6 of each side at the detector's size (one pass over the whole
-    image when the detector takes any input size, else those four tiles)."""
-    closeup_index_share: float = 0.1
-    """A close-up: an index found whose longer side is at least this share of the image's
-    shorter side (a card filling the frame), or no index found at all. The detector learned
-    cards lying inside table scenes and misses indices pressed against the image's edge, so a
-    close-up is read again inside a grey margin (``closeup_margin``), and that reading is kept."""
-    closeup_margin: float = 0.15
-    """The margin around a close-up, as a share of the image's longer side."""
-    closeups: bool = True
-    """Whether close-ups are read again. :meth:`Reader.for_frames` turns it off: a video frame
-    gets one detector pass, to keep its time (a live table is seldom one card filling the
-    frame, while a close hand would pay the second pass in every frame)."""
-    fine: bool = True
-    """Whether small indices are read again at ``fine_imgsz`` (:meth:`Reader.for_frames` turns
-    it off, as it does ``closeups``)."""
-    fine_imgsz: int = 640
-    """The detector's input size for the finer pass. Held-out synthetic F1 (optional cards left
-    out) 0.9075 at 480, 0.9138 at 640, 0.9016 at 800 with this release's models and reader
-    (with older models, 0.824 -> 0.845 at 480 and the same at 640); the real photo sets do not
-    move (their indices are large). An image whose longer side is under this size gets no
-    finer pass."""
-    fine_below_px: float = 16.0
-    """An image (not over ``tile_above_px``) whose found indices have a median side under this
-    many pixels of the detector's input is read again at ``fine_imgsz``, and that reading is
-    kept."""
-    exposure_target: float = 160.0
-    """A photo whose 99th-percentile grey level is under this is brightened to it before it
-    is read (:func:`brightened`); 0 reads every photo as it is. With the photos of
-    ``realdata/pinochle`` dimmed to 0.45 of their values, rank F1 is 0.974 without the step
-    and 0.985 with it; no real folder's figures changed as taken, and on the held-out synthetic
-    scenes (10 of 400 brightened) F1 went from 0.9248 to 0.9246
-    (``benchmarks/eval_perturbed.py``, ``handreader eval``)."""
-    fourth_corner: bool = True
-    """Whether a lone index at the fourth corner of a card read at three others, read as
-    another rank of the same suit, is taken as that card's corner, not as a second card
-    (:func:`fourth_corners`)."""
-    whole_card: bool = True
-    """Whether an image with at most two cards read for certain from its indices is also shown
-    to the whole-card classifier (:mod:`vision.card_view`), when the models include one (see
-    :func:`apply_whole_card`). :meth:`Reader.for_frames` turns it off."""
-    whole_card_above: float = 0.4
-    """The whole-card classifier's probability from which its card is taken, when the indices
-    gave no certain card."""
-    whole_card_sure: float = 0.95
-    """The whole-card classifier's probability from which, naming one of the one or two
-    certain cards, it makes the image that one card."""
-    rect_input: bool = True
-    """Whether the detector (when it takes any input size) gets the image padded only to a
-    multiple of its stride, not to a square (:func:`vision.letterbox.letterbox`): a 640x480
-    frame goes in as 320 x 256, and its detector pass takes about 2.4 ms less. Held-out
-    synthetic F1 0.9328 to 0.9321, on 400 other held-out scenes 0.9157 to 0.9172, pinochle
-    0.9849 to 0.9858, singles, scans and crops the same."""
-    max_detections: int = 300
-    turns: int = 4
-    """Quarter turns of each crop shown to the classifier, the surest kept. The network was
-    trained on indices at every angle, so 1 (the crop as it lies) reads too; four turns read
-    better (held-out synthetic F1 0.796 against 0.779) for about 3 ms more per 640x480 frame."""
-    retry_below: float = 0.9
-    """Only crops whose surest card is below this are shown at the other turns (the same
-    held-out synthetic F1 as trying every crop at every turn, for less work)."""
-    retry_none_below: float = 0.3
-    """Nor are crops whose first look gives "none" (no index: a pip, a court figure, the
-    table) at least this probability: looked at again, one view of a pip may pass for a card,
-    and a 12 MP table photo has dozens of them (1.0 retries them all, as until the thirteenth
-    session). Held-out synthetic F1 0.9328 either way (400 other held-out scenes 0.9157 to
-    0.9162), crops valid F1 0.9359 to 0.9377, the other real folders the same."""
-    upright_turns: bool = True
-    """With four ``turns``, an unsure crop is shown only at the two turns that stand its box
-    upright (:func:`upright_turns`), not at all four (its first look, as it lies, is kept
-    either way). The views left out are those that read a sideways index, where a lucky view
-    of a pip passes as a card: on 400 held-out synthetic scenes F1 0.9309 to 0.9328 (precision
-    0.946 to 0.959), on 400 others 0.9146 to 0.9151, for 3 ms less per 640x480 frame."""
-    verify_below: float = 0.1
-    """With an index verifier among the models (:mod:`vision.verifier`), a card read for
-    certain goes when the verifier gives none of its boxes this probability of being a card's
-    corner index (they are printed letters and digits, a pip, a pattern): its boxes are read
-    as "none" and the cards merged again (:meth:`Reader.verified_cards`); 0 keeps every
-    card. Chosen on 400 held-out synthetic scenes of seed 778 (F1 0.9172 without the
-    verifier, 0.9175 at 0.05, 0.9171 at 0.1, 0.9168 at 0.2, 0.9162 at 0.3) and 400 held-out
-    scenes laid on printed pages (``datasets/printed-holdout.yaml``: 0.8602 without, 0.8949,
-    0.8959, 0.8958, 0.8954), the best sum; on the real folders, read only afterwards, pinochle
-    0.9858 to 0.9896 and crops valid 0.9377 to 0.9490, singles and scans the same."""
-    verify_uncertain: bool = True
-    """Whether cards read with low confidence are shown to the index verifier too, by the same
-    rule as certain ones: an uncertain "card" on printed text, a pip or a picture goes instead
-    of flagging the photo as read with low confidence. No certain card changes. Chosen on
-    the same two sets as ``verify_below``, uncertain cards on a labelled index / elsewhere and
-    photos flagged, without -> with: seed 778 651 / 33 and 175 -> 646 / 25 and 173; printed
-    pages 506 / 655 and 285 -> 486 / 42 and 180. Read afterwards: 300 card-free printed
-    tables 867 uncertain cards on 218 photos flagged -> 59 on 31; held-out (seed 777) 469 / 21
-    and 149 -> 464 / 14 and 145; pinochle 29 on 24 photos -> 21 on 19; crops valid 44 on 30
-    -> 33 on 26 (of the 19 gone there, 14 sat on print, pips or pictures and 5 on indices
-    the classifier misread; singles and scans have none)."""
-    retry_contexts: tuple[float, ...] = (0.85,)
-    """An unsure crop (see ``retry_below``) is also cut again around its box with these
-    shares of the usual margin (``CROP_CONTEXT``) and read at the same turns; its probabilities
-    are the mean of each cut's surest turn (the surest view of all would let one lucky view
-    of a pip or a court figure pass as a card)."""
 
 
 def _sha256(path: Path) -> str:

@@ -1,0 +1,60 @@
+"""The ``handreader`` command line: one subcommand per module under ``handreader.cli``.
+
+Each command module exposes ``register(subparsers)``, which adds its parser and sets
+``func(args) -> int`` as the default. Errors of the ``ValueError`` family (bad card text, bad
+hand, bad file) become a one-line message and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from handreader import __version__
+
+COMMANDS: tuple[str, ...] = (
+    "score",
+    "read",
+    "eval",
+    "round",
+    "pits",
+    "baccarat",
+    "blackjack",
+    "paigow",
+    "synth",
+    "train",
+    "calibrate",
+    "webcam",
+    "serve",
+)
+"""Command modules under ``handreader.cli``, in help order."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="handreader", description="Read card hands from photos and score them."
+    )
+    parser.add_argument("--version", action="version", version=f"handreader {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        module = importlib.import_module(f"handreader.cli.{name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the process exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except ValueError as error:
+        print(f"handreader {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return status
+

@@ -1,0 +1,72 @@
+"""``handreader blackjack``: totals, the dealer's action and each player hand's outcome.
+
+Examples::
+
+    handreader blackjack --dealer "KS 7H" --player "AS KD" --player "9C 9D"
+    handreader blackjack --dealer "AS 6H" --player "10C 7D" --hit-soft-17 --stake 10 --json
+
+The output gives the dealer's totals and required action (hit or stand), then each player hand's
+totals, outcome (blackjack, win, push, lose; undecided while the dealer must draw) and net
+amount. With ``--json`` each player hand is one JSON object per line, the dealer included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from decimal import Decimal
+
+from handreader.cli.amounts import amount as _amount
+from handreader.cli.amounts import money as _money
+from rules.blackjack import BlackjackRules, play_blackjack_round
+from rules.cards import parse_cards
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``blackjack`` subcommand."""
+    parser = subparsers.add_parser(
+        "blackjack",
+        help="dealer action and outcomes of a blackjack round",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    parser.add_argument("--dealer", required=True, help='dealer cards, e.g. "KS 7H"')
+    parser.add_argument(
+        "--player",
+        required=True,
+        action="append",
+        help='a player hand, e.g. "AS KD"; repeat for several hands',
+    )
+    parser.add_argument("--stake", type=_amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument("--hit-soft-17", action="store_true", help="the dealer hits soft 17")
+    parser.add_argument(
+        "--blackjack-pays", type=_amount, default=Decimal("1.5"), help="blackjack payout (1.5)"
+    )
+    parser.add_argument("--decks", type=int, default=6, help="decks in the shoe (default 6)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Settle every player hand against the dealer and print the round."""
+    rules = BlackjackRules(
+        dealer_hits_soft_17=args.hit_soft_17, blackjack_pays=args.blackjack_pays, decks=args.decks
+    )
+    dealer = parse_cards(args.dealer)
+    players = [parse_cards(text) for text in args.player]
+    round_ = play_blackjack_round(dealer, players, args.stake, rules)
+    if args.json:
+        dealer_report = round_.dealer.to_dict() | {"action": round_.action.value}
+        for number, settlement in enumerate(round_.players, start=1):
+            line = {"player": number, "dealer": dealer_report} | settlement.to_dict()
+            print(json.dumps(line))
+        return 0
+    dealer_cards = " ".join(str(card) for card in round_.dealer.cards)
+    print(f"dealer: {dealer_cards:<14} {round_.dealer.description:<10} {round_.action.value}s")
+    for number, settlement in enumerate(round_.players, start=1):
+        cards = " ".join(str(card) for card in settlement.hand.cards)
+        if settlement.outcome is None or settlement.net is None:
+            verdict = "undecided: the dealer must draw"
+        else:
+            verdict = f"{settlement.outcome.value} {_money(settlement.net)}"
+        print(f"player {number}: {cards:<14} {settlement.hand.description:<10} {verdict}")
+    return 0

@@ -1,0 +1,97 @@
+"""``handreader paigow``: set seven cards by the house way (or check a setting), settle vs banker.
+
+Examples::
+
+    handreader paigow --cards "AS KD 9C 9D 5H 3S JR"
+    handreader paigow --high "9C 9D 5H 3S 2C" --low "AS KD" --banker "QS QH 8D 7C 4S 3D 2H"
+
+With ``--cards`` the player's seven cards are set by the house way; with ``--high`` and ``--low``
+the given setting is checked (a foul, low outranking high, is an error, exit status 2). With
+``--banker`` the banker's seven cards are set by the house way and the hands are settled: win
+(less commission), push or lose. With ``--json`` the report is one JSON object on one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from decimal import Decimal
+from typing import Any
+
+from handreader.cli.amounts import amount as _amount
+from handreader.cli.amounts import money as _money
+from handreader.cli.amounts import rate as _rate
+from rules.cards import check_distinct, parse_cards
+from rules.errors import HandError
+from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand, settle_paigow
+from rules.poker_hands import PokerHand, WheelRank
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``paigow`` subcommand."""
+    parser = subparsers.add_parser(
+        "paigow",
+        help="Pai Gow Poker: house way, setting check, settling",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    parser.add_argument("--cards", help="the player's 7 cards, set by the house way")
+    parser.add_argument("--high", help="a given 5-card high hand (with --low)")
+    parser.add_argument("--low", help="a given 2-card low hand (with --high)")
+    parser.add_argument("--banker", help="the banker's 7 cards, set by the house way")
+    parser.add_argument("--stake", type=_amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument(
+        "--commission", type=_rate, default=Decimal("0.05"), help="commission on wins (0.05)"
+    )
+    parser.add_argument(
+        "--wheel",
+        choices=[wheel.value for wheel in WheelRank],
+        default=WheelRank.SECOND_HIGHEST.value,
+        help="where A-2-3-4-5 ranks among straights (default second-highest)",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.set_defaults(func=run)
+
+
+def _player_setting(args: argparse.Namespace, rules: PaiGowRules) -> tuple[PaiGowSetting, str]:
+    """The player's setting and how it was made: ``house_way`` or ``given``."""
+    given = args.high is not None or args.low is not None
+    if args.cards is not None and given:
+        raise HandError("give either --cards or --high with --low, not both")
+    if args.cards is not None:
+        return house_way(parse_cards(args.cards), rules), "house_way"
+    if args.high is None or args.low is None:
+        raise HandError("give --cards (7 cards), or both --high (5 cards) and --low (2 cards)")
+    return set_paigow_hand(parse_cards(args.high), parse_cards(args.low), rules), "given"
+
+
+def _hand_line(name: str, hand: PokerHand) -> str:
+    cards = " ".join(str(card) for card in hand.cards)
+    return f"{name}: {cards:<16} {hand.description}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Set or check the player's hand, then settle it against the banker when given."""
+    rules = PaiGowRules(wheel=WheelRank(args.wheel), commission=args.commission)
+    player, set_by = _player_setting(args, rules)
+    report: dict[str, Any] = {"set_by": set_by, "player": player.to_dict()}
+    banker = result = None
+    if args.banker is not None:
+        banker_cards = parse_cards(args.banker)
+        check_distinct([*player.cards, *banker_cards])
+        banker = house_way(banker_cards, rules)
+        result = settle_paigow(player, banker, args.stake, rules)
+        report = {"set_by": set_by} | result.to_dict()
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(f"player ({set_by.replace('_', ' ')}):")
+    print("  " + _hand_line("high", player.high))
+    print("  " + _hand_line("low ", player.low))
+    if banker is not None and result is not None:
+        print("banker (house way):")
+        print("  " + _hand_line("high", banker.high))
+        print("  " + _hand_line("low ", banker.low))
+        high = "player" if result.high_won else "banker"
+        low = "player" if result.low_won else "banker"
+        print(f"high: {high}  low: {low}  outcome: {result.outcome.value} {_money(result.net)}")
+    return 0

@@ -1,0 +1,275 @@
+"""``handreader score``: the Niu Niu score and split of five cards.
+
+Usage::
+
+    handreader score CARD CARD CARD CARD CARD [--profile P] [--json]
+    handreader score [--profile P] [--json] < hands.txt      # one hand per line
+    handreader score PHOTO [PHOTO ...] [--profile P] [--deck NAME] [--json]  # read, score
+
+With ``--json`` each hand prints one object on one line::
+
+    {"cards": ["3H", ...], "split": {"bull": [3 cards], "rest": [2 cards]} | null,
+     "score": "niu_4", "points": 4 | null, "label": "Niu 4", "rank": 4, "profile": "trainer"}
+
+``rank`` is the score's place in the profile's order (0 = No Niu). In stdin mode a bad line is
+reported on stderr with its line number, the other lines are still answered, and the exit
+status is 2 at the end. Photos (and folders of them, as ``handreader read`` takes them) are
+read with the models loaded once; with more than one, each photo's lines follow a
+``== PHOTO`` line (``--json`` lines carry ``"image"`` instead); a photo that cannot be read
+gets an error (a JSON error line with ``--json``), the others are still scored, and the exit
+status is 2. :func:`score_hand_text`, :func:`hand_to_json` and :func:`format_hand`
+are shared with other commands (e.g. photo input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from rules.cards import parse_cards
+from rules.niuniu import NiuHand, evaluate_hand
+from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, NiuProfile
+
+if TYPE_CHECKING:
+    from handreader.tables.scoring import TableOptions
+    from vision.calibration import DeckProfile
+    from vision.reader import Reader
+
+__all__ = [
+    "format_hand",
+    "hand_to_json",
+    "register",
+    "run",
+    "score_hand_text",
+    "score_lines",
+    "score_photo",
+    "score_photos",
+]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``score`` command to the CLI."""
+    parser = subparsers.add_parser(
+        "score",
+        help="score a Niu Niu hand: best 3 + 2 split, score and rank",
+        description=(
+            "Score five Niu Niu cards given as arguments (e.g. 3H 7S KD 8C 6D; T for 10, "
+            "lower case and suit symbols accepted), or, with no cards, one hand per line of "
+            "standard input."
+        ),
+    )
+    parser.add_argument("cards", nargs="*", metavar="CARD", help="five cards, e.g. 10H QS")
+    parser.add_argument(
+        "--profile",
+        choices=sorted(NIU_PROFILES),
+        default=DEFAULT_PROFILE,
+        help=f"house rules (default: {DEFAULT_PROFILE})",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object per hand")
+    parser.add_argument(
+        "--deck", help="a calibrated deck profile (handreader calibrate) for photos"
+    )
+    parser.add_argument("--models", type=Path, metavar="DIR", help="model folder for photos")
+    parser.set_defaults(func=run)
+
+
+def score_hand_text(
+    text: str | Sequence[str], profile: str | NiuProfile = DEFAULT_PROFILE
+) -> NiuHand:
+    """Score a hand written as text: one string (``"3H 7S KD 8C 6D"``) or a list of tokens.
+
+    Raises CardError naming an unreadable token and HandError for a count other than five or a
+    repeated card, both ValueErrors.
+    """
+    joined = text if isinstance(text, str) else " ".join(text)  # tokens may hold several cards
+    return evaluate_hand(parse_cards(joined), profile)
+
+
+def hand_to_json(hand: NiuHand) -> dict[str, Any]:
+    """The JSON object of a scored hand (see the module docstring for its keys)."""
+    split: dict[str, list[str]] | None = None
+    if hand.split is not None:
+        split = {
+            "bull": [str(card) for card in hand.split.bull],
+            "rest": [str(card) for card in hand.split.rest],
+        }
+        if hand.split.swapped:
+            split["swapped"] = [str(card) for card in hand.split.swapped]
+    return {
+        "cards": [str(card) for card in hand.cards],
+        "split": split,
+        "score": hand.score.value,
+        "points": hand.points,
+        "label": hand.label,
+        "rank": hand.tier,
+        "profile": hand.profile.name,
+    }
+
+
+def format_hand(hand: NiuHand, as_json: bool = False) -> str:
+    """One output line for a hand: a JSON object, or a readable line such as
+    ``3H 7S KD 8C 6D: Niu 4 (KD 7S 3H | 8C 6D)``."""
+    if as_json:
+        return json.dumps(hand_to_json(hand), ensure_ascii=False)
+    return str(hand)
+
+
+def score_lines(
+    lines: Iterable[str],
+    profile: str | NiuProfile,
+    as_json: bool,
+    out: TextIO,
+    errors: TextIO,
+    command: str = "score",
+) -> int:
+    """Answer one line of ``out`` per hand line; report bad lines on ``errors``; 2 if any was bad.
+
+    Blank lines and lines starting with ``#`` are skipped.
+    """
+    status = 0
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            hand = score_hand_text(text, profile)
+        except ValueError as error:
+            print(f"handreader {command}: error: line {number}: {error}", file=errors, flush=True)
+            status = 2
+            continue
+        print(format_hand(hand, as_json), file=out, flush=True)
+    return status
+
+
+def _is_photo(token: str) -> bool:
+    """True for a path to an image or a folder of them (an existing file or folder, or a name
+    with an image suffix)."""
+    from handreader.cli.photos import IMAGE_SUFFIXES
+
+    path = Path(token)
+    return (
+        path.suffix.lower() in IMAGE_SUFFIXES
+        or path.is_dir()
+        or (path.is_file() and len(token) > 3)
+    )
+
+
+def score_photos(
+    photos: list[str], profile: str, deck: str | None, models: Path | None, as_json: bool
+) -> int:
+    """Score each photo (a folder stands for its image files); 2 if any could not be read.
+
+    One photo is printed as :func:`score_photo` prints it; with several, each photo's lines
+    follow a ``== PHOTO`` line (not with ``--json``: its lines carry the image)."""
+    from handreader.cli.photos import expand_photos, report_unreadable
+    from handreader.tables.scoring import TableOptions
+    from vision.calibration import load_profile
+    from vision.imageio import ImageError
+    from vision.reader import Reader
+
+    options = TableOptions.create(profile=profile)  # a bad profile is named before any photo
+    reader = Reader.load(models)
+    deck_profile = load_profile(deck) if deck else None
+    expanded = expand_photos(photos)
+    status = 0
+    for photo in expanded:
+        if len(expanded) > 1 and not as_json:
+            print(f"== {photo}", flush=True)
+        try:
+            score_photo(photo, options, reader, deck_profile, as_json)
+        except ImageError as error:
+            status = 2
+            report_unreadable("score", photo, error, as_json)
+    return status
+
+
+def score_photo(
+    photo: str,
+    options: TableOptions,
+    reader: Reader,
+    deck_profile: DeckProfile | None,
+    as_json: bool,
+) -> None:
+    """Read a photo with ``reader``, group its cards into hands under ``options``, print one
+    line per hand (ImageError when it cannot be read)."""
+    from handreader.cli.photos import open_photo
+    from handreader.tables.scoring import score_reading
+
+    photo_image = open_photo(photo)  # boxes mapped back to the photo's own pixels below
+    reading = photo_image.to_original(reader.read(photo_image.image, deck_profile))
+    table = score_reading(reading, options)
+    outcomes = {player.seat: player for player in table.players}
+    if not table.hands:
+        message = "no cards found" if not reading.cards else "no hand found"
+        print(
+            json.dumps({"image": photo, "hands": 0, "problem": message})
+            if as_json
+            else f"{photo}: {message}"
+        )
+        return
+    for hand in table.hands:
+        player = outcomes.get(hand.seat)
+        if as_json:
+            record: dict[str, Any] = {
+                "image": photo,
+                "seat": hand.seat,
+                "role": hand.role.value,
+                "status": hand.status.value,
+                "problem": hand.problem,
+            }
+            if hand.hand is not None:
+                record.update(hand_to_json(hand.hand))
+            else:
+                record.update(
+                    {
+                        "cards": [card.code for card in hand.cards],
+                        "split": None,
+                        "score": None,
+                        "points": None,
+                    }
+                )
+            record["boxes"] = [card.to_dict()["box"] for card in hand.cards]
+            if player is not None:
+                record.update(
+                    {k: v for k, v in player.to_dict().items() if k in ("outcome", "net")}
+                )
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            text = (
+                format_hand(hand.hand)
+                if hand.hand is not None
+                else " ".join(c.code for c in hand.cards)
+            )
+            extra = f" [{hand.status.value}: {hand.problem}]" if hand.problem else ""
+            against = f" -> {player.outcome.value}" if player is not None and player.outcome else ""
+            print(f"{hand.role.value} {hand.seat}: {text}{extra}{against}")
+    if table.left_over and not as_json:
+        cards = ", ".join(
+            card.code
+            + (" (uncertain)" if card.uncertain else "")
+            + (f" {card.confidence:.2f}" if card.confidence is not None else "")
+            for card in table.left_over
+        )
+        print(f"left over (in no hand): {cards}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the cards of the command line, or every line of standard input when none."""
+    photos = [token for token in args.cards if _is_photo(token)]
+    if photos:
+        if len(photos) != len(args.cards):
+            cards = [token for token in args.cards if token not in photos]
+            raise ValueError(
+                f"give either cards or photos, not both: {' '.join(cards)!r} beside "
+                f"{len(photos)} photo(s)"
+            )
+        return score_photos(photos, args.profile, args.deck, args.models, args.json)
+    if not args.cards:
+        return score_lines(sys.stdin, args.profile, args.json, sys.stdout, sys.stderr)
+    hand = score_hand_text(args.cards, args.profile)
+    print(format_hand(hand, args.json))
+    return 0

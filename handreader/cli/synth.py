@@ -1,0 +1,180 @@
+"""``handreader synth``: write a synthetic training set of card scenes, or preview one.
+
+Usage::
+
+    handreader synth --config datasets/scenes.yaml --out DIR --count N [--start S]
+                     [--workers W] [--preview] [--preview-count K]
+    handreader synth --preview-only --out DIR [--preview-count K]
+
+Scenes ``S .. S+N-1`` of the config are written under ``DIR`` (``images/``, ``labels/``,
+``meta/``; see ``datasets/README.md``), in parallel on all cores unless ``--workers`` says
+otherwise, with a progress bar on standard error. Scene ``i`` depends only on the config (its
+seed included) and ``i``, so runs can be split with ``--start`` and the files are the same
+whatever the number of workers. ``--preview`` then writes ``DIR/contact_sheet.png``: the first
+scenes in ``DIR`` with their labelled index quads and card codes drawn, for a person to check;
+``--preview-only`` writes only that sheet, from scenes already in ``DIR``.
+
+A summary line goes to standard output. Exit status 0 on success, 2 for a bad config (the
+message names the file and the field), missing card art or bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+from training.synth.config import SceneConfig, load_config
+
+__all__ = ["CONTACT_SHEET", "check_card_art", "register", "run", "write_contact_sheet"]
+
+CONTACT_SHEET = "contact_sheet.png"
+"""File name of the preview written under the output folder."""
+
+
+def _positive(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    """argparse type: an integer of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {text!r}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``synth`` command to the CLI."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "synth",
+        help="write synthetic card scenes with exact corner-index labels (training data)",
+        description=(
+            "Render scenes START .. START+COUNT-1 of a dataset config into OUT (images/, "
+            "labels/ in YOLO format, meta/ with card codes), in parallel; or preview them."
+        ),
+        epilog="exit status: 0 done, 2 bad config (the field is named), missing card art",
+    )
+    parser.add_argument("--config", type=Path, help="dataset config, e.g. datasets/scenes.yaml")
+    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument("--count", type=_positive, help="number of scenes to write")
+    parser.add_argument(
+        "--start", type=_non_negative, default=0, help="index of the first scene (default 0)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive,
+        default=None,
+        help=f"worker processes (default: all {os.cpu_count() or 1} cores)",
+    )
+    parser.add_argument(
+        "--preview",
+        action="store_true",
+        help=f"also write OUT/{CONTACT_SHEET} with the labels drawn",
+    )
+    parser.add_argument(
+        "--preview-only",
+        action="store_true",
+        help=f"only write OUT/{CONTACT_SHEET} from the scenes already in OUT",
+    )
+    parser.add_argument(
+        "--preview-count",
+        type=_positive,
+        default=16,
+        help="scenes on the contact sheet (default 16)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def check_card_art(config: SceneConfig) -> None:
+    """Raise ValueError (with the install command) when the config's decks cannot be drawn.
+
+    The decks of ``config.deck_split`` must be installed, and ``rsvg-convert`` must be on the
+    path unless every card of them is already rendered in the cache.
+    """
+    from training.synth.assets import decks_for_split
+    from training.synth.decks import cache_dir
+
+    try:
+        decks = decks_for_split(config.deck_split, config.card_render_height)
+    except RuntimeError as error:
+        raise ValueError(str(error)) from error
+    if shutil.which("rsvg-convert") is not None:
+        return
+    root = cache_dir() / "cards" / f"h{config.card_render_height}"
+    missing = [
+        deck.name
+        for deck in decks
+        if not all((root / deck.name / f"{code}.png").is_file() for code in deck.codes)
+    ]
+    if missing:
+        raise ValueError(
+            f"rsvg-convert not found and decks {', '.join(missing)} are not rendered at height "
+            f"{config.card_render_height}: run scripts/install-card-art (librsvg2-bin)"
+        )
+
+
+def write_contact_sheet(out: Path, count: int = 16) -> Path:
+    """Write ``out/contact_sheet.png`` from the first ``count`` scenes in ``out``; returns it."""
+    from training.synth.generate import contact_sheet
+
+    if not (out / "images").is_dir():
+        raise ValueError(f"no scenes to preview: {str(out / 'images')!r} is not a folder")
+    sheet = contact_sheet(out, count=count, columns=min(4, count))
+    path = out / CONTACT_SHEET
+    if not cv2.imwrite(str(path), sheet):
+        raise ValueError(f"could not write {str(path)!r}")
+    return path
+
+
+def run(args: argparse.Namespace) -> int:
+    """Generate (and/or preview) scenes as the arguments say; returns the exit status."""
+    out: Path = args.out
+    if args.preview_only:
+        path = write_contact_sheet(out, args.preview_count)
+        print(f"wrote {path}")
+        return 0
+    if args.config is None:
+        raise ValueError("--config is required (or use --preview-only)")
+    if args.count is None:
+        raise ValueError("--count is required (or use --preview-only)")
+    config = load_config(args.config)
+    check_card_art(config)
+    from training.synth.generate import generate
+
+    workers = args.workers or os.cpu_count() or 1
+    started = time.perf_counter()
+    labels = generate(
+        config, out, args.count, start=args.start, workers=workers, progress=not args.quiet
+    )
+    seconds = time.perf_counter() - started
+    last = args.start + args.count - 1
+    print(
+        f"wrote scenes {args.start}..{last} ({args.count} images, {labels} index labels) "
+        f"to {out} in {seconds:.1f} s with {workers} workers "
+        f"({args.count / max(seconds, 1e-9):.1f} img/s)"
+    )
+    from vision.evaluate import scenes_manifest
+
+    manifest = scenes_manifest(out, out / "manifest" / "manifest.jsonl")
+    print(f"wrote {manifest} (every scene in {out}, for handreader eval)")
+    if args.preview:
+        path = write_contact_sheet(out, args.preview_count)
+        print(f"wrote {path}")
+    return 0

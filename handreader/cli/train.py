@@ -1,0 +1,212 @@
+"""``handreader train``: reproduce the shipped models from the synthetic generator (resumable).
+
+Needs the training extra (``pip install -e '.[train]'``). On a 2-core machine the default recipe
+runs for one to two hours; run it in the background, and run it again to resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``train`` command to the CLI."""
+    parser = subparsers.add_parser(
+        "train",
+        help="train the detector and the classifiers, export ONNX",
+        description="Synthetic scenes -> detector -> index classifier -> whole-card "
+        "classifier -> index verifier -> ONNX + manifest.",
+    )
+    parser.add_argument(
+        "--work", type=Path, default=Path("runs"), help="working folder (default: runs)"
+    )
+    parser.add_argument(
+        "--models", type=Path, default=Path("models"), help="where to write the ONNX models"
+    )
+    parser.add_argument("--scenes", type=int, default=4500, help="training scenes (default 4500)")
+    parser.add_argument(
+        "--holdout-scenes", type=int, default=400, help="validation scenes, held-out decks"
+    )
+    parser.add_argument(
+        "--closeup-scenes",
+        type=int,
+        default=900,
+        help="close-ups of datasets/closeups.yaml added to the training scenes and the index "
+        "verifier's (default 900)",
+    )
+    parser.add_argument(
+        "--card-scenes",
+        type=int,
+        default=16000,
+        help="one-card scenes of datasets/cards.yaml for the whole-card classifier "
+        "(default 16000; 0 ships none)",
+    )
+    parser.add_argument(
+        "--glyph-crops",
+        type=int,
+        default=50000,
+        help="procedural index crops (ranks in the installed fonts, drawn pips) added to the "
+        "classifier's training (default 50000; 0 for none)",
+    )
+    parser.add_argument(
+        "--card-epochs", type=int, default=12, help="whole-card classifier epochs (default 12)"
+    )
+    parser.add_argument(
+        "--verifier-scenes",
+        type=int,
+        default=3000,
+        help="scenes of datasets/verifier.yaml (most on printed pages) for the index verifier "
+        "(default 3000; 0 ships none)",
+    )
+    parser.add_argument(
+        "--verifier-epochs", type=int, default=6, help="index verifier epochs (default 6)"
+    )
+    parser.add_argument(
+        "--only-verifier",
+        action="store_true",
+        help="train only the index verifier, against the detector already in --models, and "
+        "add it to that folder's manifest",
+    )
+    parser.add_argument("--detector-epochs", type=int, default=6)
+    parser.add_argument(
+        "--finetune-epochs", type=int, default=12, help="detector fine-tuning (default 12)"
+    )
+    parser.add_argument("--classifier-epochs", type=int, default=14)
+    parser.add_argument(
+        "--classifier-finetune-epochs",
+        type=int,
+        default=4,
+        help="second classifier stage with mined hard negatives (default 4; 0 skips it)",
+    )
+    parser.add_argument(
+        "--classifier-widths",
+        metavar="A,B,C,D",
+        help="channels of the classifier's three blocks and its last convolution "
+        "(default 32,64,128,128; the first release had 16,32,64,96)",
+    )
+    parser.add_argument(
+        "--shape-jitter",
+        type=float,
+        default=0.5,
+        metavar="SHARE",
+        help="share of the index classifier's training crops whose shapes are also changed "
+        "(a small warp, thicker or thinner strokes, a coarser resolution; default 0.5, 0 for "
+        "none)",
+    )
+    parser.add_argument(
+        "--float-classifier",
+        action="store_true",
+        help="ship the classifier in float32 (default: int8, calibrated on training crops)",
+    )
+    parser.add_argument("--imgsz", type=int, default=320, help="detector input size (default 320)")
+    parser.add_argument("--batch", type=int, default=32, help="detector batch (default 32)")
+    parser.add_argument(
+        "--photos",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="MANIFEST",
+        help="a manifest of labelled single-card photos (realdata format) whose split-train "
+        "rows add real index crops to the classifier; repeatable",
+    )
+    parser.add_argument(
+        "--workers", type=int, help="scene-generation processes (default: all cores)"
+    )
+    parser.add_argument(
+        "--device",
+        default="auto",
+        help="where the networks train: auto (the first GPU torch sees, else the CPU; the "
+        "default), cpu, cuda or cuda:N",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or resume) the training recipe."""
+    from training.classifier import DEFAULT_WIDTHS, parse_widths
+    from training.pipeline import TrainingPlan, add_verifier, run_training
+
+    for name in (
+        "scenes",
+        "holdout_scenes",
+        "detector_epochs",
+        "classifier_epochs",
+        "card_epochs",
+        "verifier_epochs",
+        "imgsz",
+        "batch",
+    ):
+        if getattr(args, name) < 1:
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
+            )
+    for name in (
+        "finetune_epochs",
+        "classifier_finetune_epochs",
+        "closeup_scenes",
+        "card_scenes",
+        "verifier_scenes",
+        "glyph_crops",
+    ):
+        if getattr(args, name) < 0:
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
+            )
+    if not 0.0 <= args.shape_jitter <= 1.0:
+        raise ValueError(f"--shape-jitter must be a share from 0 to 1, got {args.shape_jitter}")
+    from training.fitting import parse_device
+
+    # the syntax now; whether torch sees that GPU, run_training checks before any work
+    parse_device(args.device)
+    widths = (
+        parse_widths(args.classifier_widths, "--classifier-widths")
+        if args.classifier_widths
+        else None
+    )
+    for manifest in args.photos:
+        if not manifest.is_file():
+            raise ValueError(f"--photos {str(manifest)!r}: no such manifest file")
+    if args.only_verifier and args.verifier_scenes < 1:
+        raise ValueError("--only-verifier needs --verifier-scenes of at least 1")
+    try:  # after the arguments are checked: a typo is named even without torch
+        import torch  # noqa: F401
+        import ultralytics  # noqa: F401
+    except ImportError as error:
+        raise ValueError(
+            f"training needs the train extra (pip install -e '.[train]'): {error}"
+        ) from error
+    plan = TrainingPlan(
+        work_dir=args.work,
+        models_dir=args.models,
+        train_scenes=args.scenes,
+        holdout_scenes=args.holdout_scenes,
+        closeup_scenes=args.closeup_scenes,
+        card_scenes=args.card_scenes,
+        glyph_crops=args.glyph_crops,
+        card_epochs=args.card_epochs,
+        verifier_scenes=args.verifier_scenes,
+        verifier_epochs=args.verifier_epochs,
+        detector_epochs=args.detector_epochs,
+        classifier_epochs=args.classifier_epochs,
+        classifier_finetune_epochs=args.classifier_finetune_epochs,
+        classifier_widths=widths or DEFAULT_WIDTHS,
+        classifier_shape_jitter=args.shape_jitter,
+        quantize_classifier=not args.float_classifier,
+        detector_finetune_epochs=args.finetune_epochs,
+        detector_imgsz=args.imgsz,
+        detector_batch=args.batch,
+        photo_manifests=tuple(args.photos),
+        workers=args.workers,
+        device=args.device,
+    )
+    if args.only_verifier:
+        manifest = add_verifier(plan)
+        print(f"index verifier written; manifest {manifest}")
+        return 0
+    manifest = run_training(plan)
+    print(f"models written; manifest {manifest}")
+    return 0

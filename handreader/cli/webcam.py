@@ -1,0 +1,525 @@
+"""``handreader webcam``: the live picture with the table read, tracked and scored over it.
+
+::
+
+    handreader webcam [--source 0 | FILE | rtsp://...] [--profile P]
+                      [--headless --output OUT.mp4] [--max-frames N] [--snapshots DIR]
+                      [--read-every K] [--serial]
+
+``--source`` is a camera number (default 0), a video file or a stream URL. A window shows each
+frame with, drawn over it, the card boxes and codes, each hand's bull triple and rest, its
+score, the players' results against the banker (or the winner) and the frame rate. Keys:
+``q`` / Esc quit, ``p`` / space pause, ``s`` snapshot (a PNG of the annotated frame in the
+current folder or ``--snapshots``), ``n`` next profile.
+
+The reader works on frame N in a worker thread while frame N - 1 is drawn, shown and written
+(the picture is one frame behind the camera; ``--serial`` reads each frame before drawing it).
+``--headless`` opens no window; ``--output OUT.mp4`` writes the annotated video (MPEG-4 part 2,
+``mp4v``, at the source's frame rate; paused frames are not written). At the end one line of
+statistics is printed (``--json``: a JSON object): frames, frames read, frames per second, and
+the flicker (changes of shown codes per minute of video).
+
+A source that cannot be opened, an output that cannot be written, or a window on a machine
+without a display is an error (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from handreader.tables.live import (
+    FrameReader,
+    LiveFrame,
+    LivePipeline,
+    LiveSettings,
+    LiveStream,
+    next_profile,
+)
+from handreader.tables.scoring import BankerRule, TableMode, TableOptions
+from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES
+from vision.tracking import FlickerMeter, TrackerSettings
+
+__all__ = [
+    "Display",
+    "Key",
+    "WebcamError",
+    "WebcamStats",
+    "check_window_support",
+    "key_action",
+    "open_source",
+    "parse_source",
+    "register",
+    "run",
+    "run_webcam",
+]
+
+
+class WebcamError(ValueError):
+    """The video source, the output or the window cannot be used."""
+
+
+class Key(enum.Enum):
+    """What a key press asks for."""
+
+    NONE = "none"
+    QUIT = "quit"
+    PAUSE = "pause"
+    SNAPSHOT = "snapshot"
+    NEXT_PROFILE = "next_profile"
+
+
+_KEYS = {
+    ord("q"): Key.QUIT,
+    ord("Q"): Key.QUIT,
+    27: Key.QUIT,  # Esc
+    ord("p"): Key.PAUSE,
+    ord("P"): Key.PAUSE,
+    ord(" "): Key.PAUSE,
+    ord("s"): Key.SNAPSHOT,
+    ord("S"): Key.SNAPSHOT,
+    ord("n"): Key.NEXT_PROFILE,
+    ord("N"): Key.NEXT_PROFILE,
+}
+
+
+def key_action(code: int) -> Key:
+    """The action of a key code from ``cv2.waitKey`` (-1: no key)."""
+    return Key.NONE if code < 0 else _KEYS.get(code & 0xFF, Key.NONE)
+
+
+def parse_source(text: str) -> int | str:
+    """A camera number (``"0"`` -> 0), or the file path / stream URL as given."""
+    stripped = text.strip()
+    if not stripped:
+        raise WebcamError(f"empty video source {text!r}")
+    return int(stripped) if stripped.isdigit() else stripped
+
+
+def open_source(source: int | str, size_wh: tuple[int, int] | None = (640, 480)) -> Any:
+    """An opened ``cv2.VideoCapture``; WebcamError naming the source when it cannot be opened.
+
+    A camera is asked for ``size_wh`` (it may give another size); files and streams keep theirs.
+    """
+    import cv2
+
+    if isinstance(source, str) and "://" not in source and not Path(source).is_file():
+        raise WebcamError(f"cannot open video source {source!r}: no such file")
+    logging = cv2.utils.logging
+    level = logging.getLogLevel()
+    logging.setLogLevel(logging.LOG_LEVEL_SILENT)  # its warnings would bury our one-line error
+    try:
+        capture = cv2.VideoCapture(source)
+    finally:
+        logging.setLogLevel(level)
+    if not capture.isOpened():
+        capture.release()
+        what = f"camera {source}" if isinstance(source, int) else repr(source)
+        raise WebcamError(f"cannot open video source {what}")
+    if isinstance(source, int) and size_wh is not None:
+        capture.set(cv2.CAP_PROP_FRAME_WIDTH, size_wh[0])
+        capture.set(cv2.CAP_PROP_FRAME_HEIGHT, size_wh[1])
+    return capture
+
+
+class Display(Protocol):
+    """Where annotated frames go in window mode (a cv2 window, or a fake in tests)."""
+
+    def show(self, image: NDArray[np.uint8]) -> None:
+        """Show one frame."""
+        ...
+
+    def wait_key(self, milliseconds: int) -> int:
+        """The key pressed within ``milliseconds`` (-1 for none), -2 when the window closed."""
+        ...
+
+    def close(self) -> None:
+        """Close the window."""
+        ...
+
+
+def check_window_support() -> None:
+    """WebcamError when no window can be opened: no display, or OpenCV built without GUI.
+
+    (Checked before any window call: OpenCV's Qt back end aborts the process without a display.)
+    """
+    import cv2
+
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        raise WebcamError("no display to open a window on: use --headless --output OUT.mp4")
+    if re.search(r"^\s*GUI:\s+NONE\s*$", cv2.getBuildInformation(), re.MULTILINE):
+        raise WebcamError(
+            "this OpenCV build has no window support (opencv-python-headless): "
+            "use --headless --output OUT.mp4, or install opencv-python"
+        )
+
+
+class _Window:
+    """An OpenCV window (after :func:`check_window_support`)."""
+
+    def __init__(self, title: str) -> None:
+        check_window_support()
+        self.title = title
+        self._shown = False
+
+    def show(self, image: NDArray[np.uint8]) -> None:
+        import cv2
+
+        try:
+            cv2.imshow(self.title, image)
+        except cv2.error as error:
+            raise WebcamError(f"cannot show a window: {str(error).strip()}") from None
+        self._shown = True
+
+    def wait_key(self, milliseconds: int) -> int:
+        import cv2
+
+        code = int(cv2.waitKey(max(milliseconds, 1)))
+        if self._shown and cv2.getWindowProperty(self.title, cv2.WND_PROP_VISIBLE) < 1:
+            return -2
+        return code
+
+    def close(self) -> None:
+        import cv2
+
+        cv2.destroyWindow(self.title)
+
+
+@dataclass(frozen=True, slots=True)
+class WebcamStats:
+    """What a run did: frames shown, frames read, seconds, snapshots, flicker."""
+
+    frames: int
+    reads: int
+    seconds: float
+    source_fps: float
+    read_every: int
+    profile: str
+    snapshots: tuple[Path, ...]
+    flicker: dict[str, float | int]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def fps(self) -> float:
+        """Frames processed per second of wall time."""
+        return self.frames / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form printed by ``--json``."""
+        return {
+            "frames": self.frames,
+            "reads": self.reads,
+            "seconds": round(self.seconds, 3),
+            "fps": round(self.fps, 2),
+            "source_fps": round(self.source_fps, 2),
+            "read_every": self.read_every,
+            "profile": self.profile,
+            "snapshots": [str(path) for path in self.snapshots],
+            "flicker": self.flicker,
+            "ms_per_frame": {key: round(value, 3) for key, value in self.timings_ms.items()},
+        }
+
+    def line(self) -> str:
+        """One readable line."""
+        return (
+            f"{self.frames} frames ({self.reads} read, every {self.read_every}) in "
+            f"{self.seconds:.2f} s: {self.fps:.1f} fps; shown codes changed "
+            f"{self.flicker['code_changes']} times, card set {self.flicker['set_changes']} times"
+        )
+
+
+def _snapshot(image: NDArray[np.uint8], folder: Path, index: int) -> Path:
+    import cv2
+
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = folder / f"handreader-{stamp}-{index:06d}.png"
+    if not cv2.imwrite(str(path), image):
+        raise WebcamError(f"cannot write snapshot {str(path)!r}")
+    return path
+
+
+class _Clock:
+    """Wall milliseconds spent per stage of the loop (decode, draw, output)."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+
+    def add(self, stage: str, started: float) -> float:
+        now = time.perf_counter()
+        self.totals[stage] = self.totals.get(stage, 0.0) + (now - started) * 1000
+        return now
+
+
+def _results(
+    capture: Any, pipeline: LivePipeline, overlap: bool, limit: int | None, clock: _Clock
+) -> Generator[tuple[NDArray[np.uint8], LiveFrame], None, None]:
+    """Each frame of ``capture`` (up to ``limit``) with its result, in order; with ``overlap``
+    the reader works on frame N in a worker thread while frame N - 1 is given out."""
+    stream = LiveStream(pipeline) if overlap else None
+    taken = 0
+    try:
+        while limit is None or taken < limit:
+            started = time.perf_counter()
+            ok, image = capture.read()
+            clock.add("decode", started)
+            if not ok or image is None:
+                break
+            taken += 1
+            if stream is None:
+                yield image, pipeline.process(image)
+            else:
+                result = stream.push(image)
+                if result is not None:
+                    yield result
+        if stream is not None and (last := stream.flush()) is not None:
+            yield last
+    finally:
+        if stream is not None:
+            stream.close()
+
+
+def run_webcam(
+    source: int | str,
+    *,
+    reader: FrameReader,
+    options: TableOptions | None = None,
+    settings: LiveSettings | None = None,
+    headless: bool = False,
+    output: Path | None = None,
+    max_frames: int | None = None,
+    snapshots: Path | None = None,
+    display: Display | None = None,
+    capture: Any = None,
+    on_frame: Callable[[LiveFrame], None] | None = None,
+    overlap: bool = True,
+) -> WebcamStats:
+    """Run the live loop on ``source`` until it ends, ``max_frames`` or the quit key.
+
+    Window mode uses ``display`` (a cv2 window by default) and also writes ``output`` when
+    given; headless mode shows nothing. ``capture`` is ``source`` already opened (it is released
+    at the end). ``on_frame`` sees every processed frame (tests, benchmarks). With ``overlap``
+    (the default) the reader works on the next frame in a worker thread while this one is
+    drawn, shown and written (:class:`~handreader.tables.live.LiveStream`: the picture is one frame
+    behind the camera); without, each frame is read, then drawn.
+    """
+    import cv2
+
+    from handreader.drawing.live import LiveAnnotator
+
+    if max_frames is not None and max_frames < 1:
+        raise WebcamError(f"--max-frames must be 1 or more, got {max_frames!r}")
+    if capture is None:
+        capture = open_source(source)
+    source_fps = float(capture.get(cv2.CAP_PROP_FPS) or 0.0)
+    if not 1.0 <= source_fps <= 240.0:
+        source_fps = 25.0
+    is_file = isinstance(source, str) and "://" not in source
+    pipeline = LivePipeline(reader, options, settings)
+    annotator = LiveAnnotator()
+    window: Display | None = None if headless else (display or _Window("handreader"))
+    writer: Any = None
+    meter = FlickerMeter(source_fps)
+    clock = _Clock()
+    results = _results(capture, pipeline, overlap, max_frames, clock)
+    saved: list[Path] = []
+    totals: dict[str, float] = {}
+    frames = reads = 0
+    paused = False
+    note: str | None = None
+    fps: float | None = None
+    last_image: NDArray[np.uint8] | None = None
+    last_frame: LiveFrame | None = None
+    started = previous = time.perf_counter()
+    try:
+        while True:
+            if not paused or last_frame is None:
+                result = next(results, None)
+                if result is None:
+                    break
+                last_image, last_frame = result
+                frames += 1
+                reads += last_frame.was_read
+                for stage, value in last_frame.timings_ms.items():
+                    totals[stage] = totals.get(stage, 0.0) + value
+                meter.add_tracks(last_frame.shown)
+                if on_frame is not None:
+                    on_frame(last_frame)
+            assert last_image is not None and last_frame is not None
+            drawn_at = time.perf_counter()
+            annotated = annotator.annotate(
+                last_image, last_frame, fps=fps, paused=paused, note=note
+            )
+            output_at = clock.add("draw", drawn_at)
+            if writer is None and output is not None:
+                height, width = annotated.shape[:2]
+                fourcc = cv2.VideoWriter.fourcc(*"mp4v")
+                writer = cv2.VideoWriter(str(output), fourcc, source_fps, (width, height))
+                if not writer.isOpened():
+                    raise WebcamError(f"cannot write video {str(output)!r}")
+            if writer is not None and not paused:
+                writer.write(annotated)
+            key = Key.NONE
+            if window is not None:
+                window.show(annotated)
+                spent = (time.perf_counter() - previous) * 1000
+                delay = max(1, round(1000 / source_fps - spent)) if is_file else 1
+                code = window.wait_key(delay)
+                if code == -2:
+                    break
+                key = key_action(code)
+            clock.add("output", output_at)
+            pipeline.note_overhead((time.perf_counter() - drawn_at) * 1000)
+            now = time.perf_counter()
+            instant = 1.0 / max(now - previous, 1e-6)
+            fps = instant if fps is None else fps + 0.1 * (instant - fps)
+            previous = now
+            note = None
+            if key is Key.QUIT:
+                break
+            if key is Key.PAUSE:
+                paused = not paused
+            elif key is Key.SNAPSHOT:
+                saved.append(_snapshot(annotated, snapshots or Path.cwd(), last_frame.index))
+                note = f"saved {saved[-1].name}"
+            elif key is Key.NEXT_PROFILE:
+                profile = pipeline.set_profile(next_profile(pipeline.options.profile))
+                note = f"profile {profile.name}"
+                last_frame = pipeline.rescore(last_frame)
+    finally:
+        results.close()
+        capture.release()
+        if writer is not None:
+            writer.release()
+        if window is not None:
+            window.close()
+    seconds = time.perf_counter() - started
+    totals.update(clock.totals)
+    return WebcamStats(
+        frames=frames,
+        reads=reads,
+        seconds=seconds,
+        source_fps=source_fps,
+        read_every=pipeline.read_every,
+        profile=pipeline.options.profile.name,
+        snapshots=tuple(saved),
+        flicker=meter.count.to_dict(),
+        timings_ms={key: value / max(frames, 1) for key, value in totals.items()},
+    )
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``webcam`` command to the CLI."""
+    parser = subparsers.add_parser(
+        "webcam",
+        help="read and score the table live from a camera or a video",
+        description="Show a camera or video with the cards, hands, scores and results drawn "
+        "over it. Keys: q quit, p or space pause, s snapshot, n next profile.",
+    )
+    parser.add_argument(
+        "--source", default="0", help="camera number, video file or stream URL (default 0)"
+    )
+    parser.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        choices=list(NIU_PROFILES),
+        help=f"Niu Niu rules profile (default {DEFAULT_PROFILE})",
+    )
+    parser.add_argument(
+        "--mode",
+        default=TableMode.BANKER.value,
+        choices=[mode.value for mode in TableMode],
+        help="banker game or trainer ranking (default banker)",
+    )
+    parser.add_argument(
+        "--banker",
+        default=BankerRule.TOP.value,
+        choices=[rule.value for rule in BankerRule],
+        help="which hand is the banker's: the one nearest this edge (default top)",
+    )
+    parser.add_argument("--headless", action="store_true", help="open no window")
+    parser.add_argument("--output", type=Path, metavar="OUT.mp4", help="write the annotated video")
+    parser.add_argument("--max-frames", type=int, metavar="N", help="stop after N frames")
+    parser.add_argument(
+        "--snapshots", type=Path, metavar="DIR", help="folder for snapshots (default: cwd)"
+    )
+    parser.add_argument(
+        "--read-every",
+        type=int,
+        default=0,
+        metavar="K",
+        help="read every K-th frame and carry the cards between (default 0: choose K to keep "
+        "25 frames per second)",
+    )
+    parser.add_argument(
+        "--confirm-frames",
+        type=int,
+        default=TrackerSettings().confirm_frames,
+        metavar="N",
+        help="show a card after N read frames (default %(default)s)",
+    )
+    parser.add_argument(
+        "--drop-after",
+        type=int,
+        default=TrackerSettings().drop_after,
+        metavar="M",
+        help="drop a card after M missed read frames (default %(default)s)",
+    )
+    parser.add_argument(
+        "--serial",
+        action="store_true",
+        help="read each frame before drawing it (default: the reader works on the next frame "
+        "in a worker thread while this one is drawn)",
+    )
+    parser.add_argument("--models", type=Path, metavar="DIR", help="model folder")
+    parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
+    """Run the command; ``reader`` replaces the shipped recognizer (tests)."""
+    settings = LiveSettings(
+        read_every=args.read_every,
+        tracker=TrackerSettings(confirm_frames=args.confirm_frames, drop_after=args.drop_after),
+    )
+    options = TableOptions.create(profile=args.profile, mode=args.mode, banker=args.banker)
+    source = parse_source(args.source)
+    if not args.headless:
+        check_window_support()
+    capture = open_source(source)  # a bad source is reported before the models load
+    if reader is None:
+        from vision.reader import Reader
+
+        try:
+            reader = Reader.load(args.models)
+        except BaseException:
+            capture.release()
+            raise
+    stats = run_webcam(
+        source,
+        capture=capture,
+        reader=reader,
+        options=options,
+        settings=settings,
+        headless=args.headless,
+        output=args.output,
+        max_frames=args.max_frames,
+        snapshots=args.snapshots,
+        overlap=not args.serial,
+    )
+    print(json.dumps(stats.to_dict()) if args.json else stats.line(), flush=True)
+    return 0

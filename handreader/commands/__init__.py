@@ -1,1 +1,0 @@
-"""Subcommands of the ``handreader`` command line, one module each."""

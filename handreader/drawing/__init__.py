@@ -1,0 +1,1 @@
+"""Annotated images: readings, hands, scores and winners drawn on photos and live frames."""

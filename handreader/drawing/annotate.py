@@ -1,0 +1,252 @@
+"""Drawing a scored table over its photo: card boxes, splits, hand labels and results.
+
+:class:`Annotator` holds the style (set once in ``__init__``); :meth:`Annotator.annotate`
+draws a Niu Niu table (``handreader.tables.scoring.TableResult``) or a Pits verdict
+(``handreader.tables.pits.PitsResult``) on a copy of the photo, which keeps its size:
+
+- each hand has a colour (the banker's is gold); every card box is outlined in it, the cards
+  of the bull (the three that make the multiple of ten) are filled lightly as well, and each
+  card's code is written at its box;
+- a card read with low confidence is outlined in the uncertain colour with ``?`` after its code;
+- each hand's label sits at its top-left: seat and role, score, outcome and net for a settled
+  player, ``WINNER`` in the trainer, or why the hand is not scored;
+- cards left outside every region are grey; a summary line (banker's net, winner or problem)
+  runs along the bottom.
+
+Colours are stored as RGB and converted to OpenCV's BGR in one place (:func:`_bgr`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from handreader.tables.pits import PitsResult
+    from handreader.tables.scoring import HandResult, TableCard, TableResult
+    from vision.detections import Reading
+
+__all__ = ["DEFAULT_PALETTE", "Annotator", "Rgb"]
+
+Rgb = tuple[int, int, int]
+
+DEFAULT_PALETTE: tuple[Rgb, ...] = (
+    (31, 119, 180),
+    (44, 160, 44),
+    (148, 103, 189),
+    (23, 190, 207),
+    (227, 119, 194),
+    (140, 86, 75),
+    (188, 189, 34),
+)
+"""Player hand colours, by seat (tab10 without red, orange and grey, which mean other things)."""
+
+
+def _bgr(colour: Rgb) -> tuple[int, int, int]:
+    """The one place where a stored RGB colour becomes OpenCV's BGR order."""
+    red, green, blue = colour
+    return (int(blue), int(green), int(red))
+
+
+@dataclass(frozen=True, slots=True)
+class _Label:
+    text: str
+    colour: Rgb
+
+
+class Annotator:
+    """Draws table results over photos; the style is fixed at construction.
+
+    ``thickness`` and ``font_scale`` of None scale with the image (about 1/400 and 1/900 of its
+    shorter side). ``fill_opacity`` is the strength of the bull cards' fill.
+    """
+
+    def __init__(
+        self,
+        *,
+        palette: Sequence[Rgb] = DEFAULT_PALETTE,
+        banker_colour: Rgb = (255, 190, 0),
+        uncertain_colour: Rgb = (230, 30, 30),
+        left_over_colour: Rgb = (150, 150, 150),
+        text_colour: Rgb = (255, 255, 255),
+        thickness: int | None = None,
+        font_scale: float | None = None,
+        fill_opacity: float = 0.25,
+    ) -> None:
+        if not palette:
+            raise ValueError("palette needs at least one colour, got none")
+        if not 0 <= fill_opacity <= 1:
+            raise ValueError(f"fill_opacity must lie in 0..1, got {fill_opacity!r}")
+        self.palette = tuple(palette)
+        self.banker_colour = banker_colour
+        self.uncertain_colour = uncertain_colour
+        self.left_over_colour = left_over_colour
+        self.text_colour = text_colour
+        self.thickness = thickness
+        self.font_scale = font_scale
+        self.fill_opacity = fill_opacity
+
+    # --- style derived from the image ------------------------------------------------------------
+
+    def _line(self, image: NDArray[np.uint8]) -> int:
+        return self.thickness or max(1, round(min(image.shape[:2]) / 400))
+
+    def _scale(self, image: NDArray[np.uint8]) -> float:
+        return self.font_scale or max(0.35, min(image.shape[:2]) / 900)
+
+    # --- drawing primitives (all colours pass through _bgr) ---------------------------------------
+
+    def _text(
+        self, image: NDArray[np.uint8], text: str, origin: tuple[int, int], background: Rgb
+    ) -> None:
+        """Text on a filled box; moved inside the image when it would leave it."""
+        scale, weight = self._scale(image), max(1, self._line(image) // 2)
+        (width, height), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, weight)
+        rows, columns = image.shape[:2]
+        x = min(max(origin[0], 0), max(columns - width - 4, 0))
+        y = min(max(origin[1], height + base + 4), rows - 1)
+        cv2.rectangle(image, (x, y - height - base - 4), (x + width + 4, y), _bgr(background), -1)
+        cv2.putText(
+            image,
+            text,
+            (x + 2, y - base - 2),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            scale,
+            _bgr(self.text_colour),
+            weight,
+            cv2.LINE_AA,
+        )
+
+    def _box(
+        self, image: NDArray[np.uint8], box: Sequence[float], colour: Rgb, thickness: int
+    ) -> None:
+        x1, y1, x2, y2 = (round(value) for value in box)
+        cv2.rectangle(image, (x1, y1), (x2, y2), _bgr(colour), thickness, cv2.LINE_AA)
+
+    def _fill(self, image: NDArray[np.uint8], box: Sequence[float], colour: Rgb) -> None:
+        rows, columns = image.shape[:2]
+        x1, y1, x2, y2 = (round(value) for value in box)
+        x1, x2 = max(x1, 0), min(x2, columns)
+        y1, y2 = max(y1, 0), min(y2, rows)
+        if x2 <= x1 or y2 <= y1:
+            return
+        patch = image[y1:y2, x1:x2].astype(np.float32)
+        tint = np.array(_bgr(colour), dtype=np.float32)
+        mixed = patch * (1 - self.fill_opacity) + tint * self.fill_opacity
+        image[y1:y2, x1:x2] = np.clip(mixed + 0.5, 0, 255).astype(np.uint8)
+
+    def _card(
+        self, image: NDArray[np.uint8], card: TableCard, colour: Rgb, part: str | None
+    ) -> None:
+        if card.box_xyxy is None:
+            return
+        line = self._line(image)
+        if part == "bull":
+            self._fill(image, card.box_xyxy, colour)
+        outline = self.uncertain_colour if card.uncertain else colour
+        self._box(image, card.box_xyxy, outline, line)
+        code = card.code + ("?" if card.uncertain else "")
+        x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])
+        self._text(image, code, (x1, y1 - line), outline)
+
+    # --- hands and results -----------------------------------------------------------------------
+
+    def _colour(self, hand: HandResult, banker: int | None) -> Rgb:
+        if banker is not None and hand.seat == banker:
+            return self.banker_colour
+        return self.palette[hand.seat % len(self.palette)]
+
+    @staticmethod
+    def _hand_label(hand: HandResult, result: TableResult) -> str:
+        role = "Banker" if hand.seat == result.banker else f"Seat {hand.seat}"
+        if hand.hand is None:
+            return f"{role}: {hand.status.value} ({len(hand.cards)} cards)"
+        text = f"{role}: {hand.hand.label}"
+        if not hand.scored:
+            return text + f"? ({hand.status.value})"
+        for player in result.players:
+            if player.seat == hand.seat and player.outcome is not None:
+                net = player.settlement.net if player.settlement is not None else 0
+                text += f" | {player.outcome.value} {float(net):+g}"
+        if hand.seat in result.winners:
+            text += " | TIE" if result.is_tie else " | WINNER"
+        return text
+
+    @staticmethod
+    def _summary(result: TableResult) -> str | None:
+        if result.problem is not None:
+            return result.problem
+        if result.winners:
+            seats = ", ".join(str(seat) for seat in result.winners)
+            return f"tie between seats {seats}" if result.is_tie else f"winner: seat {seats}"
+        net = result.banker_net
+        if net is not None:
+            return f"banker net {float(net):+g}"
+        return None
+
+    def annotate(
+        self, scene: NDArray[np.uint8], result: TableResult | PitsResult
+    ) -> NDArray[np.uint8]:
+        """A copy of ``scene`` (BGR, H x W x 3) with ``result`` drawn over it, same size."""
+        if scene.ndim != 3 or scene.shape[2] != 3:
+            raise ValueError(f"scene must be an (H, W, 3) BGR image, got shape {scene.shape}")
+        image = np.ascontiguousarray(scene.copy())
+        from handreader.tables.pits import PitsResult as Play  # imported when first drawn
+
+        if isinstance(result, Play):
+            self._draw_play(image, result)
+        else:
+            self._draw_table(image, result)
+        return image
+
+    def annotate_reading(self, scene: NDArray[np.uint8], reading: Reading) -> NDArray[np.uint8]:
+        """A copy of ``scene`` with each card read drawn (box and code; uncertain ones marked)."""
+        if scene.ndim != 3 or scene.shape[2] != 3:
+            raise ValueError(f"scene must be an (H, W, 3) BGR image, got shape {scene.shape}")
+        from handreader.tables.scoring import TableCard as Card  # imported when first drawn
+
+        image = np.ascontiguousarray(scene.copy())
+        for card in reading.cards:
+            self._card(image, Card.from_reading(card), self.palette[0], None)
+        return image
+
+    def _draw_table(self, image: NDArray[np.uint8], result: TableResult) -> None:
+        line = self._line(image)
+        for hand in result.hands:
+            colour = self._colour(hand, result.banker)
+            for card, part in zip(hand.cards, hand.parts(), strict=True):
+                self._card(image, card, colour, part)
+            box = hand.box_xyxy
+            if box is None:
+                continue
+            margin = 3 * line
+            around = (box[0] - margin, box[1] - margin, box[2] + margin, box[3] + margin)
+            self._box(image, around, colour, max(1, line // 2))
+            label_height = round(30 * self._scale(image)) + 2 * line
+            above = round(around[1]) - label_height  # above the card codes
+            below = round(around[3]) + label_height  # when the hand touches the top edge
+            origin = (round(around[0]), above if above >= label_height else below)
+            self._text(image, self._hand_label(hand, result), origin, colour)
+        for card in result.left_over:
+            self._card(image, card, self.left_over_colour, None)
+        summary = self._summary(result)
+        if summary is not None:
+            self._text(image, summary, (0, image.shape[0] - 1), (40, 40, 40))
+
+    def _draw_play(self, image: NDArray[np.uint8], result: PitsResult) -> None:
+        colour = self.palette[0]
+        for card in result.cards:
+            self._card(image, card, colour, None)
+        for card in result.table:
+            self._card(image, card, self.left_over_colour, None)
+        if result.combination is not None:
+            verdict = {True: "legal", False: "illegal", None: "undecided"}[result.legal]
+            summary = f"{result.combination.describe()}: {verdict}"
+        else:
+            summary = result.reason or "no combination"
+        self._text(image, summary, (0, image.shape[0] - 1), (40, 40, 40))

@@ -1,0 +1,1 @@
+"""The HTTP service: the app factory, its routes, request schemas, errors and the static page."""

@@ -1,0 +1,180 @@
+"""The handreader HTTP API: photos of card tables in, hands, scores, winners and payouts out.
+
+Run it with ``python serve.py`` (or ``handreader serve``): 127.0.0.1:8000, one worker; flags
+``--host --port --workers`` or the environment ``HANDREADER_HOST / _PORT / _WORKERS``. The
+models load once per worker, in the app's lifespan; inference runs in a thread pool, so the
+event loop keeps answering. Card codes are scored on the event loop itself: a table of codes
+costs well under a millisecond of CPU and never waits, less than the hop to a thread and back.
+uvicorn parses HTTP with httptools (a dependency) when it is installed, else with h11.
+
+Endpoints (documented with examples at ``/docs``):
+
+- ``GET /health``: 200 when the models are loaded, 503 otherwise.
+- ``POST /v1/read``: image -> the cards read, with boxes and confidences.
+- ``POST /v1/score``: image, or JSON card codes -> hands, splits, scores, winner, payouts.
+- ``POST /v1/pits``: image, or JSON card codes -> the play's combination and its verdict.
+- ``POST /v1/annotated``: image -> the score drawn over it, JPEG or PNG (``?format=`` or
+  ``Accept``).
+- ``GET /`` the browser page, ``WS /v1/live``, ``/v1/trainer/*``, ``POST /v1/baccarat``,
+  ``/v1/blackjack``, ``/v1/paigow``, ``POST /v1/verify``, ``GET /v1/audit``:
+  ``handreader.service.routes.reading`` (its router is included here).
+
+An image comes as a multipart upload (field ``image``, optional JSON field ``options``) or as
+the raw request body (options as query parameters: each by name, or all as ``options=<JSON>``).
+The type is told from the bytes, never from a name or a header.
+
+Errors become statuses in one place (``handreader.service.errors``: the table and the handlers
+that :func:`create_app` installs); the body is always ``{"error": {"code": ..., "message": ...}}``:
+
+====  ========================================================================================
+400   ``malformed_json``, ``malformed_multipart``, ``bad_card``, ``bad_hand``,
+      ``unknown_profile``, ``bad_options``, ``no_combination``, ``empty``, ``corrupt``,
+      ``illegal_play`` (a foul, a draw against the rules), ``bad_declaration`` (verification)
+401   ``unauthorized``: missing or wrong operator token (verification, audit log)
+404   ``not_found``; 405 ``method_not_allowed``
+406   ``not_acceptable``: the annotated image in no format the client accepts
+413   ``too_large`` (bytes), ``too_many_pixels`` (read from the header, before decoding)
+415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF
+422   ``validation_error`` (a field of the wrong type or shape), ``missing_image``,
+      ``too_small`` (a side under 32 pixels)
+500   ``recognizer_failed``, ``audit_failed`` (the audit log's database), ``internal_error``
+      (a bug: logged, the server keeps serving)
+503   ``not_ready`` (models not loaded), ``recognizer_timeout`` (slower than the limit),
+      ``audit_not_configured`` (no operator token set)
+====  ========================================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException
+
+from handreader.drawing.annotate import Annotator
+from handreader.service.deps import (
+    NoReader,
+    ReaderLike,
+    Runtime,
+    ServiceHooks,
+    get_reader,
+    get_runtime,
+    load_reader,
+)
+from handreader.service.errors import describe_error, handle_error, handle_http
+from handreader.service.requests import ServiceError
+from handreader.service.routes.reading import create_router
+from handreader.service.routes.scoring import add_scoring_routes
+from handreader.service.settings import Settings, add_server_arguments
+from handreader.tables.grouping import GroupingError
+from rules.errors import RulesError
+from vision.imageio import ImageError
+
+__all__ = ["Settings", "create_app", "main", "run_server"]
+
+
+def create_app(reader: ReaderLike | None = None, settings: Settings | None = None) -> FastAPI:
+    """The API. ``reader`` given: used as is; None: ``vision.reader.Reader.load`` runs once in
+    the lifespan (a failure leaves the image endpoints answering 503 and is logged).
+    ``settings`` None: read from the environment."""
+    chosen = settings or Settings.from_env()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if reader is None:
+            app.state.reader = load_reader(chosen)
+        yield
+        app.state.runtime.pool.shutdown(wait=False, cancel_futures=True)
+
+    app = FastAPI(
+        title="handreader",
+        version="1",
+        summary="Read card hands from photos and score them: Niu Niu tables and Pits plays.",
+        description=(__doc__ or "").split("\n\n", 1)[0],
+        lifespan=lifespan,
+    )
+    app.state.reader = reader if reader is not None else NoReader("the models are loading")
+    app.state.runtime = Runtime(chosen)
+    known: tuple[type[Exception], ...] = (ServiceError, ImageError, RulesError, GroupingError)
+    for family in (*known, RequestValidationError, ValidationError, Exception):
+        app.add_exception_handler(family, handle_error)  # Exception: a bug, answered 500
+    app.add_exception_handler(HTTPException, handle_http)
+    add_scoring_routes(app, Annotator())
+    app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error)))
+    return app
+
+
+def _tcp_listener(listener: socket.socket) -> socket.socket:
+    """The listening socket with its protocol set to TCP.
+
+    uvicorn binds the socket it hands to several workers with protocol 0; accepted connections
+    inherit it, and asyncio then leaves Nagle's algorithm on (it sets TCP_NODELAY only for
+    IPPROTO_TCP), so every keep-alive response waits ~40 ms for the client's delayed ACK
+    (Kludex/uvicorn#3149). Re-wrapping the same descriptor fixes the metadata.
+    """
+    if listener.family not in (socket.AF_INET, socket.AF_INET6) or listener.proto:
+        return listener
+    family, kind = listener.family, listener.type
+    return socket.socket(family, kind, socket.IPPROTO_TCP, fileno=listener.detach())
+
+
+def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:create_app") -> int:
+    """Start uvicorn with the app ``factory`` (an import string; benchmarks pass their own);
+    the settings reach every worker by the environment.
+
+    Returns 0 after a clean stop, 1 when the server could not start (a port in use).
+    """
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    if args.models is not None:
+        os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
+    Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    config = uvicorn.Config(
+        factory,
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        access_log=args.access_log,
+        log_level="info",
+        ssl_keyfile=getattr(args, "ssl_keyfile", None),
+        ssl_certfile=getattr(args, "ssl_certfile", None),
+    )
+    server = uvicorn.Server(config)
+    try:
+        if config.workers > 1:
+            Multiprocess(config, sockets=[_tcp_listener(config.bind_socket())]).run()
+            return 0
+        server.run()
+    except KeyboardInterrupt:
+        return 0
+    return 0 if server.started else 1
+
+
+def main(
+    argv: Sequence[str] | None = None, factory: str = "handreader.service.app:create_app"
+) -> int:
+    """``python serve.py [--host H] [--port P] [--workers N] [--models DIR]``."""
+    parser = argparse.ArgumentParser(prog="serve.py", description="Run the handreader API.")
+    add_server_arguments(parser, os.environ)
+    try:
+        return run_server(parser.parse_args(argv), factory)
+    except ValueError as error:
+        print(f"serve.py: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

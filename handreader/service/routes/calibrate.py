@@ -1,0 +1,335 @@
+"""Deck calibration over HTTP: list the calibrated decks, calibrate one from uploaded photos.
+
+Routes (added to ``handreader.service.routes.reading``'s router by :func:`add_deck_routes`):
+
+- ``GET /v1/decks``: every saved deck profile (usable or not, with the reason), and the
+  documented orders: ``card_order`` (one card per photo: S, H, D, C from A to K, then JB, JR)
+  and ``grid`` (4 rows S, H, D, C of 13 cards A to K).
+- ``GET /v1/decks/NAME``: one deck (404 ``not_found`` when none has that name).
+- ``POST /v1/decks/NAME``: calibrate the deck NAME (made, or made again) from photos, with
+  ``vision.calibrate_deck`` (what ``handreader calibrate`` runs). A multipart body:
+
+  - ``photo``: one or more image files, in order (at most :data:`MAX_PHOTOS`, each within the
+    service's image limits, :data:`MAX_BODY_BYTES` in all);
+  - ``layout`` (optional): ``cards`` (default; one card per photo) or ``grid`` (one photo of
+    the whole deck, 4 rows of 13);
+  - ``codes`` (optional, ``cards`` only): the card of each photo, one code per photo separated
+    by spaces or commas (``"AS 2S 3S"``). Without it a photo's card comes from its file name
+    (``10C.jpg``, ``qs_2.png``), else from its place in ``card_order``, as on the CLI.
+
+  The answer: the deck as ``GET /v1/decks/NAME`` gives it, the warnings (a photo without an
+  index is left out), the card of each photo, and the contact sheet of what was assigned
+  (``sheet``: a PNG ``data:`` URL). No training runs: seconds on two cores.
+
+Errors: a grid photo with a card missing or a card twice, codes that do not match the photos,
+or a bad deck name are 400 ``bad_options`` with a message naming the photo and the positions
+(``deck.jpg: no card found at row 2, column 7 (7H)``); no photo is 422 ``missing_image``; a
+photo that is no image has the image errors of the other endpoints, its name in the message.
+Anyone who reaches the service can calibrate a deck; a deck changes only the readings that
+name it.
+"""
+
+import base64
+import re
+import time
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path as FilePath
+from typing import Annotated, Any, cast
+
+import cv2
+import numpy as np
+from fastapi import APIRouter, Depends, Path
+from fastapi.responses import Response
+from numpy.typing import NDArray
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.requests import Request
+
+from handreader.service.deps import ReaderLike, RuntimeLike, ServiceHooks, json_response
+from handreader.service.requests import (
+    JSON_LIMIT,
+    MalformedMultipartError,
+    MissingImageError,
+    NotReadyError,
+    PayloadTooLargeError,
+)
+from handreader.service.routes.decks import DECKS, DeckOptionError
+from handreader.service.schemas import ErrorOut
+from rules.cards import parse_card
+from rules.errors import CardError
+from vision.calibrate_deck import (
+    GRID_COLUMNS,
+    GRID_ROWS,
+    SINGLE_ORDER,
+    CalibrationPhoto,
+    CalibrationReader,
+    calibrate_photos,
+    model_sha,
+)
+from vision.calibration import (
+    DeckProfile,
+    DeckProfileError,
+    code_from_filename,
+    grid_order,
+    list_profiles,
+    profile_path,
+)
+from vision.imageio import ImageError, decode_reduced
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_PHOTOS",
+    "CalibrationUpload",
+    "add_deck_routes",
+    "deck_summary",
+    "read_calibration_upload",
+]
+
+MAX_PHOTOS = 64
+"""Photos in one calibration: a deck with its jokers, and a few more."""
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""Largest calibration body (the page scales its photos down to about 200 kB each)."""
+_DECK_NAME = Path(min_length=1, max_length=64, description="the deck's name, used as deck=NAME")
+_FULL_DECK = frozenset(grid_order())
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationUpload:
+    """A calibration request: the photos (file name, bytes) in order, the layout, the codes."""
+
+    photos: tuple[tuple[str, bytes], ...]
+    layout: str = "cards"
+    codes: tuple[str, ...] | None = None
+
+
+async def _body(request: Request) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise PayloadTooLargeError(
+            f"calibration body of {int(declared):,} bytes is over the limit of "
+            f"{MAX_BODY_BYTES:,} bytes: send smaller photos"
+        )
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise PayloadTooLargeError(
+                f"calibration body is over the limit of {MAX_BODY_BYTES:,} bytes"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _codes(text: str, photos: int) -> tuple[str, ...]:
+    """One card code per photo from ``"AS 2S, 3S"``; DeckOptionError naming the problem."""
+    given = [item for item in re.split(r"[\s,]+", text.strip()) if item]
+    if len(given) != photos:
+        raise DeckOptionError(f"codes gives {len(given)} cards for {photos} photos: one per photo")
+    codes = []
+    for position, item in enumerate(given):
+        try:
+            codes.append(str(parse_card(item)))
+        except CardError as error:
+            raise DeckOptionError(f"codes, photo {position + 1}: {error}") from None
+    return tuple(codes)
+
+
+async def read_calibration_upload(request: Request) -> CalibrationUpload:
+    """The multipart calibration body (see the module docstring), within the limits."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "multipart/form-data":
+        raise MissingImageError(
+            f"a calibration is a multipart upload of 'photo' files, not {kind or 'no type'!r}"
+        )
+    body = await _body(request)
+
+    async def stream() -> AsyncGenerator[bytes, None]:
+        yield body
+
+    parser = MultiPartParser(
+        request.headers, stream(), max_files=MAX_PHOTOS, max_fields=8, max_part_size=JSON_LIMIT
+    )
+    try:
+        form = await parser.parse()
+    except MultiPartException as error:
+        raise MalformedMultipartError(f"malformed multipart body: {error.message}") from None
+    try:
+        photos = []
+        for position, item in enumerate(form.getlist("photo")):
+            if isinstance(item, UploadFile):
+                photos.append((item.filename or f"photo {position + 1}", await item.read()))
+            else:
+                photos.append((f"photo {position + 1}", item.encode()))
+        layout = form.get("layout") or "cards"
+        codes = form.get("codes")
+    finally:
+        await form.close()
+    if not photos:
+        raise MissingImageError("a calibration needs at least one 'photo' file")
+    if layout not in ("cards", "grid"):
+        raise DeckOptionError(f"unknown layout {layout!r}: cards or grid")
+    if isinstance(codes, str) and codes.strip():
+        if layout == "grid":
+            raise DeckOptionError("codes are for one card per photo; a grid's order is fixed")
+        return CalibrationUpload(tuple(photos), layout, _codes(codes, len(photos)))
+    return CalibrationUpload(tuple(photos), layout)
+
+
+def _decode(label: str, data: bytes, runtime: RuntimeLike) -> NDArray[np.uint8]:
+    limits = runtime.settings
+    try:
+        # decoded as read_photo decodes the photos it reads later (a large JPEG reduced)
+        return decode_reduced(data, max_bytes=limits.max_bytes, max_pixels=limits.max_pixels).image
+    except ImageError as error:
+        raise type(error)(f"photo {label!r}: {error}") from None
+
+
+def _summary(profile: DeckProfile, reader: object) -> dict[str, Any]:
+    manifest = getattr(reader, "manifest", None)
+    fits = profile.model_sha256 == model_sha(manifest) if isinstance(manifest, dict) else None
+    return {
+        "name": profile.name,
+        "usable": True,
+        "cards": len(profile.prototypes),
+        "samples": sum(len(vectors) for vectors in profile.prototypes.values()),
+        "missing": [code for code in grid_order() if code not in profile.prototypes],
+        "jokers": [code for code in ("JB", "JR") if code in profile.prototypes],
+        "created": profile.created,
+        "models_match": fits,
+    }
+
+
+def deck_summary(name: str, reader: object = None) -> dict[str, Any]:
+    """A deck as the API lists it: cards, corner samples, the standard cards it lacks, when it
+    was made and whether it was made for the loaded models (None: unknown); a profile that
+    cannot be used is ``{"name", "usable": false, "problem"}``."""
+    try:
+        return _summary(DECKS.get(name), reader)
+    except DeckOptionError as error:
+        return {"name": name, "usable": False, "problem": str(error)}
+
+
+def _calibrating(reader: ReaderLike) -> CalibrationReader:
+    """The recognizer as calibration uses it (detect, classify, its manifest); NotReadyError
+    when it has none of that (the models did not load)."""
+    parts = all(callable(getattr(reader, part, None)) for part in ("detect", "classify"))
+    if parts and isinstance(getattr(reader, "manifest", None), dict):
+        return cast(CalibrationReader, reader)
+    reason = getattr(reader, "reason", None)
+    raise NotReadyError("the recognizer cannot calibrate" + (f": {reason}" if reason else ""))
+
+
+def calibrate_upload(
+    name: str, upload: CalibrationUpload, reader: ReaderLike, runtime: RuntimeLike
+) -> dict[str, Any]:
+    """Calibrate and save the deck ``name`` from the upload; the API's answer."""
+    try:
+        profile_path(name)
+    except DeckProfileError as error:
+        raise DeckOptionError(str(error)) from None
+    recognizer = _calibrating(reader)
+    photos = []
+    for position, (label, data) in enumerate(upload.photos):
+        if upload.codes is not None:
+            code: str | None = upload.codes[position]
+        else:
+            code = code_from_filename(FilePath(label.replace("\\", "/")))
+        photos.append(CalibrationPhoto(label, partial(_decode, label, data, runtime), code))
+    start = time.perf_counter()
+    try:
+        result = calibrate_photos(recognizer, name, photos, grid=upload.layout == "grid")
+    except DeckProfileError as error:
+        raise DeckOptionError(f"deck {name!r} not calibrated: {error}") from None
+    seconds = time.perf_counter() - start
+    ok, sheet = cv2.imencode(".png", result.sheet)
+    if not ok:
+        raise RuntimeError("could not encode the contact sheet as PNG")
+    if upload.layout == "grid":
+        assigned = [{"photo": upload.photos[0][0], "card": None}]
+    else:
+        order = [photo.code or SINGLE_ORDER[index] for index, photo in enumerate(photos)]
+        assigned = [
+            {"photo": label, "card": code}
+            for (label, _), code in zip(upload.photos, order, strict=True)
+        ]
+    return {
+        "deck": _summary(result.profile, reader),
+        "layout": upload.layout,
+        "photos": assigned,
+        "warnings": list(result.warnings),
+        "sheet": "data:image/png;base64," + base64.b64encode(sheet.tobytes()).decode("ascii"),
+        "seconds": round(seconds, 2),
+    }
+
+
+def add_deck_routes(router: APIRouter, hooks: ServiceHooks) -> None:
+    """Add ``GET /v1/decks``, ``GET /v1/decks/NAME`` and ``POST /v1/decks/NAME``."""
+    errors: dict[int | str, dict[str, Any]] = {
+        400: {"model": ErrorOut, "description": "bad deck name or photos, cards missing or twice"},
+        404: {"model": ErrorOut, "description": "no such deck"},
+        413: {"model": ErrorOut, "description": "photos over the limits"},
+        422: {"model": ErrorOut, "description": "no photo"},
+        503: {"model": ErrorOut, "description": "models not loaded"},
+    }
+
+    @router.get("/v1/decks", tags=["decks"])
+    def decks(reader: Annotated[ReaderLike, Depends(hooks.get_reader)]) -> Response:
+        """The calibrated decks, and the orders calibration photos follow."""
+        return json_response(
+            {
+                "decks": [deck_summary(name, reader) for name in list_profiles()],
+                "card_order": list(SINGLE_ORDER),
+                "grid": {"rows": GRID_ROWS, "columns": GRID_COLUMNS, "order": grid_order()},
+            }
+        )
+
+    @router.get("/v1/decks/{name}", responses=errors, tags=["decks"])
+    def deck(
+        name: Annotated[str, _DECK_NAME],
+        reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
+    ) -> Response:
+        """One calibrated deck."""
+        if name not in list_profiles():
+            raise HTTPException(404, f"no deck {name!r}")
+        return json_response(deck_summary(name, reader))
+
+    @router.post("/v1/decks/{name}", responses=errors, tags=["decks"], openapi_extra=_BODY_DOC)
+    def calibrate(
+        name: Annotated[str, _DECK_NAME],
+        upload: Annotated[CalibrationUpload, Depends(read_calibration_upload)],
+        reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
+        runtime: Annotated[RuntimeLike, Depends(hooks.get_runtime)],
+    ) -> Response:
+        """Calibrate the deck ``name`` (made, or made again) from photos: one card per photo,
+        or one photo of the whole deck in a 13 x 4 grid."""
+        return json_response(calibrate_upload(name, upload, reader, runtime))
+
+
+_BODY_DOC: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["photo"],
+                    "properties": {
+                        "photo": {
+                            "type": "array",
+                            "items": {"type": "string", "format": "binary"},
+                            "description": "the photos, in order",
+                        },
+                        "layout": {"type": "string", "enum": ["cards", "grid"]},
+                        "codes": {
+                            "type": "string",
+                            "description": "one card code per photo: 'AS 2S 3S'",
+                        },
+                    },
+                }
+            }
+        },
+    }
+}

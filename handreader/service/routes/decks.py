@@ -1,0 +1,196 @@
+"""Calibrated decks in the service: the ``deck`` option of the image endpoints.
+
+An image endpoint given ``deck`` (an option like the others: ``?deck=MYDECK`` with a raw body,
+``{"deck": "MYDECK"}`` in the multipart ``options`` field; on ``WS /v1/live`` the query or a
+``{"deck": ...}`` message) reads the photo with that deck profile: the profiles that
+``handreader calibrate`` or ``POST /v1/decks/NAME`` make, found as the CLI's ``--deck NAME``
+finds them (``vision.calibration``: ``decks/NAME.json`` in the user's data folder), by name
+only, never by a path. Without ``deck`` (or with ``null`` or ``""``) the recognizer is called
+exactly as before: a profile never changes reading without one.
+
+Profiles are small and cached by file (path, inode, modification time, size): a deck calibrated
+again is read again, the others stay loaded (up to :data:`CACHE_SIZE`).
+
+Errors (``{"error": {"code": "bad_options", "message": ...}}``, 400): a deck no profile has
+(the message names it and the known decks), a bad name, a corrupt profile (or one made for
+embeddings of another size); the message names the deck, the server keeps serving and reading
+without a deck is unaffected. A recognizer that cannot read with a deck (the models did not
+load) answers 503 ``not_ready``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from handreader.service.requests import BadOptionsError, NotReadyError
+from vision.calibration import (
+    DeckProfile,
+    DeckProfileError,
+    list_profiles,
+    load_profile,
+    profile_path,
+)
+from vision.detections import Reading
+
+__all__ = [
+    "CACHE_SIZE",
+    "DECKS",
+    "DeckCache",
+    "DeckOptionError",
+    "DeckReader",
+    "DeckSwitch",
+    "PlainReader",
+    "ReaderWithDecks",
+    "reads_decks",
+    "with_deck",
+]
+
+CACHE_SIZE = 32
+"""Deck profiles kept loaded (each is a few hundred kilobytes at most)."""
+
+
+class DeckOptionError(BadOptionsError):
+    """A ``deck`` naming no usable profile: unknown, badly named or corrupt (400)."""
+
+
+class PlainReader(Protocol):
+    """A recognizer as the service calls it (``handreader.service.deps.ReaderLike``)."""
+
+    def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
+        """The cards read from a BGR image."""
+        ...
+
+
+class ReaderWithDecks(Protocol):
+    """A recognizer that reads with a deck profile (``vision.reader.Reader``)."""
+
+    def read(self, image: NDArray[np.uint8], deck: DeckProfile | None = None) -> Reading:
+        """The cards read from a BGR image, with the deck's prototypes when one is given."""
+        ...
+
+
+class DeckCache:
+    """Loaded deck profiles by name, reloaded when their file changes; thread-safe."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self._size = size
+        self._entries: OrderedDict[Path, tuple[tuple[int, int, int], DeckProfile]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> DeckProfile:
+        """The profile called ``name``; DeckOptionError (naming it) when it is unknown, badly
+        named or corrupt."""
+        try:
+            path = profile_path(name)
+        except DeckProfileError as error:
+            raise DeckOptionError(f"deck {name!r}: {error}") from None
+        try:
+            status = path.stat()
+        except OSError:
+            known = ", ".join(list_profiles()) or "none"
+            raise DeckOptionError(
+                f"unknown deck {name!r}: no such deck profile (known: {known}); "
+                "calibrate it first (POST /v1/decks/NAME or handreader calibrate)"
+            ) from None
+        key = (status.st_ino, status.st_mtime_ns, status.st_size)
+        with self._lock:
+            found = self._entries.get(path)
+            if found is not None and found[0] == key:
+                self._entries.move_to_end(path)
+                return found[1]
+        try:
+            profile = load_profile(path)
+        except DeckProfileError as error:
+            reason = str(error).replace(repr(str(path)), repr(name))
+            raise DeckOptionError(
+                f"deck {name!r} cannot be used: {reason}; calibrate it again"
+            ) from None
+        with self._lock:
+            self._entries[path] = (key, profile)
+            self._entries.move_to_end(path)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return profile
+
+    def clear(self) -> None:
+        """Forget every loaded profile."""
+        with self._lock:
+            self._entries.clear()
+
+
+DECKS = DeckCache()
+"""The service's cache of deck profiles (empty until a request names a deck)."""
+
+
+_TAKES_DECK: dict[type, bool] = {}
+
+
+def reads_decks(reader: object) -> bool:
+    """Whether ``reader.read`` takes a ``deck`` (known per type after the first look)."""
+    kind = type(reader)
+    if kind not in _TAKES_DECK:
+        read = getattr(reader, "read", None)
+        try:
+            takes = read is not None and "deck" in inspect.signature(read).parameters
+        except (TypeError, ValueError):
+            takes = False
+        _TAKES_DECK[kind] = takes
+    return _TAKES_DECK[kind]
+
+
+@dataclass(frozen=True, slots=True)
+class DeckReader:
+    """The recognizer reading with one deck profile: ``read(image)`` is
+    ``reader.read(image, deck=profile)``."""
+
+    reader: ReaderWithDecks
+    profile: DeckProfile
+
+    def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
+        """The cards read from a BGR image with the deck's prototypes."""
+        return self.reader.read(image_bgr, deck=self.profile)
+
+
+def with_deck(reader: PlainReader, deck: object) -> PlainReader:
+    """``reader`` itself when ``deck`` is None or ``""``; else the reader with that profile
+    (:class:`DeckReader`). DeckOptionError for a deck that is no name or no usable profile;
+    NotReadyError when the recognizer cannot read with a deck (its models did not load)."""
+    if deck is None or deck == "":
+        return reader
+    if not isinstance(deck, str):
+        raise DeckOptionError(f"deck must be a deck's name (text), got {deck!r}")
+    profile = DECKS.get(deck)
+    if not reads_decks(reader):
+        reason = getattr(reader, "reason", None)
+        raise NotReadyError(
+            "the recognizer cannot read with a deck" + (f": {reason}" if reason else "")
+        )
+    return DeckReader(cast(ReaderWithDecks, reader), profile)
+
+
+class DeckSwitch:
+    """The live stream's recognizer: reads with the deck chosen last (:meth:`choose`), or
+    without one; switching takes effect from the next frame."""
+
+    def __init__(self, reader: PlainReader, deck: object = None) -> None:
+        self._plain = reader
+        self._reader = with_deck(reader, deck)
+        self.deck: str | None = deck if isinstance(deck, str) and deck else None
+
+    def choose(self, deck: object) -> None:
+        """Read with ``deck`` from now on (None or ``""``: without a deck); errors as
+        :func:`with_deck`, leaving the deck in use unchanged."""
+        self._reader = with_deck(self._plain, deck)
+        self.deck = deck if isinstance(deck, str) and deck else None
+
+    def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
+        """The cards read from a BGR image (with the chosen deck)."""
+        return self._reader.read(image_bgr)

@@ -1,0 +1,398 @@
+"""The browser side of the service: the page at ``/``, the live WebSocket, the trainer, and (from
+``handreader.service.routes.games`` and ``handreader.service.routes.verification``) the other
+games and dealer verification.
+
+:func:`create_router` builds an ``APIRouter`` that ``serve.create_app`` includes, handing over
+its dependencies (:class:`~handreader.service.deps.ServiceHooks`). Routes:
+
+- ``GET /``: the page (``handreader/service/static/index.html``; plain HTML, CSS and JavaScript, no
+  build step, nothing fetched from elsewhere), ``GET /static/<file>``: its files.
+- ``WS /v1/live``: live reading of a camera stream (see :func:`add_live_route`).
+- ``GET /v1/trainer/deal?hands=N&profile=trainer&seed=S``: N (2 to 4) hands of five cards dealt
+  from the profile's decks; ``seed`` makes the deal repeatable (without it a seed is drawn and
+  returned).
+- ``POST /v1/trainer/check``: ``{"hands": [...], "pick": i, "profile": "trainer"}`` -> whether
+  hand ``i`` (0-based) is the winner, and the correct reading: each hand's split and score,
+  the places, the winners, and the tie-break when equal scores were decided by the highest
+  card (seed 002: rank K..A, then suit spades, hearts, clubs, diamonds).
+- ``POST /v1/baccarat``, ``/v1/blackjack``, ``/v1/paigow``: ``handreader.service.routes.games``.
+- ``POST /v1/verify``, ``GET /v1/audit``: ``handreader.service.routes.verification``.
+- ``GET /v1/decks``, ``GET|POST /v1/decks/NAME``: calibrated decks,
+  ``handreader.service.routes.calibrate``.
+
+Phones: ``getUserMedia`` (the camera) works only on a secure origin: ``https://`` or
+``http://localhost``. To use the page from a phone on the same network, run the server on all
+interfaces with a certificate, e.g. a self-signed one::
+
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=handreader" \\
+        -keyout key.pem -out cert.pem
+    python serve.py --host 0.0.0.0 --ssl-keyfile key.pem --ssl-certfile cert.pem
+
+and open ``https://<the computer's address>:8000/`` on the phone (accept the certificate
+warning once). The WebSocket then runs over ``wss://`` by itself.
+"""
+
+import json
+import logging
+import re
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, Self
+
+import numpy as np
+from fastapi import APIRouter, Depends, FastAPI, Query, WebSocket
+from fastapi.responses import FileResponse, Response
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.websockets import WebSocketDisconnect
+
+from handreader.service.deps import (
+    ReaderLike,
+    RuntimeLike,
+    ServiceHooks,
+    json_response,
+    validate,
+)
+from handreader.service.requests import MalformedJsonError
+from handreader.service.routes.calibrate import add_deck_routes
+from handreader.service.routes.decks import DeckSwitch
+from handreader.service.routes.games import add_game_routes
+from handreader.service.routes.source import add_source_route
+from handreader.service.routes.verification import AuditSettings, add_verify_routes
+from handreader.service.schemas import CardCodes, ErrorOut, TableOptionsIn
+from handreader.tables.live import LivePipeline, frame_reader
+from handreader.tables.scoring import HandResult, TableOptions, TableResult, score_codes
+from rules.cards import Card, full_deck, parse_cards
+from rules.errors import HandError
+from rules.niuniu_profiles import DEFAULT_PROFILE, NiuProfile, TieBreak, get_profile
+from vision.detections import Reading
+from vision.imageio import decode_image
+
+__all__ = [
+    "STATIC_DIR",
+    "TrainerCheckIn",
+    "add_live_route",
+    "add_page_routes",
+    "add_trainer_routes",
+    "create_router",
+    "deal_hands",
+    "trainer_check",
+]
+
+LOG = logging.getLogger("handreader.service.routes.reading")
+
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+"""The page's files (shipped as package data)."""
+
+_MEDIA = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+}
+_STATIC_NAME = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
+
+
+# --- the page ------------------------------------------------------------------------------------
+
+
+def _static_file(name: str) -> FileResponse:
+    """A file of the page by its plain name (no folders, a known type); 404 otherwise."""
+    path = STATIC_DIR / name
+    if not _STATIC_NAME.fullmatch(name) or path.suffix not in _MEDIA or not path.is_file():
+        raise HTTPException(404, f"no page file {name!r}")
+    return FileResponse(path, media_type=_MEDIA[path.suffix], headers={"Cache-Control": "no-cache"})
+
+
+def add_page_routes(router: APIRouter) -> None:
+    """``GET /`` (the page) and ``GET /static/<file>``."""
+
+    @router.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return _static_file("index.html")
+
+    @router.get("/static/{name}", include_in_schema=False)
+    def static(name: str) -> FileResponse:
+        return _static_file(name)
+
+
+# --- the trainer ---------------------------------------------------------------------------------
+
+HAND_LETTERS = "ABCD"
+"""The trainer's hands are named A to D, as in seed 002's examples."""
+
+
+def deal_hands(count: int, profile: NiuProfile, rng: np.random.Generator) -> list[list[str]]:
+    """``count`` hands of five cards drawn without replacement from the profile's decks."""
+    deck = [card for card in full_deck() for _ in range(profile.decks)]
+    drawn = rng.choice(len(deck), size=5 * count, replace=False)
+    codes = [str(deck[int(index)]) for index in drawn]
+    return [codes[5 * hand : 5 * hand + 5] for hand in range(count)]
+
+
+class TrainerCheckIn(BaseModel):
+    """The hands the trainer showed and the hand the user picked as the winner."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "examples": [{"hands": ["3H 7S KD 8C 6D", "KS QS 10S 5C 5S"], "pick": 1}]
+        },
+    )
+
+    hands: Annotated[list[CardCodes], Field(min_length=2, max_length=4)] = Field(
+        description="2 to 4 hands of five cards"
+    )
+    pick: int = Field(ge=0, description="the hand picked as the winner (0-based)")
+    profile: str = Field(DEFAULT_PROFILE, max_length=40, description="house rules")
+
+    @model_validator(mode="after")
+    def _pick_in_range(self) -> Self:
+        if self.pick >= len(self.hands):
+            raise ValueError(f"pick {self.pick} is no hand: hands are 0..{len(self.hands) - 1}")
+        return self
+
+
+def _highest(hand: HandResult, profile: NiuProfile) -> Card:
+    cards = [card for card in parse_cards([c.code for c in hand.cards]) if isinstance(card, Card)]
+    return max(cards, key=lambda card: (int(card.rank), profile.suit_strength(card.suit)))
+
+
+def _tie_break(table: TableResult) -> dict[str, Any] | None:
+    """How equal scores at the top were decided: None when the best score is alone."""
+    hands = [hand for hand in table.hands if hand.hand is not None]
+    best = max(hand.hand.strength[:2] for hand in hands if hand.hand is not None)
+    level = [hand for hand in hands if hand.hand is not None and hand.hand.strength[:2] == best]
+    if len(level) < 2:
+        return None
+    profile = table.profile
+    names = ", ".join(HAND_LETTERS[hand.seat] for hand in level)
+    label = level[0].hand.label if level[0].hand is not None else ""
+    if profile.tie_break is not TieBreak.HIGH_CARD:
+        text = f"hands {names} all score {label}; profile {profile.name} breaks no tie: they share"
+        return {"hands": [hand.seat for hand in level], "by": None, "high_cards": [], "text": text}
+    highs = [_highest(hand, profile) for hand in level]
+    order = sorted(
+        zip(level, highs, strict=True),
+        key=lambda pair: (-int(pair[1].rank), -profile.suit_strength(pair[1].suit)),
+    )
+    suits = " > ".join(suit.name.lower() for suit in profile.suit_order)
+    shown = " beats ".join(f"{card} (hand {HAND_LETTERS[hand.seat]})" for hand, card in order)
+    text = (
+        f"hands {names} all score {label}: the highest card decides, rank K..A then suit "
+        f"({suits}): {shown}"
+    )
+    return {
+        "hands": [hand.seat for hand in level],
+        "by": "high_card",
+        "high_cards": [str(card) for card in highs],
+        "text": text,
+    }
+
+
+def trainer_check(check: TrainerCheckIn) -> dict[str, Any]:
+    """Score the hands as the trainer does and say whether the pick is a winner; HandError for
+    a hand the rules refuse (a joker, a wrong count), CardError for unknown card text."""
+    options = TableOptions.create(profile=check.profile, mode="trainer")
+    table = score_codes(check.hands, None, options)
+    for hand in table.hands:
+        if not hand.scored:  # (codes are never uncertain: only a card the rules refuse)
+            raise HandError(f"hand {HAND_LETTERS[hand.seat]}: {hand.problem}")
+    return {
+        "profile": table.profile.name,
+        "pick": check.pick,
+        "correct": check.pick in table.winners,
+        "winners": list(table.winners),
+        "tie": table.is_tie,
+        "places": None if table.places is None else list(table.places),
+        "hands": [hand.to_dict() for hand in table.hands],
+        "tie_break": _tie_break(table),
+    }
+
+
+def add_trainer_routes(router: APIRouter) -> None:
+    """``GET /v1/trainer/deal`` and ``POST /v1/trainer/check``."""
+
+    @router.get("/v1/trainer/deal", responses={400: {"model": ErrorOut}}, tags=["trainer"])
+    def deal(
+        hands: int = Query(3, ge=2, le=4, description="how many hands, 2 to 4"),
+        profile: str = Query(DEFAULT_PROFILE, max_length=40),
+        seed: int | None = Query(None, ge=0, lt=2**63, description="repeat a deal"),
+    ) -> Response:
+        """Deal 2 to 4 hands for the trainer; the seed used comes back."""
+        rules = get_profile(profile)
+        chosen = secrets.randbelow(2**63) if seed is None else seed
+        dealt = deal_hands(hands, rules, np.random.default_rng(chosen))
+        return json_response({"profile": rules.name, "seed": chosen, "hands": dealt})
+
+    @router.post(
+        "/v1/trainer/check",
+        responses={400: {"model": ErrorOut}, 422: {"model": ErrorOut}},
+        tags=["trainer"],
+    )
+    def check(body: TrainerCheckIn) -> Response:
+        """Whether the picked hand wins, with the correct reading of every hand."""
+        return json_response(trainer_check(body))
+
+
+# --- live ----------------------------------------------------------------------------------------
+
+
+class _TimedReader:
+    """The recognizer as the live pipeline calls it: through serve's pool, with its time limit."""
+
+    def __init__(self, reader: ReaderLike, runtime: RuntimeLike) -> None:
+        self._reader = reader
+        self._runtime = runtime
+
+    def read(self, image: NDArray[np.uint8]) -> Reading:
+        return self._runtime.read(self._reader, image)
+
+
+def _live_options(values: dict[str, Any]) -> TableOptionsIn:
+    """Table options from the query (each by name, or all as ``options=<JSON>``)."""
+    merged = {name: value for name, value in values.items() if name != "options"}
+    if "options" in values:
+        try:
+            extra = json.loads(values["options"])
+        except ValueError as error:
+            raise MalformedJsonError(f"the options query parameter is not JSON: {error}") from None
+        if not isinstance(extra, dict):
+            raise MalformedJsonError("the options query parameter must be a JSON object")
+        merged.update(extra)
+    return validate(TableOptionsIn, merged)
+
+
+def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
+    """``WS /v1/live``: one live pipeline (read, track, score) per connection.
+
+    The query sets the table options of ``/v1/score`` (``?profile=classic&bet=double``, or
+    ``options=<JSON>``). The client sends each frame as a binary message (JPEG or PNG bytes)
+    and waits for the answer before sending the next (so frames never queue up); the answer is
+    ``handreader.tables.live.LiveFrame.to_dict()`` plus ``size``: the cards shown (tracked over
+    frames: a card appears after a few frames, stays through a missed one), the table scored
+    from them, the timings. ``deck`` (query or options) reads with a calibrated deck
+    (``handreader.service.routes.decks``). A text message ``{"profile": "classic"}`` changes the
+    profile, ``{"deck": "MYDECK"}`` the deck (null: none; the tracks restart),
+    ``{"options": {...}}`` all the options, ``{"reset": true}`` forgets the tracks; each is answered
+    ``{"ok": true, "profile": ..., "deck": ...}``. A bad frame or message is answered with the
+    usual ``{"error": {"code", "message"}}`` and the stream goes on; bad options in the query
+    close the connection (code 1008) after that error.
+    """
+
+    @router.websocket("/v1/live")
+    async def live(
+        websocket: WebSocket,
+        reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
+        runtime: Annotated[RuntimeLike, Depends(hooks.get_runtime)],
+    ) -> None:
+        await websocket.accept()
+
+        async def send_error(error: Exception) -> None:
+            code, message = hooks.describe_error(error)
+            if code in ("internal_error", "recognizer_failed"):
+                LOG.error("live frame failed: %s", error, exc_info=error)
+            await websocket.send_text(json.dumps({"error": {"code": code, "message": message}}))
+
+        try:
+            chosen = _live_options(dict(websocket.query_params))
+            options = chosen.to_options()
+            decks = DeckSwitch(frame_reader(reader), chosen.deck)
+        except Exception as error:
+            await send_error(error)
+            await websocket.close(code=1008)
+            return
+        pipeline = LivePipeline(_TimedReader(decks, runtime), options)
+        limits = runtime.settings
+        try:
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    return
+                try:
+                    data = message.get("bytes")
+                    if data is not None:
+                        image = decode_image(
+                            data, max_bytes=limits.max_bytes, max_pixels=limits.max_pixels
+                        )
+                        frame = await run_in_threadpool(pipeline.process, image)
+                        answer = frame.to_dict() | {"size": list(frame.size_wh)}
+                        await websocket.send_text(json.dumps(answer, separators=(",", ":")))
+                    else:
+                        _control(pipeline, message.get("text") or "", decks)
+                        answer = {
+                            "ok": True,
+                            "profile": pipeline.options.profile.name,
+                            "deck": decks.deck,
+                        }
+                        await websocket.send_text(json.dumps(answer))
+                except WebSocketDisconnect:
+                    raise
+                except Exception as error:
+                    await send_error(error)
+        except WebSocketDisconnect:
+            return
+
+
+def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
+    """Apply a text message (see :func:`add_live_route`)."""
+    try:
+        command = json.loads(text)
+    except ValueError as error:
+        raise MalformedJsonError(f"a control message must be JSON: {error}") from None
+    if not isinstance(command, dict):
+        raise MalformedJsonError(f"a control message must be a JSON object, got {text[:80]!r}")
+    if "options" in command:
+        given = command["options"]
+        if not isinstance(given, dict):
+            raise MalformedJsonError("options must be a JSON object")
+        chosen = validate(TableOptionsIn, given)
+        options = chosen.to_options()
+        _choose_deck(pipeline, decks, chosen.deck)
+        pipeline.options = options
+    if "deck" in command:
+        _choose_deck(pipeline, decks, command["deck"])
+    if "profile" in command:
+        pipeline.set_profile(str(command["profile"]))
+    if command.get("reset"):
+        pipeline.reset()
+
+
+def _choose_deck(pipeline: LivePipeline, decks: DeckSwitch, deck: object) -> None:
+    """Read with ``deck`` from the next frame; a new deck restarts the tracks."""
+    before = decks.deck
+    decks.choose(deck)
+    if decks.deck != before:
+        pipeline.reset()
+
+
+# --- the router ----------------------------------------------------------------------------------
+
+
+def create_router(hooks: ServiceHooks, audit: AuditSettings | None = None) -> APIRouter:
+    """Every route of this module and of ``web_games``, ``web_verify``, ``web_calibrate`` and
+    ``web_source``; ``audit`` None: the
+    audit log's settings from the environment (``web_verify``). The router's lifespan closes the
+    audit log when the app stops."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        holder.close()
+
+    router = APIRouter(lifespan=lifespan)
+    add_page_routes(router)
+    add_live_route(router, hooks)
+    add_trainer_routes(router)
+    add_game_routes(router, hooks)
+    holder = add_verify_routes(router, hooks, audit)
+    add_deck_routes(router, hooks)
+    add_source_route(router)
+    return router

@@ -1,0 +1,198 @@
+"""The reading and scoring endpoints: ``GET /health``, ``POST /v1/read``, ``/v1/score`` (Niu Niu),
+``/v1/pits`` and ``/v1/annotated``.
+
+Card codes are scored on the event loop itself: a table of codes costs well under a millisecond
+of CPU and never waits, less than the hop to a thread and back. Photos (decoding, the
+recognizer, the table) go to the thread pool, so the loop never waits on them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import cv2
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from handreader.drawing.annotate import Annotator
+from handreader.service.deps import (
+    NoReader,
+    ReaderDep,
+    ReaderLike,
+    Runtime,
+    RuntimeDep,
+    UploadDep,
+    get_runtime,
+    json_response,
+    read_photo,
+    validate,
+)
+from handreader.service.errors import ERROR_RESPONSES, error_response
+from handreader.service.requests import (
+    BadOptionsError,
+    Upload,
+    image_format,
+    read_upload,
+    request_body_doc,
+)
+from handreader.service.schemas import (
+    ErrorOut,
+    HealthOut,
+    PitsCodesIn,
+    PitsOptionsIn,
+    PitsOut,
+    ReadOut,
+    ScoreCodesIn,
+    TableOptionsIn,
+    TableOut,
+)
+from handreader.tables.grouping import Region
+from handreader.tables.pits import judge_play, judge_reading
+from handreader.tables.scoring import TableCard, score_codes, score_reading
+from rules.cards import AnyCard, parse_cards
+
+__all__ = ["add_scoring_routes"]
+
+
+def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
+    """``GET /health``, ``POST /v1/read``, ``/v1/score``, ``/v1/pits`` and ``/v1/annotated``."""
+
+    @app.get("/health", responses={200: {"model": HealthOut}, 503: {"model": ErrorOut}})
+    def health(reader: ReaderDep) -> Response:
+        """200 when the models are loaded, 503 otherwise."""
+        if isinstance(reader, NoReader):
+            return error_response("not_ready", f"the recognizer is not ready: {reader.reason}")
+        return json_response({"status": "ok", "models": _model_info(reader)})
+
+    @app.post(
+        "/v1/read",
+        responses={200: {"model": ReadOut}, **ERROR_RESPONSES},
+        openapi_extra=request_body_doc(),
+    )
+    def read(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
+        """Read the cards of a photo: codes, boxes, confidences, flags."""
+        _, reading, timings = read_photo(upload, reader, runtime)
+        return json_response(dict(reading.to_dict()), timings)
+
+    @app.post(
+        "/v1/score",
+        responses={200: {"model": TableOut}, **ERROR_RESPONSES},
+        openapi_extra=request_body_doc(ScoreCodesIn, TableOptionsIn),
+    )
+    async def score(request: Request, reader: ReaderDep) -> Response:
+        """Score a Niu Niu table: hands, splits, scores, outcomes and payouts, or the trainer's
+        winner. Send a photo (options: ``TableOptionsIn``) or card codes as JSON."""
+        runtime = await get_runtime(request)
+        upload = await read_upload(request, runtime.settings.max_bytes)
+        if upload.document is not None:
+            return _score_codes(upload)
+        return await run_in_threadpool(_score_photo, upload, reader, runtime)
+
+    @app.post(
+        "/v1/pits",
+        responses={200: {"model": PitsOut}, **ERROR_RESPONSES},
+        openapi_extra=request_body_doc(PitsCodesIn, PitsOptionsIn),
+    )
+    async def pits(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
+        """Judge a Zheng Shangyou / Pits play: its combination and whether it beats the table.
+        Send a photo (options: ``PitsOptionsIn``) or card codes as JSON."""
+        if upload.document is not None:
+            return _pits_codes(upload)
+        return await run_in_threadpool(_pits_photo, upload, reader, runtime)
+
+    @app.post(
+        "/v1/annotated",
+        responses={
+            200: {"content": {"image/jpeg": {}, "image/png": {}}, "description": "the drawing"},
+            406: {"model": ErrorOut, "description": "no accepted image format"},
+            **ERROR_RESPONSES,
+        },
+        openapi_extra=request_body_doc(options_model=TableOptionsIn),
+    )
+    def annotated(
+        request: Request, upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep
+    ) -> Response:
+        """The photo with the score drawn over it (boxes, splits, results), same size, as JPEG
+        or PNG: ``?format=jpeg|png`` or the ``Accept`` header. ``?game=pits`` draws a Pits
+        verdict instead of a Niu Niu table. (A large JPEG, read at a reduced scale, is drawn
+        on that image enlarged back to the photo's size.)"""
+        extension, media = image_format(request)
+        game = request.query_params.get("game", "niuniu")
+        if game not in ("niuniu", "pits"):
+            raise BadOptionsError(f"unknown game {game!r}: niuniu or pits")
+        if game == "pits":
+            pits_options = validate(PitsOptionsIn, upload.options)
+            table_codes = [str(card) for card in parse_cards(pits_options.table)]
+            photo, reading, _ = read_photo(upload, reader, runtime)
+            region = _region(pits_options.table_region)
+            verdict = judge_reading(reading, table_codes, region)
+            drawing = annotator.annotate(photo.full_size(), verdict)
+        else:
+            options = validate(TableOptionsIn, upload.options).to_options()
+            photo, reading, _ = read_photo(upload, reader, runtime)
+            drawing = annotator.annotate(photo.full_size(), score_reading(reading, options))
+        ok, encoded = cv2.imencode(extension, drawing)
+        if not ok:
+            raise RuntimeError(f"could not encode the drawing as {extension}")
+        return Response(encoded.tobytes(), media_type=media)
+
+
+# Card codes are scored on the event loop (see the module docstring); photos (decoding, the
+# recognizer, the table) go to the thread pool, so the loop never waits on them.
+
+
+def _score_codes(upload: Upload) -> Response:
+    """``POST /v1/score`` with card codes as JSON."""
+    codes = validate(ScoreCodesIn, {**upload.options, **(upload.document or {})})
+    result = score_codes(codes.hands, codes.banker, codes.to_options())
+    return json_response(result.to_dict())
+
+
+def _score_photo(upload: Upload, reader: ReaderLike, runtime: Runtime) -> Response:
+    """``POST /v1/score`` with a photo (blocking: run it in the thread pool)."""
+    options = validate(TableOptionsIn, upload.options).to_options()
+    _, reading, timings = read_photo(upload, reader, runtime)
+    start = time.perf_counter()
+    table = score_reading(reading, options)
+    timings["score"] = (time.perf_counter() - start) * 1e3
+    return json_response(table.to_dict(), timings)
+
+
+def _pits_codes(upload: Upload) -> Response:
+    """``POST /v1/pits`` with card codes as JSON."""
+    codes = validate(PitsCodesIn, {**upload.options, **(upload.document or {})})
+    play = [_code(card) for card in parse_cards(codes.play)]
+    table = [_code(card) for card in parse_cards(codes.table)]
+    return json_response(judge_play(play, table).to_dict())
+
+
+def _pits_photo(upload: Upload, reader: ReaderLike, runtime: Runtime) -> Response:
+    """``POST /v1/pits`` with a photo (blocking: run it in the thread pool)."""
+    options = validate(PitsOptionsIn, upload.options)
+    table_codes = [str(card) for card in parse_cards(options.table)]
+    region = _region(options.table_region)
+    _, reading, timings = read_photo(upload, reader, runtime)
+    return json_response(judge_reading(reading, table_codes, region).to_dict(), timings)
+
+
+def _model_info(reader: ReaderLike) -> dict[str, Any]:
+    """The model files named by the reader's manifest (empty for a reader without one)."""
+    manifest = getattr(reader, "manifest", None)
+    if not isinstance(manifest, dict):
+        return {}
+    return {
+        part: entry.get("file")
+        for part, entry in manifest.items()
+        if isinstance(entry, dict) and "file" in entry
+    }
+
+
+def _code(card: AnyCard) -> TableCard:
+    return TableCard(str(card))
+
+
+def _region(values: Sequence[float] | None) -> Region | None:
+    return None if values is None else Region.parse(values)

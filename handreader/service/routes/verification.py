@@ -1,0 +1,267 @@
+"""HTTP endpoints for dealer verification and its audit log.
+
+- ``POST /v1/verify``: a photo of the finished round (multipart field ``image``) and, in the
+  JSON ``options`` field, the declared results under ``declared`` (the forms of
+  ``handreader.tables.verification.DeclaredRound.parse``:
+  ``{"players": [{"seat": 1, "outcome": "win", "payout": 0.95}], "banker_net": -0.95}`` or
+  ``{"1": "win", "2": "lose"}``) with the table options of ``/v1/score`` (profile, bet,
+  stake, banker rule or regions). The table is read and scored, the declaration checked against it
+  (``handreader.tables.verification.verify_round``) and the
+  verification appended to the audit log; the answer is the verdict (``match``, ``mismatch``,
+  ``unverified``), each difference, both sides, the table scored, the record's id and the
+  image's SHA-256.
+- ``GET /v1/audit?verdict=&since=&until=&profile=&limit=&offset=&format=json|csv``: the
+  records matching every filter given, oldest first (``since`` inclusive, ``until`` exclusive,
+  ISO 8601 times with a zone); JSON ``{"count", "records"}`` or a CSV download.
+
+Both need the operator token as ``Authorization: Bearer <token>``: a missing or wrong token is
+401 ``unauthorized``. The operator configures the log by the environment, read when the app is
+created: ``HANDREADER_AUDIT_TOKEN`` (the token; unset: both endpoints answer 503
+``audit_not_configured``) and ``HANDREADER_AUDIT_DB`` (the SQLite file; default
+``$XDG_DATA_HOME/handreader/audit.sqlite3``, that is ``~/.local/share/handreader/...``). The
+database is opened on the first verified request, not before.
+"""
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, Self
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+from pydantic import Field
+
+from handreader.service.deps import (
+    ReaderLike,
+    RuntimeLike,
+    ServiceHooks,
+    json_response,
+    read_photo,
+    validate,
+)
+from handreader.service.requests import (
+    BadOptionsError,
+    MalformedJsonError,
+    MissingImageError,
+    ServiceError,
+    Upload,
+    read_upload,
+    request_body_doc,
+)
+from handreader.service.schemas import ErrorOut, TableOptionsIn
+from handreader.store.audit import TOKEN_ENV, AuditError, AuditLog, parse_time, verify_and_log
+from handreader.tables.verification import image_sha256
+
+__all__ = [
+    "DB_ENV",
+    "AuditLogHolder",
+    "AuditNotConfiguredError",
+    "AuditSettings",
+    "VerifyOptionsIn",
+    "add_verify_routes",
+    "bearer_token",
+    "default_audit_path",
+]
+
+DB_ENV = "HANDREADER_AUDIT_DB"
+"""The environment variable naming the audit log's SQLite file."""
+
+
+class AuditNotConfiguredError(ServiceError):
+    """No operator token is configured: the verification endpoints are off."""
+
+    code = "audit_not_configured"
+
+
+def default_audit_path(environ: Mapping[str, str] = os.environ) -> Path:
+    """``$XDG_DATA_HOME/handreader/audit.sqlite3`` (``~/.local/share`` when unset)."""
+    base = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "handreader" / "audit.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditSettings:
+    """Where the audit log lives and the operator token (None: verification is off)."""
+
+    path: Path
+    token: str | None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Self:
+        """From ``HANDREADER_AUDIT_DB`` and ``HANDREADER_AUDIT_TOKEN`` (see the module
+        docstring)."""
+        path = environ.get(DB_ENV)
+        return cls(
+            Path(path) if path else default_audit_path(environ), environ.get(TOKEN_ENV) or None
+        )
+
+
+@dataclass
+class AuditLogHolder:
+    """An app's audit log, opened on first use (one connection, thread-safe); :meth:`close`
+    when the app stops."""
+
+    settings: AuditSettings
+    _log: AuditLog | None = field(default=None, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def log(self) -> AuditLog:
+        """The open log; AuditNotConfiguredError without a token, AuditError when the file
+        cannot be used."""
+        if self.settings.token is None:
+            raise AuditNotConfiguredError(f"audit log not configured: set {TOKEN_ENV}")
+        with self._lock:
+            if self._log is None:
+                try:
+                    self.settings.path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as error:
+                    raise AuditError(
+                        f"cannot create the folder of audit log {str(self.settings.path)!r}: "
+                        f"{error}"
+                    ) from None
+                self._log = AuditLog(self.settings.path, token=self.settings.token)
+            return self._log
+
+    def close(self) -> None:
+        """Close the log if it was opened (it opens again on the next use)."""
+        with self._lock:
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+
+
+def bearer_token(request: Request) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header; None when there is none (a
+    header of another scheme gives None as well, and so is refused by the log)."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+class VerifyOptionsIn(TableOptionsIn):
+    """The options of ``POST /v1/verify``: the table options and the declared results."""
+
+    declared: dict[str, Any] | str = Field(
+        description="the declared results: {'players': [{'seat', 'outcome', 'payout'}], "
+        "'banker_net'} or {'<seat>': outcome}; a JSON string when sent as a query parameter",
+        examples=[{"players": [{"seat": 1, "outcome": "win", "payout": 0.95}]}],
+    )
+
+    def declaration(self) -> dict[str, Any]:
+        """The declared results as an object (parsed when given as JSON text)."""
+        if isinstance(self.declared, dict):
+            return self.declared
+        try:
+            value = json.loads(self.declared)
+        except ValueError as error:
+            raise MalformedJsonError(f"declared is not valid JSON: {error}") from None
+        if not isinstance(value, dict):
+            raise MalformedJsonError(f"declared must be a JSON object, got {self.declared!r}")
+        return value
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "bad declaration, bad options or filters, bad image"},
+    401: {"model": ErrorOut, "description": "missing or wrong operator token"},
+    422: {"model": ErrorOut, "description": "a field of the wrong type, no image"},
+    503: {"model": ErrorOut, "description": "audit log not configured, models not loaded"},
+}
+
+
+def add_verify_routes(
+    router: APIRouter, hooks: ServiceHooks, settings: AuditSettings | None = None
+) -> AuditLogHolder:
+    """Add ``POST /v1/verify`` and ``GET /v1/audit`` to ``router``; ``settings`` None: from
+    the environment. Returns the holder of the log (close it when the app stops)."""
+    holder = AuditLogHolder(settings or AuditSettings.from_env())
+
+    async def upload(request: Request) -> Upload:
+        runtime = await hooks.get_runtime(request)
+        return await read_upload(request, runtime.settings.max_bytes)
+
+    @router.post(
+        "/v1/verify",
+        responses=_ERRORS,
+        openapi_extra=request_body_doc(options_model=VerifyOptionsIn),
+        tags=["verification"],
+    )
+    def verify(
+        request: Request,
+        body: Annotated[Upload, Depends(upload)],
+        reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
+        runtime: Annotated[RuntimeLike, Depends(hooks.get_runtime)],
+    ) -> Response:
+        """Check a dealer's declared results against the photo of the round; the verification
+        is appended to the audit log (operator token required)."""
+        log = holder.log()
+        token = bearer_token(request)
+        log.authorize(token)
+        if body.document is not None or body.image is None:
+            raise MissingImageError(
+                "a verification needs the photo: multipart with an 'image' field, or the raw image"
+            )
+        options = validate(VerifyOptionsIn, body.options)
+        declared = options.declaration()
+        _, reading, timings = read_photo(body, reader, runtime)
+        digest = image_sha256(body.image)
+        verification, record_id = verify_and_log(
+            reading,
+            declared,
+            log,
+            token,
+            image_digest=digest,
+            options=options.to_options(),
+        )
+        answer = verification.to_dict() | {
+            "record_id": record_id,
+            "image_sha256": digest,
+            "table": verification.table.to_dict(),
+        }
+        return json_response(answer, timings)
+
+    @router.get("/v1/audit", responses=_ERRORS, tags=["verification"])
+    def audit(
+        request: Request,
+        verdict: Literal["match", "mismatch", "unverified"] | None = None,
+        since: str | None = Query(None, max_length=40, description="ISO 8601, inclusive"),
+        until: str | None = Query(None, max_length=40, description="ISO 8601, exclusive"),
+        profile: str | None = Query(None, max_length=40),
+        limit: int | None = Query(None, ge=0, le=100_000),
+        offset: int = Query(0, ge=0),
+        format: Literal["json", "csv"] = "json",
+    ) -> Response:
+        """The audit log's records matching the filters, oldest first, as JSON or CSV
+        (operator token required)."""
+        log = holder.log()
+        token = bearer_token(request)
+        log.authorize(token)
+        for name, value in (("since", since), ("until", until)):
+            if value is not None:
+                try:
+                    parse_time(value)
+                except AuditError as error:
+                    raise BadOptionsError(f"{name}: {error}") from None
+        filters: dict[str, Any] = {
+            "verdict": verdict, "since": since, "until": until, "profile": profile,
+        }  # fmt: skip
+        if format == "csv":
+            text = log.export_csv(token, **filters, limit=limit, offset=offset)
+            return Response(
+                text,
+                media_type="text/csv; charset=utf-8",
+                headers={"Content-Disposition": 'attachment; filename="audit.csv"'},
+            )
+        records = log.records(token, **filters, limit=limit, offset=offset)
+        return json_response(
+            {
+                "count": log.count(token, **filters),
+                "records": [record.to_dict() for record in records],
+            }
+        )
+
+    return holder

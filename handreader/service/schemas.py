@@ -1,0 +1,311 @@
+"""The HTTP API's schemas: request options and card-code bodies in, results out.
+
+Requests (validated here; a wrong type or shape is a 422, a well-formed but unknown profile,
+bet or card is a 400 raised by the rules when the options are turned into ``TableOptions``):
+
+- :class:`TableOptionsIn`: options of an image scored as a Niu Niu table (the multipart
+  ``options`` field, or query parameters for a raw image body).
+- :class:`ScoreCodesIn`: the JSON body of ``POST /v1/score`` with card codes.
+- :class:`PitsOptionsIn` / :class:`PitsCodesIn`: the same for ``POST /v1/pits``.
+
+Responses (documentation of the JSON the result records' ``to_dict`` produce; the tests check
+the records against these models so the two cannot drift apart): :class:`TableOut`,
+:class:`PitsOut`, :class:`ReadOut`, :class:`ErrorOut`, :class:`HealthOut`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from handreader.tables.grouping import DEFAULT_LINK_FACTOR, Region
+from handreader.tables.scoring import TableOptions
+from rules.niuniu_profiles import DEFAULT_PROFILE
+
+__all__ = [
+    "CardOut",
+    "DeckOption",
+    "ErrorOut",
+    "HandOut",
+    "HealthOut",
+    "PitsCodesIn",
+    "PitsOptionsIn",
+    "PitsOut",
+    "PlayerOut",
+    "ReadOut",
+    "ScoreCodesIn",
+    "ScoreOut",
+    "TableOptionsIn",
+    "TableOut",
+]
+
+MAX_HANDS = 7
+"""A banker and up to six players."""
+
+RegionIn = Annotated[
+    list[Annotated[float, Field(ge=0)]],
+    Field(
+        min_length=4,
+        max_length=4,
+        description="[x1, y1, x2, y2]: fractions of the image when all lie in 0..1, else pixels",
+    ),
+]
+Stake = Annotated[float, Field(gt=0, le=1e12)] | Annotated[str, Field(max_length=40)]
+DeckOption = Annotated[
+    str | None,
+    Field(
+        max_length=64,
+        description="a calibrated deck (GET /v1/decks) to read the photo with; "
+        "default: none, the standard reading",
+    ),
+]
+CardCodes = (
+    Annotated[list[Annotated[str, Field(max_length=8)]], Field(max_length=60)]
+    | Annotated[str, Field(max_length=400)]
+)
+
+
+class _Options(BaseModel):
+    """Options common to card codes and images."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    profile: str = Field(
+        DEFAULT_PROFILE, max_length=40, description="house rules: classic, trainer or app"
+    )
+    mode: Literal["banker", "trainer"] = Field(
+        "banker", description="banker game (players against the banker) or trainer (rank 2-4)"
+    )
+    bet: str | None = Field(
+        None, max_length=20, description="equal or double; default: the profile's bet"
+    )
+    stake: Stake = Field(1, description="amount bet by each player (exact decimals as text)")
+
+
+class TableOptionsIn(_Options):
+    """How to read a photo of a Niu Niu table."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"profile": "trainer", "bet": "double", "stake": 100},
+                {"banker_region": [0, 0, 1, 0.35], "mode": "banker"},
+            ]
+        }
+    )
+
+    banker_rule: Literal["top", "bottom", "left", "right"] = Field(
+        "top", description="the banker is the hand nearest this edge of the image"
+    )
+    banker_region: RegionIn | None = Field(None, description="the banker's hand lies here")
+    player_regions: Annotated[list[RegionIn], Field(max_length=MAX_HANDS)] = Field(
+        default_factory=list, description="one region per player hand, in seat order"
+    )
+    link_factor: float = Field(
+        DEFAULT_LINK_FACTOR,
+        gt=0,
+        le=100,
+        description="cards closer than this many box sizes belong to one hand",
+    )
+    deck: DeckOption = None
+
+    def to_options(self) -> TableOptions:
+        """The table options; RulesError for an unknown profile or bet, GroupingError for a
+        region that is no rectangle."""
+        banker = None if self.banker_region is None else Region.parse(self.banker_region)
+        return TableOptions.create(
+            profile=self.profile,
+            mode=self.mode,
+            banker=self.banker_rule,
+            banker_region=banker,
+            player_regions=[Region.parse(region) for region in self.player_regions],
+            bet=self.bet,
+            stake=self.stake,
+            link_factor=self.link_factor,
+        )
+
+
+class ScoreCodesIn(_Options):
+    """Hands given as card codes (``POST /v1/score`` with a JSON body)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "hands": [["KS", "QS", "JS", "10S", "9S"], "3H 7S KD 8C 6D"],
+                    "banker": 0,
+                    "profile": "trainer",
+                    "bet": "double",
+                    "stake": 100,
+                },
+                {"hands": ["3H 7S KD 8C 6D", "AH 2H 3D 4C 5S"], "mode": "trainer"},
+            ]
+        }
+    )
+
+    hands: Annotated[list[CardCodes], Field(min_length=1, max_length=MAX_HANDS)] = Field(
+        description="five cards per hand: a list of codes or one string"
+    )
+    banker: int | None = Field(
+        0, ge=0, lt=MAX_HANDS, description="the banker's hand; null: no banker"
+    )
+
+    def to_options(self) -> TableOptions:
+        """The table options (RulesError for an unknown profile or bet)."""
+        return TableOptions.create(
+            profile=self.profile, mode=self.mode, bet=self.bet, stake=self.stake
+        )
+
+
+class PitsOptionsIn(BaseModel):
+    """How to judge a photo of a Pits play."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={"examples": [{"table": ["5H", "5D"]}, {"table_region": [0, 0, 1, 0.4]}]},
+    )
+
+    table: CardCodes = Field(
+        default_factory=list, description="the play on the table; empty: the play leads"
+    )
+    table_region: RegionIn | None = Field(
+        None, description="read the table play from this region of the photo instead"
+    )
+    deck: DeckOption = None
+
+
+class PitsCodesIn(BaseModel):
+    """A Pits play given as card codes (``POST /v1/pits`` with a JSON body)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={"examples": [{"play": ["7H", "7S"], "table": "5H 5D"}]},
+    )
+
+    play: CardCodes = Field(description="the cards played")
+    table: CardCodes = Field(
+        default_factory=list, description="the play on the table; empty: the play leads"
+    )
+
+
+# --- responses -----------------------------------------------------------------------------------
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CardOut(_Out):
+    """A card: its code and, when read from a photo, where and how surely."""
+
+    card: str = Field(examples=["10H"])
+    box: list[float] | None = Field(None, description="[x1, y1, x2, y2] pixels of its index")
+    confidence: float | None = Field(None, ge=0, le=1)
+    uncertain: bool = False
+    corners: int | None = None
+    alternatives: list[tuple[str, float]] | None = None
+    part: Literal["bull", "rest"] | None = Field(None, description="its part in the hand's split")
+
+
+class ScoreOut(_Out):
+    """A Niu Niu score with its split."""
+
+    score: str = Field(examples=["niu_4"])
+    label: str = Field(examples=["Niu 4"])
+    points: int | None
+    rank: int = Field(description="the score's place in the profile's order (0 = No Niu)")
+    bull: list[str] | None
+    rest: list[str] | None
+    swapped: list[str]
+
+
+class HandOut(_Out):
+    """A group of cards: a hand scored, uncertain (provisional score), incomplete or invalid."""
+
+    seat: int
+    role: Literal["banker", "player", "hand"]
+    status: Literal["scored", "uncertain", "incomplete", "invalid"]
+    cards: list[CardOut]
+    box: list[float] | None
+    score: ScoreOut | None
+    problem: str | None
+
+
+class PlayerOut(_Out):
+    """A player's outcome against the banker and the settlement of the bet (net after
+    commission; a loss is negative)."""
+
+    seat: int
+    outcome: Literal["win", "lose", "tie"] | None
+    net: float | None
+    multiple: int | None
+    commission: float | None
+    bet: str | None
+    stake: float | None
+    problem: str | None
+
+
+class TableOut(_Out):
+    """A Niu Niu table scored."""
+
+    mode: Literal["banker", "trainer"]
+    profile: str
+    size: list[int] | None
+    hands: list[HandOut]
+    banker: int | None
+    players: list[PlayerOut]
+    banker_net: float | None
+    places: list[int] | None
+    winners: list[int]
+    tie: bool
+    left_over: list[CardOut]
+    flags: list[str]
+    problem: str | None
+    timings_ms: dict[str, float] | None = None
+
+
+class PitsOut(_Out):
+    """A Pits play judged."""
+
+    cards: list[CardOut]
+    table: list[CardOut]
+    kind: str | None = Field(examples=["pair"])
+    rank: str | None
+    natural: bool | None
+    one_suit: bool | None
+    description: str | None = Field(examples=["pair of 7s"])
+    readings: list[str]
+    legal: bool | None
+    reason: str | None
+    flags: list[str]
+    timings_ms: dict[str, float] | None = None
+
+
+class ReadOut(_Out):
+    """The cards read from a photo."""
+
+    size: list[int]
+    cards: list[CardOut]
+    flags: list[str]
+    timings_ms: dict[str, float] | None = None
+
+
+class _ErrorBody(_Out):
+    code: str = Field(examples=["unsupported_type"])
+    message: str = Field(examples=["not a supported image (JPEG, PNG, WebP, BMP, GIF or TIFF)"])
+
+
+class ErrorOut(_Out):
+    """Every error: a short code and a message naming the problem."""
+
+    error: _ErrorBody
+
+
+class HealthOut(_Out):
+    """The service is up and its models are loaded."""
+
+    status: Literal["ok"]
+    models: dict[str, Any] = Field(default_factory=dict)

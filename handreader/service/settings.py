@@ -1,0 +1,86 @@
+"""The service's settings: limits and the models' place from ``HANDREADER_*``, and the server's
+command-line arguments (shared by ``python serve.py`` and ``handreader serve``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vision.imageio import DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS
+
+__all__ = ["Settings", "add_server_arguments"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Service limits and the models' place; :meth:`from_env` reads ``HANDREADER_*``."""
+
+    models_dir: Path | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_pixels: int = DEFAULT_MAX_PIXELS
+    read_timeout_s: float = 30.0
+    read_threads: int = 2
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
+        """Settings from ``HANDREADER_MODELS``, ``_MAX_BYTES``, ``_MAX_PIXELS``,
+        ``_READ_TIMEOUT`` and ``_READ_THREADS``; ValueError names a bad value."""
+
+        def number(name: str, default: float, kind: Callable[[str], float]) -> Any:
+            text = environ.get(f"HANDREADER_{name}")
+            if text is None:
+                return default
+            try:
+                value = kind(text)
+            except ValueError:
+                raise ValueError(f"HANDREADER_{name}={text!r} is not a number") from None
+            if value <= 0:
+                raise ValueError(f"HANDREADER_{name}={text!r} must be positive")
+            return value
+
+        models = environ.get("HANDREADER_MODELS")
+        return cls(
+            models_dir=Path(models) if models else None,
+            max_bytes=number("MAX_BYTES", DEFAULT_MAX_BYTES, int),
+            max_pixels=number("MAX_PIXELS", DEFAULT_MAX_PIXELS, int),
+            read_timeout_s=number("READ_TIMEOUT", 30.0, float),
+            read_threads=number("READ_THREADS", 2, int),
+        )
+
+
+def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
+    """``--host --port --workers --models --access-log --ssl-keyfile --ssl-certfile``, defaults
+    from ``HANDREADER_*``."""
+    parser.add_argument(
+        "--host",
+        default=environ.get("HANDREADER_HOST", "127.0.0.1"),
+        help="address to listen on (default: $HANDREADER_HOST or 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=environ.get("HANDREADER_PORT", "8000"),  # (argparse applies ``type`` to it)
+        help="port (default: $HANDREADER_PORT or 8000)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=environ.get("HANDREADER_WORKERS", "1"),
+        help="worker processes, each loading the models (default: $HANDREADER_WORKERS or 1)",
+    )
+    parser.add_argument(
+        "--models", type=Path, default=None, help="models folder (default: the shipped models)"
+    )
+    parser.add_argument("--access-log", action="store_true", help="log every request")
+    parser.add_argument(
+        "--ssl-keyfile",
+        default=None,
+        help="TLS key file: serve https (phones need it for the camera)",
+    )
+    parser.add_argument(
+        "--ssl-certfile", default=None, help="TLS certificate file (with --ssl-keyfile)"
+    )

@@ -1,0 +1,1 @@
+"""What the product keeps: the tamper-evident audit log of verified rounds."""

@@ -1,0 +1,486 @@
+"""The audit log of dealer verifications: SQLite in WAL mode, one record per verification.
+
+Each record holds the time (UTC, ISO 8601, ``2026-11-29T15:10:19.123456Z``), the SHA-256 of the
+image as received, the reading (JSON), the profile, the declared and the computed results
+(JSON), the differences (JSON) and the verdict. Records are only ever appended.
+
+Durability: the database runs in WAL mode with ``synchronous=FULL`` and every record is its
+own transaction, committed before :meth:`AuditLog.append` returns its id. A process killed at
+any moment (``kill -9``) loses no record whose id was returned and leaves a database that opens
+and passes ``PRAGMA integrity_check`` (tested by killing a writer in a stream of writes).
+Tamper evidence: each record carries ``record_sha256``, the SHA-256 of the previous record's
+hash and this record's stored fields, so a record edited, or deleted from the middle, breaks
+the chain (:meth:`AuditLog.verify_chain`).
+
+Access: every read and write needs the operator token, set by the operator through the
+constructor or the environment variable ``HANDREADER_AUDIT_TOKEN``, and compared in constant
+time (``hmac.compare_digest``). A missing or wrong token, or a log without a configured token,
+is :class:`AuditAuthError`.
+
+Threads: one connection guarded by a lock, so one :class:`AuditLog` may serve a thread pool;
+several processes may share the file (SQLite's locks, with a busy timeout).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import json
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from fractions import Fraction
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from handreader.tables.scoring import TableOptions, score_reading
+from handreader.tables.verification import (
+    DEFAULT_PAYOUT_TOLERANCE,
+    DeclaredRound,
+    Verdict,
+    Verification,
+    verify_round,
+)
+from vision.detections import Reading
+
+__all__ = [
+    "TOKEN_ENV",
+    "AuditAuthError",
+    "AuditError",
+    "AuditLog",
+    "AuditRecord",
+    "format_time",
+    "parse_time",
+    "verify_and_log",
+]
+
+TOKEN_ENV = "HANDREADER_AUDIT_TOKEN"
+"""The environment variable that holds the operator token when none is passed."""
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS verification (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    time_utc TEXT NOT NULL,
+    image_sha256 TEXT NOT NULL CHECK (length(image_sha256) = 64),
+    profile TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    reading TEXT NOT NULL,
+    declared TEXT NOT NULL,
+    computed TEXT NOT NULL,
+    differences TEXT NOT NULL,
+    record_sha256 TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS verification_time ON verification (time_utc);
+CREATE INDEX IF NOT EXISTS verification_verdict ON verification (verdict, time_utc);
+"""
+
+_COLUMNS = (
+    "id, time_utc, image_sha256, profile, verdict, reading, declared, computed, differences, "
+    "record_sha256"
+)
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+class AuditError(ValueError):
+    """The audit log cannot do what was asked: bad record, bad filter, unusable database."""
+
+
+class AuditAuthError(AuditError):
+    """The operator token is missing or wrong, or none is configured."""
+
+
+def format_time(moment: datetime) -> str:
+    """UTC ISO 8601 with microseconds and ``Z`` (fixed width, so text order is time order)."""
+    if moment.tzinfo is None:
+        raise AuditError(f"time {moment.isoformat()!r} has no time zone")
+    return moment.astimezone(UTC).strftime(_TIME_FORMAT)
+
+
+def parse_time(value: datetime | str) -> datetime:
+    """A time from a datetime or an ISO 8601 string with a zone (``Z`` or ``+01:00``)."""
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except (ValueError, AttributeError):
+            raise AuditError(f"time {value!r} is not ISO 8601") from None
+    if moment.tzinfo is None:
+        raise AuditError(f"time {str(value)!r} has no time zone: add Z or +HH:MM")
+    return moment
+
+
+def _json(value: object, what: str) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise AuditError(f"{what} is not JSON: {error}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One verification as logged (JSON fields decoded)."""
+
+    record_id: int
+    time_utc: str
+    image_sha256: str
+    profile: str
+    verdict: str
+    reading: Any
+    declared: Any
+    computed: Any
+    differences: Any
+    record_sha256: str
+
+    @classmethod
+    def _from_row(cls, row: Sequence[Any]) -> AuditRecord:
+        return cls(
+            int(row[0]),
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            json.loads(row[5]),
+            json.loads(row[6]),
+            json.loads(row[7]),
+            json.loads(row[8]),
+            row[9],
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form (the export's)."""
+        return {
+            "id": self.record_id,
+            "time_utc": self.time_utc,
+            "image_sha256": self.image_sha256,
+            "profile": self.profile,
+            "verdict": self.verdict,
+            "reading": self.reading,
+            "declared": self.declared,
+            "computed": self.computed,
+            "differences": self.differences,
+            "record_sha256": self.record_sha256,
+        }
+
+
+def _chain(previous: str, fields: Sequence[str]) -> str:
+    """The record hash: SHA-256 over the previous hash and the stored fields, NUL-separated."""
+    digest = hashlib.sha256(previous.encode("ascii"))
+    for text in fields:
+        digest.update(b"\0")
+        digest.update(text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+_GENESIS = "0" * 64
+
+
+class AuditLog:
+    """The audit log in the SQLite file ``path`` (created when missing); see the module docstring.
+
+    ``token`` is the operator token that callers must present (None: ``$HANDREADER_AUDIT_TOKEN``;
+    when neither is set every call is refused). ``timeout_s`` is how long a write waits for
+    another process's lock.
+    """
+
+    def __init__(
+        self, path: str | Path, token: str | None = None, *, timeout_s: float = 30.0
+    ) -> None:
+        self.path = Path(path)
+        configured = token if token is not None else os.environ.get(TOKEN_ENV)
+        self._token = configured.encode("utf-8") if configured else None
+        self._lock = threading.Lock()
+        try:
+            self._connection = sqlite3.connect(
+                str(self.path), timeout=timeout_s, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise AuditError(f"cannot open audit log {str(self.path)!r}: {error}") from None
+        try:
+            self._setup()
+        except sqlite3.Error as error:
+            self._connection.close()
+            raise AuditError(f"cannot use audit log {str(self.path)!r}: {error}") from None
+
+    def _setup(self) -> None:
+        connection = self._connection
+        mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise AuditError(f"audit log {str(self.path)!r} cannot use WAL (journal mode {mode!r})")
+        connection.execute("PRAGMA synchronous=FULL")
+        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise AuditError(
+                f"audit log {str(self.path)!r} has schema {version}, newer than {SCHEMA_VERSION}"
+            )
+        if version < SCHEMA_VERSION:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    connection.execute(statement)
+                connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                connection.execute("COMMIT")
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+
+    # --- access ----------------------------------------------------------------------------------
+
+    def authorize(self, token: str | None) -> None:
+        """Check an operator token; AuditAuthError when missing, wrong, or none configured."""
+        if self._token is None:
+            raise AuditAuthError(f"the audit log has no operator token configured: set {TOKEN_ENV}")
+        if not token:
+            raise AuditAuthError("missing operator token for the audit log")
+        if not hmac.compare_digest(token.encode("utf-8"), self._token):
+            raise AuditAuthError("wrong operator token for the audit log")
+
+    def close(self) -> None:
+        """Close the connection (further calls fail)."""
+        with self._lock:
+            self._connection.close()
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- writing ---------------------------------------------------------------------------------
+
+    def append(
+        self,
+        token: str | None,
+        *,
+        image_sha256: str,
+        reading: Mapping[str, object],
+        profile: str,
+        declared: Mapping[str, object],
+        computed: Mapping[str, object],
+        verdict: Verdict | str,
+        differences: Sequence[Mapping[str, object]] = (),
+        time: datetime | None = None,
+    ) -> int:
+        """Append one verification and commit it; its id once it is durable.
+
+        AuditError for an image hash that is not 64 lower-case hex digits, an unknown verdict,
+        an empty profile, or fields that are not JSON.
+        """
+        self.authorize(token)
+        if not isinstance(image_sha256, str) or not _HEX64.fullmatch(image_sha256):
+            raise AuditError(f"image_sha256 must be 64 lower-case hex digits, got {image_sha256!r}")
+        try:
+            verdict_name = Verdict(verdict).value
+        except ValueError:
+            known = ", ".join(v.value for v in Verdict)
+            raise AuditError(f"unknown verdict {verdict!r}: known are {known}") from None
+        if not isinstance(profile, str) or not profile.strip():
+            raise AuditError(f"profile must be a name, got {profile!r}")
+        fields = [
+            format_time(time or datetime.now(UTC)),
+            image_sha256,
+            profile,
+            verdict_name,
+            _json(reading, "reading"),
+            _json(declared, "declared"),
+            _json(computed, "computed"),
+            _json(list(differences), "differences"),
+        ]
+        with self._lock:
+            connection = self._connection
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    last = connection.execute(
+                        "SELECT record_sha256 FROM verification ORDER BY id DESC LIMIT 1"
+                    ).fetchone()
+                    record_hash = _chain(last[0] if last else _GENESIS, fields)
+                    cursor = connection.execute(
+                        "INSERT INTO verification (time_utc, image_sha256, profile, verdict, "
+                        "reading, declared, computed, differences, record_sha256) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (*fields, record_hash),
+                    )
+                    connection.execute("COMMIT")
+                except BaseException:
+                    if connection.in_transaction:
+                        connection.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as error:
+                raise AuditError(f"cannot write to audit log {str(self.path)!r}: {error}") from None
+        record_id = cursor.lastrowid
+        assert record_id is not None
+        return record_id
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _where(
+        verdict: Verdict | str | None,
+        since: datetime | str | None,
+        until: datetime | str | None,
+        profile: str | None,
+    ) -> tuple[str, list[object]]:
+        clauses: list[str] = []
+        values: list[object] = []
+        if verdict is not None:
+            try:
+                values.append(Verdict(verdict).value)
+            except ValueError:
+                known = ", ".join(v.value for v in Verdict)
+                raise AuditError(f"unknown verdict {verdict!r}: known are {known}") from None
+            clauses.append("verdict = ?")
+        if since is not None:
+            clauses.append("time_utc >= ?")
+            values.append(format_time(parse_time(since)))
+        if until is not None:
+            clauses.append("time_utc < ?")
+            values.append(format_time(parse_time(until)))
+        if profile is not None:
+            clauses.append("profile = ?")
+            values.append(profile)
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), values
+
+    def _query(self, sql: str, values: Sequence[object]) -> list[Any]:
+        with self._lock:
+            try:
+                return self._connection.execute(sql, values).fetchall()
+            except sqlite3.Error as error:
+                raise AuditError(f"cannot read audit log {str(self.path)!r}: {error}") from None
+
+    def records(
+        self,
+        token: str | None,
+        *,
+        verdict: Verdict | str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        profile: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[AuditRecord]:
+        """The records matching every filter given, oldest first.
+
+        ``since`` is inclusive and ``until`` exclusive (times with a zone); ``limit`` and
+        ``offset`` page through the result.
+        """
+        self.authorize(token)
+        where, values = self._where(verdict, since, until, profile)
+        if (limit is not None and limit < 0) or offset < 0:
+            raise AuditError(f"limit and offset must be 0 or more, got {limit!r} and {offset!r}")
+        page = " LIMIT ? OFFSET ?"
+        values += [-1 if limit is None else limit, offset]
+        rows = self._query(f"SELECT {_COLUMNS} FROM verification{where} ORDER BY id{page}", values)
+        return [AuditRecord._from_row(row) for row in rows]
+
+    def count(
+        self,
+        token: str | None,
+        *,
+        verdict: Verdict | str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        profile: str | None = None,
+    ) -> int:
+        """How many records match the filters (as :meth:`records`)."""
+        self.authorize(token)
+        where, values = self._where(verdict, since, until, profile)
+        return int(self._query(f"SELECT count(*) FROM verification{where}", values)[0][0])
+
+    def get(self, token: str | None, record_id: int) -> AuditRecord:
+        """One record by id; AuditError when there is none."""
+        self.authorize(token)
+        rows = self._query(f"SELECT {_COLUMNS} FROM verification WHERE id = ?", [record_id])
+        if not rows:
+            raise AuditError(f"no audit record {record_id!r}")
+        return AuditRecord._from_row(rows[0])
+
+    def export_json(self, token: str | None, **filters: Any) -> str:
+        """The matching records as a JSON array (filters as :meth:`records`)."""
+        records = self.records(token, **filters)
+        return json.dumps([record.to_dict() for record in records], ensure_ascii=False)
+
+    def export_csv(self, token: str | None, **filters: Any) -> str:
+        """The matching records as CSV with a header; JSON fields as compact JSON text."""
+        records = self.records(token, **filters)
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\r\n")
+        header = [name.strip() for name in _COLUMNS.split(",")]
+        writer.writerow(header)
+        for record in records:
+            data = record.to_dict()
+            writer.writerow(
+                [
+                    value if isinstance(value, str | int) else _json(value, name)
+                    for name, value in zip(header, data.values(), strict=True)
+                ]
+            )
+        return out.getvalue()
+
+    def verify_chain(self, token: str | None) -> int | None:
+        """The id of the first record whose hash does not follow from the records before it
+        (edited, or a record before it deleted); None when the whole chain holds."""
+        self.authorize(token)
+        previous = _GENESIS
+        rows = self._query(f"SELECT {_COLUMNS} FROM verification ORDER BY id", [])
+        for row in rows:
+            if _chain(previous, [str(value) for value in row[1:9]]) != row[9]:
+                return int(row[0])
+            previous = row[9]
+        return None
+
+    def integrity_check(self, token: str | None) -> str:
+        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` for a sound database."""
+        self.authorize(token)
+        rows = self._query("PRAGMA integrity_check", [])
+        return "; ".join(str(row[0]) for row in rows)
+
+
+def verify_and_log(
+    reading: Reading,
+    declared: DeclaredRound | Mapping[str, object],
+    audit: AuditLog,
+    token: str | None,
+    *,
+    image_digest: str,
+    options: TableOptions | None = None,
+    payout_tolerance: Fraction = DEFAULT_PAYOUT_TOLERANCE,
+) -> tuple[Verification, int]:
+    """Score ``reading`` under ``options``, verify ``declared`` against it, and append the
+    record to ``audit`` with the operator ``token``; returns the verification and the record id.
+
+    ``image_digest`` is :func:`handreader.tables.verification.image_sha256` of the photo's bytes
+    as received. The token is checked before anything is scored (AuditAuthError); VerifyError
+    for a bad declaration.
+    """
+    audit.authorize(token)
+    claim = DeclaredRound.parse(declared)
+    chosen = options or TableOptions()
+    table = score_reading(reading, chosen)
+    verification = verify_round(table, claim, payout_tolerance=payout_tolerance)
+    record_id = audit.append(
+        token,
+        image_sha256=image_digest,
+        reading=reading.to_dict(),
+        profile=chosen.profile.name,
+        declared=claim.to_dict(),
+        computed={**verification.computed(), "table": table.to_dict()},
+        verdict=verification.verdict.value,
+        differences=[difference.to_dict() for difference in verification.differences],
+    )
+    return verification, record_id

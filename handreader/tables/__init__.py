@@ -1,0 +1,1 @@
+"""Tables: cards grouped into hands, hands scored per game, rounds verified, live frames scored."""

@@ -1,0 +1,435 @@
+"""The live pipeline, one video frame at a time: read, track, score the table.
+
+:class:`LivePipeline` takes BGR frames in order (:meth:`LivePipeline.process`) and gives back a
+:class:`LiveFrame`: the frame's own reading (when it was read), the card tracks, and the table
+scored from the *shown* tracks (``vision.tracking``), never from a single frame's raw reading,
+so a misread in one frame neither flickers a code nor a score.
+
+- **Which frames are read.** ``LiveSettings.read_every = k`` reads every k-th frame (the first
+  frame is always read) and carries the tracks through the others. ``read_every = 0`` chooses k
+  by itself: from running means of the reader's time and of the rest of a frame's work, the
+  smallest k whose average cost per frame fits ``1 / target_fps``, capped at ``max_read_every``
+  (a frame costs read / k plus the rest; with the reader in a worker thread,
+  :class:`LiveStream`, the larger of the two).
+- **Where the reader runs.** :meth:`LivePipeline.process` reads, tracks and scores in turn;
+  :class:`LiveStream` reads frame N in a worker thread while the caller draws frame N - 1
+  (same results, one frame later).
+- **When the table is scored.** Scoring groups the cards into hands (by distance) and scores
+  them; it is redone only when the shown cards change (a track shown or dropped, a code or its
+  uncertainty changed) or a shown card has moved by more than ``rescore_move`` box sizes since
+  the last scoring, else the previous result is kept (so box jitter cannot regroup the hands).
+
+Nothing here opens a camera or a window; the ``webcam`` command does (``handreader.cli``).
+The reader is anything with ``read(image_bgr) -> Reading`` (the recognizer's ``Reader``, or a
+fake in tests). A pipeline holds one stream's state: one pipeline per stream, not shared between
+threads (a :class:`LiveStream`'s worker only calls the reader).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from types import TracebackType
+from typing import Protocol, TypeVar, cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from handreader.tables.scoring import TableOptions, TableResult, score_reading
+from rules.niuniu_profiles import NIU_PROFILES, NiuProfile, get_profile
+from vision.detections import Reading, ReadingFlag
+from vision.tracking import CardTracker, Track, TrackerSettings, tracks_to_reading
+
+__all__ = [
+    "FrameReader",
+    "LiveError",
+    "LiveFrame",
+    "LivePipeline",
+    "LiveSettings",
+    "LiveStream",
+    "frame_reader",
+    "next_profile",
+    "table_summary",
+]
+
+
+_R = TypeVar("_R")
+
+
+class LiveError(ValueError):
+    """Live settings out of range, or a frame that is not a BGR image."""
+
+
+class FrameReader(Protocol):
+    """What the pipeline needs of a recognizer: ``read(image_bgr) -> Reading``."""
+
+    def read(self, image: NDArray[np.uint8]) -> Reading:
+        """The cards in a BGR uint8 image (H, W, 3)."""
+        ...
+
+
+def frame_reader(reader: _R) -> _R:
+    """``reader`` as it should read video frames: ``reader.for_frames()`` when it has that
+    (the recognizer's ``Reader``: one detector pass per frame, no close-up pass), else itself."""
+    for_frames = getattr(reader, "for_frames", None)
+    return cast(_R, for_frames()) if callable(for_frames) else reader
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSettings:
+    """Frame skipping and re-scoring (see the module docstring) and the tracker's settings."""
+
+    read_every: int = 1
+    """Read every k-th frame; 0 chooses k from the measured times (see the module docstring)."""
+    target_fps: float = 25.0
+    """The frame rate that ``read_every = 0`` aims for."""
+    max_read_every: int = 8
+    """The largest k that ``read_every = 0`` may choose."""
+    rescore_move: float = 0.5
+    """Re-score when a shown card's centre moved more than this many box sizes."""
+    tracker: TrackerSettings = field(default_factory=TrackerSettings)
+
+    def __post_init__(self) -> None:
+        if self.read_every < 0:
+            raise LiveError(f"read_every={self.read_every!r} must be 0 (auto) or more")
+        if not self.target_fps > 0:
+            raise LiveError(f"target_fps={self.target_fps!r} must be positive")
+        if self.max_read_every < 1:
+            raise LiveError(f"max_read_every={self.max_read_every!r} must be 1 or more")
+        if self.rescore_move < 0:
+            raise LiveError(f"rescore_move={self.rescore_move!r} must be 0 or more")
+
+
+@dataclass(frozen=True, slots=True)
+class LiveFrame:
+    """What the pipeline made of one frame.
+
+    ``reading`` is this frame's raw reading (None when the frame was not read); ``tracks`` are
+    all live tracks ordered by id, tentative ones included; ``cards`` (also :attr:`shown`) the
+    cards shown: the confirmed tracks, the corners of one card made one
+    (:attr:`vision.tracking.CardTracker.shown`); ``table`` is scored from ``cards``;
+    ``read_every`` is the k in force; ``timings_ms`` has ``read`` (when read: the reader's own
+    time, wherever it ran), ``track``, ``score`` and ``total`` (their sum).
+    """
+
+    index: int
+    size_wh: tuple[int, int]
+    was_read: bool
+    reading: Reading | None
+    tracks: tuple[Track, ...]
+    cards: tuple[Track, ...]
+    table: TableResult
+    read_every: int
+    rescored: bool
+    timings_ms: dict[str, float] = field(compare=False)
+
+    @property
+    def shown(self) -> tuple[Track, ...]:
+        """The cards shown (confirmed tracks, a card's corners made one), ordered by id."""
+        return self.cards
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form (for a WebSocket client): frame index, tracks shown, table, timings."""
+        return {
+            "frame": self.index,
+            "read": self.was_read,
+            "read_every": self.read_every,
+            "cards": [track.to_dict() for track in self.shown],
+            "table": self.table.to_dict(),
+            "ms": {key: round(value, 2) for key, value in self.timings_ms.items()},
+        }
+
+
+def next_profile(current: str | NiuProfile) -> NiuProfile:
+    """The profile after ``current`` in the project's list, wrapping round."""
+    names = list(NIU_PROFILES)
+    name = get_profile(current).name
+    return NIU_PROFILES[names[(names.index(name) + 1) % len(names)]]
+
+
+def table_summary(table: TableResult) -> str:
+    """A short line of what the table shows: each hand's cards, score label and status, then the
+    players' outcomes and nets. Equal lines mean an unchanged display (used to count flicker)."""
+    parts = []
+    for hand in table.hands:
+        label = hand.hand.label if hand.hand is not None else "-"
+        codes = " ".join(card.code for card in hand.cards)
+        parts.append(f"{hand.seat}:{hand.role.value}:{codes}:{label}:{hand.status.value}")
+    for player in table.players:
+        outcome = player.outcome.value if player.outcome is not None else "-"
+        net = player.settlement.net if player.settlement is not None else "-"
+        parts.append(f"p{player.seat}:{outcome}:{net}")
+    if table.winners:
+        parts.append("winners:" + ",".join(map(str, table.winners)))
+    return " | ".join(parts)
+
+
+def _check_frame(frame: object) -> NDArray[np.uint8]:
+    if (
+        not isinstance(frame, np.ndarray)
+        or frame.dtype != np.uint8
+        or frame.ndim != 3
+        or frame.shape[2] != 3
+    ):
+        shape = getattr(frame, "shape", None)
+        dtype = getattr(frame, "dtype", None)
+        raise LiveError(f"expected a BGR uint8 frame of shape (H, W, 3), got {shape} {dtype}")
+    return frame
+
+
+class _RunningMean:
+    """Exponential running mean (None until the first value)."""
+
+    def __init__(self, weight: float = 0.2) -> None:
+        self.weight = weight
+        self.value: float | None = None
+
+    def add(self, value: float) -> None:
+        if self.value is None:
+            self.value = value
+        else:
+            self.value += self.weight * (value - self.value)
+
+
+class LivePipeline:
+    """Read -> track -> score, frame after frame (see the module docstring).
+
+    :meth:`process` does the three in turn. They are also given apart, for a reader one frame
+    ahead in a worker thread (:class:`LiveStream`): :meth:`plan` (is the next frame read?),
+    :meth:`read_frame` (no pipeline state: any thread), :meth:`advance` (track and score, in
+    frame order). ``overlapped`` (set by :class:`LiveStream`) tells ``read_every = 0`` that the
+    reader's time overlaps the rest of the frame's work.
+    """
+
+    def __init__(
+        self,
+        reader: FrameReader,
+        options: TableOptions | None = None,
+        settings: LiveSettings | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.reader = frame_reader(reader)
+        self.settings = settings or LiveSettings()
+        self._options = options or TableOptions()
+        self._clock = clock
+        self.tracker = CardTracker(self.settings.tracker)
+        self._index = 0
+        self._since_read = 0
+        self._read_next = True
+        self.overlapped = False
+        self._read_every = max(self.settings.read_every, 1)
+        self._read_ms = _RunningMean()
+        self._other_ms = _RunningMean()
+        self._extra_ms = _RunningMean()
+        self._table: TableResult | None = None
+        self._scored_key: tuple[tuple[int, str, bool], ...] | None = None
+        self._scored_at: dict[int, tuple[float, float, float]] = {}
+        self._last_flags = ReadingFlag.NONE
+
+    @property
+    def options(self) -> TableOptions:
+        """How the table is scored (profile, banker rule, bet, ...)."""
+        return self._options
+
+    @options.setter
+    def options(self, options: TableOptions) -> None:
+        self._options = options
+        self._scored_key = None  # score again on the next frame
+
+    def set_profile(self, profile: str | NiuProfile) -> NiuProfile:
+        """Score with another profile from the next frame on; returns it."""
+        chosen = get_profile(profile)
+        self.options = replace(self._options, profile=chosen)
+        return chosen
+
+    @property
+    def read_every(self) -> int:
+        """The k in force: every k-th frame is read."""
+        return self._read_every
+
+    def reset(self) -> None:
+        """Forget the tracks and the scored table (a new scene)."""
+        self.tracker.reset()
+        self._read_next = True
+        self._table = None
+        self._scored_key = None
+        self._scored_at = {}
+
+    def _choose_read_every(self) -> None:
+        settings = self.settings
+        if settings.read_every > 0 or self._read_ms.value is None:
+            return
+        other = (self._other_ms.value or 0.0) + (self._extra_ms.value or 0.0)
+        # overlapped, a frame costs the larger of read / k and the rest; else their sum
+        budget = 1000.0 / settings.target_fps - (0.0 if self.overlapped else other)
+        if budget <= 0:
+            self._read_every = settings.max_read_every
+            return
+        needed = math.ceil(self._read_ms.value / budget - 1e-9)
+        self._read_every = min(max(needed, 1), settings.max_read_every)
+
+    def _needs_scoring(self, shown: tuple[Track, ...]) -> bool:
+        key = tuple((track.track_id, track.code, track.uncertain) for track in shown)
+        if key != self._scored_key or self._table is None:
+            return True
+        limit = self.settings.rescore_move
+        for track in shown:
+            x, y, size = self._scored_at[track.track_id]
+            cx, cy = track.center_xy
+            if math.hypot(cx - x, cy - y) > limit * size:
+                return True
+        return False
+
+    def _score(self, shown: tuple[Track, ...], size_wh: tuple[int, int]) -> TableResult:
+        table = score_reading(tracks_to_reading(shown, size_wh, self._last_flags), self._options)
+        self._table = table
+        self._scored_key = tuple((track.track_id, track.code, track.uncertain) for track in shown)
+        self._scored_at = {
+            track.track_id: (
+                *track.center_xy,
+                max(track.box_xyxy[2] - track.box_xyxy[0], track.box_xyxy[3] - track.box_xyxy[1]),
+            )
+            for track in shown
+        }
+        return table
+
+    def plan(self) -> bool:
+        """Whether the next frame is to be read (the first one, and every k-th after it);
+        counts the frame as taken. :meth:`process` calls it; so does :class:`LiveStream`."""
+        read = self._read_next or self._since_read + 1 >= self._read_every
+        self._read_next = False
+        self._since_read = 0 if read else self._since_read + 1
+        return read
+
+    def read_frame(self, image: NDArray[np.uint8]) -> tuple[Reading, float]:
+        """The reader's reading of ``image`` and the milliseconds it took. Touches no state of
+        the pipeline, so it may run in another thread while the previous frame is tracked."""
+        started = self._clock()
+        reading = self.reader.read(image)
+        return reading, (self._clock() - started) * 1000
+
+    def advance(self, image: NDArray[np.uint8], read: tuple[Reading, float] | None) -> LiveFrame:
+        """Track and score the next frame: ``read`` is its :meth:`read_frame` result when
+        :meth:`plan` chose to read it, else None."""
+        size_wh = (int(image.shape[1]), int(image.shape[0]))
+        started = self._clock()
+        timings: dict[str, float] = {}
+        reading: Reading | None = None
+        if read is not None:
+            reading, timings["read"] = read
+            self._read_ms.add(timings["read"])
+            self._last_flags = reading.flags
+            tracks = self.tracker.update(reading)
+        else:
+            tracks = self.tracker.tracks
+        tracked = self._clock()
+        timings["track"] = (tracked - started) * 1000
+        shown = self.tracker.shown
+        rescored = self._needs_scoring(shown)
+        table = self._score(shown, size_wh) if rescored else self._table
+        assert table is not None  # (scored on the first frame)
+        if table.size_wh != size_wh:
+            table = self._score(shown, size_wh)
+            rescored = True
+        finished = self._clock()
+        timings["score"] = (finished - tracked) * 1000
+        timings["total"] = timings.get("read", 0.0) + (finished - started) * 1000
+        self._other_ms.add((finished - started) * 1000)
+        result = LiveFrame(
+            index=self._index,
+            size_wh=size_wh,
+            was_read=read is not None,
+            reading=reading,
+            tracks=tracks,
+            cards=shown,
+            table=table,
+            read_every=self._read_every,
+            rescored=rescored,
+            timings_ms=timings,
+        )
+        self._index += 1
+        self._choose_read_every()
+        return result
+
+    def process(self, frame: NDArray[np.uint8]) -> LiveFrame:
+        """Take the next frame of the stream (read it when it is its turn, track, score); see
+        :class:`LiveFrame`."""
+        image = _check_frame(frame)
+        return self.advance(image, self.read_frame(image) if self.plan() else None)
+
+    def rescore(self, frame: LiveFrame) -> LiveFrame:
+        """``frame`` with its table scored again from its shown tracks under the current options
+        (after :meth:`set_profile` while paused); reads nothing, moves no track."""
+        started = self._clock()
+        table = self._score(frame.shown, frame.size_wh)
+        timings = {"score": (self._clock() - started) * 1000}
+        return replace(frame, table=table, rescored=True, timings_ms=timings)
+
+    def note_overhead(self, milliseconds: float) -> None:
+        """Report a frame's work outside the pipeline (drawing, video I/O): ``read_every = 0``
+        counts its running mean in the cost of every frame when it chooses k."""
+        self._extra_ms.add(milliseconds)
+
+
+_Pending = tuple[NDArray[np.uint8], "Future[tuple[Reading, float]] | None"]
+"""A frame handed to :class:`LiveStream` and its reading in progress (None: not read)."""
+
+
+class LiveStream:
+    """A :class:`LivePipeline` whose reader works one frame ahead, in a worker thread.
+
+    :meth:`push` hands over frame N (the worker starts reading it when it is to be read) and
+    gives back frame N - 1 with its :class:`LiveFrame` (None for the first frame), so that the
+    caller draws, shows or writes frame N - 1 and decodes frame N + 1 while frame N is read.
+    :meth:`flush` gives back the last frame pushed. The results are those of
+    :meth:`LivePipeline.process` on the same frames, one frame later (with ``read_every = 0``
+    the k chosen may differ, as it comes from measured times). The reader must be thread-safe
+    (the recognizer's ``Reader`` is: onnxruntime releases the GIL while it runs, which is what
+    makes the overlap pay). Use it as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, pipeline: LivePipeline) -> None:
+        self.pipeline = pipeline
+        pipeline.overlapped = True
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="handreader-read")
+        self._pending: _Pending | None = None
+
+    def push(self, frame: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], LiveFrame] | None:
+        """Take frame N; return frame N - 1 and its result (None when N is the first)."""
+        image = _check_frame(frame)
+        future = (
+            self._pool.submit(self.pipeline.read_frame, image) if self.pipeline.plan() else None
+        )
+        previous, self._pending = self._pending, (image, future)
+        return self._finish(previous)
+
+    def flush(self) -> tuple[NDArray[np.uint8], LiveFrame] | None:
+        """The last frame pushed and its result (None when there is none left)."""
+        previous, self._pending = self._pending, None
+        return self._finish(previous)
+
+    def _finish(self, pending: _Pending | None) -> tuple[NDArray[np.uint8], LiveFrame] | None:
+        if pending is None:
+            return None
+        image, future = pending
+        return image, self.pipeline.advance(image, None if future is None else future.result())
+
+    def close(self) -> None:
+        """Stop the worker (a frame being read is finished first, its result dropped)."""
+        self._pending = None
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.pipeline.overlapped = False
+
+    def __enter__(self) -> LiveStream:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()

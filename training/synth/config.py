@@ -1,0 +1,244 @@
+"""The synthetic-scene config: a YAML file in ``datasets/`` parsed into frozen, validated records.
+
+Every field has a default; a wrong type, range or unknown key is a ``ConfigError`` naming the
+field (``photometry.blur_probability: expected a number in [0, 1], got 'yes'``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = ["DECK_SPLITS", "ConfigError", "SceneConfig", "load_config"]
+
+
+class ConfigError(ValueError):
+    """A synthetic-scene config with a missing, unknown or out-of-range field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layouts:
+    """Relative weights of the scene layouts (need not sum to 1)."""
+
+    single: float = 0.1
+    table: float = 0.2
+    hand: float = 0.25
+    fan: float = 0.2
+    pits: float = 0.1
+    pile: float = 0.15
+    closeup: float = 0.0
+    """One card filling the frame, often stretched (``datasets/closeups.yaml``); off by
+    default, so the other configs draw the same scenes as before it existed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Geometry:
+    """Where and how big cards appear."""
+
+    max_tilt_degrees: float = 60.0
+    card_height_fraction: tuple[float, float] = (0.12, 0.62)
+    min_index_px: float = 12.0
+    joker_probability: float = 0.08
+    mixed_decks_probability: float = 0.1
+    joker_restyle_probability: float = 0.0
+    """Share of jokers drawn with another corner mark (a star, a ring, a disc, a word;
+    :mod:`training.synth.jokers`). 0 (the default) draws nothing, so configs without it give the
+    same scenes as before it existed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Photometry:
+    """Probabilities and ranges of the camera and lighting effects."""
+
+    gradient_probability: float = 0.6
+    shadow_probability: float = 0.5
+    glare_probability: float = 0.25
+    color_cast_probability: float = 0.5
+    blur_probability: float = 0.35
+    motion_blur_probability: float = 0.15
+    noise_probability: float = 0.5
+    low_resolution_probability: float = 0.15
+    overexposure_probability: float = 0.0
+    """Share of scenes overexposed (flash, a bright window): every value times 1.3 to 1.9,
+    clipped at white. 0 (the default) draws nothing, so configs without it give the same
+    scenes as before it existed."""
+    jpeg_quality: tuple[int, int] = (45, 95)
+
+
+@dataclass(frozen=True, slots=True)
+class Backgrounds:
+    """Where background photos come from, and how often they are used over procedural ones."""
+
+    photo_dirs: tuple[str, ...] = ("/usr/share/wallpapers", "/usr/share/backgrounds")
+    photo_probability: float = 0.5
+    printed_probability: float = 0.0
+    """Share of scenes with printed pages (text: a book, a menu) laid on the table under the
+    cards (:mod:`training.synth.printed`). 0 (the default) draws nothing, so configs without it
+    give the same scenes as before it existed."""
+
+
+DECK_SPLITS = ("train", "holdout", "extra", "train+extra", "all")
+"""The values of ``deck_split`` (:func:`training.synth.assets.decks_for_split`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SceneConfig:
+    """Everything that drives scene generation; the same config and seed give the same bytes."""
+
+    seed: int = 0
+    deck_split: str = "train"
+    card_render_height: int = 480
+    sizes: tuple[tuple[int, int], ...] = (
+        (640, 480),
+        (480, 640),
+        (800, 600),
+        (320, 240),
+        (1024, 768),
+    )
+    min_visible: float = 0.8
+    layouts: Layouts = field(default_factory=Layouts)
+    geometry: Geometry = field(default_factory=Geometry)
+    photometry: Photometry = field(default_factory=Photometry)
+    backgrounds: Backgrounds = field(default_factory=Backgrounds)
+
+
+def _number(value: Any, where: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise ConfigError(f"{where}: expected a number in [{low}, {high}], got {value!r}")
+    return float(value)
+
+
+def _whole(value: Any, where: str, low: float, high: float) -> int:
+    """A whole number in range (``480.0`` is accepted, ``480.7`` is not silently truncated)."""
+    number = _number(value, where, low, high)
+    if not number.is_integer():
+        raise ConfigError(f"{where}: expected a whole number in [{low}, {high}], got {value!r}")
+    return int(number)
+
+
+def _pair(
+    value: Any,
+    where: str,
+    low: float,
+    high: float,
+    integer: bool = False,
+    ordered: bool = True,
+    shape: str = "[low, high]",
+) -> tuple[Any, Any]:
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        raise ConfigError(f"{where}: expected a pair {shape}, got {value!r}")
+    convert = _whole if integer else _number
+    first, second = (convert(item, where, low, high) for item in value)
+    if ordered and first > second:
+        raise ConfigError(f"{where}: low {first} is above high {second}")
+    return (int(first), int(second)) if integer else (first, second)
+
+
+_SECTIONS = {
+    "layouts": Layouts,
+    "geometry": Geometry,
+    "photometry": Photometry,
+    "backgrounds": Backgrounds,
+}
+
+
+def _section(kind: type, raw: Any, name: str) -> Any:
+    if raw is None:
+        return kind()
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{name}: expected a mapping, got {raw!r}")
+    known = {f.name for f in fields(kind)}
+    for key in raw:
+        if key not in known:
+            raise ConfigError(f"{name}.{key}: unknown field (known: {', '.join(sorted(known))})")
+    values: dict[str, Any] = {}
+    defaults = kind()
+    for key, value in raw.items():
+        where = f"{name}.{key}"
+        default = getattr(defaults, key)
+        if key == "photo_dirs":
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise ConfigError(f"{where}: expected a list of folder paths, got {value!r}")
+            values[key] = tuple(value)
+        elif key == "jpeg_quality":
+            values[key] = _pair(value, where, 1, 100, integer=True)
+        elif key == "card_height_fraction":
+            values[key] = _pair(value, where, 0.01, 1.0)
+        elif key == "max_tilt_degrees":
+            values[key] = _number(value, where, 0, 75)
+        elif key == "min_index_px":
+            values[key] = _number(value, where, 1, 200)
+        elif isinstance(default, float) and name == "layouts":
+            values[key] = _number(value, where, 0, 1000)
+        else:
+            values[key] = _number(value, where, 0, 1)
+    result = kind(**values)
+    if name == "layouts" and sum(getattr(result, f.name) for f in fields(kind)) <= 0:
+        raise ConfigError("layouts: at least one layout needs a positive weight")
+    return result
+
+
+def parse_config(raw: Any) -> SceneConfig:
+    """Validate a parsed YAML mapping into a SceneConfig."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"config: expected a mapping at the top level, got {type(raw).__name__}")
+    known = {f.name for f in fields(SceneConfig)}
+    for key in raw:
+        if key not in known:
+            raise ConfigError(f"{key}: unknown field (known: {', '.join(sorted(known))})")
+    values: dict[str, Any] = {}
+    if "seed" in raw:
+        seed = raw["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ConfigError(f"seed: expected a non-negative integer, got {seed!r}")
+        values["seed"] = seed
+    if "deck_split" in raw:
+        if raw["deck_split"] not in DECK_SPLITS:
+            raise ConfigError(
+                f"deck_split: expected one of {', '.join(DECK_SPLITS)}, got {raw['deck_split']!r}"
+            )
+        values["deck_split"] = raw["deck_split"]
+    if "card_render_height" in raw:
+        height = raw["card_render_height"]
+        values["card_render_height"] = _whole(height, "card_render_height", 64, 2000)
+    if "sizes" in raw:
+        sizes = raw["sizes"]
+        if not isinstance(sizes, list) or not sizes:
+            raise ConfigError(f"sizes: expected a list of [width, height] pairs, got {sizes!r}")
+        values["sizes"] = tuple(
+            _pair(
+                size,
+                f"sizes[{number}]",
+                64,
+                8192,
+                integer=True,
+                ordered=False,
+                shape="[width, height]",
+            )
+            for number, size in enumerate(sizes)
+        )
+    if "min_visible" in raw:
+        values["min_visible"] = _number(raw["min_visible"], "min_visible", 0.05, 1)
+    for name, kind in _SECTIONS.items():
+        if name in raw:
+            values[name] = _section(kind, raw[name], name)
+    return SceneConfig(**values)
+
+
+def load_config(path: str | Path) -> SceneConfig:
+    """Read and validate a config file; errors name the file and the field."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from error
+    except yaml.YAMLError as error:
+        raise ConfigError(f"config {str(path)!r} is not valid YAML: {error}") from error
+    try:
+        return parse_config(raw)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from error

@@ -1,0 +1,89 @@
+"""The reader's settings: thresholds and switches of the reading pipeline, one frozen record.
+
+How each default was chosen, with the figures it was chosen on, is in ``docs/reading.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ReaderSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderSettings:
+    """Thresholds and switches of :class:`vision.reader.Reader`; the defaults read photos,
+    :meth:`vision.reader.Reader.for_frames` turns off the passes a video frame cannot afford."""
+
+    detection_threshold: float = 0.15
+    """The detector's score from which a box is an index candidate."""
+    nms_iou: float = 0.5
+    """Overlap above which the weaker of two boxes is suppressed."""
+    uncertain_below: float = 0.7
+    """A card whose classifier probability is under this is marked uncertain."""
+    none_above: float = 0.2
+    """A crop whose "no index" probability reaches this is not a card."""
+    merge_distance: float = 9.0
+    """Two same-card indices are one card when closer than this many index heights."""
+    tile_above_px: int = 1400
+    """Images with a longer side above this are also read at a finer scale: that of four
+    overlapping tiles of 0.6 of each side at the detector's size (one pass over the whole
+    image when the detector takes any input size, else those four tiles)."""
+    closeup_index_share: float = 0.1
+    """A close-up: an index found whose longer side is at least this share of the image's
+    shorter side (a card filling the frame), or no index found at all; a close-up is read again
+    inside a grey margin (``closeup_margin``), and that reading is kept."""
+    closeup_margin: float = 0.15
+    """The margin around a close-up, as a share of the image's longer side."""
+    closeups: bool = True
+    """Whether close-ups are read again."""
+    fine: bool = True
+    """Whether small indices are read again at ``fine_imgsz``."""
+    fine_imgsz: int = 640
+    """The detector's input size for the finer pass; an image whose longer side is under this
+    size gets no finer pass."""
+    fine_below_px: float = 16.0
+    """An image (not over ``tile_above_px``) whose found indices have a median side under this
+    many pixels of the detector's input is read again at ``fine_imgsz``, and that reading is
+    kept."""
+    exposure_target: float = 160.0
+    """A photo whose 99th-percentile grey level is under this is brightened to it before it is
+    read (:func:`vision.reader.brightened`); 0 reads every photo as it is."""
+    fourth_corner: bool = True
+    """Whether a lone index at the fourth corner of a card read at three others, read as another
+    rank of the same suit, is taken as that card's corner, not as a second card
+    (:func:`vision.reader.fourth_corners`)."""
+    whole_card: bool = True
+    """Whether an image with at most two cards read for certain from its indices is also shown
+    to the whole-card classifier (:mod:`vision.whole_card`), when the models include one."""
+    whole_card_above: float = 0.4
+    """The whole-card classifier's probability from which its card is taken, when the indices
+    gave no certain card."""
+    whole_card_sure: float = 0.95
+    """The whole-card classifier's probability from which, naming one of the one or two certain
+    cards, it makes the image that one card."""
+    rect_input: bool = True
+    """Whether the detector (when it takes any input size) gets the image padded only to a
+    multiple of its stride, not to a square (:func:`vision.letterbox.letterbox`)."""
+    max_detections: int = 300
+    """At most this many boxes are kept from one detector pass."""
+    turns: int = 4
+    """Quarter turns of each crop shown to the classifier, the surest kept."""
+    retry_below: float = 0.9
+    """Only crops whose surest card is below this are shown at the other turns."""
+    retry_none_below: float = 0.3
+    """Nor are crops whose first look gives "none" at least this probability."""
+    upright_turns: bool = True
+    """With four ``turns``, an unsure crop is shown only at the two turns that stand its box
+    upright (:func:`vision.reader.upright_turns`); its first look, as it lies, is kept."""
+    verify_below: float = 0.1
+    """With an index verifier among the models (:mod:`vision.verifier`), a card read for certain
+    goes when the verifier gives none of its boxes this probability of being a card's corner
+    index: its boxes are read as "none" and the cards merged again; 0 keeps every card."""
+    verify_uncertain: bool = True
+    """Whether cards read with low confidence are shown to the index verifier too, by the same
+    rule as certain ones."""
+    retry_contexts: tuple[float, ...] = (0.85,)
+    """An unsure crop is also cut again around its box with these shares of the usual margin
+    (``vision.crops.CROP_CONTEXT``) and read at the same turns; its probabilities are the mean
+    of each cut's surest turn."""
