@@ -1,5 +1,9 @@
-"""Test tiers: fast by default; ``slow``, ``train`` and ``browser`` tests skip with a reason when
-what they need is missing (torch and ultralytics; chromium and playwright)."""
+"""Test tiers: ``python -m pytest -q`` runs the fast tier (pyproject's ``addopts`` leaves out the
+``slow``, ``browser`` and ``train`` markers); ``-m slow``, ``-m browser`` or ``-m train`` runs a
+tier, whose tests skip with a reason when what they need is missing (torch and ultralytics;
+chromium and playwright). The folders mirror the packages; the shared helpers
+(``web_fakes``, ``live_scene``, ``benchmark_modules``) sit beside this file, whose folder pytest
+puts on ``sys.path``."""
 
 from __future__ import annotations
 

@@ -362,7 +362,7 @@ def test_kill_9_during_writes_loses_no_committed_record_and_corrupts_nothing(
             [sys.executable, "-c", WRITER, str(path), TOKEN],
             stdout=subprocess.PIPE,
             text=True,
-            cwd=Path(__file__).resolve().parent.parent,
+            cwd=Path(__file__).resolve().parents[3],
         )
         assert process.stdout is not None
         assert process.stdout.readline().strip() == "ready"

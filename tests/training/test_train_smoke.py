@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.train
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.skipif(

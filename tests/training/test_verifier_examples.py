@@ -8,8 +8,8 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from test_negatives import FakeDetector, _scene
 
-from tests.test_negatives import FakeDetector, _scene
 from training.verifier import verifier_examples
 from vision.verifier import VERIFY_SIZE, verifier_crops
 

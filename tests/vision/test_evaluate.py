@@ -18,7 +18,7 @@ import pytest
 from handreader.cli import main
 from vision.evaluate import EvalTotals, load_manifest, match_cards, scenes_manifest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(

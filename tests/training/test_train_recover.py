@@ -28,7 +28,7 @@ from training.recover import (  # noqa: E402
 from vision.crops import crops_to_tensor  # noqa: E402
 from vision.reader import CLASSIFIER_CLASSES  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WIDTHS = (8, 12, 16, 24)
 
 

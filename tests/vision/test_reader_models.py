@@ -20,7 +20,7 @@ from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Readi
 from vision.imageio import load_image
 from vision.reader import ModelError, Reader, ReaderSettings, default_models_dir
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "hand.jpg"
 EXAMPLE_CARDS = ROOT / "examples" / "hand.json"
 

@@ -14,7 +14,7 @@ from vision.detections import CLASSIFIER_CLASSES, CardReading
 from vision.reader import ModelError, Reader, ReaderSettings
 from vision.whole_card import VIEW_SIZE_WH, WholeCardClassifier, card_view, views_to_tensor
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_view_has_the_cards_shape() -> None:

@@ -378,7 +378,7 @@ def test_read_command_refuses_an_unknown_deck_clearly(capsys: pytest.CaptureFixt
 
     if not (default_models_dir() / "manifest.json").is_file():
         pytest.skip("no shipped models")
-    example = Path(__file__).resolve().parent.parent / "examples" / "hand.jpg"
+    example = Path(__file__).resolve().parents[2] / "examples" / "hand.jpg"
     assert main(["read", str(example), "--deck", "nobody"]) == 2
     assert "no deck profile 'nobody'" in capsys.readouterr().err
 
@@ -391,7 +391,7 @@ def test_reading_with_a_profile_runs_end_to_end(tmp_path: Path) -> None:
 
     if not (default_models_dir() / "manifest.json").is_file():
         pytest.skip("no shipped models")
-    example = Path(__file__).resolve().parent.parent / "examples" / "hand.jpg"
+    example = Path(__file__).resolve().parents[2] / "examples" / "hand.jpg"
     named = tmp_path / "2D.jpg"
     named.write_bytes(example.read_bytes())
     reader = Reader.load()

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from benchmark_modules import load_benchmark
 
-from tests.benchmark_modules import load_benchmark
 from vision.reader import ReaderSettings
 
 tune = load_benchmark("tune_reader")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_rows_name_their_thresholds_and_the_default(

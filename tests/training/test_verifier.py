@@ -27,7 +27,7 @@ from vision.verifier import (
     verifier_crops,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from benchmark_modules import load_benchmark
 
 from rules.cards import CARD_CLASSES
-from tests.benchmark_modules import load_benchmark
 from training.card_classifier import in_tuning_fold
 from vision.detections import CLASSIFIER_CLASSES, CardReading
 from vision.reader import Reader, ReaderSettings

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from tests.benchmark_modules import load_benchmark
+from benchmark_modules import load_benchmark
 
 printed_pages = load_benchmark("eval_printed_pages")
 

@@ -26,7 +26,7 @@ from rules.niuniu_profiles import NIU_PROFILES
 
 FRAMES = 40
 MODELS = Path(
-    os.environ.get("HANDREADER_MODELS") or Path(__file__).resolve().parent.parent / "models"
+    os.environ.get("HANDREADER_MODELS") or Path(__file__).resolve().parents[3] / "models"
 )
 
 
@@ -303,7 +303,7 @@ def _still_video_of(image: NDArray[np.uint8], path: Path, frames: int) -> Path:
 
 
 def _photos() -> Iterator[Path]:
-    yield from sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.jpg"))
+    yield from sorted((Path(__file__).resolve().parents[3] / "examples").glob("*.jpg"))
 
 
 @pytest.mark.slow

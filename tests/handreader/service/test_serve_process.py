@@ -25,7 +25,7 @@ import pytest
 
 from handreader.service.schemas import ReadOut, TableOut
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 MODELS = ROOT / "models" / "manifest.json"
 
 pytestmark = pytest.mark.slow

@@ -9,11 +9,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-
-from tests.benchmark_modules import load_benchmark
+from benchmark_modules import load_benchmark
 
 perturbed = load_benchmark("eval_perturbed")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _picture() -> np.ndarray:

@@ -16,7 +16,7 @@ import pytest
 from handreader import cli
 from training.synth.config import ConfigError, SceneConfig, load_config, parse_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LAYOUT_NAMES = ("single", "table", "hand", "fan", "pits", "pile", "closeup")
 
 BAD_CONFIGS: list[tuple[str, Any, str]] = [

@@ -346,7 +346,7 @@ def test_real_reader_sees_the_same_in_the_reduced_photo() -> None:
     # crop the classifier is unsure of may tip either way: its pixels differ by a few levels).
     from vision.reader import Reader, ReaderSettings
 
-    example = load_image(Path(__file__).resolve().parent.parent / "examples" / "hand.jpg")
+    example = load_image(Path(__file__).resolve().parents[2] / "examples" / "hand.jpg")
     big = np.asarray(cv2.resize(example, (4000, 3000), interpolation=cv2.INTER_CUBIC), np.uint8)
     data = _jpeg(big, 92)
     reader = Reader.load()

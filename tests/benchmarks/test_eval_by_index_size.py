@@ -8,11 +8,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-
-from tests.benchmark_modules import load_benchmark
+from benchmark_modules import load_benchmark
 
 sizes = load_benchmark("eval_by_index_size")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _scene_folder(folder: Path, meta: dict[str, object]) -> Path:
