@@ -308,36 +308,51 @@ def score_manifest(
     return totals
 
 
-def optional_cards(meta: dict[str, Any]) -> list[str]:
+def optional_cards(meta: dict[str, Any], legible_only: bool = False) -> list[str]:
     """The cards of a synthetic scene's metadata that show only through unlabelled indices
-    (its "partial" ones), one code per physical card, sorted."""
-    labelled = {int(item["card_index"]) for item in meta["indices"]}
+    (its "partial" ones), one code per physical card, sorted. With ``legible_only``, also the
+    cards whose labelled indices are all too small or too hidden for a person to read (their
+    ``legible`` key false; a scene written before the key existed counts every labelled index
+    as legible)."""
+    required = {
+        int(item["card_index"])
+        for item in meta["indices"]
+        if not legible_only or item.get("legible", True)
+    }
     optional: dict[int, str] = {}
-    for item in meta.get("partial", []):
-        if int(item["card_index"]) not in labelled:
+    shown = (
+        [*meta["indices"], *meta.get("partial", [])] if legible_only else meta.get("partial", [])
+    )
+    for item in shown:
+        if int(item["card_index"]) not in required:
             optional[int(item["card_index"])] = str(item["card"])
     return sorted(optional.values())
 
 
-def scenes_manifest(scene_dir: Path, out: Path, limit: int | None = None) -> Path:
+def scenes_manifest(
+    scene_dir: Path, out: Path, limit: int | None = None, legible_only: bool = False
+) -> Path:
     """A manifest of synthetic scenes (``training.synth.generate``): the cards with a visible index.
 
     A card counts when at least one of its indices is labelled (on top, inside the frame, big
     enough); one card per physical card, so a two-deck scene may list a code twice. A card
     none of whose indices is labelled but one of which shows in part (the scene's "partial"
-    indices) is listed as ``optional``. With ``limit``, only the first ``limit`` scenes (in the
-    order of their file names) are listed. ``out`` must lie in a folder beside ``images/``
-    (``scene_dir/manifest/``): the images are named relative to it.
+    indices) is listed as ``optional``. With ``legible_only``, a card counts only when one of
+    its labelled indices is legible (a person reads it: ``SceneConfig.legibility``), and a
+    card labelled only where it is not is ``optional`` too. With ``limit``, only the first
+    ``limit`` scenes (in the order of their file names) are listed. ``out`` must lie in a
+    folder beside ``images/`` (``scene_dir/manifest/``): the images are named relative to it.
     """
     lines = []
     for meta_path in sorted((scene_dir / "meta").glob("*.json"))[:limit]:
         meta = json.loads(meta_path.read_text())
         cards: dict[int, str] = {}
         for item in meta["indices"]:
-            cards[int(item["card_index"])] = str(item["card"])
+            if not legible_only or item.get("legible", True):
+                cards[int(item["card_index"])] = str(item["card"])
         image = Path("..") / "images" / f"{meta_path.stem}.jpg"
         row: dict[str, object] = {"image": str(image), "cards": sorted(cards.values())}
-        optional = optional_cards(meta)
+        optional = optional_cards(meta, legible_only)
         if optional:
             row["optional"] = optional
         lines.append(json.dumps(row))

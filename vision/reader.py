@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES, Joker, parse_card
 from vision.calibration import DeckProfile, combine_with_profile
+from vision.card_evidence import card_evidence, image_light
 from vision.crops import CROP_CONTEXT, CROP_SIZE, crop_index, crops_to_tensor
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
 from vision.index_detector import (
@@ -136,6 +137,27 @@ def upright_turns(xyxy: NDArray[np.floating[Any]]) -> NDArray[np.bool_]:
     quarters of a turn (1 and 3). Row k is turn k (``np.rot90``'s k, counter-clockwise)."""
     tall = (xyxy[:, 3] - xyxy[:, 1]) >= (xyxy[:, 2] - xyxy[:, 0])
     return np.stack([tall, ~tall, tall, ~tall])
+
+
+def _doubted_by_card_face(
+    image: NDArray[np.uint8], xyxy: NDArray[np.float32], groups: list[NDArray[np.intp]]
+) -> list[NDArray[np.intp]]:
+    """The cards' box groups none of whose boxes has a card's face around it
+    (:func:`vision.card_evidence.card_evidence`): each card's surest box first, the others
+    only for the cards whose surest box fails."""
+    if not groups:
+        return []
+    light = image_light(image)
+    surest = np.array([group[0] for group in groups])
+    seen = card_evidence(image, xyxy[surest], light)
+    doubted = [group for group, kept in zip(groups, seen, strict=True) if not kept]
+    rest = [group[1:] for group in doubted if len(group) > 1]
+    if not rest:
+        return doubted
+    boxes = np.concatenate(rest)
+    shown = np.zeros(len(xyxy), bool)
+    shown[boxes] = card_evidence(image, xyxy[boxes], light)
+    return [group for group in doubted if not shown[group[1:]].any()]
 
 
 def _sha256(path: Path) -> str:
@@ -381,26 +403,17 @@ class Reader:
         surest it doubts, so most cards cost one look (a 12 MP table photo
         has a hundred boxes, most of them pips read as their own card). Uncertain cards are
         shown the same way unless ``settings.verify_uncertain`` is off. Without a verifier,
-        the merged cards."""
+        the merged cards. With ``settings.card_evidence``, the same cards also go when none of
+        their boxes has a card's face around it (:func:`vision.card_evidence.card_evidence`)."""
         merged = self._merge(xyxy, probabilities)
         cards = [card for card, _ in merged]
-        threshold = self.settings.verify_below
-        if self.verifier is None or threshold <= 0:
-            return cards
         show_uncertain = self.settings.verify_uncertain
         groups = [boxes for card, boxes in merged if show_uncertain or not card.uncertain]
-        if not groups:
-            return cards
-        surest = np.array([group[0] for group in groups])
-        believed = self.verifier.index_probability(image, xyxy[surest]) >= threshold
-        doubted = [group for group, kept in zip(groups, believed, strict=True) if not kept]
-        if not doubted:
-            return cards
-        rest = np.concatenate([group[1:] for group in doubted])
-        if len(rest):
-            believed_box = np.zeros(len(xyxy), bool)
-            believed_box[rest] = self.verifier.index_probability(image, xyxy[rest]) >= threshold
-            doubted = [group for group in doubted if not believed_box[group[1:]].any()]
+        doubted = self._doubted_by_verifier(image, xyxy, groups)
+        if self.settings.card_evidence:
+            kept = {id(group) for group in doubted}
+            others = [group for group in groups if id(group) not in kept]
+            doubted += _doubted_by_card_face(image, xyxy, others)
         if not doubted:
             return cards
         probabilities = probabilities.copy()
@@ -408,6 +421,26 @@ class Reader:
         probabilities[dropped] = 0.0
         probabilities[dropped, -1] = 1.0
         return self.merge_corners(xyxy, probabilities)
+
+    def _doubted_by_verifier(
+        self, image: NDArray[np.uint8], xyxy: NDArray[np.float32], groups: list[NDArray[np.intp]]
+    ) -> list[NDArray[np.intp]]:
+        """The cards' box groups none of whose boxes the index verifier believes (each card's
+        surest box first, the others only for the cards it doubts); none without a verifier."""
+        threshold = self.settings.verify_below
+        if self.verifier is None or threshold <= 0 or not groups:
+            return []
+        surest = np.array([group[0] for group in groups])
+        believed = self.verifier.index_probability(image, xyxy[surest]) >= threshold
+        doubted = [group for group, kept in zip(groups, believed, strict=True) if not kept]
+        if not doubted:
+            return []
+        rest = np.concatenate([group[1:] for group in doubted])
+        if len(rest):
+            believed_box = np.zeros(len(xyxy), bool)
+            believed_box[rest] = self.verifier.index_probability(image, xyxy[rest]) >= threshold
+            doubted = [group for group in doubted if not believed_box[group[1:]].any()]
+        return doubted
 
     def merge_corners(
         self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]

@@ -83,6 +83,10 @@ class ReaderSettings:
     verify_uncertain: bool = True
     """Whether cards read with low confidence are shown to the index verifier too, by the same
     rule as certain ones."""
+    card_evidence: bool = True
+    """Whether a card goes when none of its boxes has a card's face around it: light grey paper
+    round the index that runs on past it, not a felt's print or a chip's inlay
+    (:mod:`vision.card_evidence`); checked on the same cards as the index verifier's."""
     retry_contexts: tuple[float, ...] = (0.85,)
     """An unsure crop is also cut again around its box with these shares of the usual margin
     (``vision.crops.CROP_CONTEXT``) and read at the same turns; its probabilities are the mean

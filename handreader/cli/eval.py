@@ -35,7 +35,48 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--limit", type=int, help="read at most this many photos per manifest")
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="read with a reader setting changed (a switch or a number of ReaderSettings, "
+        "e.g. card_evidence=on or verify_below=0); may be repeated",
+    )
     parser.set_defaults(func=run)
+
+
+_SWITCH = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}
+
+
+def changed_settings(base: Any, assignments: list[str]) -> Any:
+    """``base`` (a ReaderSettings) with each ``NAME=VALUE`` applied: a switch takes on/off
+    (true/false, 1/0), a number a number; anything else is a ValueError naming it."""
+    import dataclasses
+
+    changes: dict[str, object] = {}
+    fields = {field.name: field for field in dataclasses.fields(base)}
+    for assignment in assignments:
+        name, equals, text = assignment.partition("=")
+        name, text = name.strip(), text.strip()
+        if not equals or name not in fields:
+            known = ", ".join(sorted(fields))
+            raise ValueError(f"--set {assignment!r}: expected NAME=VALUE with NAME one of {known}")
+        current = getattr(base, name)
+        if isinstance(current, bool):
+            if text.lower() not in _SWITCH:
+                raise ValueError(f"--set {assignment!r}: {name} is a switch: on or off")
+            changes[name] = _SWITCH[text.lower()]
+        elif isinstance(current, int | float):
+            try:
+                changes[name] = (
+                    type(current)(float(text)) if isinstance(current, float) else int(text)
+                )
+            except ValueError:
+                raise ValueError(f"--set {assignment!r}: {name} takes a number") from None
+        else:
+            raise ValueError(f"--set {assignment!r}: {name} cannot be set here")
+    return dataclasses.replace(base, **changes)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,8 +86,10 @@ def run(args: argparse.Namespace) -> int:
     from vision.calibration import load_profile
     from vision.evaluate import confusion_image, load_manifest, score_manifest
     from vision.reader import Reader
+    from vision.settings import ReaderSettings
 
-    reader = Reader.load(args.models)
+    settings = changed_settings(ReaderSettings(), args.set)
+    reader = Reader.load(args.models, settings)
     deck = load_profile(args.deck) if args.deck else None
     for manifest in args.manifests:
         entries = load_manifest(manifest, args.split)[: args.limit]

@@ -173,7 +173,9 @@ def run(args: argparse.Namespace) -> int:
     from vision.evaluate import scenes_manifest
 
     manifest = scenes_manifest(out, out / "manifest" / "manifest.jsonl")
+    legible = scenes_manifest(out, out / "manifest" / "legible.jsonl", legible_only=True)
     print(f"wrote {manifest} (every scene in {out}, for handreader eval)")
+    print(f"wrote {legible} (the same, requiring only cards a person can read)")
     if args.preview:
         path = write_contact_sheet(out, args.preview_count)
         print(f"wrote {path}")

@@ -13,7 +13,14 @@ from typing import Any
 
 import yaml
 
-__all__ = ["DECK_SPLITS", "ConfigError", "SceneConfig", "load_config"]
+__all__ = [
+    "DECK_SPLITS",
+    "Casino",
+    "ConfigError",
+    "Legibility",
+    "SceneConfig",
+    "load_config",
+]
 
 
 class ConfigError(ValueError):
@@ -33,6 +40,13 @@ class Layouts:
     closeup: float = 0.0
     """One card filling the frame, often stretched (``datasets/closeups.yaml``); off by
     default, so the other configs draw the same scenes as before it existed."""
+    casino: float = 0.0
+    """A casino table (blackjack, baccarat, poker, Niu Niu) with its print, chips, card backs,
+    shoe and dealer's hands (:mod:`training.synth.casino`, ``datasets/casino.yaml``); off by
+    default."""
+    tight_fan: float = 0.0
+    """One to four hands of up to 13 cards fanned tight, so that only a sliver of each index
+    shows (bridge hands); off by default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +62,46 @@ class Geometry:
     """Share of jokers drawn with another corner mark (a star, a ring, a disc, a word;
     :mod:`training.synth.jokers`). 0 (the default) draws nothing, so configs without it give the
     same scenes as before it existed."""
+    perspective_probability: float = 0.0
+    """Share of scenes seen by a camera at the table's side, ``perspective_degrees`` from the
+    table's normal, near the table: far cards small and foreshortened (a dealer-side camera).
+    0 (the default) draws nothing, so configs without it give the same scenes as before it
+    existed."""
+    perspective_degrees: tuple[float, float] = (30.0, 70.0)
+    """The range of that camera's angle from the table's normal, degrees."""
+    visible_part_boxes: bool = False
+    """Whether a partly covered index that is labelled (``min_visible``) is boxed where it
+    shows (a sliver of a fanned card) rather than whole; off by default, so older configs keep
+    their labels."""
+
+
+@dataclass(frozen=True, slots=True)
+class Casino:
+    """What a casino table carries besides its cards (``layouts.casino``)."""
+
+    card_free_probability: float = 0.1
+    """Share of casino tables with no card face up: chips, print, backs, nothing to find."""
+    printed_cards_probability: float = 0.5
+    """Share of layouts that print pictures of cards on the cloth."""
+    loose_chips: tuple[int, int] = (0, 6)
+    """How many single chips lie flat on the table (low, high)."""
+    shoe_probability: float = 0.4
+    """Share of tables with a dealing shoe and a discard tray."""
+    rack_probability: float = 0.4
+    """Share of tables with the dealer's chip rack at the far edge."""
+    hands_probability: float = 0.3
+    """Share of tables with the dealer's hands reaching in."""
+
+
+@dataclass(frozen=True, slots=True)
+class Legibility:
+    """Which labelled indices a person can read: the others are labelled for the detector but
+    their cards are ``optional`` in the scenes' manifest (see ``docs/training.md``)."""
+
+    min_index_px: float = 16.0
+    """Smallest index height (rank and pip, image pixels) a person reads."""
+    min_visible: float = 0.8
+    """Smallest share of an index on top and in the frame that a person reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +158,8 @@ class SceneConfig:
     geometry: Geometry = field(default_factory=Geometry)
     photometry: Photometry = field(default_factory=Photometry)
     backgrounds: Backgrounds = field(default_factory=Backgrounds)
+    casino: Casino = field(default_factory=Casino)
+    legibility: Legibility = field(default_factory=Legibility)
 
 
 def _number(value: Any, where: str, low: float, high: float) -> float:
@@ -143,6 +199,8 @@ _SECTIONS = {
     "geometry": Geometry,
     "photometry": Photometry,
     "backgrounds": Backgrounds,
+    "casino": Casino,
+    "legibility": Legibility,
 }
 
 
@@ -172,6 +230,14 @@ def _section(kind: type, raw: Any, name: str) -> Any:
             values[key] = _number(value, where, 0, 75)
         elif key == "min_index_px":
             values[key] = _number(value, where, 1, 200)
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: expected true or false, got {value!r}")
+            values[key] = value
+        elif key == "perspective_degrees":
+            values[key] = _pair(value, where, 0, 80)
+        elif key == "loose_chips":
+            values[key] = _pair(value, where, 0, 50, integer=True)
         elif isinstance(default, float) and name == "layouts":
             values[key] = _number(value, where, 0, 1000)
         else:

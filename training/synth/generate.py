@@ -109,6 +109,7 @@ def _write_one(task: tuple[SceneConfig, int, str]) -> int:
     (root / "labels" / f"{name}.txt").write_text("".join(line + "\n" for line in yolo_lines(scene)))
     meta = {
         "layout": scene.layout,
+        **({"game": scene.game} if scene.game else {}),
         "size_wh": [scene.image.shape[1], scene.image.shape[0]],
         "indices": [label.to_dict() for label in scene.labels],
         "partial": [label.to_dict() for label in scene.partial],

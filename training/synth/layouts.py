@@ -339,6 +339,62 @@ def _closeup(
     return [Placement(assets, code, matrix)], []
 
 
+def _tight_fan(
+    rng: np.random.Generator,
+    decks: Sequence[DeckAssets],
+    width: int,
+    height: int,
+    size_range: tuple[float, float],
+    joker_probability: float,
+) -> LayoutResult:
+    """One to four hands of 7 to 13 cards fanned tight (bridge hands): each card turned just
+    past the one under it, so that a strip of 0.3 to 1.1 of its index's width shows; one hand
+    held in the fingers, or hands laid on the table round its centre, each facing its side."""
+    hands = int(rng.choice([1, 1, 2, 4]))
+    share = size_range[1] * (0.8 if hands == 1 else 0.42)
+    height_px = rng.uniform(size_range[0], max(size_range[0], share)) * min(width, height)
+    codes = choose_codes(rng, decks[0], min(13 * hands, 52), joker_probability * 0.2)
+    middle = (width / 2 + rng.normal(0, 0.03 * width), height / 2 + rng.normal(0, 0.03 * height))
+    reach = rng.uniform(0.18, 0.3) * min(width, height)
+    placements: list[Placement] = []
+    occluders: list[Occluder] = []
+    for hand in range(hands):
+        facing = hand * 2 * math.pi / hands + rng.normal(0, 0.08)  # 0: the hand at the bottom
+        base = facing if hands > 1 else rng.normal(0, 0.3)
+        if hands == 1:
+            spot = (middle[0], middle[1] + 0.15 * height)
+        else:
+            spot = (middle[0] - reach * math.sin(facing), middle[1] + reach * math.cos(facing))
+        count = int(rng.integers(7, 14)) if hands == 1 else 13
+        radius = height_px * rng.uniform(0.25, 0.6)
+        # the strip of each card left uncovered at its index, as a share of the index's width
+        # (about 0.12 of the card's height): a sliver of 0.3 to the whole index
+        sliver = rng.uniform(0.3, 1.1) * 0.12 * height_px
+        step = sliver / (radius + 0.38 * height_px)
+        hand_codes = codes[13 * hand : 13 * hand + count]
+        for i, code in enumerate(hand_codes):
+            turn = base + (i - (len(hand_codes) - 1) / 2) * step
+            center = (spot[0] + radius * math.sin(turn), spot[1] - radius * math.cos(turn))
+            assets = _deck_for(decks, i, code)
+            placements.append(
+                Placement(assets, code, _card_matrix(assets, code, center, turn, height_px))
+            )
+        if hands == 1 and rng.random() < 0.6:
+            skin = _SKIN_BGR[int(rng.integers(len(_SKIN_BGR)))]
+            for _ in range(int(rng.integers(1, 4))):
+                along = rng.uniform(0.0, 0.35) * height_px
+                aside = rng.normal(0, 0.2 * height_px)
+                center = (
+                    spot[0] + along * math.sin(base) + aside * math.cos(base),
+                    spot[1] - along * math.cos(base) + aside * math.sin(base),
+                )
+                axes = (height_px * rng.uniform(0.07, 0.12), height_px * rng.uniform(0.2, 0.4))
+                occluders.append(
+                    Occluder(center, axes, math.degrees(base) + rng.normal(0, 25), skin)
+                )
+    return placements, occluders
+
+
 LAYOUTS: dict[str, Callable[..., LayoutResult]] = {
     "single": _single,
     "table": _table,
@@ -347,5 +403,6 @@ LAYOUTS: dict[str, Callable[..., LayoutResult]] = {
     "pits": _pits,
     "pile": _pile,
     "closeup": _closeup,
+    "tight_fan": _tight_fan,
 }
 """Layout functions by the names used in the config's ``layouts`` weights."""

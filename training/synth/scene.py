@@ -20,12 +20,16 @@ from numpy.typing import NDArray
 
 from training.synth.assets import DeckAssets
 from training.synth.backgrounds import background, photo_files
-from training.synth.config import SceneConfig
+from training.synth.camera import side_camera
+from training.synth.casino import CasinoTable, casino_table
+from training.synth.config import Legibility, SceneConfig
 from training.synth.decks import JOKER_CODES
+from training.synth.felt import casino_felt
 from training.synth.jokers import restyled_joker
 from training.synth.layouts import LAYOUTS, Occluder, Placement
 from training.synth.photometry import apply_photometry, cast_shadow
 from training.synth.printed import draw_printed
+from training.synth.props import draw_sprite, draw_stack
 
 __all__ = ["IndexLabel", "Scene", "render_scene"]
 
@@ -46,6 +50,12 @@ class IndexLabel:
     box_xyxy: tuple[float, float, float, float]
     visible: float
     card: int
+    index_px: float = 0.0
+    """The index's height in image pixels (a joker's mark: its deck's index's, see
+    ``DeckAssets.height_share``)."""
+    legible: bool = True
+    """Whether a person reads it (``SceneConfig.legibility``): tall enough and enough of it
+    showing."""
 
     def to_dict(self) -> dict[str, object]:
         """JSON-able form written beside the image."""
@@ -56,6 +66,8 @@ class IndexLabel:
             "box_xyxy": [round(v, 2) for v in self.box_xyxy],
             "visible": round(self.visible, 3),
             "card_index": self.card,
+            "index_px": round(self.index_px, 2),
+            "legible": self.legible,
         }
 
 
@@ -70,6 +82,8 @@ class Scene:
     jpeg_quality: int
     partial: list[IndexLabel] = field(default_factory=list)
     """Indices that show but are not labelled (see :func:`_index_labels`)."""
+    game: str = ""
+    """A casino table's game (``layouts.casino``), else empty."""
 
 
 def _tilt_homography(
@@ -210,12 +224,17 @@ def _index_labels(
     homography: NDArray[np.float64],
     min_visible: float,
     min_index_px: float,
+    legibility: Legibility | None = None,
+    visible_part_boxes: bool = False,
 ) -> tuple[list[IndexLabel], list[IndexLabel]]:
     """The indices to label (tall enough, ``min_index_px``, and at least ``min_visible`` on top
     and inside the frame), and those left unlabelled that still show (at least
     ``PARTIAL_VISIBLE`` on top: partly covered, cut by the frame, or too small). A detector may
     rightly fire on the latter, so they are no place to take "none" examples from
-    (:mod:`training.negatives`)."""
+    (:mod:`training.negatives`). A labelled index is ``legible`` when it also reaches
+    ``legibility``'s height and visible share (every one, without ``legibility``). With
+    ``visible_part_boxes``, the box of a partly covered index is that of its pixels that show
+    (a sliver of a fanned card), not that of its whole quad."""
     height, width = owner.shape
     labels: list[IndexLabel] = []
     partial: list[IndexLabel] = []
@@ -236,10 +255,15 @@ def _index_labels(
             mask = np.zeros((cy1 - cy0, cx1 - cx0), np.uint8)
             cv2.fillPoly(mask, [np.round(projected - [cx0, cy0]).astype(np.int32)], 1)
             filled = int(mask.sum())
-            mine = int(((owner[cy0:cy1, cx0:cx1] == index) & (mask > 0)).sum())
+            showing = (owner[cy0:cy1, cx0:cx1] == index) & (mask > 0)
+            mine = int(showing.sum())
             # the share of the index's own area that is on top and inside the frame
             visible = mine / max(area, float(filled), 1.0)
-            if tall * share >= min_index_px and visible >= min_visible:
+            index_px = tall * share
+            legible = legibility is None or (
+                index_px >= legibility.min_index_px and visible >= legibility.min_visible
+            )
+            if index_px >= min_index_px and visible >= min_visible:
                 shown = labels
             elif visible >= PARTIAL_VISIBLE:
                 shown = partial
@@ -251,9 +275,25 @@ def _index_labels(
                 float(min(projected[:, 0].max(), width)),
                 float(min(projected[:, 1].max(), height)),
             )
+            if visible_part_boxes and mine and visible < 1.0:
+                # a sliver of a fanned card: the box of what shows of the index
+                rows, columns = np.nonzero(showing)
+                box = (
+                    float(cx0 + columns.min()),
+                    float(cy0 + rows.min()),
+                    float(cx0 + columns.max() + 1),
+                    float(cy0 + rows.max() + 1),
+                )
             shown.append(
                 IndexLabel(
-                    placement.code, placement.assets.deck.name, projected, box, visible, index
+                    placement.code,
+                    placement.assets.deck.name,
+                    projected,
+                    box,
+                    visible,
+                    index,
+                    index_px,
+                    legible and shown is labels,
                 )
             )
     return labels, partial
@@ -271,14 +311,27 @@ def render_scene(
     chosen = [first]
     if len(decks) > 1 and rng.random() < config.geometry.mixed_decks_probability:
         chosen.append(decks[int(rng.integers(len(decks)))])
-    placements, occluders = LAYOUTS[layout](
-        rng,
-        chosen,
-        width,
-        height,
-        config.geometry.card_height_fraction,
-        config.geometry.joker_probability,
-    )
+    table: CasinoTable | None = None
+    if layout == "casino":
+        table = casino_table(
+            rng,
+            chosen,
+            width,
+            height,
+            config.geometry.card_height_fraction,
+            config.geometry.joker_probability,
+            config.casino,
+        )
+        placements, occluders = table.placements, table.occluders
+    else:
+        placements, occluders = LAYOUTS[layout](
+            rng,
+            chosen,
+            width,
+            height,
+            config.geometry.card_height_fraction,
+            config.geometry.joker_probability,
+        )
     restyle = config.geometry.joker_restyle_probability
     if restyle > 0:  # no draw at 0: configs without it keep their scenes
         placements = [
@@ -287,21 +340,44 @@ def render_scene(
             else placement
             for placement in placements
         ]
-    homography = _tilt_homography(rng, width, height, config.geometry.max_tilt_degrees)
-    photos = photo_files(config.backgrounds.photo_dirs)
-    canvas = background(rng, width, height, photos, config.backgrounds.photo_probability)
-    printed = config.backgrounds.printed_probability
-    if printed > 0 and rng.random() < printed:
-        draw_printed(canvas, rng)
+    perspective = config.geometry.perspective_probability
+    if perspective > 0 and rng.random() < perspective:  # no draw at 0: older configs' scenes
+        homography = side_camera(rng, width, height, config.geometry.perspective_degrees)
+    else:
+        homography = _tilt_homography(rng, width, height, config.geometry.max_tilt_degrees)
     owner = np.full((height, width), _BACKGROUND, np.int16)
+    if table is None:
+        photos = photo_files(config.backgrounds.photo_dirs)
+        canvas = background(rng, width, height, photos, config.backgrounds.photo_probability)
+        printed = config.backgrounds.printed_probability
+        if printed > 0 and rng.random() < printed:
+            draw_printed(canvas, rng)
+    else:
+        canvas = casino_felt(rng, width, height, table.felt.felt_bgr)
+        draw_sprite(canvas, owner, table.felt.image, homography, covers=False)
     shadows = rng.random() < config.photometry.shadow_probability
+    sprites = [] if table is None else sorted(table.sprites, key=lambda sprite: sprite.after)
     for index, placement in enumerate(placements):
+        while sprites and sprites[0].after <= index:
+            sprite = sprites.pop(0)
+            draw_sprite(canvas, owner, sprite.image, homography @ sprite.matrix, sprite.covers)
         _draw_card(canvas, owner, placement, index, homography, rng, shadows)
+    for sprite in sprites:
+        draw_sprite(canvas, owner, sprite.image, homography @ sprite.matrix, sprite.covers)
+    for stack in [] if table is None else table.stacks:
+        draw_stack(canvas, owner, homography, stack.center, stack.radius, stack.count, rng)
     for occluder in occluders:
         _draw_occluder(canvas, owner, occluder, homography)
     labels, partial = _index_labels(
-        owner, placements, homography, config.min_visible, config.geometry.min_index_px
+        owner,
+        placements,
+        homography,
+        config.min_visible,
+        config.geometry.min_index_px,
+        config.legibility,
+        config.geometry.visible_part_boxes,
     )
     image = apply_photometry(canvas, config.photometry, rng)
     low, high = config.photometry.jpeg_quality
-    return Scene(image, labels, layout, int(rng.integers(low, high + 1)), partial)
+    game = "" if table is None else table.game
+    return Scene(image, labels, layout, int(rng.integers(low, high + 1)), partial, game)

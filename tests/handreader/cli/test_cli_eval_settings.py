@@ -1,0 +1,70 @@
+"""``handreader eval --set NAME=VALUE``: a reader setting changed for one evaluation (a switch
+on or off, a number), and a one-line error (exit 2) for a name or value it cannot take."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from handreader.cli import main
+from handreader.cli.eval import changed_settings
+from vision.settings import ReaderSettings
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_switches_and_numbers_are_set() -> None:
+    settings = changed_settings(
+        ReaderSettings(), ["card_evidence=off", "verify_below=0", "turns=2", "fine=ON"]
+    )
+    assert settings.card_evidence is False and settings.verify_below == 0.0
+    assert settings.turns == 2 and isinstance(settings.turns, int) and settings.fine is True
+    assert changed_settings(ReaderSettings(), []) == ReaderSettings()
+
+
+@pytest.mark.parametrize(
+    ("assignment", "message"),
+    [
+        ("card_evidence", "expected NAME=VALUE"),
+        ("colour=3", "expected NAME=VALUE with NAME one of"),
+        ("card_evidence=maybe", "card_evidence is a switch: on or off"),
+        ("verify_below=low", "verify_below takes a number"),
+        ("turns=2.5", "turns takes a number"),
+        ("retry_contexts=1", "retry_contexts cannot be set here"),
+    ],
+)
+def test_a_bad_setting_is_a_one_line_error(
+    assignment: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps({"image": "x.jpg", "cards": []}) + "\n")
+    assert main(["eval", str(manifest), "--set", assignment]) == 2
+    error = capsys.readouterr().err.strip()
+    assert message in error and "\n" not in error
+
+
+def test_eval_reads_with_the_setting_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The setting reaches the reader: the example photo read with the detector keeping only
+    boxes it is all but sure of (``detection_threshold=0.999``) gives fewer cards than as
+    shipped, and with the card-face check off as many as with it (it drops nothing on this
+    photo of five cards)."""
+    shutil.copyfile(ROOT / "examples" / "hand.jpg", tmp_path / "hand.jpg")
+    cards = json.loads((ROOT / "examples" / "hand.json").read_text())["cards"]
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps({"image": "hand.jpg", "cards": cards}) + "\n")
+
+    def figures(*assignments: str) -> dict[str, float]:
+        sets = [item for assignment in assignments for item in ("--set", assignment)]
+        assert main(["eval", str(manifest), "--json", *sets]) == 0
+        result: dict[str, float] = json.loads(capsys.readouterr().out)
+        return result
+
+    shipped = figures()
+    assert shipped["predicted"] >= 4
+    assert figures("detection_threshold=0.999")["predicted"] < shipped["predicted"]
+    assert figures("card_evidence=off")["predicted"] == shipped["predicted"]
