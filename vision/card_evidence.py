@@ -169,20 +169,35 @@ def card_evidence(
         paper = paper_mask(window, light, relative_light, absolute_light, max_saturation, near)
         if not ring.any() or paper[ring].mean() < min_ring_paper:
             continue
-        _, labels = cv2.connectedComponents(paper.astype(np.uint8), connectivity=8)
+        _, labels, stats, _ = cv2.connectedComponentsWithStats(
+            paper.astype(np.uint8), connectivity=8
+        )
         around = np.unique(labels[ring & paper])
         around = around[around > 0]
         if len(around) == 0:
             continue
-        ys, xs = np.nonzero(np.isin(labels, around))
+        x_low = stats[around, cv2.CC_STAT_LEFT]
+        y_low = stats[around, cv2.CC_STAT_TOP]
+        x_high = x_low + stats[around, cv2.CC_STAT_WIDTH] - 1
+        y_high = y_low + stats[around, cv2.CC_STAT_HEIGHT] - 1
         # a card cut by the frame runs on past it: paper at a side the image cut counts as far
-        cut = bool(
-            (cx - half < 0 and xs.min() == 0)
-            or (cy - half < 0 and ys.min() == 0)
-            or (cx + half > width and xs.max() == size[0] - 1)
-            or (cy + half > height and ys.max() == size[1] - 1)
-        )
-        centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
-        reach = float(np.hypot(xs + 0.5 - centre[0], ys + 0.5 - centre[1]).max()) / (side * scale)
-        answers[number] = cut or reach >= min_reach
+        if (
+            (cx - half < 0 and x_low.min() == 0)
+            or (cy - half < 0 and y_low.min() == 0)
+            or (cx + half > width and x_high.max() == size[0] - 1)
+            or (cy + half > height and y_high.max() == size[1] - 1)
+        ):
+            answers[number] = True
+            continue
+        centre = ((box[0] + box[2]) / 2 - 0.5, (box[1] + box[3]) / 2 - 0.5)
+        needed = min_reach * side * scale
+        # the paper's farthest pixel lies at least as far as its boxes' farthest side, and no
+        # farther than their farthest corner; only between the two are its pixels measured
+        across = np.maximum(np.abs(x_low - centre[0]), np.abs(x_high - centre[0]))
+        down = np.maximum(np.abs(y_low - centre[1]), np.abs(y_high - centre[1]))
+        if max(across.max(), down.max()) >= needed:
+            answers[number] = True
+        elif float(np.hypot(across, down).max()) >= needed:
+            ys, xs = np.nonzero(np.isin(labels, around))
+            answers[number] = float(np.hypot(xs - centre[0], ys - centre[1]).max()) >= needed
     return answers
