@@ -90,5 +90,6 @@ def throwaway_cluster(settings: Sequence[str] = ()) -> Iterator[str]:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
         if started:
-            _run([str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"], as_postgres)
+            stop = [str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]
+            _run(stop, as_postgres)
         shutil.rmtree(folder, ignore_errors=True)

@@ -194,12 +194,10 @@ class Database(ABC):
                         migration.description,
                     ),
                 )
-                self._after_migration(transaction, migration.version)
+                if self.dialect == "sqlite":  # what the first release read its version from
+                    transaction.all(f"PRAGMA user_version={int(migration.version)}")
 
         self.write(migrate, serialize=MIGRATION_LOCK)
-
-    def _after_migration(self, transaction: Transaction, version: int) -> None:
-        """A dialect's own record of the version (SQLite's ``user_version``)."""
 
 
 # --- SQLite ----------------------------------------------------------------------------------
@@ -228,7 +226,9 @@ class SqliteDatabase(Database):
                 self.location, timeout=timeout_s, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as error:
-            raise StoreUnavailableError(f"cannot open database {self.location!r}: {error}") from None
+            raise StoreUnavailableError(
+                f"cannot open database {self.location!r}: {error}"
+            ) from None
         try:
             mode = self.connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
@@ -243,9 +243,6 @@ class SqliteDatabase(Database):
             if isinstance(error, StoreError):
                 raise
             raise StoreError(f"cannot use database {self.location!r}: {error}") from None
-
-    def _after_migration(self, transaction: Transaction, version: int) -> None:
-        transaction.all(f"PRAGMA user_version={int(version)}")
 
     def read(self, sql: str, values: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         with self._lock:

@@ -4,7 +4,8 @@ PostgreSQL schema.
 PostgreSQL comes from ``$HANDREADER_TEST_DATABASE_URL`` when set (a database the tests may
 create schemas in), else from a throw-away cluster started once per session with Debian's
 server binaries (``benchmarks/postgres_cluster.py``); without either, or without psycopg, the
-PostgreSQL cases skip with the reason.
+PostgreSQL cases skip with the reason, or fail when ``$HANDREADER_TEST_REQUIRE_POSTGRES`` is set
+(CI sets it, so that both backends always run there).
 """
 
 from __future__ import annotations
@@ -20,23 +21,28 @@ from benchmark_modules import load_benchmark
 from store_databases import with_schema
 
 TEST_URL_ENV = "HANDREADER_TEST_DATABASE_URL"
+REQUIRE_ENV = "HANDREADER_TEST_REQUIRE_POSTGRES"
 BACKENDS = ("sqlite", "postgresql")
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get(REQUIRE_ENV):
+        pytest.fail(f"{reason} (${REQUIRE_ENV} is set)")
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A PostgreSQL server's URL for the session (see the module docstring)."""
     if importlib.util.find_spec("psycopg") is None:
-        pytest.skip("PostgreSQL cases need psycopg: pip install -e '.[postgres]'")
+        _missing("PostgreSQL cases need psycopg: pip install -e '.[postgres]'")
     given = os.environ.get(TEST_URL_ENV)
     if given:
         yield given
         return
     cluster = load_benchmark("postgres_cluster")
     if cluster.server_binaries() is None:
-        pytest.skip(
-            f"PostgreSQL cases need Debian's postgresql server binaries or ${TEST_URL_ENV}"
-        )
+        _missing(f"PostgreSQL cases need Debian's postgresql server binaries or ${TEST_URL_ENV}")
     with cluster.throwaway_cluster() as url:
         yield url
 

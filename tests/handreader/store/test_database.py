@@ -84,7 +84,7 @@ def test_an_unreachable_database_is_a_clear_error_without_the_password() -> None
     with pytest.raises(StoreUnavailableError) as caught:
         open_database(url, timeout_s=2)
     message = str(caught.value)
-    assert message.startswith(f"cannot reach database 'postgresql://floor:***@127.0.0.1:")
+    assert message.startswith("cannot reach database 'postgresql://floor:***@127.0.0.1:")
     assert "s3cret" not in message
 
 
