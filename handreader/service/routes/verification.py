@@ -42,6 +42,7 @@ from handreader.service.deps import (
     read_photo,
     validate,
 )
+from handreader.service.errors import error_responses
 from handreader.service.requests import (
     BadOptionsError,
     MalformedJsonError,
@@ -51,7 +52,7 @@ from handreader.service.requests import (
     read_upload,
     request_body_doc,
 )
-from handreader.service.schemas import ErrorOut, TableOptionsIn
+from handreader.service.schemas import TableOptionsIn
 from handreader.store.audit import TOKEN_ENV, AuditError, AuditLog, parse_time, verify_and_log
 from handreader.tables.verification import image_sha256
 
@@ -165,14 +166,6 @@ class VerifyOptionsIn(TableOptionsIn):
         return value
 
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorOut, "description": "bad declaration, bad options or filters, bad image"},
-    401: {"model": ErrorOut, "description": "missing or wrong operator token"},
-    422: {"model": ErrorOut, "description": "a field of the wrong type, no image"},
-    503: {"model": ErrorOut, "description": "audit log not configured, models not loaded"},
-}
-
-
 def add_verify_routes(
     router: APIRouter, hooks: ServiceHooks, settings: AuditSettings | None = None
 ) -> AuditLogHolder:
@@ -186,7 +179,7 @@ def add_verify_routes(
 
     @router.post(
         "/v1/verify",
-        responses=_ERRORS,
+        responses=error_responses(400, 401, 413, 415, 422, 500, 503),
         openapi_extra=request_body_doc(options_model=VerifyOptionsIn),
         tags=["verification"],
     )
@@ -224,7 +217,7 @@ def add_verify_routes(
         }
         return json_response(answer, timings)
 
-    @router.get("/v1/audit", responses=_ERRORS, tags=["verification"])
+    @router.get("/v1/audit", responses=error_responses(400, 401, 422, 503), tags=["verification"])
     def audit(
         request: Request,
         verdict: Literal["match", "mismatch", "unverified"] | None = None,
