@@ -9,8 +9,9 @@ its total is the hard total + 10. An ace and a ten-value card as the first two c
 Settling a player hand against the dealer, in this order:
 
 1. A player bust loses, even if the dealer busts too.
-2. A player blackjack pushes against a dealer blackjack and otherwise wins 3:2 (decided as soon as
-   the dealer holds two cards).
+2. A player blackjack pushes against a dealer blackjack and otherwise wins 3:2. It is decided as
+   soon as the dealer holds two cards, or at once when the dealer's upcard is a 2 to 9: with such
+   a card the dealer cannot make a blackjack.
 3. A dealer blackjack beats every other hand, a 21 in three or more cards included.
 4. Otherwise, once the dealer stands: a dealer bust loses to the player; else the higher total
    wins and equal totals push.
@@ -186,6 +187,12 @@ class BlackjackSettlement:
         }
 
 
+def _may_be_blackjack(upcard: Card) -> bool:
+    """Whether a dealer showing ``upcard`` can still make a blackjack: only an ace or a
+    ten-value card can; a 2 to 9 cannot."""
+    return blackjack_value(upcard) in (1, 10)
+
+
 def _outcome(
     player: BlackjackHand, dealer: BlackjackHand, rules: BlackjackRules
 ) -> BlackjackOutcome | None:
@@ -193,6 +200,8 @@ def _outcome(
     if player.bust:
         return BlackjackOutcome.LOSE
     if len(dealer.cards) < 2:
+        if player.blackjack and not _may_be_blackjack(dealer.cards[0]):
+            return BlackjackOutcome.BLACKJACK
         return None
     if player.blackjack:
         return BlackjackOutcome.PUSH if dealer_blackjack else BlackjackOutcome.BLACKJACK

@@ -14,7 +14,9 @@ library's ``to_dict()``:
 - ``POST /v1/paigow``: ``{"cards": <7 codes>}`` sets them by the house way, or
   ``{"high": <5>, "low": <2>}`` checks a setting (a foul is ``illegal_play``); with
   ``"banker": <7 codes>`` the banker's cards are set by the house way and the hands settled ->
-  ``PaiGowResult.to_dict()``; ``set_by`` says ``house_way`` or ``given``.
+  ``PaiGowResult.to_dict()``; ``set_by`` says ``house_way`` or ``given``, ``house_way`` names
+  the published way used (option ``house_way``, default ``foxwoods``; an unknown name is a 400
+  ``unknown_profile``).
 
 Photos: which cards belong to which side follows the layout. With regions (``player_region`` and
 ``banker_region``; for Blackjack ``dealer_region`` and optionally ``player_regions``; each
@@ -71,6 +73,7 @@ from rules.blackjack import BlackjackRules, play_blackjack_round
 from rules.cards import AnyCard, check_distinct, parse_cards
 from rules.errors import HandError, RulesError
 from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand, settle_paigow
+from rules.paigow_ways import DEFAULT_HOUSE_WAY, HOUSE_WAYS, get_house_way
 from rules.poker_hands import WheelRank
 from vision.detections import CardReading, Reading
 
@@ -207,10 +210,15 @@ class _PaiGowOptions(_In):
     wheel: Literal["second-highest", "lowest"] = Field(
         "second-highest", description="where A-2-3-4-5 ranks among straights"
     )
+    house_way: str = Field(
+        DEFAULT_HOUSE_WAY,
+        max_length=40,
+        description=f"the published house way: {', '.join(HOUSE_WAYS)}",
+    )
 
     def rules(self) -> PaiGowRules:
-        """The rule options."""
-        return PaiGowRules(WheelRank(self.wheel), self.commission)
+        """The rule options; ProfileError for an unknown house way."""
+        return PaiGowRules(WheelRank(self.wheel), self.commission, get_house_way(self.house_way))
 
 
 class PaiGowCodesIn(_PaiGowOptions):
@@ -245,12 +253,13 @@ def paigow_report(
     player: PaiGowSetting, set_by: str, banker: Sequence[AnyCard] | None, options: _PaiGowOptions
 ) -> dict[str, Any]:
     """The player's setting (``set_by``), or with the banker's cards the settled result."""
-    if banker is None:
-        return {"set_by": set_by, "player": player.to_dict()}
-    check_distinct([*player.cards, *banker])
     rules = options.rules()
+    named = {"set_by": set_by, "house_way": rules.house_way.name}
+    if banker is None:
+        return named | {"player": player.to_dict()}
+    check_distinct([*player.cards, *banker])
     result = settle_paigow(player, house_way(banker, rules), options.stake, rules)
-    return {"set_by": set_by} | result.to_dict()
+    return named | result.to_dict()
 
 
 def _paigow_codes(codes: PaiGowCodesIn) -> dict[str, Any]:
@@ -532,5 +541,6 @@ def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
                 _paigow_codes(validate(PaiGowCodesIn, {**body.options, **body.document}))
             )
         options = validate(PaiGowPhotoIn, body.options)
+        options.rules()  # an unknown house way is an error before the photo is read
         _, reading, timings = read_photo(body, reader, runtime)
         return json_response(_paigow_photo(reading, options), timings)
