@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException
 from handreader.service.requests import ServiceError
 from handreader.service.schemas import ErrorOut
 from handreader.store.audit import AuditAuthError, AuditError
+from handreader.store.database import StoreError, StoreUnavailableError
 from handreader.tables.grouping import GroupingError
 from handreader.tables.verification import VerifyError
 from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
@@ -59,9 +60,11 @@ ERROR_STATUS: Mapping[str, int] = {
     "internal_error": 500,
     "recognizer_failed": 500,
     "audit_failed": 500,
+    "store_failed": 500,
     "not_ready": 503,
     "recognizer_timeout": 503,
     "audit_not_configured": 503,
+    "store_unavailable": 503,
 }
 """The one table from error codes to HTTP statuses."""
 
@@ -83,7 +86,9 @@ def _error_code(error: BaseException) -> str:
         (GroupingError, "bad_options"),
         (VerifyError, "bad_declaration"),
         (AuditAuthError, "unauthorized"),
+        (StoreUnavailableError, "store_unavailable"),
         (AuditError, "audit_failed"),
+        (StoreError, "store_failed"),
     ):
         if isinstance(error, family):
             return code

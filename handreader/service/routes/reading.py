@@ -63,7 +63,7 @@ from handreader.service.routes.calibrate import add_deck_routes
 from handreader.service.routes.decks import DeckSwitch
 from handreader.service.routes.games import add_game_routes
 from handreader.service.routes.source import add_source_route
-from handreader.service.routes.verification import AuditSettings, add_verify_routes
+from handreader.service.routes.verification import AuditLogHolder, add_verify_routes
 from handreader.service.schemas import CardCodes, TableOptionsIn
 from handreader.tables.live import LivePipeline, frame_reader
 from handreader.tables.scoring import HandResult, TableOptions, TableResult, score_codes
@@ -377,11 +377,11 @@ def _choose_deck(pipeline: LivePipeline, decks: DeckSwitch, deck: object) -> Non
 # --- the router ----------------------------------------------------------------------------------
 
 
-def create_router(hooks: ServiceHooks, audit: AuditSettings | None = None) -> APIRouter:
+def create_router(hooks: ServiceHooks, audit: AuditLogHolder | None = None) -> APIRouter:
     """Every route of this module and of ``web_games``, ``web_verify``, ``web_calibrate`` and
-    ``web_source``; ``audit`` None: the
-    audit log's settings from the environment (``web_verify``). The router's lifespan closes the
-    audit log when the app stops."""
+    ``web_source``; ``audit``: the holder of the audit log (None: its settings from the
+    environment, ``web_verify``). The router's lifespan closes the audit log when the app
+    stops."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -60,11 +60,16 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
     """``GET /health``, ``POST /v1/read``, ``/v1/score``, ``/v1/pits`` and ``/v1/annotated``."""
 
     @app.get("/health", responses={200: {"model": HealthOut}, **error_responses(503)})
-    def health(reader: ReaderDep) -> Response:
-        """200 when the models are loaded, 503 otherwise."""
+    def health(request: Request, reader: ReaderDep) -> Response:
+        """200 when the models are loaded, 503 otherwise; the models and the store (its
+        backend, location, schema version and whether its database answers)."""
         if isinstance(reader, NoReader):
             return error_response("not_ready", f"the recognizer is not ready: {reader.reason}")
-        return json_response({"status": "ok", "models": _model_info(reader)})
+        answer: dict[str, Any] = {"status": "ok", "models": _model_info(reader)}
+        audit = getattr(request.app.state, "audit", None)
+        if audit is not None:
+            answer["store"] = audit.describe()
+        return json_response(answer)
 
     @app.post(
         "/v1/read",

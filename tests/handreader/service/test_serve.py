@@ -82,7 +82,9 @@ def client(fake: FakeReader) -> Iterator[TestClient]:
 def test_health_ok_with_a_reader(client: TestClient) -> None:
     response = client.get("/health")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "models": {}}
+    body = response.json()
+    assert (body["status"], body["models"]) == ("ok", {})
+    assert body["store"]["backend"] in ("sqlite", "postgresql")  # tests/handreader/store: more
 
 
 def test_health_503_and_image_endpoints_503_without_models(tmp_path: Path) -> None:
