@@ -30,6 +30,7 @@ from typing import Any
 
 from rules.cards import AnyCard, Card, Rank, check_distinct
 from rules.errors import HandError, IllegalPlayError, ProfileError
+from rules.money import ZERO, json_amount
 
 __all__ = [
     "BlackjackHand",
@@ -180,15 +181,10 @@ class BlackjackSettlement:
         """JSON-able form; money as numbers, undecided as null."""
         return {
             "hand": self.hand.to_dict(),
-            "stake": _json_amount(self.stake),
+            "stake": json_amount(self.stake),
             "outcome": None if self.outcome is None else self.outcome.value,
-            "net": None if self.net is None else _json_amount(self.net),
+            "net": None if self.net is None else json_amount(self.net),
         }
-
-
-def _json_amount(amount: Decimal) -> int | float:
-    """A money amount as a JSON number: an int when whole."""
-    return int(amount) if amount == amount.to_integral_value() else float(amount)
 
 
 def _may_be_blackjack(upcard: Card) -> bool:
@@ -226,7 +222,7 @@ def _net(outcome: BlackjackOutcome, stake: Decimal, rules: BlackjackRules) -> De
     if outcome is BlackjackOutcome.WIN:
         return stake
     if outcome is BlackjackOutcome.PUSH:
-        return Decimal(0)
+        return ZERO
     return -stake
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from rules.cards import AnyCard, Card, Rank
 from rules.errors import HandError, IllegalPlayError, ProfileError
+from rules.money import ZERO, json_amount
 from rules.paigow_ways import FOXWOODS, HouseWay
 from rules.poker_hands import (
     ACE_VALUE,
@@ -323,14 +324,9 @@ class PaiGowResult:
             "high": "player" if self.high_won else "banker",
             "low": "player" if self.low_won else "banker",
             "outcome": self.outcome.value,
-            "stake": _json_amount(self.stake),
-            "net": _json_amount(self.net),
+            "stake": json_amount(self.stake),
+            "net": json_amount(self.net),
         }
-
-
-def _json_amount(amount: Decimal) -> int | float:
-    """A money amount as a JSON number: an int when whole."""
-    return int(amount) if amount == amount.to_integral_value() else float(amount)
 
 
 def settle_paigow(
@@ -353,7 +349,7 @@ def settle_paigow(
     if high_won and low_won:
         outcome, net = PaiGowOutcome.WIN, stake * (1 - rules.commission)
     elif high_won or low_won:
-        outcome, net = PaiGowOutcome.PUSH, Decimal(0)
+        outcome, net = PaiGowOutcome.PUSH, ZERO
     else:
         outcome, net = PaiGowOutcome.LOSE, -stake
     return PaiGowResult(player, banker, high_won, low_won, outcome, stake, net)

@@ -21,9 +21,9 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from handreader.cli.amounts import amount as _amount
-from handreader.cli.amounts import money as _money
-from handreader.cli.amounts import rate as _rate
+from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import money as _money
+from handreader.cli._amounts import rate as _rate
 from rules.cards import check_distinct, parse_cards
 from rules.errors import HandError
 from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand, settle_paigow

@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from fractions import Fraction
+from decimal import Decimal
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -443,7 +443,7 @@ def verify_and_log(
     *,
     image_digest: str,
     options: TableOptions | None = None,
-    payout_tolerance: Fraction = DEFAULT_PAYOUT_TOLERANCE,
+    payout_tolerance: Decimal = DEFAULT_PAYOUT_TOLERANCE,
 ) -> tuple[Verification, int]:
     """Score ``reading`` under ``options``, verify ``declared`` against it, and append the
     record to ``audit`` with the operator ``token``; returns the verification and the record id.

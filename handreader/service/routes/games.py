@@ -57,8 +57,9 @@ from handreader.service.deps import (
     read_photo,
     validate,
 )
+from handreader.service.errors import ERROR_RESPONSES
 from handreader.service.requests import Upload, read_upload, request_body_doc
-from handreader.service.schemas import CardCodes, DeckOption, ErrorOut, RegionIn
+from handreader.service.schemas import CardCodes, DeckOption, RegionIn
 from handreader.tables.grouping import (
     DEFAULT_LINK_FACTOR,
     CardGroup,
@@ -472,16 +473,6 @@ def _paigow_photo(reading: Reading, options: PaiGowPhotoIn) -> dict[str, Any]:
 
 # --- routes --------------------------------------------------------------------------------------
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorOut, "description": "bad card codes or hands, bad options, bad image"},
-    413: {"model": ErrorOut, "description": "upload over the limits"},
-    415: {"model": ErrorOut, "description": "not a supported image type"},
-    422: {"model": ErrorOut, "description": "a field of the wrong type or shape"},
-    500: {"model": ErrorOut, "description": "the recognizer failed"},
-    503: {"model": ErrorOut, "description": "models not loaded, recognizer too slow"},
-}
-
-
 def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
     """Add ``POST /v1/baccarat``, ``/v1/blackjack`` and ``/v1/paigow`` to ``router``."""
 
@@ -491,7 +482,7 @@ def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
 
     @router.post(
         "/v1/baccarat",
-        responses=_ERRORS,
+        responses=ERROR_RESPONSES,
         openapi_extra=request_body_doc(BaccaratCodesIn, BaccaratPhotoIn),
         tags=["games"],
     )
@@ -513,7 +504,7 @@ def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
 
     @router.post(
         "/v1/blackjack",
-        responses=_ERRORS,
+        responses=ERROR_RESPONSES,
         openapi_extra=request_body_doc(BlackjackCodesIn, BlackjackPhotoIn),
         tags=["games"],
     )
@@ -534,7 +525,7 @@ def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
 
     @router.post(
         "/v1/paigow",
-        responses=_ERRORS,
+        responses=ERROR_RESPONSES,
         openapi_extra=request_body_doc(PaiGowCodesIn, PaiGowPhotoIn),
         tags=["games"],
     )

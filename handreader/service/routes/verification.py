@@ -45,6 +45,7 @@ from handreader.service.deps import (
     read_photo,
     validate,
 )
+from handreader.service.errors import error_responses
 from handreader.service.requests import (
     BadOptionsError,
     MalformedJsonError,
@@ -54,7 +55,7 @@ from handreader.service.requests import (
     read_upload,
     request_body_doc,
 )
-from handreader.service.schemas import ErrorOut, TableOptionsIn
+from handreader.service.schemas import TableOptionsIn
 from handreader.store.audit import TOKEN_ENV, AuditError, AuditLog, parse_time, verify_and_log
 from handreader.store.database import DATABASE_URL_ENV, StoreError, redact_url
 from handreader.tables.verification import image_sha256
@@ -197,14 +198,6 @@ class VerifyOptionsIn(TableOptionsIn):
         return value
 
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorOut, "description": "bad declaration, bad options or filters, bad image"},
-    401: {"model": ErrorOut, "description": "missing or wrong operator token"},
-    422: {"model": ErrorOut, "description": "a field of the wrong type, no image"},
-    503: {"model": ErrorOut, "description": "audit log not configured, models not loaded"},
-}
-
-
 def add_verify_routes(
     router: APIRouter, hooks: ServiceHooks, holder: AuditLogHolder | None = None
 ) -> AuditLogHolder:
@@ -218,7 +211,7 @@ def add_verify_routes(
 
     @router.post(
         "/v1/verify",
-        responses=_ERRORS,
+        responses=error_responses(400, 401, 413, 415, 422, 500, 503),
         openapi_extra=request_body_doc(options_model=VerifyOptionsIn),
         tags=["verification"],
     )
@@ -256,7 +249,7 @@ def add_verify_routes(
         }
         return json_response(answer, timings)
 
-    @router.get("/v1/audit", responses=_ERRORS, tags=["verification"])
+    @router.get("/v1/audit", responses=error_responses(400, 401, 422, 503), tags=["verification"])
     def audit(
         request: Request,
         verdict: Literal["match", "mismatch", "unverified"] | None = None,
