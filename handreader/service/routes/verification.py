@@ -249,7 +249,9 @@ def add_verify_routes(
         }
         return json_response(answer, timings)
 
-    @router.get("/v1/audit", responses=error_responses(400, 401, 422, 503), tags=["verification"])
+    @router.get(
+        "/v1/audit", responses=error_responses(400, 401, 422, 500, 503), tags=["verification"]
+    )
     def audit(
         request: Request,
         verdict: Literal["match", "mismatch", "unverified"] | None = None,
