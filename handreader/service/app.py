@@ -9,7 +9,8 @@ uvicorn parses HTTP with httptools (a dependency) when it is installed, else wit
 
 Endpoints (documented with examples at ``/docs``):
 
-- ``GET /health``: 200 when the models are loaded, 503 otherwise.
+- ``GET /health``: 200 when the models are loaded, 503 otherwise; the answer names the models
+  and the store (backend, location, schema version, whether the database answers).
 - ``POST /v1/read``: image -> the cards read, with boxes and confidences.
 - ``POST /v1/score``: image, or JSON card codes -> hands, splits, scores, winner, payouts.
 - ``POST /v1/pits``: image, or JSON card codes -> the play's combination and its verdict.
@@ -37,10 +38,12 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
 415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF
 422   ``validation_error`` (a field of the wrong type or shape), ``missing_image``,
       ``too_small`` (a side under 32 pixels)
-500   ``recognizer_failed``, ``audit_failed`` (the audit log's database), ``internal_error``
-      (a bug: logged, the server keeps serving)
+500   ``recognizer_failed``, ``audit_failed`` (the audit log's database), ``store_failed``
+      (the store's database refused), ``internal_error`` (a bug: logged, the server keeps
+      serving)
 503   ``not_ready`` (models not loaded), ``recognizer_timeout`` (slower than the limit),
-      ``audit_not_configured`` (no operator token set)
+      ``audit_not_configured`` (no operator token set), ``store_unavailable`` (the store's
+      database cannot be reached)
 ====  ========================================================================================
 """
 
@@ -73,6 +76,7 @@ from handreader.service.errors import describe_error, handle_error, handle_http
 from handreader.service.requests import ServiceError
 from handreader.service.routes.reading import create_router
 from handreader.service.routes.scoring import add_scoring_routes
+from handreader.service.routes.verification import AuditLogHolder, AuditSettings
 from handreader.service.settings import Settings, add_server_arguments
 from handreader.tables.grouping import GroupingError
 from rules.errors import RulesError
@@ -107,8 +111,10 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
     for family in (*known, RequestValidationError, ValidationError, Exception):
         app.add_exception_handler(family, handle_error)  # Exception: a bug, answered 500
     app.add_exception_handler(HTTPException, handle_http)
+    audit = AuditLogHolder(AuditSettings.from_env())
+    app.state.audit = audit  # GET /health reports the store
     add_scoring_routes(app, Annotator())
-    app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error)))
+    app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error), audit))
     return app
 
 

@@ -310,3 +310,7 @@ class HealthOut(_Out):
 
     status: Literal["ok"]
     models: dict[str, Any] = Field(default_factory=dict)
+    store: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the store: backend (sqlite, postgresql), location, schema_version, ok",
+    )

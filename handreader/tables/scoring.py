@@ -32,7 +32,7 @@ import functools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
+from decimal import Decimal
 from typing import TypeVar
 
 from handreader.tables.grouping import (
@@ -44,9 +44,10 @@ from handreader.tables.grouping import (
 )
 from rules.cards import check_distinct, parse_card
 from rules.errors import HandError, RulesError
+from rules.money import ZERO, json_amount
 from rules.niuniu import HAND_SIZE, NiuHand, Outcome, banker_outcome, evaluate_hand, rank_hands
 from rules.niuniu_profiles import DEFAULT_PROFILE, BetType, NiuProfile, get_profile
-from rules.settlement import Settlement, as_number, parse_bet, parse_stake, settle
+from rules.settlement import Settlement, parse_bet, parse_stake, settle
 from vision.detections import CardReading, Reading, ReadingFlag
 
 __all__ = [
@@ -126,7 +127,7 @@ class TableOptions:
     banker_region: Region | None = None
     player_regions: tuple[Region, ...] = ()
     bet: BetType | None = None
-    stake: Fraction = Fraction(1)
+    stake: Decimal = Decimal(1)
     link_factor: float = DEFAULT_LINK_FACTOR
 
     @classmethod
@@ -139,7 +140,7 @@ class TableOptions:
         banker_region: Region | None = None,
         player_regions: Sequence[Region] = (),
         bet: BetType | str | None = None,
-        stake: int | float | str | Fraction = 1,
+        stake: int | float | str | Decimal = 1,
         link_factor: float = DEFAULT_LINK_FACTOR,
     ) -> TableOptions:
         """Options from names and numbers; RulesError (a ValueError) names the bad one."""
@@ -292,11 +293,11 @@ class PlayerResult:
         return {
             "seat": self.seat,
             "outcome": None if self.outcome is None else self.outcome.value,
-            "net": None if paid is None else as_number(paid.net),
+            "net": None if paid is None else json_amount(paid.net),
             "multiple": None if paid is None else paid.multiple,
-            "commission": None if paid is None else as_number(paid.commission),
+            "commission": None if paid is None else json_amount(paid.commission),
             "bet": None if paid is None else paid.bet.value,
-            "stake": None if paid is None else as_number(paid.stake),
+            "stake": None if paid is None else json_amount(paid.stake),
             "problem": self.problem,
         }
 
@@ -328,10 +329,10 @@ class TableResult:
         return len(self.winners) > 1
 
     @property
-    def banker_net(self) -> Fraction | None:
+    def banker_net(self) -> Decimal | None:
         """What the banker gains over every settled player (None without a settled player)."""
         settled = [p.settlement.net for p in self.players if p.settlement is not None]
-        return -sum(settled, Fraction(0)) if settled else None
+        return -sum(settled, ZERO) if settled else None
 
     def to_dict(self) -> dict[str, object]:
         """JSON of the table (see the API documentation)."""
@@ -343,7 +344,7 @@ class TableResult:
             "hands": [hand.to_dict() for hand in self.hands],
             "banker": self.banker,
             "players": [player.to_dict() for player in self.players],
-            "banker_net": None if net is None else as_number(net),
+            "banker_net": None if net is None else json_amount(net),
             "places": None if self.places is None else list(self.places),
             "winners": list(self.winners),
             "tie": self.is_tie,

@@ -9,7 +9,7 @@ groups never scored, uncertain hands provisional, banker nearest the top edge).
 
 from __future__ import annotations
 
-from fractions import Fraction
+from decimal import Decimal
 
 import pytest
 from hypothesis import given, settings
@@ -278,7 +278,7 @@ def test_bad_options(options: dict[str, object], error: type[Exception], words: 
 def test_exact_stakes() -> None:
     result = score_codes([NO_NIU, NIU_4], 0, TableOptions.create(stake="0.10"))
     settled = result.players[0].settlement
-    assert settled is not None and settled.net == Fraction(95, 1000)  # 0.10 - 5%
+    assert settled is not None and settled.net == Decimal("0.095")  # 0.10 - 5%
     assert result.to_dict()["players"][0]["net"] == 0.095  # type: ignore[index]
 
 

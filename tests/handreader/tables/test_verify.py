@@ -8,7 +8,7 @@ The round: banker ``KH QS 10D 3C 2C`` (Niu 5) against ``JH 9S AD 4C 6H`` (Niu Ni
 from __future__ import annotations
 
 import json
-from fractions import Fraction
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,7 @@ from handreader.tables.verification import (
     verify_round,
 )
 from rules.cards import full_deck
-from rules.settlement import as_number
+from rules.money import json_amount
 from vision.detections import CardReading, Reading
 
 HANDS = ["KH QS 10D 3C 2C", "JH 9S AD 4C 6H", "2D 3D 4S 5H 7S", "KD KC KS 9D 8H"]
@@ -185,7 +185,7 @@ def test_both_declaration_forms_read_the_same() -> None:
     listed = DeclaredRound.parse(flat.to_dict())
     assert flat == listed
     assert [p.seat for p in flat.players] == [1, 2]
-    assert flat.players[1].payout == Fraction(-1) and flat.banker_net == Fraction(1, 20)
+    assert flat.players[1].payout == Decimal(-1) and flat.banker_net == Decimal("0.05")
 
 
 def test_verification_to_dict_is_json_with_both_sides() -> None:
@@ -222,7 +222,7 @@ def test_property_the_computed_results_match_and_one_flip_is_one_difference(
         options=TableOptions.create(profile=profile),
     )
     truth = {
-        str(p.seat): {"outcome": p.outcome.value, "payout": str(as_number(p.settlement.net))}
+        str(p.seat): {"outcome": p.outcome.value, "payout": str(json_amount(p.settlement.net))}
         for p in table.players
         if p.outcome is not None and p.settlement is not None
     }
