@@ -22,7 +22,6 @@ created: ``HANDREADER_AUDIT_TOKEN`` (the token; unset: both endpoints answer 503
 database is opened on the first verified request, not before.
 """
 
-import json
 import os
 import threading
 from collections.abc import Mapping
@@ -44,10 +43,10 @@ from handreader.service.deps import (
 )
 from handreader.service.requests import (
     BadOptionsError,
-    MalformedJsonError,
     MissingImageError,
     ServiceError,
     Upload,
+    parse_json_object,
     read_upload,
     request_body_doc,
 )
@@ -156,13 +155,7 @@ class VerifyOptionsIn(TableOptionsIn):
         """The declared results as an object (parsed when given as JSON text)."""
         if isinstance(self.declared, dict):
             return self.declared
-        try:
-            value = json.loads(self.declared)
-        except ValueError as error:
-            raise MalformedJsonError(f"declared is not valid JSON: {error}") from None
-        if not isinstance(value, dict):
-            raise MalformedJsonError(f"declared must be a JSON object, got {self.declared!r}")
-        return value
+        return parse_json_object(self.declared, "declared")
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
