@@ -28,7 +28,7 @@ The server is ``python serve.py`` with the shipped models. Without them (or with
 that waits the given time without holding the GIL (as ONNX Runtime does) and reads no card:
 what is measured is then the service's own cost around a recognizer of known time.
 
-Every phase stops at ``--seconds``. Targets (issue 5): code scoring >= 1,500 requests/s on one
+Every phase stops at ``--seconds``. Targets: code scoring >= 1,500 requests/s on one
 worker; image scoring within 20% of the bare recognizer; zero errors; memory flat.
 
 Usage::
@@ -391,11 +391,10 @@ def _bare_ms(image_path: Path, repeats: int, stand_in_ms: float | None) -> dict[
 
 
 def _default_image() -> Path:
-    for folder in ("/work/shared/realdata/pinochle", "/work/shared/realdata/singles"):
-        found = sorted(Path(folder).glob("*.jpg")) if Path(folder).is_dir() else []
-        if found:
-            return found[0]
-    raise SystemExit("no image found: give --image PATH")
+    example = ROOT / "examples" / "hand.jpg"
+    if not example.is_file():
+        raise SystemExit("no image found: give --image PATH")
+    return example
 
 
 def _models_ready() -> bool:
@@ -552,7 +551,9 @@ def _compare(before: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--image", type=Path, default=None, help="photo for image scoring")
+    parser.add_argument(
+        "--image", type=Path, default=None, help="photo for image scoring (examples/hand.jpg)"
+    )
     parser.add_argument("--requests", type=int, default=2000, help="per code-scoring phase")
     parser.add_argument("--image-requests", type=int, default=200, help="per image phase")
     parser.add_argument("--clients", type=int, default=2, help="client processes")

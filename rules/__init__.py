@@ -150,6 +150,12 @@ from rules.paigow import (  # noqa: E402
     set_paigow_hand,
     settle_paigow,
 )
+from rules.paigow_ways import (  # noqa: E402
+    DEFAULT_HOUSE_WAY,
+    HOUSE_WAYS,
+    HouseWay,
+    get_house_way,
+)
 from rules.poker_hands import (  # noqa: E402
     PokerCategory,
     PokerHand,
@@ -159,6 +165,8 @@ from rules.poker_hands import (  # noqa: E402
 )
 
 __all__ += [
+    "DEFAULT_HOUSE_WAY",
+    "HOUSE_WAYS",
     "BaccaratBet",
     "BaccaratBetOutcome",
     "BaccaratCoup",
@@ -171,6 +179,7 @@ __all__ += [
     "BlackjackRules",
     "BlackjackSettlement",
     "DealerAction",
+    "HouseWay",
     "PaiGowOutcome",
     "PaiGowResult",
     "PaiGowRules",
@@ -187,6 +196,7 @@ __all__ += [
     "evaluate_coup",
     "evaluate_five",
     "evaluate_two",
+    "get_house_way",
     "house_way",
     "play_blackjack_round",
     "player_draws",

@@ -50,15 +50,8 @@ __all__ = [
 
 PROFILE_FORMAT = 1
 DEFAULT_WEIGHT = 0.5
-"""Share of the profile in the combination (``benchmarks/tune_calibration.py`` with the classifier
-1e0acc295ade: 3,091 indices of six held-out synthetic decks, one calibration index per card,
-index accuracy 0.858 without a profile, 0.865 with the first release's 0.7 / 0.05 and 0.868 with
-0.5 / 0.03, right readings made wrong 55 and 35, log loss 0.521 and 0.468). Re-checked with the
-classifier 4d1517b0f72c on regenerated held-out scenes: still the best pair (0.8868 -> 0.8881,
-16 broken, 20 fixed, log loss 0.505 -> 0.404). With the twelfth session's classifier
-3a67f8403d68 the labelled indices read 0.9502 without a profile and 0.9505 with these defaults
-(10 broken, 11 fixed, log loss 0.215 -> 0.200); 0.3 / 0.03 gives the lowest log loss (0.186)
-at 0.9495, so the defaults stay."""
+"""Share of the profile in the combination, chosen by ``benchmarks/tune_calibration.py`` on
+synthetic scenes of the held-out decks (figures in ``docs/``)."""
 DEFAULT_TEMPERATURE = 0.03
 """Temperature of the softmax over cosine similarities (see :data:`DEFAULT_WEIGHT`)."""
 RETIRED_DEFAULTS: tuple[tuple[float, float], ...] = ((0.7, 0.05),)

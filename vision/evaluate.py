@@ -1,4 +1,4 @@
-"""Score readings against labelled photos (manifests in the format of ``shared/realdata``).
+"""Score readings against labelled photos (manifests of JSON lines, one photo a line).
 
 A manifest is JSON lines: ``{"image": "file.jpg", "cards": ["10H", "K?", "JOKER"], ...}``.
 ``"K?"`` is a rank without its suit (matched by rank only); ``"JOKER"`` a joker of either colour.

@@ -47,6 +47,7 @@ __all__ = [
     "apply_whole_card",
     "brightened",
     "default_models_dir",
+    "file_sha256",
     "fourth_corners",
     "non_max_suppression",
     "upright_turns",
@@ -138,7 +139,8 @@ def upright_turns(xyxy: NDArray[np.floating[Any]]) -> NDArray[np.bool_]:
     return np.stack([tall, ~tall, tall, ~tall])
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes (how the model manifest names a model file)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -267,7 +269,7 @@ class Reader:
                 ) from error
             if not path.is_file():
                 raise ModelError(f"{part} model {str(path)!r} named in the manifest is missing")
-            if verify_hashes and entry.get("sha256") and _sha256(path) != entry["sha256"]:
+            if verify_hashes and entry.get("sha256") and file_sha256(path) != entry["sha256"]:
                 raise ModelError(
                     f"{part} model {str(path)!r} does not match its sha256 in the manifest"
                 )

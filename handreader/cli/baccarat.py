@@ -16,9 +16,9 @@ import argparse
 import json
 from decimal import Decimal
 
-from handreader.cli.amounts import amount as _amount
-from handreader.cli.amounts import money as _money
-from handreader.cli.amounts import rate as _rate
+from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import money as _money
+from handreader.cli._amounts import rate as _rate
 from rules.baccarat import (
     BaccaratBet,
     BaccaratRules,

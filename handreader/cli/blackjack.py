@@ -16,8 +16,8 @@ import argparse
 import json
 from decimal import Decimal
 
-from handreader.cli.amounts import amount as _amount
-from handreader.cli.amounts import money as _money
+from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import money as _money
 from rules.blackjack import BlackjackRules, play_blackjack_round
 from rules.cards import parse_cards
 

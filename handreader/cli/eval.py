@@ -1,6 +1,6 @@
 """``handreader eval MANIFEST.jsonl [...]``: precision, recall, F1, exact photos on labelled data.
 
-Manifests use the format of ``shared/realdata`` (see :mod:`vision.evaluate`). Prints one block
+Manifests are JSON lines of labelled photos (the format of :mod:`vision.evaluate`). Prints one block
 per manifest and, with ``--json``, one JSON object per manifest; ``--report DIR`` also writes a
 confusion-matrix picture per manifest; ``--split valid`` keeps only that split's entries.
 """

@@ -4,11 +4,14 @@ Examples::
 
     handreader paigow --cards "AS KD 9C 9D 5H 3S JR"
     handreader paigow --high "9C 9D 5H 3S 2C" --low "AS KD" --banker "QS QH 8D 7C 4S 3D 2H"
+    handreader paigow --cards "KS KD 4C 4H AD 3C 8S" --house-way gold-star
 
 With ``--cards`` the player's seven cards are set by the house way; with ``--high`` and ``--low``
 the given setting is checked (a foul, low outranking high, is an error, exit status 2). With
 ``--banker`` the banker's seven cards are set by the house way and the hands are settled: win
-(less commission), push or lose. With ``--json`` the report is one JSON object on one line.
+(less commission), push or lose. ``--house-way`` names the published way (default ``foxwoods``,
+see docs/paigow-house-ways.md); an unknown name is an error. With ``--json`` the report is one
+JSON object on one line; it names the house way used.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from handreader.cli.amounts import amount as _amount
-from handreader.cli.amounts import money as _money
-from handreader.cli.amounts import rate as _rate
+from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import money as _money
+from handreader.cli._amounts import rate as _rate
 from rules.cards import check_distinct, parse_cards
 from rules.errors import HandError
 from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand, settle_paigow
+from rules.paigow_ways import DEFAULT_HOUSE_WAY, HOUSE_WAYS, get_house_way
 from rules.poker_hands import PokerHand, WheelRank
 
 
@@ -48,6 +52,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=WheelRank.SECOND_HIGHEST.value,
         help="where A-2-3-4-5 ranks among straights (default second-highest)",
     )
+    parser.add_argument(
+        "--house-way",
+        default=DEFAULT_HOUSE_WAY,
+        metavar="NAME",
+        help=f"the published house way: {', '.join(HOUSE_WAYS)} (default {DEFAULT_HOUSE_WAY})",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.set_defaults(func=run)
 
@@ -71,24 +81,26 @@ def _hand_line(name: str, hand: PokerHand) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Set or check the player's hand, then settle it against the banker when given."""
-    rules = PaiGowRules(wheel=WheelRank(args.wheel), commission=args.commission)
+    way = get_house_way(args.house_way)
+    rules = PaiGowRules(WheelRank(args.wheel), args.commission, way)
     player, set_by = _player_setting(args, rules)
-    report: dict[str, Any] = {"set_by": set_by, "player": player.to_dict()}
+    report: dict[str, Any] = {"set_by": set_by, "house_way": way.name, "player": player.to_dict()}
     banker = result = None
     if args.banker is not None:
         banker_cards = parse_cards(args.banker)
         check_distinct([*player.cards, *banker_cards])
         banker = house_way(banker_cards, rules)
         result = settle_paigow(player, banker, args.stake, rules)
-        report = {"set_by": set_by} | result.to_dict()
+        report = {"set_by": set_by, "house_way": way.name} | result.to_dict()
     if args.json:
         print(json.dumps(report))
         return 0
-    print(f"player ({set_by.replace('_', ' ')}):")
+    how = "given" if set_by == "given" else f"house way, {way.title}"
+    print(f"player ({how}):")
     print("  " + _hand_line("high", player.high))
     print("  " + _hand_line("low ", player.low))
     if banker is not None and result is not None:
-        print("banker (house way):")
+        print(f"banker (house way, {way.title}):")
         print("  " + _hand_line("high", banker.high))
         print("  " + _hand_line("low ", banker.low))
         high = "player" if result.high_won else "banker"

@@ -9,7 +9,8 @@ uvicorn parses HTTP with httptools (a dependency) when it is installed, else wit
 
 Endpoints (documented with examples at ``/docs``):
 
-- ``GET /health``: 200 when the models are loaded, 503 otherwise.
+- ``GET /health``: 200 when the models are loaded, 503 otherwise; the answer names the models
+  and the store (backend, location, schema version, whether the database answers).
 - ``POST /v1/read``: image -> the cards read, with boxes and confidences.
 - ``POST /v1/score``: image, or JSON card codes -> hands, splits, scores, winner, payouts.
 - ``POST /v1/pits``: image, or JSON card codes -> the play's combination and its verdict.
@@ -38,11 +39,13 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
 415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF
 422   ``validation_error`` (a field of the wrong type or shape), ``missing_image``,
       ``too_small`` (a side under 32 pixels)
-500   ``recognizer_failed``, ``audit_failed`` (the audit log's database), ``internal_error``
-      (a bug: logged, the server keeps serving)
+500   ``recognizer_failed``, ``audit_failed`` (the audit log's database), ``store_failed``
+      (the store's database refused), ``internal_error`` (a bug: logged, the server keeps
+      serving)
 503   ``not_ready`` (models not loaded), ``recognizer_timeout`` (slower than the limit),
       ``busy`` (the decoding memory budget held by other images past the time limit),
-      ``audit_not_configured`` (no operator token set)
+      ``audit_not_configured`` (no operator token set), ``store_unavailable`` (the store's
+      database cannot be reached)
 ====  ========================================================================================
 """
 
@@ -78,6 +81,7 @@ from handreader.service.errors import (
 )
 from handreader.service.routes.reading import create_router
 from handreader.service.routes.scoring import add_scoring_routes
+from handreader.service.routes.verification import AuditLogHolder, AuditSettings
 from handreader.service.settings import Settings, add_server_arguments
 
 __all__ = ["LIVE_QUEUE", "Settings", "create_app", "main", "run_server"]
@@ -114,8 +118,10 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
         app.add_exception_handler(family, handle_error)
     app.add_exception_handler(HTTPException, handle_http)
     app.add_middleware(UnexpectedErrors)  # any other exception: a bug, answered 500
+    audit = AuditLogHolder(AuditSettings.from_env())
+    app.state.audit = audit  # GET /health reports the store
     add_scoring_routes(app, Annotator())
-    app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error)))
+    app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error), audit))
     return app
 
 

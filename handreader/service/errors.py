@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from handreader.service.requests import ServiceError
 from handreader.service.schemas import ErrorOut
 from handreader.store.audit import AuditAuthError, AuditError
+from handreader.store.database import StoreError, StoreUnavailableError
 from handreader.tables.grouping import GroupingError
 from handreader.tables.verification import VerifyError
 from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
@@ -38,6 +39,7 @@ __all__ = [
     "UnexpectedErrors",
     "describe_error",
     "error_response",
+    "error_responses",
     "handle_error",
     "handle_http",
 ]
@@ -69,10 +71,12 @@ ERROR_STATUS: Mapping[str, int] = {
     "internal_error": 500,
     "recognizer_failed": 500,
     "audit_failed": 500,
+    "store_failed": 500,
     "not_ready": 503,
     "recognizer_timeout": 503,
     "busy": 503,
     "audit_not_configured": 503,
+    "store_unavailable": 503,
 }
 """The one table from error codes to HTTP statuses."""
 
@@ -84,6 +88,7 @@ KNOWN_ERRORS: tuple[type[Exception], ...] = (
     GroupingError,
     VerifyError,
     AuditError,
+    StoreError,
     RequestValidationError,
     ValidationError,
 )
@@ -107,7 +112,9 @@ def _error_code(error: BaseException) -> str:
         (GroupingError, "bad_options"),
         (VerifyError, "bad_declaration"),
         (AuditAuthError, "unauthorized"),
+        (StoreUnavailableError, "store_unavailable"),
         (AuditError, "audit_failed"),
+        (StoreError, "store_failed"),
     ):
         if isinstance(error, family):
             return code
@@ -198,15 +205,18 @@ class UnexpectedErrors:
             await error_response("internal_error", _error_message(error))(scope, receive, send)
 
 
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorOut, "description": description}
-    for status, description in {
-        400: "malformed JSON or multipart, bad card text, unknown profile, bad options, "
-        "empty or corrupt image",
-        413: "upload over the byte limit, or image over the pixel limit",
-        415: "not a JPEG, PNG, WebP, BMP, GIF or TIFF",
-        422: "a field of the wrong type or shape, no image field, image under 32 px",
-        500: "the recognizer failed",
-        503: "models not loaded, recognizer too slow, server busy decoding other images",
-    }.items()
-}
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` of a route that may answer with ``statuses``: each described by
+    the error codes of :data:`ERROR_STATUS` that answer with it (KeyError for a status no code
+    has)."""
+    responses: dict[int | str, dict[str, Any]] = {}
+    for status in statuses:
+        codes = [code for code, code_status in ERROR_STATUS.items() if code_status == status]
+        if not codes:
+            raise KeyError(f"no error code answers with HTTP {status}")
+        responses[status] = {"model": ErrorOut, "description": "error codes: " + ", ".join(codes)}
+    return responses
+
+
+ERROR_RESPONSES = error_responses(400, 413, 415, 422, 500, 503)
+"""The statuses of a route that reads an uploaded photo or card codes."""

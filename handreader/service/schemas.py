@@ -223,11 +223,12 @@ class ScoreOut(_Out):
 
 
 class HandOut(_Out):
-    """A group of cards: a hand scored, uncertain (provisional score), incomplete or invalid."""
+    """A group of cards: a hand scored, uncertain (provisional score), incomplete, of too many
+    cards, or invalid."""
 
     seat: int
     role: Literal["banker", "player", "hand"]
-    status: Literal["scored", "uncertain", "incomplete", "invalid"]
+    status: Literal["scored", "uncertain", "incomplete", "too_many", "invalid"]
     cards: list[CardOut]
     box: list[float] | None
     score: ScoreOut | None
@@ -309,3 +310,7 @@ class HealthOut(_Out):
 
     status: Literal["ok"]
     models: dict[str, Any] = Field(default_factory=dict)
+    store: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the store: backend (sqlite, postgresql), location, schema_version, ok",
+    )

@@ -37,13 +37,13 @@ from training.synth.index_box import (
 )
 
 HEIGHT = 200
-"""Render height of these tests (shared with tests/test_synth_geometry.py: one cache)."""
+"""Render height of these tests (shared with tests/training/test_synth_geometry.py: one cache)."""
 
 USED = tuple(deck.name for deck in DECKS)
 
 
 def require_art(deck: Deck) -> None:
-    """Skip (with the reason) when ``deck`` cannot be rendered on this machine."""
+    """Skip (with the reason) when ``deck`` cannot be rendered (art or rasteriser missing)."""
     if not deck.available:
         pytest.skip(f"card art not installed ({deck.path}): run scripts/install-card-art")
     if shutil.which("rsvg-convert") is None:

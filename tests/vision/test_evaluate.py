@@ -1,9 +1,9 @@
 """Scoring readings against labelled photos (vision/evaluate.py, ``handreader eval``).
 
-Expectations come from the manifest format of ``shared/realdata/README.md``: ``"K?"`` is a rank
-with no suit (scored on rank), ``"JOKER"`` a joker of either colour; and from issue 4: card
-precision, recall and F1, the share of photos read exactly, the confusions, and top-1 on photos
-of one card.
+Expectations come from the manifest format of :mod:`vision.evaluate`: ``"K?"`` is a rank
+with no suit (scored on rank), ``"JOKER"`` a joker of either colour; and from what
+``handreader eval`` reports: card precision, recall and F1, the share of photos read exactly,
+the confusions, and top-1 on photos of one card.
 """
 
 from __future__ import annotations

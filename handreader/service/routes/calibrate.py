@@ -55,6 +55,7 @@ from handreader.service.deps import (
     decoded_photo,
     json_response,
 )
+from handreader.service.errors import error_responses
 from handreader.service.requests import (
     JSON_LIMIT,
     MalformedMultipartError,
@@ -63,7 +64,6 @@ from handreader.service.requests import (
     PayloadTooLargeError,
 )
 from handreader.service.routes.decks import DECKS, DeckOptionError
-from handreader.service.schemas import ErrorOut
 from rules.cards import parse_card
 from rules.errors import CardError
 from vision.calibrate_deck import (
@@ -273,13 +273,7 @@ def calibrate_upload(
 
 def add_deck_routes(router: APIRouter, hooks: ServiceHooks) -> None:
     """Add ``GET /v1/decks``, ``GET /v1/decks/NAME`` and ``POST /v1/decks/NAME``."""
-    errors: dict[int | str, dict[str, Any]] = {
-        400: {"model": ErrorOut, "description": "bad deck name or photos, cards missing or twice"},
-        404: {"model": ErrorOut, "description": "no such deck"},
-        413: {"model": ErrorOut, "description": "photos over the limits"},
-        422: {"model": ErrorOut, "description": "no photo"},
-        503: {"model": ErrorOut, "description": "models not loaded"},
-    }
+    errors = error_responses(400, 404, 413, 422, 503)
 
     @router.get("/v1/decks", tags=["decks"])
     def decks(reader: Annotated[ReaderLike, Depends(hooks.get_reader)]) -> Response:

@@ -14,7 +14,9 @@ library's ``to_dict()``:
 - ``POST /v1/paigow``: ``{"cards": <7 codes>}`` sets them by the house way, or
   ``{"high": <5>, "low": <2>}`` checks a setting (a foul is ``illegal_play``); with
   ``"banker": <7 codes>`` the banker's cards are set by the house way and the hands settled ->
-  ``PaiGowResult.to_dict()``; ``set_by`` says ``house_way`` or ``given``.
+  ``PaiGowResult.to_dict()``; ``set_by`` says ``house_way`` or ``given``, ``house_way`` names
+  the published way used (option ``house_way``, default ``foxwoods``; an unknown name is a 400
+  ``unknown_profile``).
 
 Photos: which cards belong to which side follows the layout. With regions (``player_region`` and
 ``banker_region``; for Blackjack ``dealer_region`` and optionally ``player_regions``; each
@@ -55,8 +57,9 @@ from handreader.service.deps import (
     read_photo,
     validate,
 )
+from handreader.service.errors import ERROR_RESPONSES
 from handreader.service.requests import Upload, read_upload, request_body_doc
-from handreader.service.schemas import CardCodes, DeckOption, ErrorOut, RegionIn
+from handreader.service.schemas import CardCodes, DeckOption, RegionIn
 from handreader.tables.grouping import (
     DEFAULT_LINK_FACTOR,
     CardGroup,
@@ -70,6 +73,7 @@ from rules.blackjack import BlackjackRules, play_blackjack_round
 from rules.cards import AnyCard, check_distinct, parse_cards
 from rules.errors import HandError, RulesError
 from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand, settle_paigow
+from rules.paigow_ways import DEFAULT_HOUSE_WAY, HOUSE_WAYS, get_house_way
 from rules.poker_hands import WheelRank
 from vision.detections import CardReading, Reading
 
@@ -206,10 +210,15 @@ class _PaiGowOptions(_In):
     wheel: Literal["second-highest", "lowest"] = Field(
         "second-highest", description="where A-2-3-4-5 ranks among straights"
     )
+    house_way: str = Field(
+        DEFAULT_HOUSE_WAY,
+        max_length=40,
+        description=f"the published house way: {', '.join(HOUSE_WAYS)}",
+    )
 
     def rules(self) -> PaiGowRules:
-        """The rule options."""
-        return PaiGowRules(WheelRank(self.wheel), self.commission)
+        """The rule options; ProfileError for an unknown house way."""
+        return PaiGowRules(WheelRank(self.wheel), self.commission, get_house_way(self.house_way))
 
 
 class PaiGowCodesIn(_PaiGowOptions):
@@ -244,12 +253,13 @@ def paigow_report(
     player: PaiGowSetting, set_by: str, banker: Sequence[AnyCard] | None, options: _PaiGowOptions
 ) -> dict[str, Any]:
     """The player's setting (``set_by``), or with the banker's cards the settled result."""
-    if banker is None:
-        return {"set_by": set_by, "player": player.to_dict()}
-    check_distinct([*player.cards, *banker])
     rules = options.rules()
+    named = {"set_by": set_by, "house_way": rules.house_way.name}
+    if banker is None:
+        return named | {"player": player.to_dict()}
+    check_distinct([*player.cards, *banker])
     result = settle_paigow(player, house_way(banker, rules), options.stake, rules)
-    return {"set_by": set_by} | result.to_dict()
+    return named | result.to_dict()
 
 
 def _paigow_codes(codes: PaiGowCodesIn) -> dict[str, Any]:
@@ -463,16 +473,6 @@ def _paigow_photo(reading: Reading, options: PaiGowPhotoIn) -> dict[str, Any]:
 
 # --- routes --------------------------------------------------------------------------------------
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorOut, "description": "bad card codes or hands, bad options, bad image"},
-    413: {"model": ErrorOut, "description": "upload over the limits"},
-    415: {"model": ErrorOut, "description": "not a supported image type"},
-    422: {"model": ErrorOut, "description": "a field of the wrong type or shape"},
-    500: {"model": ErrorOut, "description": "the recognizer failed"},
-    503: {"model": ErrorOut, "description": "models not loaded, recognizer too slow"},
-}
-
-
 def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
     """Add ``POST /v1/baccarat``, ``/v1/blackjack`` and ``/v1/paigow`` to ``router``."""
 
@@ -482,7 +482,7 @@ def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
 
     @router.post(
         "/v1/baccarat",
-        responses=_ERRORS,
+        responses=ERROR_RESPONSES,
         openapi_extra=request_body_doc(BaccaratCodesIn, BaccaratPhotoIn),
         tags=["games"],
     )
@@ -504,7 +504,7 @@ def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
 
     @router.post(
         "/v1/blackjack",
-        responses=_ERRORS,
+        responses=ERROR_RESPONSES,
         openapi_extra=request_body_doc(BlackjackCodesIn, BlackjackPhotoIn),
         tags=["games"],
     )
@@ -525,7 +525,7 @@ def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
 
     @router.post(
         "/v1/paigow",
-        responses=_ERRORS,
+        responses=ERROR_RESPONSES,
         openapi_extra=request_body_doc(PaiGowCodesIn, PaiGowPhotoIn),
         tags=["games"],
     )
@@ -541,5 +541,6 @@ def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
                 _paigow_codes(validate(PaiGowCodesIn, {**body.options, **body.document}))
             )
         options = validate(PaiGowPhotoIn, body.options)
+        options.rules()  # an unknown house way is an error before the photo is read
         _, reading, timings = read_photo(body, reader, runtime)
         return json_response(_paigow_photo(reading, options), timings)

@@ -58,6 +58,7 @@ from handreader.service.deps import (
     json_response,
     validate,
 )
+from handreader.service.errors import error_responses
 from handreader.service.origins import origin_allowed
 from handreader.service.requests import (
     JSON_LIMIT,
@@ -70,8 +71,8 @@ from handreader.service.routes.calibrate import add_deck_routes
 from handreader.service.routes.decks import DeckSwitch
 from handreader.service.routes.games import add_game_routes
 from handreader.service.routes.source import add_source_route
-from handreader.service.routes.verification import AuditSettings, add_verify_routes
-from handreader.service.schemas import CardCodes, ErrorOut, TableOptionsIn
+from handreader.service.routes.verification import AuditLogHolder, add_verify_routes
+from handreader.service.schemas import CardCodes, TableOptionsIn
 from handreader.tables.live import LiveFrame, LivePipeline, frame_reader
 from handreader.tables.scoring import HandResult, TableOptions, TableResult, score_codes
 from rules.cards import Card, full_deck, parse_cards
@@ -227,7 +228,7 @@ def trainer_check(check: TrainerCheckIn) -> dict[str, Any]:
 def add_trainer_routes(router: APIRouter) -> None:
     """``GET /v1/trainer/deal`` and ``POST /v1/trainer/check``."""
 
-    @router.get("/v1/trainer/deal", responses={400: {"model": ErrorOut}}, tags=["trainer"])
+    @router.get("/v1/trainer/deal", responses=error_responses(400), tags=["trainer"])
     def deal(
         hands: int = Query(3, ge=2, le=4, description="how many hands, 2 to 4"),
         profile: str = Query(DEFAULT_PROFILE, max_length=40),
@@ -241,11 +242,7 @@ def add_trainer_routes(router: APIRouter) -> None:
 
     @router.post(
         "/v1/trainer/check",
-        responses={
-            400: {"model": ErrorOut},
-            413: {"model": ErrorOut},
-            422: {"model": ErrorOut},
-        },
+        responses=error_responses(400, 413, 422),
         tags=["trainer"],
         openapi_extra=json_body_doc(TrainerCheckIn),
     )
@@ -396,11 +393,11 @@ def _choose_deck(pipeline: LivePipeline, decks: DeckSwitch, deck: object) -> Non
 # --- the router ----------------------------------------------------------------------------------
 
 
-def create_router(hooks: ServiceHooks, audit: AuditSettings | None = None) -> APIRouter:
+def create_router(hooks: ServiceHooks, audit: AuditLogHolder | None = None) -> APIRouter:
     """Every route of this module and of ``web_games``, ``web_verify``, ``web_calibrate`` and
-    ``web_source``; ``audit`` None: the
-    audit log's settings from the environment (``web_verify``). The router's lifespan closes the
-    audit log when the app stops."""
+    ``web_source``; ``audit``: the holder of the audit log (None: its settings from the
+    environment, ``web_verify``). The router's lifespan closes the audit log when the app
+    stops."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

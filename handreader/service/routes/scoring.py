@@ -30,7 +30,7 @@ from handreader.service.deps import (
     read_photo,
     validate,
 )
-from handreader.service.errors import ERROR_RESPONSES, error_response
+from handreader.service.errors import ERROR_RESPONSES, error_response, error_responses
 from handreader.service.requests import (
     BadOptionsError,
     Upload,
@@ -39,7 +39,6 @@ from handreader.service.requests import (
     request_body_doc,
 )
 from handreader.service.schemas import (
-    ErrorOut,
     HealthOut,
     PitsCodesIn,
     PitsOptionsIn,
@@ -60,12 +59,17 @@ __all__ = ["add_scoring_routes"]
 def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
     """``GET /health``, ``POST /v1/read``, ``/v1/score``, ``/v1/pits`` and ``/v1/annotated``."""
 
-    @app.get("/health", responses={200: {"model": HealthOut}, 503: {"model": ErrorOut}})
-    def health(reader: ReaderDep) -> Response:
-        """200 when the models are loaded, 503 otherwise."""
+    @app.get("/health", responses={200: {"model": HealthOut}, **error_responses(503)})
+    def health(request: Request, reader: ReaderDep) -> Response:
+        """200 when the models are loaded, 503 otherwise; the models and the store (its
+        backend, location, schema version and whether its database answers)."""
         if isinstance(reader, NoReader):
             return error_response("not_ready", f"the recognizer is not ready: {reader.reason}")
-        return json_response({"status": "ok", "models": _model_info(reader)})
+        answer: dict[str, Any] = {"status": "ok", "models": _model_info(reader)}
+        audit = getattr(request.app.state, "audit", None)
+        if audit is not None:
+            answer["store"] = audit.describe()
+        return json_response(answer)
 
     @app.post(
         "/v1/read",
@@ -107,7 +111,7 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
         "/v1/annotated",
         responses={
             200: {"content": {"image/jpeg": {}, "image/png": {}}, "description": "the drawing"},
-            406: {"model": ErrorOut, "description": "no accepted image format"},
+            **error_responses(406),
             **ERROR_RESPONSES,
         },
         openapi_extra=request_body_doc(options_model=TableOptionsIn),

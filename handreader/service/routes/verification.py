@@ -17,9 +17,12 @@
 Both need the operator token as ``Authorization: Bearer <token>``: a missing or wrong token is
 401 ``unauthorized``. The operator configures the log by the environment, read when the app is
 created: ``HANDREADER_AUDIT_TOKEN`` (the token; unset: both endpoints answer 503
-``audit_not_configured``) and ``HANDREADER_AUDIT_DB`` (the SQLite file; default
-``$XDG_DATA_HOME/handreader/audit.sqlite3``, that is ``~/.local/share/handreader/...``). The
-database is opened on the first verified request, not before.
+``audit_not_configured``), ``HANDREADER_DATABASE_URL`` (a shared PostgreSQL database,
+``postgresql://...``, for replicas behind a load balancer) or else ``HANDREADER_AUDIT_DB`` (the
+SQLite file; default ``$XDG_DATA_HOME/handreader/audit.sqlite3``, that is
+``~/.local/share/handreader/...``). The database is opened, and its schema migrated, on the
+first verified request (or ``GET /health``), not before; an unreachable database answers 503
+``store_unavailable`` and is tried again on the next request.
 """
 
 import os
@@ -41,6 +44,7 @@ from handreader.service.deps import (
     read_photo,
     validate,
 )
+from handreader.service.errors import error_responses
 from handreader.service.requests import (
     BadOptionsError,
     MissingImageError,
@@ -50,8 +54,9 @@ from handreader.service.requests import (
     read_upload,
     request_body_doc,
 )
-from handreader.service.schemas import ErrorOut, TableOptionsIn
+from handreader.service.schemas import TableOptionsIn
 from handreader.store.audit import TOKEN_ENV, AuditError, AuditLog, parse_time, verify_and_log
+from handreader.store.database import DATABASE_URL_ENV, StoreError, redact_url
 from handreader.tables.verification import image_sha256
 
 __all__ = [
@@ -83,18 +88,27 @@ def default_audit_path(environ: Mapping[str, str] = os.environ) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class AuditSettings:
-    """Where the audit log lives and the operator token (None: verification is off)."""
+    """Where the audit log lives and the operator token (None: verification is off): the
+    PostgreSQL database at ``database_url`` when given, else the SQLite file ``path``."""
 
     path: Path
     token: str | None
+    database_url: str | None = None
+
+    @property
+    def location(self) -> str | Path:
+        """The database's URL or the SQLite file."""
+        return self.database_url or self.path
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Self:
-        """From ``HANDREADER_AUDIT_DB`` and ``HANDREADER_AUDIT_TOKEN`` (see the module
-        docstring)."""
+        """From ``HANDREADER_DATABASE_URL``, ``HANDREADER_AUDIT_DB`` and
+        ``HANDREADER_AUDIT_TOKEN`` (see the module docstring)."""
         path = environ.get(DB_ENV)
         return cls(
-            Path(path) if path else default_audit_path(environ), environ.get(TOKEN_ENV) or None
+            Path(path) if path else default_audit_path(environ),
+            environ.get(TOKEN_ENV) or None,
+            environ.get(DATABASE_URL_ENV) or None,
         )
 
 
@@ -108,11 +122,13 @@ class AuditLogHolder:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def log(self) -> AuditLog:
-        """The open log; AuditNotConfiguredError without a token, AuditError when the file
-        cannot be used."""
+        """The open log; AuditNotConfiguredError without a token, AuditError when the database
+        cannot be used, StoreUnavailableError when it cannot be reached."""
         if self.settings.token is None:
             raise AuditNotConfiguredError(f"audit log not configured: set {TOKEN_ENV}")
         with self._lock:
+            if self._log is None and self.settings.database_url is not None:
+                self._log = AuditLog(self.settings.database_url, token=self.settings.token)
             if self._log is None:
                 try:
                     self.settings.path.parent.mkdir(parents=True, exist_ok=True)
@@ -123,6 +139,23 @@ class AuditLogHolder:
                     ) from None
                 self._log = AuditLog(self.settings.path, token=self.settings.token)
             return self._log
+
+    def describe(self) -> dict[str, object]:
+        """The store as ``GET /health`` reports it: backend, location, schema version and
+        ``ok`` (or ``error``, the reason); ``audit: "off"`` without an operator token (the
+        database is then not opened)."""
+        url = self.settings.database_url
+        report: dict[str, object] = {
+            "backend": "postgresql" if url else "sqlite",
+            "location": redact_url(url) if url else str(self.settings.path),
+        }
+        if self.settings.token is None:
+            return report | {"audit": "off"}
+        try:
+            log = self.log()
+        except StoreError as error:
+            return report | {"audit": "on", "ok": False, "error": str(error)}
+        return report | log.database.describe() | {"audit": "on"}
 
     def close(self) -> None:
         """Close the log if it was opened (it opens again on the next use)."""
@@ -158,20 +191,12 @@ class VerifyOptionsIn(TableOptionsIn):
         return parse_json_object(self.declared, "declared")
 
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorOut, "description": "bad declaration, bad options or filters, bad image"},
-    401: {"model": ErrorOut, "description": "missing or wrong operator token"},
-    422: {"model": ErrorOut, "description": "a field of the wrong type, no image"},
-    503: {"model": ErrorOut, "description": "audit log not configured, models not loaded"},
-}
-
-
 def add_verify_routes(
-    router: APIRouter, hooks: ServiceHooks, settings: AuditSettings | None = None
+    router: APIRouter, hooks: ServiceHooks, holder: AuditLogHolder | None = None
 ) -> AuditLogHolder:
-    """Add ``POST /v1/verify`` and ``GET /v1/audit`` to ``router``; ``settings`` None: from
-    the environment. Returns the holder of the log (close it when the app stops)."""
-    holder = AuditLogHolder(settings or AuditSettings.from_env())
+    """Add ``POST /v1/verify`` and ``GET /v1/audit`` to ``router``, on the log of ``holder``
+    (None: settings from the environment). Returns the holder (close it when the app stops)."""
+    holder = holder or AuditLogHolder(AuditSettings.from_env())
 
     async def upload(request: Request) -> Upload:
         runtime = await hooks.get_runtime(request)
@@ -179,7 +204,7 @@ def add_verify_routes(
 
     @router.post(
         "/v1/verify",
-        responses=_ERRORS,
+        responses=error_responses(400, 401, 413, 415, 422, 500, 503),
         openapi_extra=request_body_doc(options_model=VerifyOptionsIn),
         tags=["verification"],
     )
@@ -217,7 +242,7 @@ def add_verify_routes(
         }
         return json_response(answer, timings)
 
-    @router.get("/v1/audit", responses=_ERRORS, tags=["verification"])
+    @router.get("/v1/audit", responses=error_responses(400, 401, 422, 503), tags=["verification"])
     def audit(
         request: Request,
         verdict: Literal["match", "mismatch", "unverified"] | None = None,
