@@ -132,7 +132,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
 
     from handreader.cli.photos import expand_photos
     from handreader.cli.ray_runner import RayJob, read_on_ray
-    from vision.calibration import load_profile
+    from handreader.store.decks import load_deck
 
     address = ray_address(args, "photos")
     require_inputs(args.photos, "PHOTO")
@@ -143,7 +143,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
     job = RayJob(
         address=address,
         models=args.models.resolve() if args.models else None,
-        deck=load_profile(args.deck) if args.deck else None,
+        deck=load_deck(args.deck) if args.deck else None,
         readers=args.readers,
     )
     status = 0
@@ -167,12 +167,12 @@ def run(args: argparse.Namespace) -> int:
         return _run_on_ray(args)
     require_inputs(args.photos, "PHOTO")
     from handreader.cli.photos import expand_photos, open_photo, report_unreadable
-    from vision.calibration import load_profile
+    from handreader.store.decks import load_deck
     from vision.imageio import ImageError
     from vision.reader import Reader
 
     reader = Reader.load(args.models)
-    deck = load_profile(args.deck) if args.deck else None
+    deck = load_deck(args.deck) if args.deck else None
     status = 0
     written: set[str] = set()  # annotated copies' names, so two photos never share one
     if args.annotate:

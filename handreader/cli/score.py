@@ -166,14 +166,14 @@ def score_photos(
     One photo is printed as :func:`score_photo` prints it; with several, each photo's lines
     follow a ``== PHOTO`` line (not with ``--json``: its lines carry the image)."""
     from handreader.cli.photos import expand_photos, report_unreadable
+    from handreader.store.decks import load_deck
     from handreader.tables.scoring import TableOptions
-    from vision.calibration import load_profile
     from vision.imageio import ImageError
     from vision.reader import Reader
 
     options = TableOptions.create(profile=profile)  # a bad profile is named before any photo
     reader = Reader.load(models)
-    deck_profile = load_profile(deck) if deck else None
+    deck_profile = load_deck(deck) if deck else None
     expanded = expand_photos(photos)
     status = 0
     for photo in expanded:
