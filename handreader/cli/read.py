@@ -21,9 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vision.detections import Reading
+
+if TYPE_CHECKING:
+    from vision.imageio import ReducedImage
 
 __all__ = ["register", "run"]
 
@@ -72,25 +75,13 @@ def _annotated_name(stem: str, written: set[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Read each photo; keep going past bad files; 2 if any failed."""
-    from handreader.cli.photos import expand_photos, open_photo, report_unreadable
-    from vision.calibration import load_profile
-    from vision.imageio import ImageError
-    from vision.reader import Reader
+    from handreader.cli.photos import read_photos
 
-    reader = Reader.load(args.models)
-    deck = load_profile(args.deck) if args.deck else None
-    status = 0
     written: set[str] = set()  # annotated copies' names, so two photos never share one
     if args.annotate:
         args.annotate.mkdir(parents=True, exist_ok=True)
-    for photo in expand_photos(args.photos):
-        try:
-            photo_image = open_photo(photo)
-        except ImageError as error:
-            status = 2
-            report_unreadable("read", photo, error, args.json)
-            continue
-        reading = photo_image.to_original(reader.read(photo_image.image, deck))
+
+    def answer(photo: str, photo_image: ReducedImage, reading: Reading) -> None:
         if args.json:
             record: dict[str, Any] = {
                 "image": photo,
@@ -108,4 +99,7 @@ def run(args: argparse.Namespace) -> int:
             out = args.annotate / _annotated_name(Path(photo).stem, written)
             scene = photo_image.full_size()  # the photo's size, as the boxes are
             cv2.imwrite(str(out), Annotator().annotate_reading(scene, reading))
-    return status
+
+    return read_photos(
+        "read", args.photos, args.deck, args.models, args.json, answer, headers=False
+    )
