@@ -175,6 +175,10 @@ class Track:
     votes: tuple[str, ...] = field(compare=False)
     links: tuple[int, ...] = field(default=(), compare=False)
     members: tuple[int, ...] = field(default=(), compare=False)
+    index_px: float = field(default=0.0, compare=False)
+    """The median ``index_px`` of the recent readings of its code (0 when none gave one)."""
+    corners: int = field(default=1, compare=False)
+    """The corners of its latest reading of its code (a card of several tracks: their sum)."""
 
     @property
     def center_xy(self) -> tuple[float, float]:
@@ -183,7 +187,8 @@ class Track:
         return (x1 + x2) / 2, (y1 + y2) / 2
 
     def as_card(self) -> CardReading:
-        """The track as a card reading (code by vote, smoothed box)."""
+        """The track as a card reading (code by vote, smoothed box, its readings' index size
+        and corners, so that grouping sees the card as a photo's reading shows it)."""
         others = Counter(code for code in self.votes if code != self.code)
         total = max(len(self.votes), 1)
         alternatives = tuple(
@@ -195,6 +200,8 @@ class Track:
             box_xyxy=self.box_xyxy,
             uncertain=self.uncertain,
             alternatives=alternatives,
+            corners=self.corners,
+            index_px=self.index_px,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -337,7 +344,9 @@ class _State:
 
     def snapshot(self) -> Track:
         recent = self.recent()
-        agreeing = [reading.confidence for reading in recent if reading.code == self.code]
+        same = [reading for reading in recent if reading.code == self.code]
+        agreeing = [reading.confidence for reading in same]
+        sizes = [reading.index_px for reading in same if reading.index_px > 0]
         return Track(
             track_id=self.track_id,
             code=self.code,
@@ -351,6 +360,8 @@ class _State:
             votes=tuple(reading.code for reading in recent),
             links=tuple(sorted(self.links)),
             members=(self.track_id,),
+            index_px=float(np.median(sizes)) if sizes else 0.0,
+            corners=same[-1].corners if same else 1,
         )
 
 
@@ -442,6 +453,8 @@ def merge_shown(tracks: Iterable[Track]) -> tuple[Track, ...]:
                 votes=first.votes,
                 links=tuple(sorted({id for track in members for id in track.links})),
                 members=tuple(track.track_id for track in members),
+                index_px=max(track.index_px for track in members),
+                corners=sum(track.corners for track in members),
             )
         )
     return tuple(sorted(cards, key=lambda card: card.track_id))

@@ -223,11 +223,12 @@ class ScoreOut(_Out):
 
 
 class HandOut(_Out):
-    """A group of cards: a hand scored, uncertain (provisional score), incomplete or invalid."""
+    """A group of cards: a hand scored, uncertain (provisional score), incomplete, of too many
+    cards, or invalid."""
 
     seat: int
     role: Literal["banker", "player", "hand"]
-    status: Literal["scored", "uncertain", "incomplete", "invalid"]
+    status: Literal["scored", "uncertain", "incomplete", "too_many", "invalid"]
     cards: list[CardOut]
     box: list[float] | None
     score: ScoreOut | None

@@ -2,9 +2,10 @@
 
 Niu Niu (:func:`score_reading`, :func:`score_codes`):
 
-- The cards are grouped into hands (``handreader.tables.grouping``: by distance, or by the
-  regions given). A group of exactly five cards is a hand; any other group is reported as
-  *incomplete* with its cards and is never scored.
+- The cards are grouped into hands (``handreader.tables.grouping``: by the cards' bodies and
+  the hand size, or by the regions given). A group of exactly five cards is a hand; a smaller
+  group is reported as *incomplete*, a larger one as *too_many*, each with its cards and the
+  reason, and is never scored.
 - A hand with a card read below the recognizer's confidence threshold is *uncertain*: its score
   is computed from the best-guess codes and reported as provisional, but it takes no part in
   outcomes, payouts or the winner (a payout must not rest on a guess). Five cards the rules
@@ -30,7 +31,7 @@ import enum
 import functools
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TypeVar
 
@@ -105,6 +106,9 @@ class HandStatus(enum.Enum):
     SCORED = "scored"
     UNCERTAIN = "uncertain"
     INCOMPLETE = "incomplete"
+    """Fewer cards than a hand."""
+    TOO_MANY = "too_many"
+    """More cards than a hand, and no gap to split them at (``handreader.tables.grouping``)."""
     INVALID = "invalid"
 
 
@@ -359,19 +363,23 @@ def _named(cards: Sequence[TableCard]) -> str:
     return " ".join(card.code for card in cards) or "no cards"
 
 
+def _count(cards: Sequence[TableCard]) -> str:
+    return "1 card" if len(cards) == 1 else f"{len(cards)} cards"
+
+
 def _judge_hand(
     seat: int, role: Role, cards: tuple[TableCard, ...], profile: NiuProfile, duplicates: set[str]
 ) -> HandResult:
     """Score one group, or say why it is not a scored hand."""
-    if len(cards) != HAND_SIZE:
-        return HandResult(
-            seat,
-            role,
-            HandStatus.INCOMPLETE,
-            cards,
-            None,
-            f"{len(cards)} cards ({_named(cards)}): a Niu Niu hand is {HAND_SIZE}",
+    if len(cards) < HAND_SIZE:
+        problem = f"{_count(cards)} ({_named(cards)}): a Niu Niu hand is {HAND_SIZE} cards"
+        return HandResult(seat, role, HandStatus.INCOMPLETE, cards, None, problem)
+    if len(cards) > HAND_SIZE:
+        problem = (
+            f"{_count(cards)} ({_named(cards)}) lie together: more than a Niu Niu hand of "
+            f"{HAND_SIZE}, with no gap between them to tell the hands apart"
         )
+        return HandResult(seat, role, HandStatus.TOO_MANY, cards, None, problem)
     repeated = sorted({card.code for card in cards} & duplicates)
     if repeated:
         what = "one deck holds" if profile.decks == 1 else f"{profile.decks} decks hold"
@@ -403,11 +411,17 @@ def _duplicates(groups: Sequence[Sequence[TableCard]], decks: int) -> set[str]:
     return {code for code, count in counts.items() if count > decks}
 
 
+def _state(hand: HandResult) -> str:
+    """How an unscored hand is, in words: "is incomplete", "has too many cards"."""
+    return "has too many cards" if hand.status is HandStatus.TOO_MANY else f"is {hand.status.value}"
+
+
 def _settle(banker: HandResult, player: HandResult, options: TableOptions) -> PlayerResult:
     if not banker.scored or banker.hand is None:
-        return PlayerResult(player.seat, None, None, f"the banker's hand is {banker.status.value}")
+        return PlayerResult(player.seat, None, None, f"the banker's hand {_state(banker)}")
     if not player.scored or player.hand is None:
-        return PlayerResult(player.seat, None, None, f"this hand is {player.status.value}")
+        why = f"this hand {_state(player)}: {player.problem}"
+        return PlayerResult(player.seat, None, None, why)
     outcome = banker_outcome(banker.hand, player.hand)
     return PlayerResult(
         player.seat, outcome, settle(banker.hand, player.hand, options.bet, options.stake)
@@ -443,7 +457,7 @@ def score_groups(
         for seat, group in enumerate(groups)
     )
     for hand in hands:
-        if hand.status is HandStatus.INCOMPLETE:
+        if hand.status in (HandStatus.INCOMPLETE, HandStatus.TOO_MANY):
             flags |= ReadingFlag.WRONG_COUNT
         elif hand.status is HandStatus.UNCERTAIN:
             flags |= ReadingFlag.LOW_CONFIDENCE
@@ -460,21 +474,9 @@ def score_groups(
     problem = (
         None
         if hands[banker].scored
-        else (f"the banker's hand is {hands[banker].status.value}: no player can be settled")
+        else (f"the banker's hand {_state(hands[banker])}: no player can be settled")
     )
-    return TableResult(
-        options.mode,
-        profile,
-        hands,
-        banker,
-        players,
-        None,
-        (),
-        tuple(left_over),
-        size_wh,
-        flags,
-        problem,
-    )
+    return replace(result, banker=banker, players=players, problem=problem)
 
 
 def _rank(result: TableResult) -> TableResult:
@@ -486,7 +488,7 @@ def _rank(result: TableResult) -> TableResult:
     else:
         unscored = [hand for hand in result.hands if not hand.scored]
         if unscored:
-            shown = ", ".join(f"seat {hand.seat} is {hand.status.value}" for hand in unscored)
+            shown = ", ".join(f"seat {hand.seat} {_state(hand)}" for hand in unscored)
             problem = f"no winner: {shown}"
     if problem is not None:
         return TableResult(

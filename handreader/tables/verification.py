@@ -15,7 +15,11 @@ difference:
 - ``banker_net``: the declared banker's net (optional) differs from minus the sum of the
   players' nets;
 - ``unscored``: a player whose hand (or the banker's) the product could not score (uncertain,
-  incomplete or invalid cards): that declaration cannot be checked.
+  incomplete or invalid cards, too many cards together): that declaration cannot be checked.
+  When the banker's hand is not scored, no player can be settled and the players found may not
+  be the seats the dealer sees, so every declared player is ``unscored`` and nothing else is
+  compared; an undeclared group that is not scored (a stray card) is ``unscored`` too, not a
+  missing player.
 
 The verdict is ``match`` when there is no difference, ``mismatch`` when any difference other
 than ``unscored`` exists, and ``unverified`` when the only differences are unscored hands (the
@@ -273,6 +277,18 @@ def _player_differences(
     found: list[Difference] = []
     for player in table.players:
         seat, claim = player.seat, declared.get(player.seat)
+        if claim is None and player.settlement is None:
+            why = player.problem or "the hand is not scored"
+            found.append(
+                Difference(
+                    DifferenceKind.UNSCORED,
+                    seat,
+                    None,
+                    None,
+                    f"seat {seat} is not declared and cannot be verified: {why}",
+                )
+            )
+            continue
         if claim is None:
             computed = None if player.outcome is None else player.outcome.value
             found.append(
@@ -336,7 +352,7 @@ def verify_round(
     claim = DeclaredRound.parse(declared)
     by_seat = {player.seat: player for player in claim.players}
     differences: list[Difference] = []
-    if table.banker is None:
+    if table.banker is None or not table.hands[table.banker].scored:
         reason = table.problem or "the table has no banker's hand to settle against"
         differences = [
             Difference(

@@ -184,8 +184,8 @@ def test_score_regions_in_the_options_query(client: TestClient) -> None:
     result = response.json()
     assert response.status_code == 200
     banker = result["hands"][result["banker"]]
-    assert banker["status"] == "incomplete" and len(banker["cards"]) == 10  # two hands in it
-    assert result["problem"] == "the banker's hand is incomplete: no player can be settled"
+    assert banker["status"] == "too_many" and len(banker["cards"]) == 10  # two hands in it
+    assert result["problem"] == "the banker's hand has too many cards: no player can be settled"
 
 
 def test_score_uncertain_card(client: TestClient) -> None:

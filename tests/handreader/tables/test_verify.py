@@ -277,3 +277,25 @@ def test_verify_and_log_checks_the_token_before_anything(tmp_path: Path) -> None
     with pytest.raises(AuditAuthError, match="wrong operator token"):
         verify_and_log(_reading(), RIGHT, log, "guess", image_digest="0" * 64)
     assert log.count("operator-secret") == 0
+
+
+def test_an_incomplete_banker_hand_is_unverified_whatever_seats_are_declared() -> None:
+    # The banker's four cards and a fifth lying apart (a group of one): the seats found are not
+    # those the dealer sees, so a seat declared that is no player, or a group left undeclared,
+    # is no contradiction: nothing can be settled without the banker's hand.
+    groups = [_cards("KH QS 10D 3C"), _cards("2C"), _cards(HANDS[1]), _cards(HANDS[2])]
+    table = score_groups(groups, 0, TableOptions())
+    result = verify_round(table, {"1": "win", "2": "win", "4": "lose"})
+    assert result.verdict is Verdict.UNVERIFIED
+    assert [kind for kind, *_ in kinds(result)] == ["unscored"] * 3
+
+
+def test_an_undeclared_stray_card_is_unscored_not_a_missing_player() -> None:
+    groups = [_cards(HANDS[0]), _cards(HANDS[1]), _cards("5D")]
+    table = score_groups(groups, 0, TableOptions())
+    computed = table.players[0].outcome
+    assert computed is not None
+    result = verify_round(table, {"1": computed.value})
+    assert result.verdict is Verdict.UNVERIFIED
+    assert kinds(result) == [("unscored", 2, None, None)]
+    assert "1 card (5D)" in result.differences[0].message
