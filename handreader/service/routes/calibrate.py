@@ -48,7 +48,13 @@ from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
-from handreader.service.deps import ReaderLike, RuntimeLike, ServiceHooks, json_response
+from handreader.service.deps import (
+    ReaderLike,
+    RuntimeLike,
+    ServiceHooks,
+    decoded_photo,
+    json_response,
+)
 from handreader.service.errors import error_responses
 from handreader.service.requests import (
     JSON_LIMIT,
@@ -77,7 +83,7 @@ from vision.calibration import (
     list_profiles,
     profile_path,
 )
-from vision.imageio import ImageError, decode_reduced
+from vision.imageio import ImageError
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -179,10 +185,10 @@ async def read_calibration_upload(request: Request) -> CalibrationUpload:
 
 
 def _decode(label: str, data: bytes, runtime: RuntimeLike) -> NDArray[np.uint8]:
-    limits = runtime.settings
     try:
         # decoded as read_photo decodes the photos it reads later (a large JPEG reduced)
-        return decode_reduced(data, max_bytes=limits.max_bytes, max_pixels=limits.max_pixels).image
+        with decoded_photo(data, runtime) as photo:
+            return photo.image
     except ImageError as error:
         raise type(error)(f"photo {label!r}: {error}") from None
 

@@ -25,7 +25,6 @@ first verified request (or ``GET /health``), not before; an unreachable database
 ``store_unavailable`` and is tried again on the next request.
 """
 
-import json
 import os
 import threading
 from collections.abc import Mapping
@@ -48,10 +47,10 @@ from handreader.service.deps import (
 from handreader.service.errors import error_responses
 from handreader.service.requests import (
     BadOptionsError,
-    MalformedJsonError,
     MissingImageError,
     ServiceError,
     Upload,
+    parse_json_object,
     read_upload,
     request_body_doc,
 )
@@ -189,13 +188,7 @@ class VerifyOptionsIn(TableOptionsIn):
         """The declared results as an object (parsed when given as JSON text)."""
         if isinstance(self.declared, dict):
             return self.declared
-        try:
-            value = json.loads(self.declared)
-        except ValueError as error:
-            raise MalformedJsonError(f"declared is not valid JSON: {error}") from None
-        if not isinstance(value, dict):
-            raise MalformedJsonError(f"declared must be a JSON object, got {self.declared!r}")
-        return value
+        return parse_json_object(self.declared, "declared")
 
 
 def add_verify_routes(
@@ -249,7 +242,9 @@ def add_verify_routes(
         }
         return json_response(answer, timings)
 
-    @router.get("/v1/audit", responses=error_responses(400, 401, 422, 503), tags=["verification"])
+    @router.get(
+        "/v1/audit", responses=error_responses(400, 401, 422, 500, 503), tags=["verification"]
+    )
     def audit(
         request: Request,
         verdict: Literal["match", "mismatch", "unverified"] | None = None,
