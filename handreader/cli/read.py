@@ -27,9 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vision.detections import Reading
+
+if TYPE_CHECKING:
+    from vision.imageio import ReducedImage
 
 __all__ = ["add_ray_arguments", "ray_address", "register", "require_inputs", "run"]
 
@@ -166,25 +169,13 @@ def run(args: argparse.Namespace) -> int:
     if args.ray is not None:
         return _run_on_ray(args)
     require_inputs(args.photos, "PHOTO")
-    from handreader.cli.photos import expand_photos, open_photo, report_unreadable
-    from handreader.store.decks import load_deck
-    from vision.imageio import ImageError
-    from vision.reader import Reader
+    from handreader.cli.photos import read_photos
 
-    reader = Reader.load(args.models)
-    deck = load_deck(args.deck) if args.deck else None
-    status = 0
     written: set[str] = set()  # annotated copies' names, so two photos never share one
     if args.annotate:
         args.annotate.mkdir(parents=True, exist_ok=True)
-    for photo in expand_photos(args.photos):
-        try:
-            photo_image = open_photo(photo)
-        except ImageError as error:
-            status = 2
-            report_unreadable("read", photo, error, args.json)
-            continue
-        reading = photo_image.to_original(reader.read(photo_image.image, deck))
+
+    def answer(photo: str, photo_image: ReducedImage, reading: Reading) -> None:
         _print_reading(photo, reading, args.json)
         if args.annotate:
             import cv2
@@ -194,4 +185,7 @@ def run(args: argparse.Namespace) -> int:
             out = args.annotate / _annotated_name(Path(photo).stem, written)
             scene = photo_image.full_size()  # the photo's size, as the boxes are
             cv2.imwrite(str(out), Annotator().annotate_reading(scene, reading))
-    return status
+
+    return read_photos(
+        "read", args.photos, args.deck, args.models, args.json, answer, headers=False
+    )
