@@ -60,7 +60,7 @@ RETIRED_DEFAULTS: tuple[tuple[float, float], ...] = ((0.7, 0.05),)
 """(weight, temperature) pairs that earlier releases wrote as defaults: read as the current
 defaults."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
-"""A deck's name: a letter or digit, then up to 63 letters, digits, '_', '.' or '-', and
+r"""A deck's name: a letter or digit, then up to 63 letters, digits, '_', '.' or '-', and
 nothing after (``\Z``, not ``$``, which would let a name end in a newline)."""
 
 

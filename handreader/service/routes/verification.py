@@ -253,7 +253,7 @@ def add_verify_routes(
                 "description": "the records: JSON, or CSV with ``format=csv``",
                 "content": {"application/json": {}, "text/csv": {"schema": {"type": "string"}}},
             },
-            **error_responses(400, 401, 422, 503),
+            **error_responses(400, 401, 422, 500, 503),
         },
         tags=["verification"],
     )
