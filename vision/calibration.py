@@ -60,7 +60,9 @@ DEFAULT_TEMPERATURE = 0.03
 RETIRED_DEFAULTS: tuple[tuple[float, float], ...] = ((0.7, 0.05),)
 """(weight, temperature) pairs that earlier releases wrote as defaults: read as the current
 defaults."""
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+r"""A deck's name: a letter or digit, then up to 63 letters, digits, '_', '.' or '-', and
+nothing after (``\Z``, not ``$``, which would let a name end in a newline)."""
 
 
 class DeckProfileError(ValueError):
@@ -97,7 +99,7 @@ def data_dir() -> Path:
 
 
 def _check_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.match(name):
         raise DeckProfileError(
             f"bad deck name {name!r}: use letters, digits, '-', '_' or '.' (up to 64)"
         )

@@ -78,6 +78,10 @@ class DeckStore(ABC):
         """The deck, None when there is none."""
 
     @abstractmethod
+    def usage(self) -> dict[str, int]:
+        """The bytes each deck's profile takes, by name (for quotas)."""
+
+    @abstractmethod
     def put(self, profile: DeckProfile) -> str:
         """Save ``profile`` under its name (made, or replaced whole); where it went."""
 
@@ -126,6 +130,16 @@ class FolderDeckStore(DeckStore):
             return None
         return f"{status.st_ino}:{status.st_mtime_ns}:{status.st_size}"
 
+    def usage(self) -> dict[str, int]:
+        folder = self.folder
+        sizes: dict[str, int] = {}
+        for path in folder.glob("*.json") if folder.is_dir() else ():
+            try:
+                sizes[path.stem] = path.stat().st_size
+            except OSError:
+                continue  # removed meanwhile
+        return sizes
+
     def _load(self, name: str) -> DeckProfile | None:
         path = self._path(name)
         if not path.is_file():
@@ -172,6 +186,10 @@ class DatabaseDeckStore(DeckStore):
             "SELECT body_sha256 FROM deck_profile WHERE name = ?", (check_deck_name(name),)
         )
         return str(rows[0][0]) if rows else None
+
+    def usage(self) -> dict[str, int]:
+        rows = self.database.read("SELECT name, octet_length(body) FROM deck_profile")
+        return {str(name): int(size) for name, size in rows}
 
     def _load(self, name: str) -> DeckProfile | None:
         rows = self.database.read("SELECT body FROM deck_profile WHERE name = ?", (name,))

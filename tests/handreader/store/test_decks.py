@@ -78,6 +78,14 @@ def test_the_stamp_changes_when_a_deck_is_written_again(store: DeckStore) -> Non
     assert same(store.get("house"), profile("house", seed=2))
 
 
+def test_usage_is_each_decks_size(store: DeckStore) -> None:
+    store.put(profile("house"))
+    store.put(profile("big", cards=("AS", "2S", "3S", "4S")))
+    usage = store.usage()
+    assert set(usage) == {"big", "house"}
+    assert usage["big"] > usage["house"] > 500  # bytes of the profile's JSON text
+
+
 def test_a_deleted_deck_is_gone(store: DeckStore) -> None:
     store.put(profile("house"))
     assert store.delete("house") is True
