@@ -120,19 +120,27 @@ def test_a_deck_calibrated_through_one_replica_is_used_by_the_other(
 ) -> None:
     monkeypatch.setenv("HANDREADER_DATABASE_URL", postgres_schema)
     monkeypatch.setenv("HANDREADER_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("HANDREADER_AUDIT_TOKEN", TOKEN)  # deck writes need the operator token
     DECKS.clear()
     first_reader, second_reader = DeckFakeReader(NIU_TABLE), DeckFakeReader(NIU_TABLE)
     with fake_client(first_reader) as first, fake_client(second_reader) as second:
         files = [_card_photo("a.png"), _card_photo("b.png")]
-        made = first.post("/v1/decks/house", files=files, data={"codes": "AS 10H"})
+        made = first.post(
+            "/v1/decks/house", files=files, data={"codes": "AS 10H"}, headers=AUTH
+        )
         assert made.status_code == 200, made.text
+        assert raw(postgres_schema, "SELECT name FROM deck_profile") == [("house",)]
         assert [deck["name"] for deck in second.get("/v1/decks").json()["decks"]] == ["house"]
         assert second.post("/v1/read?deck=house", content=image_bytes()).status_code == 200
         assert second_reader.deck_calls == ["house"]
         files = [_card_photo("a.png"), _card_photo("b.png"), _card_photo("c.png")]
-        again = second.post("/v1/decks/house", files=files, data={"codes": "AS 10H QC"})
+        again = second.post(
+            "/v1/decks/house", files=files, data={"codes": "AS 10H QC"}, headers=AUTH
+        )
         assert again.status_code == 200, again.text
         assert first.get("/v1/decks/house").json()["cards"] == 3  # calibrated again: read again
-    assert raw(postgres_schema, "SELECT name FROM deck_profile") == [("house",)]
+        assert second.delete("/v1/decks/house", headers=AUTH).status_code == 200
+        assert first.get("/v1/decks").json()["decks"] == []
+    assert raw(postgres_schema, "SELECT name FROM deck_profile") == []
     assert not (tmp_path / "data" / "decks").exists()  # nothing in the data folder
     DECKS.clear()
