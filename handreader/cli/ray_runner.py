@@ -143,7 +143,10 @@ def read_on_ray(
     cpus = int(ray.cluster_resources().get("CPU", 1))
     readers = max(1, min(job.readers or cpus, len(photos)))
     items = [{"index": index, "photo": photo} for index, photo in enumerate(photos)]
-    dataset = ray.data.from_items(items, override_num_blocks=min(len(items), readers * 4))
+    # small blocks keep results and the progress bar flowing; a bounded number of them keeps
+    # the planning cheap for a night of photos
+    blocks = min(len(items), max(readers * 8, 256))
+    dataset = ray.data.from_items(items, override_num_blocks=blocks)
     outcomes = dataset.map_batches(
         PhotoReader,
         fn_constructor_kwargs={
