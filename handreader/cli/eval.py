@@ -3,14 +3,25 @@
 Manifests are JSON lines of labelled photos (the format of :mod:`vision.evaluate`). Prints one block
 per manifest and, with ``--json``, one JSON object per manifest; ``--report DIR`` also writes a
 confusion-matrix picture per manifest; ``--split valid`` keeps only that split's entries.
+
+``--ray [ADDRESS]`` reads the photos on a Ray cluster (as ``handreader read --ray``; the
+``scale`` extra): the same figures; a photo that cannot be read counts as failed, as in a plain
+run, and is named on standard error. Without ``--ray`` Ray is never imported.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from handreader.cli.read import add_ray_arguments, require_inputs
+
+if TYPE_CHECKING:
+    from vision.calibration import DeckProfile
+    from vision.evaluate import EvalTotals, ManifestEntry
 
 __all__ = ["register", "run"]
 
@@ -23,7 +34,7 @@ def register(subparsers: Any) -> None:
         description="Card precision, recall, F1, exact photos and confusions.",
     )
     parser.add_argument(
-        "manifests", nargs="+", type=Path, metavar="MANIFEST", help="manifest.jsonl files"
+        "manifests", nargs="*", type=Path, metavar="MANIFEST", help="manifest.jsonl files"
     )
     parser.add_argument("--split", help="only entries whose 'split' is this (e.g. valid)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per manifest")
@@ -35,7 +46,31 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--limit", type=int, help="read at most this many photos per manifest")
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
+    add_ray_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def _score_on_ray(
+    entries: list[ManifestEntry], address: str | None, args: argparse.Namespace,
+    deck: DeckProfile | None, progress: str,
+) -> EvalTotals:  # fmt: skip
+    """The totals of ``entries`` read on a Ray cluster; failed photos named on stderr."""
+    import sys
+
+    from handreader.cli.ray_runner import RayJob, read_on_ray
+    from vision.evaluate import EvalTotals
+
+    job = RayJob(address, args.models.resolve() if args.models else None, deck, args.readers)
+    totals = EvalTotals()
+    photos = [str(entry.image) for entry in entries]
+    for entry, outcome in zip(entries, read_on_ray(photos, job, progress), strict=True):
+        if outcome.reading is None:
+            message = outcome.error[1] if outcome.error else "unknown error"
+            print(f"handreader eval: error: {message}", file=sys.stderr, flush=True)
+            totals.add_unreadable(entry)
+        else:
+            totals.add_reading(entry, outcome.reading)
+    return totals
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,15 +79,29 @@ def run(args: argparse.Namespace) -> int:
 
     from vision.calibration import load_profile
     from vision.evaluate import confusion_image, load_manifest, score_manifest
-    from vision.reader import Reader
 
-    reader = Reader.load(args.models)
+    address = None
+    if args.ray is not None:
+        from handreader.cli.read import ray_address
+
+        address = ray_address(args, "manifests")
+        if args.readers is not None and args.readers < 1:
+            raise ValueError(f"--readers must be at least 1, got {args.readers}")
+    require_inputs(args.manifests, "MANIFEST")
     deck = load_profile(args.deck) if args.deck else None
+    reader = None
+    if args.ray is None:
+        from vision.reader import Reader
+
+        reader = Reader.load(args.models)
     for manifest in args.manifests:
         entries = load_manifest(manifest, args.split)[: args.limit]
-        totals = score_manifest(
-            entries, lambda image: reader.read(image, deck), progress=manifest.parent.name
-        )
+        if reader is None:
+            totals = _score_on_ray(entries, address, args, deck, manifest.parent.name)
+        else:
+            totals = score_manifest(
+                entries, partial(reader.read, deck=deck), progress=manifest.parent.name
+            )
         summary = {"manifest": str(manifest), "split": args.split, **totals.summary()}
         if args.json:
             print(json.dumps(summary))

@@ -36,17 +36,16 @@ from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, NiuProfile
 
 if TYPE_CHECKING:
     from handreader.tables.scoring import TableOptions
-    from vision.calibration import DeckProfile
-    from vision.reader import Reader
+    from vision.detections import Reading
 
 __all__ = [
     "format_hand",
     "hand_to_json",
+    "print_table",
     "register",
     "run",
     "score_hand_text",
     "score_lines",
-    "score_photo",
     "score_photos",
 ]
 
@@ -163,44 +162,26 @@ def score_photos(
 ) -> int:
     """Score each photo (a folder stands for its image files); 2 if any could not be read.
 
-    One photo is printed as :func:`score_photo` prints it; with several, each photo's lines
+    One photo is printed as :func:`print_table` prints it; with several, each photo's lines
     follow a ``== PHOTO`` line (not with ``--json``: its lines carry the image)."""
-    from handreader.cli.photos import expand_photos, report_unreadable
+    from handreader.cli.photos import read_photos
     from handreader.tables.scoring import TableOptions
-    from vision.calibration import load_profile
-    from vision.imageio import ImageError
-    from vision.reader import Reader
 
     options = TableOptions.create(profile=profile)  # a bad profile is named before any photo
-    reader = Reader.load(models)
-    deck_profile = load_profile(deck) if deck else None
-    expanded = expand_photos(photos)
-    status = 0
-    for photo in expanded:
-        if len(expanded) > 1 and not as_json:
-            print(f"== {photo}", flush=True)
-        try:
-            score_photo(photo, options, reader, deck_profile, as_json)
-        except ImageError as error:
-            status = 2
-            report_unreadable("score", photo, error, as_json)
-    return status
+    return read_photos(
+        "score",
+        photos,
+        deck,
+        models,
+        as_json,
+        lambda photo, _image, reading: print_table(photo, reading, options, as_json),
+    )
 
 
-def score_photo(
-    photo: str,
-    options: TableOptions,
-    reader: Reader,
-    deck_profile: DeckProfile | None,
-    as_json: bool,
-) -> None:
-    """Read a photo with ``reader``, group its cards into hands under ``options``, print one
-    line per hand (ImageError when it cannot be read)."""
-    from handreader.cli.photos import open_photo
+def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bool) -> None:
+    """Group a photo's reading into hands under ``options`` and print one line per hand."""
     from handreader.tables.scoring import score_reading
 
-    photo_image = open_photo(photo)  # boxes mapped back to the photo's own pixels below
-    reading = photo_image.to_original(reader.read(photo_image.image, deck_profile))
     table = score_reading(reading, options)
     outcomes = {player.seat: player for player in table.players}
     if not table.hands:

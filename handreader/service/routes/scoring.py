@@ -132,13 +132,17 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
             table_codes = [str(card) for card in parse_cards(pits_options.table)]
             photo, reading, _ = read_photo(upload, reader, runtime)
             region = _region(pits_options.table_region)
-            verdict = judge_reading(reading, table_codes, region)
-            drawing = annotator.annotate(photo.full_size(), verdict)
+            with runtime.hold(_drawing_bytes(photo.size_wh)):
+                verdict = judge_reading(reading, table_codes, region)
+                drawing = annotator.annotate(photo.full_size(), verdict)
+                ok, encoded = cv2.imencode(extension, drawing)
         else:
             options = validate(TableOptionsIn, upload.options).to_options()
             photo, reading, _ = read_photo(upload, reader, runtime)
-            drawing = annotator.annotate(photo.full_size(), score_reading(reading, options))
-        ok, encoded = cv2.imencode(extension, drawing)
+            with runtime.hold(_drawing_bytes(photo.size_wh)):
+                table = score_reading(reading, options)
+                drawing = annotator.annotate(photo.full_size(), table)
+                ok, encoded = cv2.imencode(extension, drawing)
         if not ok:
             raise RuntimeError(f"could not encode the drawing as {extension}")
         return Response(encoded.tobytes(), media_type=media)
@@ -180,6 +184,12 @@ def _pits_photo(upload: Upload, reader: ReaderLike, runtime: Runtime) -> Respons
     region = _region(options.table_region)
     _, reading, timings = read_photo(upload, reader, runtime)
     return json_response(judge_reading(reading, table_codes, region).to_dict(), timings)
+
+
+def _drawing_bytes(size_wh: tuple[int, int]) -> int:
+    """The memory a drawing takes at its peak: the photo at full size, the annotated copy and
+    the encoded image (3 bytes a pixel each, at most)."""
+    return 9 * size_wh[0] * size_wh[1]
 
 
 def _model_info(reader: ReaderLike) -> dict[str, Any]:

@@ -25,7 +25,6 @@ first verified request (or ``GET /health``), not before; an unreachable database
 ``store_unavailable`` and is tried again on the next request.
 """
 
-import json
 import os
 import threading
 from collections.abc import Mapping
@@ -48,10 +47,10 @@ from handreader.service.deps import (
 from handreader.service.errors import error_responses
 from handreader.service.requests import (
     BadOptionsError,
-    MalformedJsonError,
     MissingImageError,
     ServiceError,
     Upload,
+    parse_json_object,
     read_upload,
     request_body_doc,
 )
@@ -189,13 +188,7 @@ class VerifyOptionsIn(TableOptionsIn):
         """The declared results as an object (parsed when given as JSON text)."""
         if isinstance(self.declared, dict):
             return self.declared
-        try:
-            value = json.loads(self.declared)
-        except ValueError as error:
-            raise MalformedJsonError(f"declared is not valid JSON: {error}") from None
-        if not isinstance(value, dict):
-            raise MalformedJsonError(f"declared must be a JSON object, got {self.declared!r}")
-        return value
+        return parse_json_object(self.declared, "declared")
 
 
 def add_verify_routes(
@@ -204,6 +197,12 @@ def add_verify_routes(
     """Add ``POST /v1/verify`` and ``GET /v1/audit`` to ``router``, on the log of ``holder``
     (None: settings from the environment). Returns the holder (close it when the app stops)."""
     holder = holder or AuditLogHolder(AuditSettings.from_env())
+
+    def operator(request: Request) -> str | None:
+        """The operator's token, refused (401, 503) before anything else is read."""
+        token = bearer_token(request)
+        holder.log().authorize(token)
+        return token
 
     async def upload(request: Request) -> Upload:
         runtime = await hooks.get_runtime(request)
@@ -216,7 +215,7 @@ def add_verify_routes(
         tags=["verification"],
     )
     def verify(
-        request: Request,
+        token: Annotated[str | None, Depends(operator)],  # (before the body is read)
         body: Annotated[Upload, Depends(upload)],
         reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
         runtime: Annotated[RuntimeLike, Depends(hooks.get_runtime)],
@@ -224,8 +223,6 @@ def add_verify_routes(
         """Check a dealer's declared results against the photo of the round; the verification
         is appended to the audit log (operator token required)."""
         log = holder.log()
-        token = bearer_token(request)
-        log.authorize(token)
         if body.document is not None or body.image is None:
             raise MissingImageError(
                 "a verification needs the photo: multipart with an 'image' field, or the raw image"
@@ -249,9 +246,19 @@ def add_verify_routes(
         }
         return json_response(answer, timings)
 
-    @router.get("/v1/audit", responses=error_responses(400, 401, 422, 503), tags=["verification"])
+    @router.get(
+        "/v1/audit",
+        responses={
+            200: {
+                "description": "the records: JSON, or CSV with ``format=csv``",
+                "content": {"application/json": {}, "text/csv": {"schema": {"type": "string"}}},
+            },
+            **error_responses(400, 401, 422, 500, 503),
+        },
+        tags=["verification"],
+    )
     def audit(
-        request: Request,
+        token: Annotated[str | None, Depends(operator)],
         verdict: Literal["match", "mismatch", "unverified"] | None = None,
         since: str | None = Query(None, max_length=40, description="ISO 8601, inclusive"),
         until: str | None = Query(None, max_length=40, description="ISO 8601, exclusive"),
@@ -263,8 +270,6 @@ def add_verify_routes(
         """The audit log's records matching the filters, oldest first, as JSON or CSV
         (operator token required)."""
         log = holder.log()
-        token = bearer_token(request)
-        log.authorize(token)
         for name, value in (("since", since), ("until", until)):
             if value is not None:
                 try:

@@ -5,7 +5,7 @@ with a fake recognizer: card codes, photos laid out by side, options, and every 
 Expectations come from RULES.md section 3 (baccarat points and tableau, Banker commission 5%,
 Tie 8:1 and pushes; blackjack 3:2, soft 17; Pai Gow Poker win both less 5%, one each a push,
 copies to the banker, the wheel's place as an option), and from the layout rules documented
-in handreader/web_games.py.
+in handreader/tables/games.py.
 """
 
 from __future__ import annotations

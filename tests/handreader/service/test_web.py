@@ -206,7 +206,7 @@ def test_check_malformed_json_is_a_json_error(client: TestClient) -> None:
     response = client.post(
         "/v1/trainer/check", content=b"{", headers={"content-type": "application/json"}
     )
-    error_message(response, 422, "validation_error")
+    error_message(response, 400, "malformed_json")  # (as every other JSON body of the API)
 
 
 # --- live ----------------------------------------------------------------------------------------
