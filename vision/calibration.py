@@ -42,9 +42,11 @@ __all__ = [
     "DeckProfileError",
     "combine_with_profile",
     "data_dir",
+    "delete_profile",
     "grid_order",
     "list_profiles",
     "load_profile",
+    "profiles_usage",
     "save_profile",
 ]
 
@@ -57,7 +59,9 @@ DEFAULT_TEMPERATURE = 0.03
 RETIRED_DEFAULTS: tuple[tuple[float, float], ...] = ((0.7, 0.05),)
 """(weight, temperature) pairs that earlier releases wrote as defaults: read as the current
 defaults."""
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+r"""A deck's name: a letter or digit, then up to 63 letters, digits, '_', '.' or '-', and
+nothing after (``\Z``, not ``$``, which would let a name end in a newline)."""
 
 
 class DeckProfileError(ValueError):
@@ -94,7 +98,7 @@ def data_dir() -> Path:
 
 
 def _check_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.match(name):
         raise DeckProfileError(
             f"bad deck name {name!r}: use letters, digits, '-', '_' or '.' (up to 64)"
         )
@@ -194,6 +198,27 @@ def list_profiles() -> list[str]:
     """Names of the saved profiles, sorted."""
     folder = data_dir() / "decks"
     return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+def delete_profile(name: str) -> bool:
+    """Remove the profile called ``name``; False when there was none."""
+    try:
+        profile_path(name).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def profiles_usage() -> dict[str, int]:
+    """The bytes each saved profile takes on disk, by name."""
+    folder = data_dir() / "decks"
+    usage: dict[str, int] = {}
+    for path in folder.glob("*.json") if folder.is_dir() else ():
+        try:
+            usage[path.stem] = path.stat().st_size
+        except OSError:
+            continue  # (removed meanwhile)
+    return usage
 
 
 def combine_with_profile(

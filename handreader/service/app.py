@@ -31,9 +31,11 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
 400   ``malformed_json``, ``malformed_multipart``, ``bad_card``, ``bad_hand``,
       ``unknown_profile``, ``bad_options``, ``no_combination``, ``empty``, ``corrupt``,
       ``illegal_play`` (a foul, a draw against the rules), ``bad_declaration`` (verification)
-401   ``unauthorized``: missing or wrong operator token (verification, audit log)
+401   ``unauthorized``: missing or wrong operator token (verification, audit log, deck writes)
+403   ``forbidden``: deck writes while no operator token is set (and decks are not open)
 404   ``not_found``; 405 ``method_not_allowed``
 406   ``not_acceptable``: the annotated image in no format the client accepts
+409   ``quota_exceeded``: a deck past the number of decks or the storage they may take
 413   ``too_large`` (bytes), ``too_many_pixels`` (pixels, or the decoded array's bytes: read
       from the header, before decoding)
 415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF

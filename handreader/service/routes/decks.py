@@ -53,8 +53,10 @@ __all__ = [
     "with_deck",
 ]
 
-CACHE_SIZE = 32
-"""Deck profiles kept loaded (each is a few hundred kilobytes at most)."""
+CACHE_SIZE = 64
+"""Deck profiles kept loaded (each is a few hundred kilobytes at most): as many as the service
+keeps by default (``handreader.service.routes.deck_access.DEFAULT_MAX_DECKS``), so listing them
+loads each once."""
 
 
 class DeckOptionError(BadOptionsError):

@@ -198,6 +198,12 @@ def add_verify_routes(
     (None: settings from the environment). Returns the holder (close it when the app stops)."""
     holder = holder or AuditLogHolder(AuditSettings.from_env())
 
+    def operator(request: Request) -> str | None:
+        """The operator's token, refused (401, 503) before anything else is read."""
+        token = bearer_token(request)
+        holder.log().authorize(token)
+        return token
+
     async def upload(request: Request) -> Upload:
         runtime = await hooks.get_runtime(request)
         return await read_upload(request, runtime.settings.max_bytes)
@@ -209,7 +215,7 @@ def add_verify_routes(
         tags=["verification"],
     )
     def verify(
-        request: Request,
+        token: Annotated[str | None, Depends(operator)],  # (before the body is read)
         body: Annotated[Upload, Depends(upload)],
         reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
         runtime: Annotated[RuntimeLike, Depends(hooks.get_runtime)],
@@ -217,8 +223,6 @@ def add_verify_routes(
         """Check a dealer's declared results against the photo of the round; the verification
         is appended to the audit log (operator token required)."""
         log = holder.log()
-        token = bearer_token(request)
-        log.authorize(token)
         if body.document is not None or body.image is None:
             raise MissingImageError(
                 "a verification needs the photo: multipart with an 'image' field, or the raw image"
@@ -243,10 +247,18 @@ def add_verify_routes(
         return json_response(answer, timings)
 
     @router.get(
-        "/v1/audit", responses=error_responses(400, 401, 422, 500, 503), tags=["verification"]
+        "/v1/audit",
+        responses={
+            200: {
+                "description": "the records: JSON, or CSV with ``format=csv``",
+                "content": {"application/json": {}, "text/csv": {"schema": {"type": "string"}}},
+            },
+            **error_responses(400, 401, 422, 500, 503),
+        },
+        tags=["verification"],
     )
     def audit(
-        request: Request,
+        token: Annotated[str | None, Depends(operator)],
         verdict: Literal["match", "mismatch", "unverified"] | None = None,
         since: str | None = Query(None, max_length=40, description="ISO 8601, inclusive"),
         until: str | None = Query(None, max_length=40, description="ISO 8601, exclusive"),
@@ -258,8 +270,6 @@ def add_verify_routes(
         """The audit log's records matching the filters, oldest first, as JSON or CSV
         (operator token required)."""
         log = holder.log()
-        token = bearer_token(request)
-        log.authorize(token)
         for name, value in (("since", since), ("until", until)):
             if value is not None:
                 try:

@@ -30,11 +30,16 @@ from handreader.service.routes import decks as web_decks
 from handreader.service.routes.decks import DECKS
 from vision.calibration import grid_order, load_profile, new_profile, save_profile
 
+TOKEN = "deck-operator-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "data"
     monkeypatch.setenv("HANDREADER_DATA", str(folder))
+    monkeypatch.setenv("HANDREADER_OPERATOR_TOKEN", TOKEN)  # (writing decks needs it)
+    monkeypatch.delenv("HANDREADER_OPEN_DECKS", raising=False)
     DECKS.clear()
     yield folder
     DECKS.clear()
@@ -48,6 +53,7 @@ def fake() -> DeckFakeReader:
 @pytest.fixture
 def client(fake: DeckFakeReader) -> Iterator[TestClient]:
     with fake_client(fake) as test_client:
+        test_client.headers["Authorization"] = f"Bearer {TOKEN}"
         yield test_client
 
 
@@ -219,7 +225,8 @@ def test_a_recognizer_without_models_is_not_ready_for_a_deck() -> None:
         response = client.post("/v1/read?deck=mine", content=image_bytes())
         error_message(response, 503, "not_ready")
         files = {"photo": ("AS.png", image_bytes(320, 240, ".png"), "image/png")}
-        error_message(client.post("/v1/decks/new", files=files), 503, "not_ready")
+        response = client.post("/v1/decks/new", files=files, headers=AUTH)
+        error_message(response, 503, "not_ready")
 
 
 # --- live ----------------------------------------------------------------------------------------
