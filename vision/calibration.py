@@ -40,13 +40,14 @@ __all__ = [
     "RETIRED_DEFAULTS",
     "DeckProfile",
     "DeckProfileError",
+    "check_deck_name",
     "combine_with_profile",
     "data_dir",
-    "delete_profile",
     "grid_order",
     "list_profiles",
     "load_profile",
-    "profiles_usage",
+    "parse_profile",
+    "profile_json",
     "save_profile",
 ]
 
@@ -105,15 +106,19 @@ def _check_name(name: str) -> str:
     return name
 
 
+def check_deck_name(name: str) -> str:
+    """``name`` when it can name a deck (letters, digits, ``-``, ``_``, ``.``; up to 64, the
+    first a letter or digit); DeckProfileError otherwise."""
+    return _check_name(name)
+
+
 def profile_path(name: str) -> Path:
     """Where the profile called ``name`` is stored."""
     return data_dir() / "decks" / f"{_check_name(name)}.json"
 
 
-def save_profile(profile: DeckProfile) -> Path:
-    """Write the profile atomically (a crash leaves the old file or the new one, never half)."""
-    path = profile_path(profile.name)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def profile_json(profile: DeckProfile) -> str:
+    """The profile as the JSON text a profile file holds (prototypes rounded to 5 decimals)."""
     body = {
         "format": PROFILE_FORMAT,
         "name": profile.name,
@@ -124,8 +129,15 @@ def save_profile(profile: DeckProfile) -> Path:
         "temperature": profile.temperature,
         "prototypes": {code: np.round(v, 5).tolist() for code, v in profile.prototypes.items()},
     }
+    return json.dumps(body)
+
+
+def save_profile(profile: DeckProfile) -> Path:
+    """Write the profile atomically (a crash leaves the old file or the new one, never half)."""
+    path = profile_path(profile.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".json.part")
-    partial.write_text(json.dumps(body))
+    partial.write_text(profile_json(profile))
     partial.replace(path)
     return path
 
@@ -140,11 +152,26 @@ def load_profile(name_or_path: str | Path) -> DeckProfile:
     if not (path.suffix == ".json" and path.exists()):
         path = profile_path(str(name_or_path))
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError as error:
         known = ", ".join(list_profiles()) or "none"
         raise DeckProfileError(f"no deck profile {str(name_or_path)!r} (known: {known})") from error
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError) as error:
+        raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: {error}") from error
+    return parse_profile(text, str(path))
+
+
+def parse_profile(text: str, source: str) -> DeckProfile:
+    """A profile from its JSON text (:func:`profile_json`'s form); ``source`` names it in
+    errors (a file path, or a deck in a database). DeckProfileError for a corrupt one.
+
+    A stored weight and temperature that were an earlier release's defaults
+    (:data:`RETIRED_DEFAULTS`) are read as the current defaults; other stored values are kept.
+    """
+    path = source
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as error:
         raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: {error}") from error
     try:
         if body["format"] != PROFILE_FORMAT:
@@ -198,27 +225,6 @@ def list_profiles() -> list[str]:
     """Names of the saved profiles, sorted."""
     folder = data_dir() / "decks"
     return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
-
-
-def delete_profile(name: str) -> bool:
-    """Remove the profile called ``name``; False when there was none."""
-    try:
-        profile_path(name).unlink()
-    except FileNotFoundError:
-        return False
-    return True
-
-
-def profiles_usage() -> dict[str, int]:
-    """The bytes each saved profile takes on disk, by name."""
-    folder = data_dir() / "decks"
-    usage: dict[str, int] = {}
-    for path in folder.glob("*.json") if folder.is_dir() else ():
-        try:
-            usage[path.stem] = path.stat().st_size
-        except OSError:
-            continue  # (removed meanwhile)
-    return usage
 
 
 def combine_with_profile(

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate every manifest and print its figures."""
     import cv2
 
-    from vision.calibration import load_profile
+    from handreader.store.decks import load_deck
     from vision.evaluate import confusion_image, load_manifest, score_manifest
 
     address = None
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         if args.readers is not None and args.readers < 1:
             raise ValueError(f"--readers must be at least 1, got {args.readers}")
     require_inputs(args.manifests, "MANIFEST")
-    deck = load_profile(args.deck) if args.deck else None
+    deck = load_deck(args.deck) if args.deck else None
     reader = None
     if args.ray is None:
         from vision.reader import Reader

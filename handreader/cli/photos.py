@@ -99,12 +99,12 @@ def read_photos(
     ``headers`` and several photos, each photo's answer follows a ``== PHOTO`` line (not with
     ``as_json``). A photo that cannot be read is reported and skipped; returns 2 if any was,
     else 0."""
-    from vision.calibration import load_profile
+    from handreader.store.decks import load_deck
     from vision.imageio import ImageError
     from vision.reader import Reader
 
     reader = Reader.load(models)
-    deck_profile = load_profile(deck) if deck else None
+    deck_profile = load_deck(deck) if deck else None
     expanded = expand_photos(photos)
     status = 0
     for photo in expanded:

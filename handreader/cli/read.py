@@ -135,7 +135,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
 
     from handreader.cli.photos import expand_photos
     from handreader.cli.ray_runner import RayJob, read_on_ray
-    from vision.calibration import load_profile
+    from handreader.store.decks import load_deck
 
     address = ray_address(args, "photos")
     require_inputs(args.photos, "PHOTO")
@@ -146,7 +146,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
     job = RayJob(
         address=address,
         models=args.models.resolve() if args.models else None,
-        deck=load_profile(args.deck) if args.deck else None,
+        deck=load_deck(args.deck) if args.deck else None,
         readers=args.readers,
     )
     status = 0

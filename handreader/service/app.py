@@ -84,6 +84,7 @@ from handreader.service.errors import (
     handle_http,
 )
 from handreader.service.headers import SecurityHeaders
+from handreader.service.routes.docs import add_docs_routes
 from handreader.service.routes.reading import create_router
 from handreader.service.routes.scoring import add_scoring_routes
 from handreader.service.routes.verification import AuditLogHolder, AuditSettings
@@ -117,6 +118,8 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
         summary="Read card hands from photos and score them: Niu Niu tables and Pits plays.",
         description=(__doc__ or "").split("\n\n", 1)[0],
         lifespan=lifespan,
+        docs_url=None,  # served from the package's own files (routes/docs.py), not a CDN
+        redoc_url=None,
     )
     app.state.reader = reader if reader is not None else NoReader("the models are loading")
     app.state.runtime = Runtime(chosen)
@@ -128,6 +131,7 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
     app.add_middleware(SecurityHeaders)
     audit = AuditLogHolder(AuditSettings.from_env())
     app.state.audit = audit  # GET /health reports the store
+    add_docs_routes(app)
     add_scoring_routes(app, Annotator())
     app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error), audit))
     return app

@@ -6,8 +6,8 @@ sent), ``X-Frame-Options: DENY`` (no other site frames the service's pages to tr
 and ``Referrer-Policy: no-referrer``. The page (``GET /``) also gets :data:`PAGE_POLICY`: its
 scripts, styles, images and connections come from the service itself only (``blob:`` and
 ``data:`` images are the photos and drawings it shows, ``mediastream:`` the camera), nothing
-may frame it and no form posts elsewhere. ``/docs`` is left without a policy: its viewer loads
-its scripts from a public CDN.
+may frame it and no form posts elsewhere. ``/docs`` is left without a policy: Swagger UI starts
+from an inline script.
 """
 
 from __future__ import annotations

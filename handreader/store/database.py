@@ -400,4 +400,9 @@ def open_database(location: str | Path, *, timeout_s: float = 30.0) -> Database:
     reached, StoreError when it cannot be used."""
     if is_database_url(location):
         return PostgresDatabase(str(location), timeout_s=timeout_s)
+    if isinstance(location, str) and "://" in location:
+        raise StoreError(
+            f"unsupported database {redact_url(location)!r}: give a postgresql:// URL "
+            "or an SQLite file's path"
+        )
     return SqliteDatabase(location, timeout_s=timeout_s)

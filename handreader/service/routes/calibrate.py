@@ -7,9 +7,10 @@ Routes (added to ``handreader.service.routes.reading``'s router by :func:`add_de
   and ``grid`` (4 rows S, H, D, C of 13 cards A to K).
 - ``GET /v1/decks/NAME``: one deck (404 ``not_found`` when none has that name).
 - ``POST /v1/decks/NAME``: calibrate the deck NAME (made, or made again) from photos, with
-  ``vision.calibrate_deck`` (what ``handreader calibrate`` runs); the operator token and the
-  quota of ``handreader.service.routes.deck_access``, checked before the body is read. A
-  multipart body:
+  ``vision.calibrate_deck`` (what ``handreader calibrate`` runs), saved in the deck store
+  (``handreader.store.decks``: the data folder, or the shared database, where every replica
+  reads it); the operator token and the quota of ``handreader.service.routes.deck_access``,
+  checked before the body is read. A multipart body:
 
   - ``photo``: one or more image files, in order (at most :data:`MAX_PHOTOS`, each within the
     service's image limits, :data:`MAX_BODY_BYTES` in all);
@@ -81,11 +82,9 @@ from vision.calibrate_deck import (
 from vision.calibration import (
     DeckProfile,
     DeckProfileError,
+    check_deck_name,
     code_from_filename,
-    delete_profile,
     grid_order,
-    list_profiles,
-    profile_path,
 )
 from vision.imageio import ImageError
 
@@ -237,10 +236,11 @@ def calibrate_upload(
 ) -> dict[str, Any]:
     """Calibrate and save the deck ``name`` from the upload; the API's answer."""
     try:
-        profile_path(name)
+        check_deck_name(name)
     except DeckProfileError as error:
         raise DeckOptionError(str(error)) from None
     recognizer = _calibrating(reader)
+    store = DECKS.store()
     photos = []
     for position, (label, data) in enumerate(upload.photos):
         if upload.codes is not None:
@@ -250,7 +250,9 @@ def calibrate_upload(
         photos.append(CalibrationPhoto(label, partial(_decode, label, data, runtime), code))
     start = time.perf_counter()
     try:
-        result = calibrate_photos(recognizer, name, photos, grid=upload.layout == "grid")
+        result = calibrate_photos(
+            recognizer, name, photos, grid=upload.layout == "grid", save=store.put
+        )
     except DeckProfileError as error:
         raise DeckOptionError(f"deck {name!r} not calibrated: {error}") from None
     seconds = time.perf_counter() - start
@@ -287,7 +289,7 @@ def add_deck_routes(
         """The deck's name once the token, the name and the quota allow the write."""
         writes.authorize(request)
         try:
-            profile_path(name)
+            check_deck_name(name)
         except DeckProfileError as error:
             raise DeckOptionError(str(error)) from None
         if request.method == "POST":
@@ -299,7 +301,7 @@ def add_deck_routes(
         """The calibrated decks, and the orders calibration photos follow."""
         return json_response(
             {
-                "decks": [deck_summary(name, reader) for name in list_profiles()],
+                "decks": [deck_summary(name, reader) for name in DECKS.store().names()],
                 "card_order": list(SINGLE_ORDER),
                 "grid": {"rows": GRID_ROWS, "columns": GRID_COLUMNS, "order": grid_order()},
             }
@@ -311,7 +313,7 @@ def add_deck_routes(
         reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
     ) -> Response:
         """One calibrated deck."""
-        if name not in list_profiles():
+        if name not in DECKS.store().names():
             raise HTTPException(404, f"no deck {name!r}")
         return json_response(deck_summary(name, reader))
 
@@ -333,7 +335,7 @@ def add_deck_routes(
     )
     def delete(name: Annotated[str, Depends(writable)]) -> Response:
         """Remove the deck ``name`` (operator token required)."""
-        if not delete_profile(name):
+        if not DECKS.store().delete(name):
             raise HTTPException(404, f"no deck {name!r}")
         return json_response({"deleted": name})
 

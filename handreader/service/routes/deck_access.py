@@ -30,9 +30,9 @@ from typing import Self
 from starlette.requests import Request
 
 from handreader.service.requests import ServiceError
+from handreader.service.routes.decks import DECKS
 from handreader.service.routes.verification import bearer_token
 from handreader.store.audit import TOKEN_ENV
-from vision.calibration import profiles_usage
 
 __all__ = [
     "DEFAULT_MAX_DECKS",
@@ -128,7 +128,7 @@ class DeckAccess:
     def check_quota(self, name: str) -> None:
         """DeckQuotaError when writing the deck ``name`` would pass the quota: a new deck
         past the number of decks, or any write while the other decks fill the storage."""
-        usage = profiles_usage()
+        usage = DECKS.store().usage()
         others = {deck: size for deck, size in usage.items() if deck != name}
         if name not in usage and len(others) >= self.max_decks:
             raise DeckQuotaError(

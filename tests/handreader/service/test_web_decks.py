@@ -26,8 +26,8 @@ from starlette.websockets import WebSocketDisconnect
 from web_fakes import NIU_TABLE, DeckFakeReader, error_message, fake_client, image_bytes
 
 from handreader.service import app as serve
-from handreader.service.routes import decks as web_decks
 from handreader.service.routes.decks import DECKS
+from handreader.store import decks as store_decks
 from vision.calibration import grid_order, load_profile, new_profile, save_profile
 
 TOKEN = "deck-operator-token"
@@ -208,7 +208,7 @@ def test_profiles_are_cached_and_reloaded_when_their_file_changes(
         loads.append(Path(path))
         return load_profile(path)
 
-    monkeypatch.setattr(web_decks, "load_profile", counting)
+    monkeypatch.setattr(store_decks, "load_profile", counting)  # the folder store's loader
     _save_deck("mine", ("AS",))
     for _ in range(3):
         assert client.post("/v1/read?deck=mine", content=image_bytes()).status_code == 200

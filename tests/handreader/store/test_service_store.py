@@ -1,6 +1,6 @@
 """The service on either store (``HANDREADER_DATABASE_URL`` or the SQLite file): ``/health``
 reports the store, replicas on one database share one audit trail, and an unreachable database
-is a JSON error, not a traceback.
+is a JSON error, not a traceback; a deck calibrated through one replica is read by the others.
 
 Expectations come from the issue ("/health reports the store"; "Any number of serve.py
 processes ... serve the same decks and the same audit trail"; "a clear error when the database
@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from web_fakes import NIU_TABLE, FakeReader, error_message, image_bytes
+from store_databases import raw
+from web_fakes import NIU_TABLE, DeckFakeReader, FakeReader, error_message, fake_client, image_bytes
 
 from handreader.service import app as serve
 from handreader.service import deps as service_deps
+from handreader.service.routes.decks import DECKS
 
 TOKEN = "floor-operator-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -104,3 +106,41 @@ def test_an_unreachable_database_is_a_503_and_health_says_why(
         store = health.json()["store"]
         assert store["ok"] is False and "cannot reach database" in store["error"]
         assert "pw@" not in json.dumps(store)
+
+
+# --- deck profiles -------------------------------------------------------------------------------
+
+
+def _card_photo(name: str) -> tuple[str, tuple[str, bytes, str]]:
+    return ("photo", (name, image_bytes(320, 240, ".png"), "image/png"))
+
+
+def test_a_deck_calibrated_through_one_replica_is_used_by_the_other(
+    postgres_schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HANDREADER_DATABASE_URL", postgres_schema)
+    monkeypatch.setenv("HANDREADER_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("HANDREADER_AUDIT_TOKEN", TOKEN)  # deck writes need the operator token
+    DECKS.clear()
+    first_reader, second_reader = DeckFakeReader(NIU_TABLE), DeckFakeReader(NIU_TABLE)
+    with fake_client(first_reader) as first, fake_client(second_reader) as second:
+        files = [_card_photo("a.png"), _card_photo("b.png")]
+        made = first.post(
+            "/v1/decks/house", files=files, data={"codes": "AS 10H"}, headers=AUTH
+        )
+        assert made.status_code == 200, made.text
+        assert raw(postgres_schema, "SELECT name FROM deck_profile") == [("house",)]
+        assert [deck["name"] for deck in second.get("/v1/decks").json()["decks"]] == ["house"]
+        assert second.post("/v1/read?deck=house", content=image_bytes()).status_code == 200
+        assert second_reader.deck_calls == ["house"]
+        files = [_card_photo("a.png"), _card_photo("b.png"), _card_photo("c.png")]
+        again = second.post(
+            "/v1/decks/house", files=files, data={"codes": "AS 10H QC"}, headers=AUTH
+        )
+        assert again.status_code == 200, again.text
+        assert first.get("/v1/decks/house").json()["cards"] == 3  # calibrated again: read again
+        assert second.delete("/v1/decks/house", headers=AUTH).status_code == 200
+        assert first.get("/v1/decks").json()["decks"] == []
+    assert raw(postgres_schema, "SELECT name FROM deck_profile") == []
+    assert not (tmp_path / "data" / "decks").exists()  # nothing in the data folder
+    DECKS.clear()
