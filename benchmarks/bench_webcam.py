@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 from handreader.cli.webcam import run_webcam
 from handreader.tables.live import FrameReader, LiveFrame, LiveSettings, frame_reader, table_summary
 from vision.detections import CardReading, Reading
-from vision.tracking import FlickerMeter
+from vision.flicker import FlickerMeter
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZE_WH = (640, 480)

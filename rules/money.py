@@ -10,16 +10,22 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["ZERO", "json_amount", "to_money"]
+__all__ = ["MAX_AMOUNT", "ZERO", "json_amount", "to_money"]
 
 ZERO = Decimal(0)
 """No money: the start of a sum of amounts."""
+
+MAX_AMOUNT = Decimal(10) ** 15
+"""The largest amount taken, in absolute value: far above any table's stake, and small enough
+that every sum and JSON form of amounts stays cheap (``1e999999999`` as text would otherwise
+become an integer of a billion digits)."""
 
 
 def to_money(value: int | float | str | Decimal) -> Decimal:
     """``value`` as an exact Decimal (text stripped; a float by its shortest repr).
 
-    ValueError for anything that is not a finite number (a bool is not a number here).
+    ValueError for anything that is not a finite number (a bool is not a number here) or whose
+    absolute value is over :data:`MAX_AMOUNT`.
     """
     if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
         raise ValueError(f"not a number: {value!r}")
@@ -29,6 +35,9 @@ def to_money(value: int | float | str | Decimal) -> Decimal:
         raise ValueError(f"not a number: {value!r}") from None
     if not amount.is_finite():
         raise ValueError(f"not a finite number: {value!r}")
+    # the exponent first: abs() of a number beyond the context's range raises Overflow
+    if amount.adjusted() > MAX_AMOUNT.adjusted() or abs(amount) > MAX_AMOUNT:
+        raise ValueError(f"amount out of range: {value!r} (at most {MAX_AMOUNT:,} either way)")
     return amount
 
 

@@ -10,9 +10,10 @@ depending on the models' accuracy:
   single indices: the layout that once split live readings into 1 + 4 + ... groups;
 - :func:`render_fan` draws it on green felt with the cards of a deck of ``training.synth``
   (Debian's card art, when installed) or, without them, with plain drawn cards;
-- :class:`FanReader` "reads" the fan from any image (boxes as fractions of the image, so any
-  frame size works), with per-call noise drawn from ``default_rng([seed, call])``: boxes
-  jittered by a few pixels, a card missed now and then, the top card's far corner missed.
+- :class:`FanReader` "reads" the fan from any image (boxes scaled to the image, so any frame
+  size works): a photo as it lies, video frames with per-call noise drawn from
+  ``default_rng([seed, call])``: boxes jittered by a few pixels, a card missed now and then,
+  the top card's far corner missed.
 
 The hand is ``KS QH 10D 3C 4S``: K + Q + 10 = 30 makes the bull and 3 + 4 = 7, Niu 7 (seed
 002: the rest's points mod 10). ``tests/fixtures/fan_niu7.jpg`` is :func:`render_fan` of the
@@ -23,7 +24,7 @@ without the card art.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import cv2
@@ -247,7 +248,9 @@ def render_fan(
 @dataclass
 class FanReader:
     """Reads the fan of ``layout`` (laid out on an image of ``size_wh``) from any image, its
-    boxes scaled to the image given; noise as :func:`fan_reading` says, drawn per call."""
+    boxes scaled to the image given: without noise as a photo (:meth:`read`), with the noise
+    of :func:`fan_reading` drawn per call as video frames (:meth:`for_frames`, which the live
+    pipeline calls, as it does the recognizer's)."""
 
     layout: list[FanCard] = field(default_factory=fan_layout)
     size_wh: tuple[int, int] = SIZE_WH
@@ -255,10 +258,15 @@ class FanReader:
     jitter_px: float = 2.0
     miss: float = 0.03
     corner_miss: float = 0.2
+    noisy: bool = False
 
     def __post_init__(self) -> None:
         self.calls = 0
         self.sizes: list[tuple[int, int]] = []
+
+    def for_frames(self) -> FanReader:
+        """This reader reading video frames: with noise."""
+        return replace(self, noisy=True)
 
     def reading_for(self, size_wh: tuple[int, int], call: int | None) -> Reading:
         """The reading of an image of ``size_wh``; ``call`` None: without noise."""
@@ -275,11 +283,11 @@ class FanReader:
         return reading.scaled(factor, size_wh) if factor != 1 else reading
 
     def read(self, image: NDArray[np.uint8]) -> Reading:
-        """The noisy reading of the next call, scaled to ``image``."""
+        """The reading of ``image`` (noisy: of the next call), scaled to it."""
         size = (int(image.shape[1]), int(image.shape[0]))
         self.sizes.append(size)
         self.calls += 1
-        return self.reading_for(size, self.calls)
+        return self.reading_for(size, self.calls if self.noisy else None)
 
 
 def write_fixture(path: Path = FIXTURE) -> Path:

@@ -9,7 +9,7 @@ readings come back in the photos' order. A photo that cannot be read comes back 
 
 Where: ``address`` None (or ``"local"``) starts a local Ray instance (all the machine's CPUs)
 unless this process already joined one (``ray.init`` called before); ``"auto"`` joins the
-cluster this machine is part of; ``ray://HOST:10001`` is a remote cluster through Ray
+cluster the local machine is part of; ``ray://HOST:10001`` is a remote cluster through Ray
 Client. Every worker must see the photos at the paths given (a shared folder), and have
 handreader installed with the models (or ``models`` at a path it sees).
 

@@ -16,7 +16,7 @@ A photo that cannot be read, or a folder with no image file, prints
 if any failed.
 
 ``--ray [ADDRESS]`` spreads the photos over a Ray cluster (``handreader.cli.ray_runner``: the
-``scale`` extra; no ADDRESS: a local instance, ``auto``: the cluster this machine is part of,
+``scale`` extra; no ADDRESS: a local instance, ``auto``: the local machine's cluster,
 ``ray://HOST:10001``: a remote one), one reader per worker process (``--readers N``: how many),
 with a progress bar on standard error; the output is the same lines in the same order. Without
 ``--ray`` Ray is never imported.
@@ -70,7 +70,7 @@ def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
         const="",
         metavar="ADDRESS",
         help="read on a Ray cluster (the scale extra): no ADDRESS starts a local instance, "
-        "'auto' joins this machine's cluster, ray://HOST:10001 a remote one",
+        "'auto' joins the local machine's cluster, ray://HOST:10001 a remote one",
     )
     parser.add_argument(
         "--readers",

@@ -50,7 +50,8 @@ from handreader.tables.live import (
 )
 from handreader.tables.scoring import BankerRule, TableMode, TableOptions
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES
-from vision.tracking import FlickerMeter, TrackerSettings
+from vision.flicker import FlickerMeter
+from vision.tracking import TrackerSettings
 
 __all__ = [
     "Display",

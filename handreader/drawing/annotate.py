@@ -166,7 +166,9 @@ class Annotator:
     def _hand_label(hand: HandResult, result: TableResult) -> str:
         role = "Banker" if hand.seat == result.banker else f"Seat {hand.seat}"
         if hand.hand is None:
-            return f"{role}: {hand.status.value} ({len(hand.cards)} cards)"
+            count = len(hand.cards)
+            cards = "1 card" if count == 1 else f"{count} cards"
+            return f"{role}: {hand.status.value.replace('_', ' ')} ({cards})"
         text = f"{role}: {hand.hand.label}"
         if not hand.scored:
             return text + f"? ({hand.status.value})"

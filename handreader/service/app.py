@@ -35,6 +35,7 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
 403   ``forbidden``: deck writes while no operator token is set (and decks are not open)
 404   ``not_found``; 405 ``method_not_allowed``
 406   ``not_acceptable``: the annotated image in no format the client accepts
+408   ``request_timeout``: a request body slower than ``HANDREADER_BODY_TIMEOUT``
 409   ``quota_exceeded``: a deck past the number of decks or the storage they may take
 413   ``too_large`` (bytes), ``too_many_pixels`` (pixels, or the decoded array's bytes: read
       from the header, before decoding)
@@ -65,6 +66,7 @@ from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 
 from handreader.drawing.annotate import Annotator
+from handreader.service.connections import BodyDeadline, quiet_accept_errors
 from handreader.service.deps import (
     NoReader,
     ReaderLike,
@@ -81,6 +83,8 @@ from handreader.service.errors import (
     handle_error,
     handle_http,
 )
+from handreader.service.headers import SecurityHeaders
+from handreader.service.routes.docs import add_docs_routes
 from handreader.service.routes.reading import create_router
 from handreader.service.routes.scoring import add_scoring_routes
 from handreader.service.routes.verification import AuditLogHolder, AuditSettings
@@ -102,6 +106,7 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        quiet_accept_errors()
         if reader is None:
             app.state.reader = load_reader(chosen)
         yield
@@ -113,6 +118,8 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
         summary="Read card hands from photos and score them: Niu Niu tables and Pits plays.",
         description=(__doc__ or "").split("\n\n", 1)[0],
         lifespan=lifespan,
+        docs_url=None,  # served from the package's own files (routes/docs.py), not a CDN
+        redoc_url=None,
     )
     app.state.reader = reader if reader is not None else NoReader("the models are loading")
     app.state.runtime = Runtime(chosen)
@@ -120,8 +127,11 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
         app.add_exception_handler(family, handle_error)
     app.add_exception_handler(HTTPException, handle_http)
     app.add_middleware(UnexpectedErrors)  # any other exception: a bug, answered 500
+    app.add_middleware(BodyDeadline, timeout_s=chosen.body_timeout_s)
+    app.add_middleware(SecurityHeaders)
     audit = AuditLogHolder(AuditSettings.from_env())
     app.state.audit = audit  # GET /health reports the store
+    add_docs_routes(app)
     add_scoring_routes(app, Annotator())
     app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error), audit))
     return app
@@ -150,11 +160,14 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from handreader.service.connections import ConnectionLimits
+
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     if args.models is not None:
         os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
     settings = Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
+    ConnectionLimits()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     config = uvicorn.Config(
         factory,
@@ -169,6 +182,8 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
         # a live frame is one image: no larger than an upload, and few wait per connection
         ws_max_size=settings.max_bytes,
         ws_max_queue=LIVE_QUEUE,
+        # idle and slow connections time out, their number stays under the descriptor limit
+        http="handreader.service.connections:GuardedHttpToolsProtocol",
     )
     server = uvicorn.Server(config)
     try:

@@ -63,6 +63,7 @@ ERROR_STATUS: Mapping[str, int] = {
     "not_found": 404,
     "method_not_allowed": 405,
     "not_acceptable": 406,
+    "request_timeout": 408,
     "quota_exceeded": 409,
     "too_large": 413,
     "too_many_pixels": 413,

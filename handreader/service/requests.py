@@ -38,6 +38,7 @@ __all__ = [
     "PayloadTooLargeError",
     "RecognizerFailedError",
     "RecognizerTimeoutError",
+    "RequestTimeoutError",
     "ServerBusyError",
     "ServiceError",
     "Upload",
@@ -111,6 +112,12 @@ class RecognizerTimeoutError(ServiceError):
     """The recognizer took longer than the limit."""
 
     code = "recognizer_timeout"
+
+
+class RequestTimeoutError(ServiceError, ValueError):
+    """A request body that did not arrive within the time limit."""
+
+    code = "request_timeout"
 
 
 class ServerBusyError(ServiceError):

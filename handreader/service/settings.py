@@ -31,13 +31,15 @@ class Settings:
     decode_memory: int = DEFAULT_DECODE_MEMORY
     read_timeout_s: float = 30.0
     read_threads: int = 2
+    body_timeout_s: float = 60.0
     allowed_origins: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
         """Settings from ``HANDREADER_MODELS``, ``_MAX_BYTES``, ``_MAX_PIXELS``,
-        ``_MAX_DECODED_BYTES``, ``_DECODE_MEMORY``, ``_READ_TIMEOUT``, ``_READ_THREADS`` and
-        ``_ALLOWED_ORIGINS`` (``handreader.service.origins``); ValueError names a bad value."""
+        ``_MAX_DECODED_BYTES``, ``_DECODE_MEMORY``, ``_READ_TIMEOUT``, ``_READ_THREADS``,
+        ``_BODY_TIMEOUT`` and ``_ALLOWED_ORIGINS`` (``handreader.service.origins``);
+        ValueError names a bad value."""
 
         def number(name: str, default: float, kind: Callable[[str], float]) -> Any:
             text = environ.get(f"HANDREADER_{name}")
@@ -64,6 +66,7 @@ class Settings:
             decode_memory=number("DECODE_MEMORY", DEFAULT_DECODE_MEMORY, int),
             read_timeout_s=number("READ_TIMEOUT", 30.0, float),
             read_threads=number("READ_THREADS", 2, int),
+            body_timeout_s=number("BODY_TIMEOUT", 60.0, float),
             allowed_origins=origins,
         )
 

@@ -54,3 +54,14 @@ def test_to_money_refuses_what_is_not_a_finite_number(value: object, message: st
 def test_json_amount_is_an_int_when_whole(amount: Decimal, expected: int | float) -> None:
     number = json_amount(amount)
     assert number == expected and type(number) is type(expected)
+
+
+@pytest.mark.parametrize("value", ["1e999999999", "-1e16", 10**16, "1000000000000000.01"])
+def test_to_money_refuses_amounts_out_of_range(value: object) -> None:
+    # MAX_AMOUNT = 10**15: larger text would make a huge integer when written as JSON
+    with pytest.raises(ValueError, match="amount out of range"):
+        to_money(value)  # type: ignore[arg-type]
+
+
+def test_to_money_takes_the_largest_amount() -> None:
+    assert to_money("1e15") == Decimal(10) ** 15

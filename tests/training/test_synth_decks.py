@@ -37,7 +37,7 @@ from training.synth.index_box import (
 )
 
 HEIGHT = 200
-"""Render height of these tests (shared with tests/training/test_synth_geometry.py: one cache)."""
+"""Render height of these tests (shared with tests/synth_drawing.py: one cache)."""
 
 USED = tuple(deck.name for deck in DECKS)
 

@@ -4,8 +4,9 @@ labels "with one consistent meaning per class").
 A joker has no rank and suit; each deck prints its own mark in the joker's corner (a star in a
 ring, "JOKER" set down the edge or across the corner, a chequered disc), and each joker's mark
 is measured on its render (training/synth/index_box.py). The labelled box must hold that mark:
-checked against the drawn ink (as tests/test_synth_geometry.py does for the number cards) and
-against a table written by inspecting the renders. A joker with no corner mark gets no label.
+checked against the drawn ink (as tests/training/test_synth_geometry.py does for the number
+cards) and against a table written by inspecting the renders. A joker with no corner mark gets
+no label.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import cv2
 import numpy as np
 import pytest
 from numpy.typing import NDArray
-from test_synth_geometry import (
+from synth_drawing import (
     FAST_DECKS,
     card_size,
     check_ink,

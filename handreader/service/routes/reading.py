@@ -236,7 +236,8 @@ def add_trainer_routes(router: APIRouter) -> None:
     ) -> Response:
         """Deal 2 to 4 hands for the trainer; the seed used comes back."""
         rules = get_profile(profile)
-        chosen = secrets.randbelow(2**63) if seed is None else seed
+        # drawn below 2^53: exact as a JSON number in every client (JavaScript's included)
+        chosen = secrets.randbelow(2**53) if seed is None else seed
         dealt = deal_hands(hands, rules, np.random.default_rng(chosen))
         return json_response({"profile": rules.name, "seed": chosen, "hands": dealt})
 

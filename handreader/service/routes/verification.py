@@ -19,10 +19,11 @@ Both need the operator token as ``Authorization: Bearer <token>``: a missing or 
 created: ``HANDREADER_AUDIT_TOKEN`` (the token; unset: both endpoints answer 503
 ``audit_not_configured``), ``HANDREADER_DATABASE_URL`` (a shared PostgreSQL database,
 ``postgresql://...``, for replicas behind a load balancer) or else ``HANDREADER_AUDIT_DB`` (the
-SQLite file; default ``$XDG_DATA_HOME/handreader/audit.sqlite3``, that is
-``~/.local/share/handreader/...``). The database is opened, and its schema migrated, on the
-first verified request (or ``GET /health``), not before; an unreachable database answers 503
-``store_unavailable`` and is tried again on the next request.
+SQLite file; default ``audit.sqlite3`` in the data folder: ``$HANDREADER_DATA``, else
+``$XDG_DATA_HOME/handreader``, that is ``~/.local/share/handreader``). The database is
+opened, and its schema migrated, on the first verified request (or ``GET /health``), not
+before; an unreachable database answers 503 ``store_unavailable`` and is tried again on the
+next request.
 """
 
 import os
@@ -81,7 +82,10 @@ class AuditNotConfiguredError(ServiceError):
 
 
 def default_audit_path(environ: Mapping[str, str] = os.environ) -> Path:
-    """``$XDG_DATA_HOME/handreader/audit.sqlite3`` (``~/.local/share`` when unset)."""
+    """``audit.sqlite3`` in the data folder: ``$HANDREADER_DATA`` when set (where the decks
+    live too), else ``$XDG_DATA_HOME/handreader`` (``~/.local/share`` when unset)."""
+    if environ.get("HANDREADER_DATA"):
+        return Path(environ["HANDREADER_DATA"]) / "audit.sqlite3"
     base = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "handreader" / "audit.sqlite3"
 

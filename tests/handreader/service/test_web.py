@@ -61,8 +61,17 @@ def test_every_file_the_page_names_is_served(client: TestClient) -> None:
     named = set(re.findall(r'(?:src|href)="/static/([^"]+)"', html))
     for script in STATIC_DIR.glob("*.js"):
         named |= set(re.findall(r'from "\./([^"]+)"', script.read_text()))
-    assert {"app.js", "style.css", "photo.js", "live.js", "trainer.js", "verify.js"} <= named
-    types = {".js": "text/javascript", ".css": "text/css"}
+    assert {
+        "app.js",
+        "style.css",
+        "photo.js",
+        "live.js",
+        "trainer.js",
+        "verify.js",
+        "draw.js",
+    } <= named
+    assert "favicon.svg" in named
+    types = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
     for name in named:
         response = client.get(f"/static/{name}")
         assert response.status_code == 200, name

@@ -31,7 +31,7 @@ from handreader.tables.live import (
 from handreader.tables.scoring import HandStatus, TableOptions, score_codes, score_reading
 from rules.niuniu_profiles import NIU_PROFILES
 from vision.detections import Reading
-from vision.tracking import FlickerMeter
+from vision.flicker import FlickerMeter
 
 
 def run(pipeline: LivePipeline, frames: int, start: int = 0) -> list[LiveFrame]:
