@@ -188,14 +188,16 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self._waiting_since is not None:
-            self._header_bytes += len(data)
-            if self._header_bytes > MAX_HEADER_BYTES:
-                self._cancel_header_timer()
-                self._waiting_since = None
-                self.send_400_response(f"Request headers over {MAX_HEADER_BYTES} bytes.")
-                return
+        waiting = self._waiting_since is not None
         super().data_received(data)
+        if not waiting or self._waiting_since is None or self.transport.is_closing():
+            return
+        # still no end to the headers: count what they took (a body never counts)
+        self._header_bytes += len(data)
+        if self._header_bytes > MAX_HEADER_BYTES:
+            self._cancel_header_timer()
+            self._waiting_since = None
+            self.send_400_response(f"Request headers over {MAX_HEADER_BYTES} bytes.")
 
     def on_headers_complete(self) -> None:
         self._cancel_header_timer()

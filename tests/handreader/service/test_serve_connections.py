@@ -166,3 +166,20 @@ def test_a_refused_token_keeps_the_connection(server: tuple[str, int, Path]) -> 
     finally:
         connection.close()
     assert "Traceback" not in log.read_text()
+
+
+def test_headers_are_limited_but_bodies_are_not_headers(server: tuple[str, int, Path]) -> None:
+    _, port, _ = server
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as endless:
+        endless.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 70_000)
+        answer = endless.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    # a body of 300 kB sent with its headers in one write is a body, not headers
+    body = b"\x89PNG\r\n\x1a\n" + bytes(300_000)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("POST", "/v1/read", body=body, headers={"Content-Type": "image/png"})
+        response = connection.getresponse()
+        assert response.status != 400 or b"headers" not in response.read()
+    finally:
+        connection.close()

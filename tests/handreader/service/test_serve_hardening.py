@@ -179,3 +179,32 @@ def test_the_openapi_document_lists_415_and_the_audit_csv(client: TestClient) ->
                 assert "415" in operation["responses"], (method, path)
     audit = spec["paths"]["/v1/audit"]["get"]["responses"]["200"]["content"]
     assert set(audit) == {"application/json", "text/csv"}
+
+
+# --- the server's configuration ------------------------------------------------------------------
+
+
+def test_the_server_caps_live_frames_and_guards_connections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import argparse
+
+    import uvicorn
+
+    from handreader.service import app as serve
+
+    seen: list[uvicorn.Config] = []
+
+    def record(server: uvicorn.Server, *args: object, **kwargs: object) -> None:
+        seen.append(server.config)
+
+    monkeypatch.setattr(uvicorn.Server, "run", record)
+    monkeypatch.setenv("HANDREADER_MAX_BYTES", "5000000")
+    arguments = argparse.Namespace(
+        host="127.0.0.1", port=0, workers=1, models=None, access_log=False
+    )
+    serve.run_server(arguments)
+    (config,) = seen
+    assert config.ws_max_size == 5_000_000  # a frame is one image, within the byte limit
+    assert config.ws_max_queue == serve.LIVE_QUEUE == 2
+    assert config.http == "handreader.service.connections:GuardedHttpToolsProtocol"
