@@ -151,18 +151,24 @@ def _assign(
     for k in range(top - 1, -1, -1):
         by_limit[rows, limits[:, k]] = cost_of[:, k]
         class_by_limit[rows, limits[:, k]] = candidates[:, k]
+    # a card whose likeliest card no other card wants keeps it in every best assignment: only
+    # the others are assigned (on a table, the few cards of a conflict)
+    demand = (class_by_limit >= 0).sum(axis=0)
+    open_rows = np.flatnonzero(demand[table.limit_of[best]] > 1)
+    by_limit, class_by_limit = by_limit[open_rows], class_by_limit[open_rows]
     # one column per copy a limit can give out, no more copies than cards that want it
     demand = (class_by_limit >= 0).sum(axis=0)
     column_limit = np.repeat(np.arange(len(table.capacity)), np.minimum(table.capacity, demand))
-    slots = len(column_limit)
-    cost = np.full((count, slots + count), _UNPLACED_COST)  # then one "unplaced" per card
+    slots, opened = len(column_limit), len(open_rows)
+    cost = np.full((opened, slots + opened), _UNPLACED_COST)  # then one "unplaced" per card
     cost[:, :slots] = by_limit[:, column_limit]
-    class_at = class_by_limit[:, column_limit]
     column = min_cost_assignment(cost)
     on_slot = column < slots
     codes = best.copy()
-    codes[on_slot] = class_at[np.flatnonzero(on_slot), column[on_slot]]
-    return codes.astype(np.intp), on_slot
+    placed = np.ones(count, bool)
+    codes[open_rows[on_slot]] = class_by_limit[:, column_limit][on_slot, column[on_slot]]
+    placed[open_rows] = on_slot
+    return codes.astype(np.intp), placed
 
 
 def min_cost_assignment(cost: NDArray[np.floating[Any]]) -> NDArray[np.intp]:

@@ -169,6 +169,32 @@ def test_decoding_is_the_likeliest_reading_the_deck_allows(seed: int) -> None:
         assert score == pytest.approx(best), trial
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_decoding_a_full_deck_is_the_likeliest_reading_among_the_candidates(seed: int) -> None:
+    """One 52-card deck and up to four cards, each read as one of a few favourite cards (so
+    some conflict and some stand alone): no choice of each card's eight likeliest cards that
+    the deck allows has a higher joint probability (every choice tried)."""
+    rng = np.random.default_rng(100 + seed)
+    for trial in range(25):
+        count = int(rng.integers(2, 5))
+        favourites = rng.choice(52, 3, replace=False)
+        cards = rng.dirichlet(np.full(54, 0.05), count)
+        cards[np.arange(count), rng.choice(favourites, count)] += rng.uniform(0.5, 3, count)
+        cards /= cards.sum(axis=1, keepdims=True)
+        decoded = decode_cards(cards, NIUNIU, prior=False)
+        assert decoded.placed.all(), trial
+        assert len(set(decoded.codes.tolist())) == count, trial
+        allowed = deck_table(NIUNIU).allowed
+        tops = [[int(c) for c in np.argsort(-np.where(allowed, row, -1))[:8]] for row in cards]
+        best = max(
+            np.log(np.maximum(cards[np.arange(count), list(choice)], 1e-12)).sum()
+            for choice in itertools.product(*tops)
+            if len(set(choice)) == count
+        )
+        score = np.log(np.maximum(decoded.probability, 1e-12)).sum()
+        assert score == pytest.approx(best), trial
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_deck_of_every_card_changes_nothing_when_no_card_repeats(seed: int) -> None:
     """Two packs with jokers hold any two cards: the codes are the argmax, as without a deck."""
