@@ -1,13 +1,21 @@
 """handreader's rules engine: cards, Niu Niu, Zheng Shangyou / Pits and the other casino games."""
 
 from rules.cards import CARD_CLASSES, AnyCard, Card, Joker, Rank, Suit, parse_card, parse_cards
-from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
+from rules.errors import (
+    CardError,
+    DeckError,
+    HandError,
+    IllegalPlayError,
+    ProfileError,
+    RulesError,
+)
 
 __all__ = [
     "CARD_CLASSES",
     "AnyCard",
     "Card",
     "CardError",
+    "DeckError",
     "HandError",
     "IllegalPlayError",
     "Joker",
@@ -205,3 +213,7 @@ __all__ += [
     "settle_blackjack_hand",
     "settle_paigow",
 ]
+
+from rules.decks import GAME_DECKS, Deck, deck_for_game, deck_in_play  # noqa: E402
+
+__all__ += ["GAME_DECKS", "Deck", "deck_for_game", "deck_in_play"]

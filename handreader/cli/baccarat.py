@@ -31,6 +31,7 @@ from handreader.cli._amounts import rate as _rate
 from handreader.cli.photos import add_photo_arguments, print_game_photo, read_photos, region
 from rules.baccarat import BaccaratBet, BaccaratRules
 from rules.cards import parse_cards
+from rules.decks import deck_for_game, deck_in_play
 
 if TYPE_CHECKING:
     from handreader.tables.games import BaccaratReport
@@ -43,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="totals, draws, result and payouts of a baccarat coup",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
-    add_photo_arguments(parser)
+    add_photo_arguments(parser, "baccarat: the shoe's --decks packs of 52 cards")
     parser.add_argument("--player", help='Player cards, e.g. "9H 5C [3D]"')
     parser.add_argument("--banker", help='Banker cards, e.g. "KD 6S [2C]"')
     parser.add_argument(
@@ -111,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
                 args.json,
                 _print_report,
             ),
+            in_play=deck_in_play(args.game, None, deck_for_game("baccarat", args.decks)),
         )
     if args.player is None or args.banker is None:
         raise ValueError("give --player and --banker (the cards dealt), or photos")

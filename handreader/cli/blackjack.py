@@ -30,6 +30,7 @@ from handreader.cli._amounts import money as _money
 from handreader.cli.photos import add_photo_arguments, print_game_photo, read_photos, region
 from rules.blackjack import BlackjackRound, BlackjackRules, play_blackjack_round
 from rules.cards import parse_cards
+from rules.decks import deck_for_game, deck_in_play
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="dealer action and outcomes of a blackjack round",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
-    add_photo_arguments(parser)
+    add_photo_arguments(parser, "blackjack: the shoe's --decks packs of 52 cards")
     parser.add_argument("--dealer", help='dealer cards, e.g. "KS 7H"')
     parser.add_argument(
         "--player",
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
                 args.json,
                 _print_round,
             ),
+            in_play=deck_in_play(args.game, None, deck_for_game("blackjack", args.decks)),
         )
     if args.dealer is None or args.player is None:
         raise ValueError("give --dealer and --player (the cards dealt), or photos")

@@ -2,7 +2,8 @@
 
 Manifests are JSON lines of labelled photos (the format of :mod:`vision.evaluate`). Prints one block
 per manifest and, with ``--json``, one JSON object per manifest; ``--report DIR`` also writes a
-confusion-matrix picture per manifest; ``--split valid`` keeps only that split's entries.
+confusion-matrix picture per manifest; ``--split valid`` keeps only that split's entries;
+``--game NAME`` and ``--decks N`` read with that deck in play (``handreader.cli.in_play``).
 
 ``--ray [ADDRESS]`` reads the photos on a Ray cluster (as ``handreader read --ray``; the
 ``scale`` extra): the same figures; a photo that cannot be read counts as failed, as in a plain
@@ -17,9 +18,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from handreader.cli.read import add_ray_arguments, require_inputs
 
 if TYPE_CHECKING:
+    from rules.decks import Deck
     from vision.calibration import DeckProfile
     from vision.evaluate import EvalTotals, ManifestEntry
 
@@ -46,13 +49,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--limit", type=int, help="read at most this many photos per manifest")
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
+    add_deck_options(parser, default="any: each card read on its own")
     add_ray_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def _score_on_ray(
     entries: list[ManifestEntry], address: str | None, args: argparse.Namespace,
-    deck: DeckProfile | None, progress: str,
+    deck: DeckProfile | None, progress: str, in_play: Deck | None = None,
 ) -> EvalTotals:  # fmt: skip
     """The totals of ``entries`` read on a Ray cluster; failed photos named on stderr."""
     import sys
@@ -60,7 +64,8 @@ def _score_on_ray(
     from handreader.cli.ray_runner import RayJob, read_on_ray
     from vision.evaluate import EvalTotals
 
-    job = RayJob(address, args.models.resolve() if args.models else None, deck, args.readers)
+    models = args.models.resolve() if args.models else None
+    job = RayJob(address, models, deck, args.readers, in_play)
     totals = EvalTotals()
     photos = [str(entry.image) for entry in entries]
     for entry, outcome in zip(entries, read_on_ray(photos, job, progress), strict=True):
@@ -88,30 +93,38 @@ def run(args: argparse.Namespace) -> int:
         if args.readers is not None and args.readers < 1:
             raise ValueError(f"--readers must be at least 1, got {args.readers}")
     require_inputs(args.manifests, "MANIFEST")
+    in_play = deck_from_arguments(args)  # a bad --decks is named before the models load
     deck = load_deck(args.deck) if args.deck else None
     reader = None
     if args.ray is None:
         from vision.reader import Reader
+        from vision.settings import ReaderSettings
 
-        reader = Reader.load(args.models)
+        reader = Reader.load(args.models, ReaderSettings(in_play=in_play))
     for manifest in args.manifests:
         entries = load_manifest(manifest, args.split)[: args.limit]
         if reader is None:
-            totals = _score_on_ray(entries, address, args, deck, manifest.parent.name)
+            totals = _score_on_ray(entries, address, args, deck, manifest.parent.name, in_play)
         else:
             totals = score_manifest(
                 entries, partial(reader.read, deck=deck), progress=manifest.parent.name
             )
-        summary = {"manifest": str(manifest), "split": args.split, **totals.summary()}
+        summary = {
+            "manifest": str(manifest),
+            "split": args.split,
+            "in_play": None if in_play is None else str(in_play),
+            **totals.summary(),
+        }
         if args.json:
             print(json.dumps(summary))
         else:
             where = f"{manifest} [{args.split}]" if args.split else str(manifest)
-            print(f"{where}: {totals.photos} photos, {totals.truth_cards} cards")
+            played = f", deck in play: {in_play}" if in_play is not None else ""
+            print(f"{where}: {totals.photos} photos, {totals.truth_cards} cards{played}")
             print(
                 f"  precision {totals.precision:.4f}  recall {totals.recall:.4f}  "
                 f"F1 {totals.f1:.4f}  exact photos {summary['exact_photos']:.4f}  "
-                f"uncertain {totals.uncertain}  failed {totals.failed}"
+                f"wrong {summary['wrong']}  uncertain {totals.uncertain}  failed {totals.failed}"
             )
             if totals.top1 is not None:
                 print(

@@ -35,6 +35,7 @@ from handreader.cli._amounts import money as _money
 from handreader.cli._amounts import rate as _rate
 from handreader.cli.photos import add_photo_arguments, print_game_photo, read_photos, region
 from rules.cards import parse_cards
+from rules.decks import deck_for_game, deck_in_play
 from rules.errors import HandError
 from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand
 from rules.paigow_ways import DEFAULT_HOUSE_WAY, HOUSE_WAYS, get_house_way
@@ -51,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="Pai Gow Poker: house way, setting check, settling",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
-    add_photo_arguments(parser)
+    add_photo_arguments(parser, "paigow: 52 cards and a joker")
     parser.add_argument("--cards", help="the player's 7 cards, set by the house way")
     parser.add_argument("--high", help="a given 5-card high hand (with --low)")
     parser.add_argument("--low", help="a given 2-card low hand (with --high)")
@@ -134,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
                 args.json,
                 _print_report,
             ),
+            in_play=deck_in_play(args.game, None, deck_for_game("paigow")),
         )
     player, set_by = _player_setting(args, rules)
     banker = None if args.banker is None else parse_cards(args.banker)

@@ -16,9 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handreader.cli.in_play import add_deck_options
+
 if TYPE_CHECKING:
     from handreader.tables.games import GamePhoto
     from handreader.tables.grouping import Region
+    from rules.decks import Deck
     from vision.detections import CardReading, Reading
     from vision.imageio import ImageError, ReducedImage
 
@@ -92,18 +95,21 @@ def read_photos(
     answer: Callable[[str, ReducedImage, Reading], None],
     *,
     headers: bool = True,
+    in_play: Deck | None = None,
 ) -> int:
     """Read every photo (:func:`expand_photos`) with the shipped reader, loaded once (from
-    ``models`` when given), with the deck profile ``deck`` names, and hand each photo, its
-    decoded image and its reading (boxes in the photo's own pixels) to ``answer``. With
+    ``models`` when given), with the deck profile ``deck`` names and the deck in play
+    ``in_play`` (``handreader.cli.in_play``), and hand each photo, its decoded image and its
+    reading (boxes in the photo's own pixels) to ``answer``. With
     ``headers`` and several photos, each photo's answer follows a ``== PHOTO`` line (not with
     ``as_json``). A photo that cannot be read is reported and skipped; returns 2 if any was,
     else 0."""
     from handreader.store.decks import load_deck
     from vision.imageio import ImageError
     from vision.reader import Reader
+    from vision.settings import ReaderSettings
 
-    reader = Reader.load(models)
+    reader = Reader.load(models, ReaderSettings(in_play=in_play))
     deck_profile = load_deck(deck) if deck else None
     expanded = expand_photos(photos)
     status = 0
@@ -120,14 +126,16 @@ def read_photos(
     return status
 
 
-def add_photo_arguments(parser: argparse.ArgumentParser) -> None:
-    """The photo arguments of a command that also reads photos: ``PHOTO ...``, ``--deck``
-    and ``--models``."""
+def add_photo_arguments(parser: argparse.ArgumentParser, game: str) -> None:
+    """The photo arguments of a command that also reads photos: ``PHOTO ...``, ``--deck``,
+    ``--models`` and ``--game`` (default: ``game``'s deck; the command's own ``--decks``, if
+    any, counts its packs: ``handreader.cli.in_play``)."""
     parser.add_argument(
         "photos", nargs="*", metavar="PHOTO", help="photos (or folders of them) to read"
     )
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
     parser.add_argument("--models", type=Path, metavar="DIR", help="model folder for photos")
+    add_deck_options(parser, default=game, decks=False)
 
 
 def region(text: str) -> Region:

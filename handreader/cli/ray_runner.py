@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from rules.decks import Deck
 from vision.calibration import DeckProfile
 from vision.detections import Reading
 
@@ -52,13 +53,14 @@ class RayRunError(ValueError):
 @dataclass(frozen=True, slots=True)
 class RayJob:
     """Where and how to read: the cluster's ``address`` (see the module docstring), the model
-    folder (None: the shipped models), the deck profile, and how many readers (None: one per
-    CPU of the cluster, at most one per photo)."""
+    folder (None: the shipped models), the deck profile, how many readers (None: one per
+    CPU of the cluster, at most one per photo) and the deck in play (None: any card)."""
 
     address: str | None = None
     models: Path | None = None
     deck: DeckProfile | None = None
     readers: int | None = None
+    in_play: Deck | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +75,14 @@ class ReadOutcome:
 class PhotoReader:
     """A reader actor: the models loaded once, then photos read one batch at a time."""
 
-    def __init__(self, models: str | None, deck: DeckProfile | None) -> None:
+    def __init__(
+        self, models: str | None, deck: DeckProfile | None, in_play: Deck | None = None
+    ) -> None:
         from vision.reader import Reader
+        from vision.settings import ReaderSettings
 
-        self.reader = Reader.load(Path(models) if models else None)
+        folder = Path(models) if models else None
+        self.reader = Reader.load(folder, ReaderSettings(in_play=in_play))
         self.deck = deck
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -152,6 +158,7 @@ def read_on_ray(
         fn_constructor_kwargs={
             "models": str(job.models) if job.models else None,
             "deck": job.deck,
+            "in_play": job.in_play,
         },
         batch_size=1,
         batch_format="numpy",

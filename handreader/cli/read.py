@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from vision.detections import Reading
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
     )
+    add_deck_options(parser, default="any: each card read on its own")
     add_ray_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -148,6 +150,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
         models=args.models.resolve() if args.models else None,
         deck=load_deck(args.deck) if args.deck else None,
         readers=args.readers,
+        in_play=deck_from_arguments(args),
     )
     status = 0
     for outcome in read_on_ray(expand_photos(args.photos), job, progress="read"):
@@ -169,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ray is not None:
         return _run_on_ray(args)
     require_inputs(args.photos, "PHOTO")
+    in_play = deck_from_arguments(args)  # a bad --decks is named before the models load
     from handreader.cli.photos import read_photos
 
     written: set[str] = set()  # annotated copies' names, so two photos never share one
@@ -187,5 +191,12 @@ def run(args: argparse.Namespace) -> int:
             cv2.imwrite(str(out), Annotator().annotate_reading(scene, reading))
 
     return read_photos(
-        "read", args.photos, args.deck, args.models, args.json, answer, headers=False
+        "read",
+        args.photos,
+        args.deck,
+        args.models,
+        args.json,
+        answer,
+        headers=False,
+        in_play=in_play,
     )

@@ -36,9 +36,10 @@ from handreader.service.requests import (
     Upload,
     read_upload,
 )
-from handreader.service.routes.decks import with_deck
+from handreader.service.routes.decks import with_deck, with_deck_in_play
 from handreader.service.settings import Settings
 from handreader.tables.scoring import TableCard
+from rules.decks import Deck
 from vision.detections import CardReading, Reading
 from vision.imageio import (
     ImageError,
@@ -182,17 +183,18 @@ def decoded_photo(
 
 
 def read_photo(
-    upload: Upload, reader: ReaderLike, runtime: RuntimeLike
+    upload: Upload, reader: ReaderLike, runtime: RuntimeLike, in_play: Deck | None = None
 ) -> tuple[ReducedImage, Reading, dict[str, float]]:
     """Decode the upload within the limits and read its cards (with the deck profile its
-    ``deck`` option names: ``handreader.service.routes.decks``); the timings in milliseconds.
+    ``deck`` option names, and ``in_play`` the deck in play, whose cards are decoded
+    together: ``handreader.service.routes.decks``); the timings in milliseconds.
 
     A large JPEG is decoded at a reduced scale (``vision.imageio.decode_reduced``: the reader
     would shrink it to that size anyway); the reading's boxes and size are mapped back to the
     photo's own pixels, and ``ReducedImage.full_size()`` gives an image they fit, to draw on.
     The decoding memory is held (:func:`decoded_photo`) until the photo is read.
     """
-    reader = with_deck(reader, upload.options.get("deck"))
+    reader = with_deck(with_deck_in_play(reader, in_play), upload.options.get("deck"))
     start = time.perf_counter()
     with decoded_photo(upload.image or b"", runtime) as photo:
         decoded = time.perf_counter()

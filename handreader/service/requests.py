@@ -194,7 +194,9 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-_QUERY_ONLY = frozenset({"format", "game"})
+_QUERY_ONLY = frozenset({"format"})
+"""Query parameters that are no options (``game`` is one: the game whose deck is in play, which
+``/v1/annotated`` also draws)."""
 
 
 def _query_options(request: Request) -> dict[str, Any]:

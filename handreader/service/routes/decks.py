@@ -1,4 +1,5 @@
-"""Calibrated decks in the service: the ``deck`` option of the image endpoints.
+"""Decks in the service: the calibrated deck (the ``deck`` option of the image endpoints) and
+the deck in play (``game`` and ``decks``: :func:`with_deck_in_play`).
 
 An image endpoint given ``deck`` (an option like the others: ``?deck=MYDECK`` with a raw body,
 ``{"deck": "MYDECK"}`` in the multipart ``options`` field; on ``WS /v1/live`` the query or a
@@ -18,6 +19,12 @@ Errors (``{"error": {"code": "bad_options", "message": ...}}``, 400): a deck no 
 embeddings of another size); the message names the deck, the server keeps serving and reading
 without a deck is unaffected. A recognizer that cannot read with a deck (the models did not
 load) answers 503 ``not_ready``.
+
+The deck in play (``rules.decks.Deck``, from the options as ``handreader.service.schemas``
+reads them) makes the recognizer decode a photo's cards together: no card the deck lacks, none
+more often than it holds (``vision.decoding``). It is a setting of the recognizer
+(``vision.reader.Reader.with_deck_in_play``, a copy sharing the models); a stand-in recognizer
+without that method reads as it does.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from numpy.typing import NDArray
 from handreader.service.requests import BadOptionsError, NotReadyError
 from handreader.store.database import DATABASE_URL_ENV
 from handreader.store.decks import DeckStore, FolderDeckStore, open_deck_store
+from rules.decks import Deck
 from vision.calibration import DeckProfile, DeckProfileError
 from vision.detections import Reading
 
@@ -51,6 +59,7 @@ __all__ = [
     "environment_deck_store",
     "reads_decks",
     "with_deck",
+    "with_deck_in_play",
 ]
 
 CACHE_SIZE = 64
@@ -201,20 +210,38 @@ def with_deck(reader: PlainReader, deck: object) -> PlainReader:
     return DeckReader(cast(ReaderWithDecks, reader), profile)
 
 
+def with_deck_in_play(reader: PlainReader, deck: Deck | None) -> PlainReader:
+    """``reader`` decoding each photo's cards with ``deck`` in play; ``reader`` itself for
+    None, or when it cannot (it has no ``with_deck_in_play``: a stand-in)."""
+    if deck is None:
+        return reader
+    switch = getattr(reader, "with_deck_in_play", None)
+    return reader if switch is None else cast(PlainReader, switch(deck))
+
+
 class DeckSwitch:
     """The live stream's recognizer: reads with the deck chosen last (:meth:`choose`), or
-    without one; switching takes effect from the next frame."""
+    without one, and the deck in play chosen last (:meth:`play`); switching takes effect from
+    the next frame."""
 
-    def __init__(self, reader: PlainReader, deck: object = None) -> None:
+    def __init__(
+        self, reader: PlainReader, deck: object = None, in_play: Deck | None = None
+    ) -> None:
         self._plain = reader
-        self._reader = with_deck(reader, deck)
+        self._reader = with_deck(with_deck_in_play(reader, in_play), deck)
         self.deck: str | None = deck if isinstance(deck, str) and deck else None
+        self.in_play = in_play
 
     def choose(self, deck: object) -> None:
         """Read with ``deck`` from now on (None or ``""``: without a deck); errors as
         :func:`with_deck`, leaving the deck in use unchanged."""
-        self._reader = with_deck(self._plain, deck)
+        self._reader = with_deck(with_deck_in_play(self._plain, self.in_play), deck)
         self.deck = deck if isinstance(deck, str) and deck else None
+
+    def play(self, in_play: Deck | None) -> None:
+        """Decode with ``in_play`` from now on (None: any card)."""
+        self._reader = with_deck(with_deck_in_play(self._plain, in_play), self.deck)
+        self.in_play = in_play
 
     def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
         """The cards read from a BGR image (with the chosen deck)."""

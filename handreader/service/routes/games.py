@@ -26,6 +26,10 @@ PHOTO`` does. A photo's answer is ``GamePhoto.to_dict()``: ``{"game", "size", "h
 "seat", "cards", "box"}], "left_over", "result", "problem", "flags"}`` with ``timings_ms``.
 Bad options and bad codes are errors through the service's one mapping
 (:mod:`handreader.service.errors`).
+
+A photo is read with its game's deck in play (``game`` option, ``handreader.service.schemas``):
+Baccarat's and Blackjack's ``decks`` packs of 52 cards, Pai Gow Poker's 52 and a joker; its
+cards are decoded together, so no joker is read at Baccarat, and no card twice from one deck.
 """
 
 from collections.abc import Callable, Sequence
@@ -46,7 +50,7 @@ from handreader.service.deps import (
 )
 from handreader.service.errors import ERROR_RESPONSES
 from handreader.service.requests import Upload, read_upload, request_body_doc
-from handreader.service.schemas import CardCodes, DeckOption, RegionIn
+from handreader.service.schemas import CardCodes, DeckOption, GameOption, RegionIn
 from handreader.tables.games import (
     GamePhoto,
     baccarat_photo,
@@ -60,6 +64,7 @@ from handreader.tables.grouping import DEFAULT_LINK_FACTOR, Region
 from rules.baccarat import BaccaratBet, BaccaratRules
 from rules.blackjack import BlackjackRules
 from rules.cards import parse_cards
+from rules.decks import Deck, deck_for_game, deck_in_play
 from rules.errors import HandError
 from rules.paigow import PaiGowRules, house_way, set_paigow_hand
 from rules.paigow_ways import DEFAULT_HOUSE_WAY, HOUSE_WAYS, get_house_way
@@ -126,6 +131,12 @@ class BaccaratPhotoIn(_BaccaratOptions):
     banker_region: RegionIn | None = Field(None, description="the Banker's cards lie here")
     link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
     deck: DeckOption = None
+    game: GameOption = None
+
+    def in_play(self) -> Deck | None:
+        """The deck the photo is read with: by default the shoe's ``decks`` packs of 52 cards
+        (DeckError for an unknown game)."""
+        return deck_in_play(self.game, None, deck_for_game("baccarat", self.decks))
 
 
 def _region(values: Sequence[float] | None) -> Region | None:
@@ -188,6 +199,12 @@ class BlackjackPhotoIn(_BlackjackOptions):
     )
     link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
     deck: DeckOption = None
+    game: GameOption = None
+
+    def in_play(self) -> Deck | None:
+        """The deck the photo is read with: by default the shoe's ``decks`` packs of 52 cards
+        (DeckError for an unknown game)."""
+        return deck_in_play(self.game, None, deck_for_game("blackjack", self.decks))
 
 
 def _blackjack_codes(codes: BlackjackCodesIn) -> dict[str, Any]:
@@ -254,6 +271,12 @@ class PaiGowPhotoIn(_PaiGowOptions):
     banker_region: RegionIn | None = Field(None, description="the banker's cards lie here")
     link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
     deck: DeckOption = None
+    game: GameOption = None
+
+    def in_play(self) -> Deck | None:
+        """The deck the photo is read with: by default 52 cards and a joker (DeckError for an
+        unknown game)."""
+        return deck_in_play(self.game, None, deck_for_game("paigow"))
 
 
 def _paigow_codes(codes: PaiGowCodesIn) -> dict[str, Any]:
@@ -303,7 +326,7 @@ def _codes_or_photo(
     photo_model, by_photo = photo
     options = validate(photo_model, body.options)
     options.rules()  # a bad rule option (an unknown house way) is an error before any reading
-    _, reading, timings = read_photo(body, reader, runtime)
+    _, reading, timings = read_photo(body, reader, runtime, options.in_play())
     return json_response(by_photo(reading, options).to_dict(), timings)
 
 

@@ -290,12 +290,14 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
     ``handreader.tables.live.LiveFrame.to_dict()`` plus ``size``: the cards shown (tracked over
     frames: a card appears after a few frames, stays through a missed one), the table scored
     from them, the timings. ``deck`` (query or options) reads with a calibrated deck
-    (``handreader.service.routes.decks``). A text message ``{"profile": "classic"}`` changes the
-    profile, ``{"deck": "MYDECK"}`` the deck (null: none; the tracks restart),
-    ``{"options": {...}}`` all the options, ``{"reset": true}`` forgets the tracks; each is answered
-    ``{"ok": true, "profile": ..., "deck": ...}``. A bad frame or message is answered with the
-    usual ``{"error": {"code", "message"}}`` and the stream goes on; bad options in the query
-    close the connection (code 1008) after that error.
+    (``handreader.service.routes.decks``); frames are decoded with the deck in play, by default
+    the profile's Niu Niu deck (``game`` and ``decks`` options). A text message
+    ``{"profile": "classic"}`` changes the profile (the deck in play stays), ``{"deck": "MYDECK"}``
+    the deck (null: none; the tracks restart), ``{"options": {...}}`` all the options (a new deck
+    in play restarts the tracks), ``{"reset": true}`` forgets the tracks; each is answered
+    ``{"ok": true, "profile": ..., "deck": ..., "in_play": ...}``. A bad frame or message is
+    answered with the usual ``{"error": {"code", "message"}}`` and the stream goes on; bad
+    options in the query close the connection (code 1008) after that error.
 
     A handshake from a web page of another origin is refused (HTTP 403) unless the operator
     allows that origin (``handreader.service.origins``). Frames are decoded and read in the
@@ -325,7 +327,7 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
         try:
             chosen = _live_options(dict(websocket.query_params))
             options = chosen.to_options()
-            decks = DeckSwitch(frame_reader(reader), chosen.deck)
+            decks = DeckSwitch(frame_reader(reader), chosen.deck, chosen.in_play())
         except Exception as error:
             await send_error(error)
             await websocket.close(code=1008)
@@ -348,6 +350,7 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
                             "ok": True,
                             "profile": pipeline.options.profile.name,
                             "deck": decks.deck,
+                            "in_play": None if decks.in_play is None else str(decks.in_play),
                         }
                         await websocket.send_text(json.dumps(answer))
                 except WebSocketDisconnect:
@@ -373,7 +376,11 @@ def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
             raise MalformedJsonError("options must be a JSON object")
         chosen = validate(TableOptionsIn, given)
         options = chosen.to_options()
+        in_play = chosen.in_play()
         _choose_deck(pipeline, decks, chosen.deck)
+        if in_play != decks.in_play:
+            decks.play(in_play)
+            pipeline.reset()
         pipeline.options = options
     if "deck" in command:
         _choose_deck(pipeline, decks, command["deck"])

@@ -233,7 +233,7 @@ def add_verify_routes(
             )
         options = validate(VerifyOptionsIn, body.options)
         declared = options.declaration()
-        _, reading, timings = read_photo(body, reader, runtime)
+        _, reading, timings = read_photo(body, reader, runtime, options.in_play())
         digest = image_sha256(body.image)
         verification, record_id = verify_and_log(
             reading,

@@ -290,7 +290,8 @@ def test_openapi_documents_bodies_examples_and_errors(client: TestClient) -> Non
     assert "banker_region" in options["contentSchema"]["properties"]
     assert json.loads(options["example"]) == {"profile": "trainer", "bet": "double", "stake": 100}
     read = spec["paths"]["/v1/read"]["post"]["requestBody"]["content"]["multipart/form-data"]
-    assert "options" not in read["schema"]["properties"]  # reading takes no options
+    read_options = read["schema"]["properties"]["options"]["contentSchema"]["properties"]
+    assert set(read_options) == {"deck", "game", "decks"}  # a calibrated deck, the deck in play
     assert client.get("/docs").status_code == 200
 
 

@@ -29,6 +29,9 @@ from rules.cards import CARD_CLASSES, parse_card
 from rules.niuniu import rank_hands
 from rules.niuniu_profiles import get_profile
 
+NIUNIU = "niuniu: 52 cards"
+"""The deck in play of every Niu Niu profile (one 52-card deck), as the live answers name it."""
+
 
 @pytest.fixture
 def fake() -> FakeReader:
@@ -249,10 +252,20 @@ def test_live_control_messages(client: TestClient) -> None:
             shown = _frame(socket)
         assert shown["table"]["profile"] == "trainer"  # the default profile
         socket.send_json({"profile": "classic"})
-        assert socket.receive_json() == {"ok": True, "profile": "classic", "deck": None}
+        assert socket.receive_json() == {
+            "ok": True,
+            "profile": "classic",
+            "deck": None,
+            "in_play": NIUNIU,
+        }
         assert _frame(socket)["table"]["profile"] == "classic"
         socket.send_json({"options": {"profile": "app", "mode": "trainer"}})
-        assert socket.receive_json() == {"ok": True, "profile": "app", "deck": None}
+        assert socket.receive_json() == {
+            "ok": True,
+            "profile": "app",
+            "deck": None,
+            "in_play": NIUNIU,
+        }
         assert _frame(socket)["table"]["mode"] == "trainer"
         socket.send_json({"reset": True})
         assert socket.receive_json()["ok"] is True

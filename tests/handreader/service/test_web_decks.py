@@ -32,6 +32,8 @@ from vision.calibration import grid_order, load_profile, new_profile, save_profi
 
 TOKEN = "deck-operator-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+NIUNIU = "niuniu: 52 cards"
+"""The deck in play of every Niu Niu profile (one 52-card deck), as the live answers name it."""
 
 
 @pytest.fixture(autouse=True)
@@ -181,7 +183,7 @@ def test_a_corrupt_deck_is_a_clear_400_and_the_service_goes_on(
     ("path", "options", "status", "code", "text"),
     [
         ("/v1/read", {"deck": "../etc"}, 400, "bad_options", "bad deck name '../etc'"),
-        ("/v1/read", {"deck": 5}, 400, "bad_options", "deck must be a deck's name"),
+        ("/v1/read", {"deck": 5}, 422, "validation_error", "deck"),
         ("/v1/score", {"deck": 5}, 422, "validation_error", "deck"),
         ("/v1/score", {"deck": "x" * 65}, 422, "validation_error", "deck"),
         ("/v1/pits", {"deck": "a b"}, 400, "bad_options", "bad deck name 'a b'"),
@@ -245,13 +247,23 @@ def test_live_reads_with_the_deck_and_switches(client: TestClient, fake: DeckFak
             shown = _frame(socket)
         assert len(shown["cards"]) == 15
         socket.send_json({"deck": None})
-        assert socket.receive_json() == {"ok": True, "profile": "trainer", "deck": None}
+        assert socket.receive_json() == {
+            "ok": True,
+            "profile": "trainer",
+            "deck": None,
+            "in_play": NIUNIU,
+        }
         assert _frame(socket)["cards"] == []  # a new deck restarts the tracks
         socket.send_json({"deck": "nobody"})
         assert "unknown deck 'nobody'" in socket.receive_json()["error"]["message"]
         _frame(socket)  # the stream goes on, still without a deck
         socket.send_json({"options": {"profile": "classic", "deck": "mine"}})
-        assert socket.receive_json() == {"ok": True, "profile": "classic", "deck": "mine"}
+        assert socket.receive_json() == {
+            "ok": True,
+            "profile": "classic",
+            "deck": "mine",
+            "in_play": NIUNIU,
+        }
         _frame(socket)
     assert fake.deck_calls == ["mine"] * 3 + [None, None, "mine"]
 
