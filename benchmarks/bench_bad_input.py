@@ -18,7 +18,7 @@ rest in the same run (the baseline):
 6. **no budget**: phase 3 again on a second server whose decoding memory budget is made too
    large to matter (``HANDREADER_DECODE_MEMORY``): what the budget saves.
 
-Targets (issue 26): peak memory under 1 GB a worker through the bombs, ``/health`` within 1 s
+Targets: peak memory under 1 GB a worker through the bombs, ``/health`` within 1 s
 during the bad frame and with the idle sockets open, no 5xx but 503 ``busy``.
 
 Usage::

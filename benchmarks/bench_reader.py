@@ -8,7 +8,7 @@ the cards read from both are compared. Medians of many runs (timings on a busy m
 
     python benchmarks/bench_reader.py [--frame examples/hand.jpg] [--runs 50] [--models DIR]
 
-Targets (issue 4): frame <= 25 ms, 12 MP <= 200 ms, load < 0.5 s, peak memory < 500 MB.
+Targets: frame <= 25 ms, 12 MP <= 200 ms, load < 0.5 s, peak memory < 500 MB.
 """
 
 from __future__ import annotations

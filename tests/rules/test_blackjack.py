@@ -48,7 +48,7 @@ def test_card_values(rank: Rank, value: int) -> None:
 @pytest.mark.parametrize(
     ("text", "hard", "total", "soft", "blackjack", "bust", "description"),
     [
-        ("AS AD 9C", 11, 21, True, False, False, "soft 21"),  # the A A 9 = soft 21
+        ("AS AD 9C", 11, 21, True, False, False, "soft 21"),  # one ace counts 11, the other 1
         ("AS 6D 10C", 17, 17, False, False, False, "hard 17"),  # A 6 + 10 = hard 17
         ("AS 6D", 7, 17, True, False, False, "soft 17"),
         ("AS AD", 2, 12, True, False, False, "soft 12"),  # two aces: only one counts 11

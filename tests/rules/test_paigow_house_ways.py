@@ -183,9 +183,9 @@ def test_ways_differ(
 
 
 # ---------------------------------------------------------------------------------------------
-# The four settings the earlier product way got wrong (issue 28)
+# The four hands the published ways set otherwise than the former house way
 
-ISSUE_CASES = [
+PUBLISHED_CASES = [
     # Bally's Atlantic City: two middle pairs split except with an ace; Foxwoods: a higher pair
     # of 7s to 10s stays with the lower pair when an ace can go low.
     ("9s and 8s with an ace", "9S 9D 8C 8H AD 3C 5S", "9S 9D 8C 8H 3C", "AD 5S"),
@@ -203,9 +203,9 @@ ISSUE_CASES = [
 
 @pytest.mark.parametrize("way", BOTH)
 @pytest.mark.parametrize(
-    ("rule", "cards", "high", "low"), ISSUE_CASES, ids=[row[0] for row in ISSUE_CASES]
+    ("rule", "cards", "high", "low"), PUBLISHED_CASES, ids=[row[0] for row in PUBLISHED_CASES]
 )
-def test_issue_cases(way: str, rule: str, cards: str, high: str, low: str) -> None:
+def test_published_cases(way: str, rule: str, cards: str, high: str, low: str) -> None:
     """The four places the published ways agree on and the earlier product way did not."""
     _check(way, cards, high, low, rule)
     if way == DEFAULT_HOUSE_WAY:  # the default rules are the default way's

@@ -1,4 +1,4 @@
-"""Label geometry of the synthetic scenes (issue 3, "Tests: Geometry").
+"""Label geometry of the synthetic scenes ("Tests: Geometry").
 
 Two promises are checked on rendered pixels, not on the label code's own arithmetic:
 
@@ -67,7 +67,7 @@ pytestmark = needs_art
 
 @pytest.mark.parametrize("name", FAST_DECKS)
 def test_label_box_holds_corner_ink(name: str) -> None:
-    """Issue 3: "each labelled box contains its index pixels" (one card alone, any turn, tilt)."""
+    """Required: "each labelled box contains its index pixels" (one card alone, any turn, tilt)."""
     assets = deck(name)
     codes = [rank + suit for rank, suit in zip(NUMBER_RANKS, "SHDCSHDCSH", strict=True)]
     checks, missing, corners = single_card_checks(assets, codes, seed=3)
@@ -120,7 +120,7 @@ def upright_pair(name: str, cover_x: float, cover_y: float) -> tuple[Drawn, Deck
 
 @pytest.mark.parametrize("name", FAST_DECKS)
 def test_index_under_another_card_is_not_labelled(name: str) -> None:
-    """Issue 3: "An index covered by another card ... is not labelled as visible".
+    """Required: "An index covered by another card ... is not labelled as visible".
 
     Card 1 lies up and to the left of card 0, over card 0's top-left index only; every other
     index of both cards is in the frame and uncovered.
@@ -170,7 +170,7 @@ def test_partly_covered_index_uses_min_visible(covered: float, labelled: bool) -
     ],
 )
 def test_index_cut_by_the_frame_uses_min_visible(outside: float, labelled: bool) -> None:
-    """Issue 3: an index "cut by the frame is not labelled as visible"."""
+    """An index "cut by the frame is not labelled as visible"."""
     assets = deck(FAST_DECKS[0])
     probe = place(assets, "9S", (0, 0))
     width, _ = card_size(probe)
@@ -182,7 +182,7 @@ def test_index_cut_by_the_frame_uses_min_visible(outside: float, labelled: bool)
 
 
 def test_index_under_a_finger_is_not_labelled() -> None:
-    """Issue 3: fingers over a fanned hand hide indices; a hidden one is not labelled."""
+    """Fingers over a fanned hand hide indices; a hidden one is not labelled."""
     assets = deck(FAST_DECKS[0])
     card = place(assets, "QH", (200, 220))
     width, height = card_size(card)
@@ -354,7 +354,7 @@ def check_scene_coverage(shot: Captured) -> list[str]:
 
 
 def test_random_scenes_label_exactly_the_visible_indices(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 3 on the renderer's own scenes (all layouts): covered or cut indices are unlabelled,
+    """On the renderer's own scenes (all layouts): covered or cut indices are unlabelled,
     fully visible ones are labelled."""
     decks = [deck(name) for name in FAST_DECKS]
     shots = render_captured(monkeypatch, decks, range(12))

@@ -1,9 +1,10 @@
 """``handreader read --ray`` and ``handreader eval --ray`` (handreader.cli.ray_runner).
 
-Expectations from the issue: "Without --ray nothing changes and Ray is not imported"; "A local
-Ray instance (ray.init() with 2 CPUs) reads a folder of rendered tables with the same results as
-the plain command"; "results in the same JSON lines, and a failed photo named without stopping
-the run". The Ray cases are slow (a Ray instance starts) and skip without the scale extra.
+Expectations from the product's requirements: "Without --ray nothing changes and Ray is not
+imported"; "A local Ray instance (ray.init() with 2 CPUs) reads a folder of rendered tables with the
+same results as the plain command"; "results in the same JSON lines, and a failed photo named
+without stopping the run". The Ray cases are slow (a Ray instance starts) and skip without the scale
+extra.
 """
 
 from __future__ import annotations

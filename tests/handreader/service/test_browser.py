@@ -7,11 +7,11 @@ plain grey frames; the overlay check looks for the overlay's card colour in a sc
 colour the grey video cannot contain.
 
 Expectations: seed 002 and the trainer profile (No Niu banker against Niu Niu and Niu 4: both
-players win; the equal bet pays 1:1 less 5% commission, +95 on a stake of 100), the rules
-engine for the trainer's winner, the issue for what each mode shows; for decks, issue 8 (a
-calibration wizard on the page, the deck then chosen for photo and live modes; a photo missing
-a card is refused naming the position) and the documented order of ``vision.calibrate_deck``
-(S, H, D, C from A to K).
+players win; the equal bet pays 1:1 less 5% commission, +95 on a stake of 100), the rules engine for
+the trainer's winner, the requirements for what each mode shows; for decks, the product's
+requirements (a calibration wizard on the page, the deck then chosen for photo and live modes; a
+photo missing a card is refused naming the position) and the documented order of
+``vision.calibrate_deck`` (S, H, D, C from A to K).
 """
 
 from __future__ import annotations
@@ -103,8 +103,8 @@ def _photo(tmp_path: Path) -> Path:
 
 
 def test_page_loads_its_own_files_only(page: Any, server: Server) -> None:
-    # The issue: plain files, nothing fetched from elsewhere at run time; nothing missing (the
-    # favicon included: a 404 on every load was issue 31's).
+    # Required: plain files, nothing fetched from elsewhere at run time; nothing missing (the
+    # favicon included).
     requested: list[str] = []
     failed: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
@@ -126,7 +126,7 @@ def test_photo_mode_shows_the_annotated_photo_and_the_results(
     before = len(fake.sizes)
     page.set_input_files("#photo-file", str(_photo(tmp_path)))
     page.wait_for_selector("#photo-players tbody tr")
-    assert len(fake.sizes) == before + 1  # the photo is read once (issue 31)
+    assert len(fake.sizes) == before + 1  # the photo is read once
     assert page.locator("#photo-canvas").is_visible()
     assert not page.locator("#photo-annotated").is_visible()
     drawn = drawn_labels(page, "photo-canvas")

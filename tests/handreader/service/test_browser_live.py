@@ -4,7 +4,7 @@ The camera plays 10 s (100 frames at 10 frames/s) of ``tests/fixtures/fan_niu7.j
 rendered fan of KS QH 10D 3C 4S (``tests/fan_scene.py``: Niu 7 by seed 002's rule), each frame
 moved by up to 2 px with fresh noise, as a hand-held camera gives. The same JPEG is read first
 in photo mode; then every answer of the live WebSocket is compared with that answer's hands
-(role, status, cards, score). Issue 31: a fanned hand of five scores live as in photo mode on
+(role, status, cards, score). A fanned hand of five scores live as in photo mode on
 at least 95% of the frames of a 10 s video, with its label inside the frame and readable on a
 phone (18 CSS px, draw.js).
 

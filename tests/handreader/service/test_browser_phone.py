@@ -2,7 +2,7 @@
 
 The server is the real app with a fake recognizer (``web_fakes.DeckFakeReader``: the hands it
 is given, read from any image), the camera Chromium's fake device playing grey frames. The
-expectations are issue 31's: every mode fits a 390 px wide screen with no sideways scrolling;
+expectations are the product's: every mode fits a 390 px wide screen with no sideways scrolling;
 a photo is read once, a failed upload leaves no earlier result shown, an option changed marks
 the results out of date and reads the photo again; the dealer check shows the photo with the
 hands read and each seat's cards; the trainer keeps a deal's number whole, names its pick
@@ -275,7 +275,7 @@ def test_the_photo_form_names_each_choice_once(page: Any) -> None:
     # the controls shown with a game (Niu Niu's by default), named by their labels' own text
     names: list[str] = page.eval_on_selector_all(
         "#photo-form select, #photo-form input:not([type=file])",
-        """controls => controls.filter(c => c.offsetParent !== null).map(c =>
+        """Controls => controls.filter(c => c.offsetParent !== null).map(c =>
             [...c.closest('label').childNodes].filter(n => n.nodeType === Node.TEXT_NODE)
                 .map(n => n.textContent).join(' ').trim())""",
     )

@@ -3,7 +3,7 @@
 The fake reader replaces ``get_reader`` through FastAPI's dependency overrides, so these tests
 check the service, not the models' accuracy. Expectations come from the endpoint documentation
 in serve.py, the seed 002 payout example (Double bet 100, Niu Niu beats No Niu: +285) and the
-issue (the annotated image decodes and has the input's size).
+service's contract (the annotated image decodes and has the input's size).
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 (handreader.service.routes.reading), with a fake recognizer through the dependency
 override of ``handreader.service.deps.get_reader``.
 
-Expectations: seed 002 (the trainer's rules: Niu Niu beats No Niu; equal scores are decided by
-the highest card, rank K..A then suit spades, hearts, clubs, diamonds), vision/tracking.py (a
-card is shown after 3 consecutive read frames and forgotten on reset), the issue (plain files,
-nothing fetched from elsewhere; errors as ``{"error": {"code", "message"}}``, never a 500).
+Expectations: seed 002 (the trainer's rules: Niu Niu beats No Niu; equal scores are decided by the
+highest card, rank K..A then suit spades, hearts, clubs, diamonds), vision/tracking.py (a card is
+shown after 3 consecutive read frames and forgotten on reset), the product's requirements (plain
+files, nothing fetched from elsewhere; errors as ``{"error": {"code", "message"}}``, never a 500).
 """
 
 from __future__ import annotations

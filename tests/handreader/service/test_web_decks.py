@@ -2,12 +2,12 @@
 stream (``handreader.service.routes.decks``), the deck list and calibration from uploads
 (``handreader.service.routes.calibrate``), with a fake recognizer (``web_fakes.DeckFakeReader``).
 
-Expectations come from issue 8 (a deck is chosen by a field in the API; reading without one is
-unchanged; a corrupt profile is refused clearly and the default deck still works; a
-calibration photo that misses cards or has a card twice gets a clear message naming the
-positions), the module docstrings (400 ``bad_options`` naming the deck, 404 for no such deck,
-422 ``missing_image`` without photos) and ``vision.calibrate_deck`` (the documented orders: one
-card per photo S, H, D, C from A to K then JB, JR; a grid of 4 rows S, H, D, C of 13, A to K).
+Expectations come from the product's requirements (a deck is chosen by a field in the API; reading
+without one is unchanged; a corrupt profile is refused clearly and the default deck still works; a
+calibration photo that misses cards or has a card twice gets a clear message naming the positions),
+the module docstrings (400 ``bad_options`` naming the deck, 404 for no such deck, 422
+``missing_image`` without photos) and ``vision.calibrate_deck`` (the documented orders: one card per
+photo S, H, D, C from A to K then JB, JR; a grid of 4 rows S, H, D, C of 13, A to K).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def test_the_deck_as_a_query_parameter_of_a_raw_body(
 def test_without_a_deck_the_recognizer_is_called_as_before(
     client: TestClient, fake: DeckFakeReader, path: str, options: dict[str, Any], deck: Any
 ) -> None:
-    """Issue 8: a profile never changes reading without one (no deck argument at all)."""
+    """A profile never changes reading without one (no deck argument at all)."""
     _save_deck("mine")
     assert _post_photo(client, path, {**options, "deck": "mine"}).status_code == 200
     given = options if deck is None else {**options, "deck": deck}
@@ -166,7 +166,7 @@ def test_an_unknown_deck_is_a_400_naming_it_and_the_known_decks(
 def test_a_corrupt_deck_is_a_clear_400_and_the_service_goes_on(
     client: TestClient, fake: DeckFakeReader, data_dir: Path, body: str, reason: str
 ) -> None:
-    """Issue 8: a corrupt profile is refused with a clear error; the default deck still works."""
+    """A corrupt profile is refused with a clear error; the default deck still works."""
     _save_deck("mine")
     path = _write_broken(data_dir, body=body)
     message = error_message(
@@ -374,7 +374,7 @@ def test_calibrate_a_grid_of_the_whole_deck(client: TestClient) -> None:
 def test_a_grid_missing_a_card_names_the_photo_and_the_position(
     client: TestClient, fake: DeckFakeReader
 ) -> None:
-    """Issue 8: a calibration photo that misses cards gets a message naming the positions."""
+    """A calibration photo that misses cards gets a message naming the positions."""
     fake.missing = {13 + 6, 39 + 12}  # the hearts row's 7th place (7H), the last card (KC)
     response = client.post("/v1/decks/grid", files=[_grid_photo()], data={"layout": "grid"})
     message = error_message(response, 400, "bad_options")
@@ -385,7 +385,7 @@ def test_a_grid_missing_a_card_names_the_photo_and_the_position(
 def test_a_grid_with_a_card_twice_names_both_positions(
     client: TestClient, fake: DeckFakeReader
 ) -> None:
-    """Issue 8: a card twice gets a message naming the positions."""
+    """A card twice gets a message naming the positions."""
     fake.grid_reads = {1: "AS"}  # the 2S place holds a second AS
     response = client.post("/v1/decks/grid", files=[_grid_photo()], data={"layout": "grid"})
     message = error_message(response, 400, "bad_options")

@@ -2,8 +2,8 @@
 under kill -9, operator token, filters, exports, hash chain, appends from many connections.
 
 Expectations come from ``handreader/store/audit.py``'s docstring (quoted per test) and from the
-issues: "Killing the server at any moment loses no committed record and corrupts nothing";
-"Writes to the log need a token set by the operator; reads of the log need it too"; "two
+audit log's promises: "Killing the server at any moment loses no committed record and corrupts
+nothing"; "Writes to the log need a token set by the operator; reads of the log need it too"; "two
 service processes on two ports writing to one database keep one gap-free chain".
 """
 

@@ -1,9 +1,9 @@
 """The store's database layer on both backends: migrations under concurrency, a clear error for
 an unreachable database, a broken connection opened again, what ``/health`` reports.
 
-Expectations come from ``handreader/store/database.py``'s docstring and from the issue: "Schema
-created and migrated by the service itself (versioned), with a clear error when the database is
-unreachable; /health reports the store".
+Expectations come from ``handreader/store/database.py``'s docstring and from the product's
+requirements: "Schema created and migrated by the service itself (versioned), with a clear error
+when the database is unreachable; /health reports the store".
 """
 
 from __future__ import annotations

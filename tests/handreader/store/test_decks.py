@@ -1,8 +1,8 @@
 """The deck store on both backends (a folder of files, the PostgreSQL database): list, get, put,
 delete, the stamp that changes with every write, errors that name the deck.
 
-Expectations come from ``handreader/store/decks.py``'s docstring and from the issue: "a deck
-calibrated through one [replica] is used by the others".
+Expectations come from ``handreader/store/decks.py``'s docstring and from the product's
+requirements: "a deck calibrated through one [replica] is used by the others".
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 one of them killed with ``kill -9`` five times and started again: every acknowledged record is in
 the audit trail, which is one chain without gaps.
 
-Marked slow (it starts server processes that load the shipped models). Expectation from the
-issue: "an acknowledged record is never lost, including when a service process is killed with
-kill -9, and two service processes on two ports writing to one database keep one gap-free
-chain".
+Marked slow (it starts server processes that load the shipped models). Expectation from the store's
+promise: "an acknowledged record is never lost, including when a service process is killed with kill
+-9, and two service processes on two ports writing to one database keep one gap-free chain".
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 reports the store, replicas on one database share one audit trail, and an unreachable database
 is a JSON error, not a traceback; a deck calibrated through one replica is read by the others.
 
-Expectations come from the issue ("/health reports the store"; "Any number of serve.py
-processes ... serve the same decks and the same audit trail"; "a clear error when the database
-is unreachable") and from ``handreader/service/routes/verification.py``'s docstring.
+Expectations come from the product's requirements ("/health reports the store"; "Any number of
+serve.py processes ... serve the same decks and the same audit trail"; "a clear error when the
+database is unreachable") and from ``handreader/service/routes/verification.py``'s docstring.
 """
 
 from __future__ import annotations
