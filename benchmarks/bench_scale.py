@@ -14,7 +14,7 @@
    overhead per photo is that time less the plain reader's. A first run, not counted, starts
    Ray's worker processes; then each row is the least of ``--rounds`` runs in turn (other load
    on the machine only ever adds time).
-4. **Machines for N tables**: live frames per second on this machine (the frame reader, one
+4. **Machines for N tables**: live frames per second on the host (the frame reader, one
    process per CPU, all at once), and how many such machines a floor of N tables at
    ``--fps`` frames a second each needs; with the service's verification rate, the store's
    headroom; with the Ray rate, the hours a night of ``--archive`` photos takes per machine.
@@ -414,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     if "frames" not in args.skip:
         frames = bench_frames(args.seconds)
         figures["frames_per_s"] = frames
-        print(f"4. live frames per second on this machine ({os.cpu_count()} CPUs): {frames:.1f}")
+        print(f"4. live frames per second on the host ({os.cpu_count()} CPUs): {frames:.1f}")
         for tables in args.tables:
             machines = math.ceil(tables * args.fps / frames)
             print(f"   {tables:4d} tables at {args.fps:g} fps: {machines} machine(s) like this one")
