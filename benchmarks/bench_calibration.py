@@ -1,6 +1,6 @@
 """Deck calibration on an unfamiliar deck: accuracy before and after, and the time it takes.
 
-    python benchmarks/bench_calibration.py ../shared/realdata/scans
+    python benchmarks/bench_calibration.py REALDATA/scans
 
 Calibrates with the ``*_00`` photo of each card only (one card per photo, named by the file),
 then reads every other photo with and without the profile, two ways:

@@ -6,7 +6,7 @@ The batch API (:func:`rules.niuniu_batch.score_batch`) scores the whole enumerat
 straightforward loop (:func:`rules.niuniu.evaluate_hand` per hand) is timed on an evenly spaced
 sample of the same hands and extrapolated to the whole enumeration (the output says so). Both
 answers are checked against each other on the sample, and the plain counts against the golden
-figures of RULES.md. Targets (issue 2): the whole enumeration under 0.5 s (>= 5 M hands/s) and
+figures of RULES.md. Targets: the whole enumeration under 0.5 s (>= 5 M hands/s) and
 at least 30x the loop.
 """
 

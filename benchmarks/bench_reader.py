@@ -4,11 +4,11 @@ Prints the bare detector's onnxruntime time beside the whole pipeline's, so the 
 visible. For the 12 MP photo, the full-size decode (``decode_image``) and the reduced decode
 the commands and the service use (``decode_reduced``: a JPEG at half size, since the reader
 shrinks it to 1,400 px anyway) are timed in the same run, alternately, each with its read, and
-the cards read from both are compared. Medians of many runs (this machine is shared and noisy).
+the cards read from both are compared. Medians of many runs (timings on a busy machine are noisy).
 
     python benchmarks/bench_reader.py [--frame examples/hand.jpg] [--runs 50] [--models DIR]
 
-Targets (issue 4): frame <= 25 ms, 12 MP <= 200 ms, load < 0.5 s, peak memory < 500 MB.
+Targets: frame <= 25 ms, 12 MP <= 200 ms, load < 0.5 s, peak memory < 500 MB.
 """
 
 from __future__ import annotations

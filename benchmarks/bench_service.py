@@ -25,10 +25,12 @@ For one worker and for two, starts the server on a free port and measures:
 
 The server is ``python serve.py`` with the shipped models. Without them (or with
 ``--stand-in-ms``), the image phases run against the same app whose recognizer is a stand-in
-that waits the given time without holding the GIL (as ONNX Runtime does) and reads no card:
-what is measured is then the service's own cost around a recognizer of known time.
+(``benchmarks/stand_in_service.py``) that waits the given time without holding the GIL (as
+ONNX Runtime does) and reads no card: what is measured is then the service's own cost around a
+recognizer of known time. The load comes from ``benchmarks/loopback_client.py``, the server's
+CPU and memory from ``benchmarks/process_tree.py``.
 
-Every phase stops at ``--seconds``. Targets (issue 5): code scoring >= 1,500 requests/s on one
+Every phase stops at ``--seconds``. Targets: code scoring >= 1,500 requests/s on one
 worker; image scoring within 20% of the bare recognizer; zero errors; memory flat.
 
 Usage::
@@ -46,7 +48,6 @@ import http.client
 import json
 import multiprocessing
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -56,6 +57,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from loopback_client import client_run, free_port
+from process_tree import tree_cpu_s, tree_rss_kib
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = [
@@ -93,164 +97,7 @@ class Phase:
     """The machine's 1-minute load average at the end of the phase."""
 
 
-# --- the stand-in recognizer (imported by uvicorn in the server process) -------------------------
-
-
-class StandInReader:
-    """A recognizer that waits ``milliseconds`` without holding the GIL and reads no card."""
-
-    def __init__(self, milliseconds: float) -> None:
-        self.seconds = milliseconds / 1000
-
-    def read(self, image_bgr: Any) -> Any:
-        from vision.detections import Reading
-
-        time.sleep(self.seconds)
-        return Reading((int(image_bgr.shape[1]), int(image_bgr.shape[0])), ())
-
-
-def stand_in_app() -> Any:
-    """The API around the stand-in (the app factory ``serve.run_server`` is given)."""
-    import serve
-
-    return serve.create_app(reader=StandInReader(float(os.environ["BENCH_STAND_IN_MS"])))
-
-
 # --- measuring -----------------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _processes() -> tuple[dict[int, list[int]], dict[int, float]]:
-    """Children of every process, and CPU seconds (user + system) of every process."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    children: dict[int, list[int]] = {}
-    cpu: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-        cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
-    return children, cpu
-
-
-def _tree(pid: int, children: dict[int, list[int]]) -> list[int]:
-    found, stack = [], [pid]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack += children.get(current, [])
-    return found
-
-
-def tree_cpu_s(pid: int) -> float:
-    """CPU seconds used so far by a process and its descendants."""
-    children, cpu = _processes()
-    return sum(cpu.get(member, 0.0) for member in _tree(pid, children))
-
-
-def tree_rss_kib(pid: int) -> int:
-    """Resident memory of a process and its descendants, in KiB."""
-    children, _ = _processes()
-    total = 0
-    for member in _tree(pid, children):
-        try:
-            for line in Path(f"/proc/{member}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return total
-
-
-class Connection:
-    """One keep-alive HTTP/1.1 connection to 127.0.0.1 that sends prepared requests.
-
-    Leaner than ``http.client`` (the request is encoded once; the answer's status line and
-    ``Content-Length`` are all that is parsed), so that the load generator, which shares the
-    machine's cores with the server, takes little of their time. An answer without
-    ``Content-Length`` or a connection closed early raises ``http.client.HTTPException``.
-    """
-
-    def __init__(self, port: int, timeout_s: float = 60) -> None:
-        self.socket = socket.create_connection(("127.0.0.1", port), timeout=timeout_s)
-        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buffer = bytearray()
-
-    @staticmethod
-    def request(path: str, body: bytes, content_type: str) -> bytes:
-        """The bytes of ``POST path`` with ``body``."""
-        head = (
-            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {content_type}\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n"
-        )
-        return head.encode("ascii") + body
-
-    def _receive(self) -> None:
-        chunk = self.socket.recv(65536)
-        if not chunk:
-            raise http.client.RemoteDisconnected("the server closed the connection")
-        self.buffer += chunk
-
-    def exchange(self, request: bytes) -> tuple[int, bytes]:
-        """Send ``request``; the answer's status and body."""
-        self.socket.sendall(request)
-        while (end := self.buffer.find(b"\r\n\r\n")) < 0:
-            self._receive()
-        head = bytes(self.buffer[:end]).split(b"\r\n")
-        del self.buffer[: end + 4]
-        status = int(head[0].split(b" ", 2)[1])
-        length = None
-        for line in head[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        if length is None:
-            raise http.client.HTTPException(f"answer {head[0]!r} without Content-Length")
-        while len(self.buffer) < length:
-            self._receive()
-        body = bytes(self.buffer[:length])
-        del self.buffer[:length]
-        return status, body
-
-    def close(self) -> None:
-        """Close the socket."""
-        self.socket.close()
-
-
-def _client(
-    port: int, body: bytes, content_type: str, count: int, deadline: float
-) -> tuple[list[float], dict[str, int], tuple[float, float]]:
-    """One keep-alive connection sending ``count`` requests: latencies (s), statuses, and the
-    monotonic clock (system-wide) at the first request and after the last answer."""
-    request = Connection.request("/v1/score", body, content_type)
-    connection = Connection(port)
-    latencies: list[float] = []
-    statuses: dict[str, int] = {}
-    began = time.monotonic()
-    for _ in range(count):
-        if time.monotonic() > deadline:
-            break
-        start = time.perf_counter()
-        try:
-            status = str(connection.exchange(request)[0])
-        except (OSError, ValueError, http.client.HTTPException) as error:
-            status = type(error).__name__
-            connection.close()
-            connection = Connection(port)
-        latencies.append(time.perf_counter() - start)
-        statuses[status] = statuses.get(status, 0) + 1
-    ended = time.monotonic()
-    connection.close()
-    return latencies, statuses, (began, ended)
 
 
 def _load(
@@ -275,7 +122,7 @@ def _load(
     arguments = [(port, body, content_type, share, deadline) for share in shares]
     cpu_before = tree_cpu_s(server.pid)
     with multiprocessing.get_context("fork").Pool(clients) as pool:
-        results = pool.starmap(_client, arguments)
+        results = pool.starmap(client_run, arguments)
     cpu = tree_cpu_s(server.pid) - cpu_before
     elapsed = max(span[1] for _, _, span in results) - min(span[0] for _, _, span in results)
     latencies = sorted(value for found, _, _ in results for value in found)
@@ -312,7 +159,7 @@ def _start(port: int, workers: int, stand_in_ms: float | None) -> subprocess.Pop
     else:
         environment["BENCH_STAND_IN_MS"] = str(stand_in_ms)
         environment["PYTHONPATH"] = os.pathsep.join([str(ROOT / "benchmarks"), str(ROOT)])
-        factory = "bench_service:stand_in_app"
+        factory = "stand_in_service:stand_in_app"
         launch = f"import sys, serve; sys.exit(serve.main(sys.argv[1:], {factory!r}))"
         command = [sys.executable, "-c", launch, "--port", str(port), "--workers", str(workers)]
     return _launch(command, ROOT, environment, port)
@@ -391,11 +238,10 @@ def _bare_ms(image_path: Path, repeats: int, stand_in_ms: float | None) -> dict[
 
 
 def _default_image() -> Path:
-    for folder in ("/work/shared/realdata/pinochle", "/work/shared/realdata/singles"):
-        found = sorted(Path(folder).glob("*.jpg")) if Path(folder).is_dir() else []
-        if found:
-            return found[0]
-    raise SystemExit("no image found: give --image PATH")
+    example = ROOT / "examples" / "hand.jpg"
+    if not example.is_file():
+        raise SystemExit("no image found: give --image PATH")
+    return example
 
 
 def _models_ready() -> bool:
@@ -463,7 +309,7 @@ def _measure(
     args: argparse.Namespace,
 ) -> tuple[list[Phase], dict[str, int], dict[str, Any] | None]:
     """The phases asked for, against a fresh server of ``workers`` workers."""
-    port = _free_port()
+    port = free_port()
     server = _start(port, workers, stand_in)
     memory = None
     try:
@@ -516,7 +362,7 @@ def _compare(before: Path, args: argparse.Namespace) -> dict[str, Any]:
     }
     try:
         for label, root, http in variants:
-            port = _free_port()
+            port = free_port()
             servers.append((label, port, _start_uvicorn(root, port, http)))
         for _, port, server in servers:
             _load("warm-up", server, 1, port, _codes_body(2), "application/json", 300, 1, 30)
@@ -552,7 +398,9 @@ def _compare(before: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--image", type=Path, default=None, help="photo for image scoring")
+    parser.add_argument(
+        "--image", type=Path, default=None, help="photo for image scoring (examples/hand.jpg)"
+    )
     parser.add_argument("--requests", type=int, default=2000, help="per code-scoring phase")
     parser.add_argument("--image-requests", type=int, default=200, help="per image phase")
     parser.add_argument("--clients", type=int, default=2, help="client processes")

@@ -12,7 +12,7 @@ loading is also timed on its own, after the runs). The caches every run after th
 machine finds filled are filled before timing: deck renders and their measurements, and the
 decoded background photos. The machine's load average is printed too: other jobs on the same
 cores slow both runs.
-Target (issue 3): 30 images/s or more with all cores; exit status 1 when missed.
+Target: 30 images/s or more with all cores; exit status 1 when missed.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ while cards are first confirmed): changes of a shown card's code, changes of the
 set, changes of the scored table's display (hands, scores, outcomes) and, for comparison,
 changes of the card set in the raw readings. The machine's load average (``os.getloadavg``)
 is printed before and after: speed figures on a shared machine mean little without it.
-Target (issue 6): 25 fps or more at 640x480 reading every frame; exit status 1 when the
+Target: 25 fps or more at 640x480 reading every frame; exit status 1 when the
 overlapped every-frame configuration misses it.
 """
 
@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 from handreader.cli.webcam import run_webcam
 from handreader.tables.live import FrameReader, LiveFrame, LiveSettings, frame_reader, table_summary
 from vision.detections import CardReading, Reading
-from vision.tracking import FlickerMeter
+from vision.flicker import FlickerMeter
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZE_WH = (640, 480)

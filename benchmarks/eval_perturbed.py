@@ -4,7 +4,7 @@ slant, in dimmer, brighter or warmer light, blurred, noisier or compressed harde
     python benchmarks/eval_perturbed.py MANIFEST [MANIFEST ...] [--models DIR] [--limit N]
         [--only NAME,NAME] [--json]
 
-Each photo of each manifest (the format of ``../shared/realdata``, as ``handreader eval`` reads
+Each photo of each manifest (the format of :mod:`vision.evaluate`, as ``handreader eval`` reads
 it) is read as it is, then once per perturbation of :data:`PERTURBATIONS`; card precision,
 recall and F1 are scored as ``handreader eval`` scores them (rank-only labels on rank). The
 labels are card lists, not boxes, so every perturbation keeps them true. The first row of each

@@ -8,8 +8,8 @@ a menu, a score sheet; words, numbers and card words such as A, K, 10 and Joker)
 at the sizes of the held-out scenes. Every certain card read is a false one, and every uncertain
 one flags a photo as read with low confidence for nothing. The images are read by the shipped
 reader and, as the baselines of the same run, by the same reader without the index verifier
-(``verify_below`` 0) and with it checking certain cards alone (``verify_uncertain`` off, as
-until the fifteenth session), each timed. The draws are seeded: two runs print the same
+(``verify_below`` 0) and with it checking certain cards alone (``verify_uncertain`` off),
+each timed. The draws are seeded: two runs print the same
 counts.
 """
 

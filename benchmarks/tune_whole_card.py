@@ -1,7 +1,7 @@
 """Choose the whole-card classifier's gate (``ReaderSettings.whole_card_above``) on one-card photos.
 
-    python benchmarks/tune_whole_card.py --tune ../shared/realdata/crops/manifest.jsonl \\
-        [--check ../shared/realdata/singles/manifest.jsonl ...] [--models DIR]
+    python benchmarks/tune_whole_card.py --tune REALDATA/crops/manifest.jsonl \\
+        [--check REALDATA/singles/manifest.jsonl ...] [--models DIR]
 
 ``--tune`` photos are the *tuning fold* of a manifest's ``split: train`` rows
 (:func:`training.card_classifier.in_tuning_fold`: one photo in seven, by a hash of its name),

@@ -1,13 +1,21 @@
 """handreader's rules engine: cards, Niu Niu, Zheng Shangyou / Pits and the other casino games."""
 
 from rules.cards import CARD_CLASSES, AnyCard, Card, Joker, Rank, Suit, parse_card, parse_cards
-from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
+from rules.errors import (
+    CardError,
+    DeckError,
+    HandError,
+    IllegalPlayError,
+    ProfileError,
+    RulesError,
+)
 
 __all__ = [
     "CARD_CLASSES",
     "AnyCard",
     "Card",
     "CardError",
+    "DeckError",
     "HandError",
     "IllegalPlayError",
     "Joker",
@@ -150,6 +158,12 @@ from rules.paigow import (  # noqa: E402
     set_paigow_hand,
     settle_paigow,
 )
+from rules.paigow_ways import (  # noqa: E402
+    DEFAULT_HOUSE_WAY,
+    HOUSE_WAYS,
+    HouseWay,
+    get_house_way,
+)
 from rules.poker_hands import (  # noqa: E402
     PokerCategory,
     PokerHand,
@@ -159,6 +173,8 @@ from rules.poker_hands import (  # noqa: E402
 )
 
 __all__ += [
+    "DEFAULT_HOUSE_WAY",
+    "HOUSE_WAYS",
     "BaccaratBet",
     "BaccaratBetOutcome",
     "BaccaratCoup",
@@ -171,6 +187,7 @@ __all__ += [
     "BlackjackRules",
     "BlackjackSettlement",
     "DealerAction",
+    "HouseWay",
     "PaiGowOutcome",
     "PaiGowResult",
     "PaiGowRules",
@@ -187,6 +204,7 @@ __all__ += [
     "evaluate_coup",
     "evaluate_five",
     "evaluate_two",
+    "get_house_way",
     "house_way",
     "play_blackjack_round",
     "player_draws",
@@ -195,3 +213,7 @@ __all__ += [
     "settle_blackjack_hand",
     "settle_paigow",
 ]
+
+from rules.decks import GAME_DECKS, Deck, deck_for_game, deck_in_play  # noqa: E402
+
+__all__ += ["GAME_DECKS", "Deck", "deck_for_game", "deck_in_play"]

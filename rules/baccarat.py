@@ -25,6 +25,7 @@ from typing import Any
 
 from rules.cards import AnyCard, Card, check_distinct
 from rules.errors import HandError, IllegalPlayError, ProfileError
+from rules.money import ZERO, json_amount
 
 __all__ = [
     "BaccaratBet",
@@ -308,15 +309,10 @@ class BaccaratSettlement:
         """JSON-able form; money as numbers."""
         return {
             "bet": self.bet.value,
-            "stake": _json_amount(self.stake),
+            "stake": json_amount(self.stake),
             "outcome": self.outcome.value,
-            "net": _json_amount(self.net),
+            "net": json_amount(self.net),
         }
-
-
-def _json_amount(amount: Decimal) -> int | float:
-    """A money amount as a JSON number: an int when whole."""
-    return int(amount) if amount == amount.to_integral_value() else float(amount)
 
 
 def settle_baccarat_bet(
@@ -344,7 +340,7 @@ def settle_baccarat_bet(
         return BaccaratSettlement(bet, amount, BaccaratBetOutcome.LOSE, -amount)
     if coup.result is BaccaratResult.TIE:
         if rules.push_on_tie:
-            return BaccaratSettlement(bet, amount, BaccaratBetOutcome.PUSH, Decimal(0))
+            return BaccaratSettlement(bet, amount, BaccaratBetOutcome.PUSH, ZERO)
         return BaccaratSettlement(bet, amount, BaccaratBetOutcome.LOSE, -amount)
     if coup.result.value != bet.value:
         return BaccaratSettlement(bet, amount, BaccaratBetOutcome.LOSE, -amount)

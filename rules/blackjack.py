@@ -9,8 +9,9 @@ its total is the hard total + 10. An ace and a ten-value card as the first two c
 Settling a player hand against the dealer, in this order:
 
 1. A player bust loses, even if the dealer busts too.
-2. A player blackjack pushes against a dealer blackjack and otherwise wins 3:2 (decided as soon as
-   the dealer holds two cards).
+2. A player blackjack pushes against a dealer blackjack and otherwise wins 3:2. It is decided as
+   soon as the dealer holds two cards, or at once when the dealer's upcard is a 2 to 9: with such
+   a card the dealer cannot make a blackjack.
 3. A dealer blackjack beats every other hand, a 21 in three or more cards included.
 4. Otherwise, once the dealer stands: a dealer bust loses to the player; else the higher total
    wins and equal totals push.
@@ -29,6 +30,7 @@ from typing import Any
 
 from rules.cards import AnyCard, Card, Rank, check_distinct
 from rules.errors import HandError, IllegalPlayError, ProfileError
+from rules.money import ZERO, json_amount
 
 __all__ = [
     "BlackjackHand",
@@ -179,15 +181,16 @@ class BlackjackSettlement:
         """JSON-able form; money as numbers, undecided as null."""
         return {
             "hand": self.hand.to_dict(),
-            "stake": _json_amount(self.stake),
+            "stake": json_amount(self.stake),
             "outcome": None if self.outcome is None else self.outcome.value,
-            "net": None if self.net is None else _json_amount(self.net),
+            "net": None if self.net is None else json_amount(self.net),
         }
 
 
-def _json_amount(amount: Decimal) -> int | float:
-    """A money amount as a JSON number: an int when whole."""
-    return int(amount) if amount == amount.to_integral_value() else float(amount)
+def _may_be_blackjack(upcard: Card) -> bool:
+    """Whether a dealer showing ``upcard`` can still make a blackjack: only an ace or a
+    ten-value card can; a 2 to 9 cannot."""
+    return blackjack_value(upcard) in (1, 10)
 
 
 def _outcome(
@@ -197,6 +200,8 @@ def _outcome(
     if player.bust:
         return BlackjackOutcome.LOSE
     if len(dealer.cards) < 2:
+        if player.blackjack and not _may_be_blackjack(dealer.cards[0]):
+            return BlackjackOutcome.BLACKJACK
         return None
     if player.blackjack:
         return BlackjackOutcome.PUSH if dealer_blackjack else BlackjackOutcome.BLACKJACK
@@ -217,7 +222,7 @@ def _net(outcome: BlackjackOutcome, stake: Decimal, rules: BlackjackRules) -> De
     if outcome is BlackjackOutcome.WIN:
         return stake
     if outcome is BlackjackOutcome.PUSH:
-        return Decimal(0)
+        return ZERO
     return -stake
 
 

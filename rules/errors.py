@@ -19,5 +19,9 @@ class ProfileError(RulesError):
     """An unknown profile name or an inconsistent rules option."""
 
 
+class DeckError(RulesError):
+    """A deck that cannot exist (no ranks, no packs), or the deck of a game the product lacks."""
+
+
 class IllegalPlayError(RulesError):
     """A play the rules forbid; the message says why in plain words."""

@@ -28,12 +28,13 @@ import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
+from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
 from rules.cards import Suit
 from rules.errors import ProfileError
+from rules.money import ZERO, to_money
 
 __all__ = [
     "ALL_SPECIAL_HANDS",
@@ -299,14 +300,19 @@ class NiuProfile:
     decks: int = 1
     bets: Mapping[BetType, BetRule] = field(default_factory=dict)
     default_bet: BetType = BetType.EQUAL
-    commission_rate: Fraction = Fraction(0)
+    commission_rate: Decimal = ZERO
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "bets", MappingProxyType(dict(self.bets)))
         object.__setattr__(self, "special_hands", tuple(self.special_hands))
         object.__setattr__(self, "suit_order", tuple(self.suit_order))
-        object.__setattr__(self, "commission_rate", Fraction(self.commission_rate))
         where = f"profile {self.name!r}"
+        try:
+            object.__setattr__(self, "commission_rate", to_money(self.commission_rate))
+        except ValueError:
+            raise ProfileError(
+                f"{where}: commission rate must be a number, got {self.commission_rate!r}"
+            ) from None
         not_special = [s.value for s in self.special_hands if s not in ALL_SPECIAL_HANDS]
         if not_special:
             raise ProfileError(f"{where}: not special hands: {not_special}")
@@ -390,7 +396,7 @@ NIU_PROFILES: Mapping[str, NiuProfile] = MappingProxyType(
                         MULTIPLIER_TABLES["double"], MULTIPLIER_TABLES["double"], True
                     ),
                 },
-                commission_rate=Fraction(5, 100),
+                commission_rate=Decimal("0.05"),
             ),
             NiuProfile(
                 name="app",

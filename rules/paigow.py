@@ -8,7 +8,8 @@ Settling against the banker (RULES.md section 3): high against high and low agai
 (equal hands) goes to the banker. Winning both is a win, paid even money less the commission
 (5% by default); winning one is a push; losing both is a loss.
 
-Rule variants are data: :class:`PaiGowRules` (where the wheel ranks, the commission rate).
+Rule variants are data: :class:`PaiGowRules` (where the wheel ranks, the commission rate, the
+house way: a named :class:`~rules.paigow_ways.HouseWay`, Foxwoods by default).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from decimal import Decimal
 from itertools import combinations
 from typing import Any
 
-from rules.cards import AnyCard, Card
+from rules.cards import AnyCard, Card, Rank
 from rules.errors import HandError, IllegalPlayError, ProfileError
+from rules.money import ZERO, json_amount
+from rules.paigow_ways import FOXWOODS, HouseWay
 from rules.poker_hands import (
     ACE_VALUE,
     PokerCategory,
@@ -45,10 +48,12 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class PaiGowRules:
-    """Rule options: where A-2-3-4-5 ranks (default second-highest) and the commission on wins."""
+    """Rule options: where A-2-3-4-5 ranks (default second-highest), the commission on wins and
+    the house way that sets the banker's hand (default Foxwoods; see :mod:`rules.paigow_ways`)."""
 
     wheel: WheelRank = WheelRank.SECOND_HIGHEST
     commission: Decimal = Decimal("0.05")
+    house_way: HouseWay = FOXWOODS
 
     def __post_init__(self) -> None:
         if not Decimal(0) <= self.commission < Decimal(1):
@@ -122,6 +127,9 @@ def set_paigow_hand(
     return PaiGowSetting(high_hand, low_hand)
 
 
+_KING_VALUE = poker_value(Rank.KING)
+
+
 def _value(card: AnyCard) -> int:
     """Poker value with the joker counted as an ace (for the house way's pair patterns)."""
     return poker_value(card.rank) if isinstance(card, Card) else ACE_VALUE
@@ -152,100 +160,148 @@ def _straight_or_flush_setting(
     return None if best is None else PaiGowSetting(best[1], best[0])
 
 
-def _pair_way(hand: tuple[AnyCard, ...]) -> tuple[list[AnyCard], list[AnyCard]]:
-    """High and low cards by the pair-pattern rules of :func:`house_way` (joker = ace)."""
-    ordered = sorted(hand, key=_sort_key)
-    groups: dict[int, list[AnyCard]] = {}
-    for card in ordered:
-        groups.setdefault(_value(card), []).append(card)
-    by_size: dict[int, list[list[AnyCard]]] = {size: [] for size in range(1, 6)}
-    for cards in groups.values():  # values descending, so each list is highest first
-        by_size[len(cards)].append(cards)
-    singles = [cards[0] for cards in by_size[1]]
-    fives, fours, threes, pairs = by_size[5], by_size[4], by_size[3], by_size[2]
+@dataclass(frozen=True, slots=True)
+class _Groups:
+    """Seven cards grouped by value (the joker as an ace), each group highest card first.
 
-    def rest(*used: Sequence[AnyCard]) -> list[AnyCard]:
-        taken = {card for cards in used for card in cards}
-        return [card for card in ordered if card not in taken]
+    ``fives`` .. ``pairs`` hold groups of that size, highest value first; ``singles`` the
+    cards of no pair, highest first; ``ordered`` all seven cards by :func:`_sort_key`.
+    """
 
+    ordered: tuple[AnyCard, ...]
+    fives: tuple[tuple[AnyCard, ...], ...]
+    fours: tuple[tuple[AnyCard, ...], ...]
+    threes: tuple[tuple[AnyCard, ...], ...]
+    pairs: tuple[tuple[AnyCard, ...], ...]
+    singles: tuple[AnyCard, ...]
+
+    @classmethod
+    def of(cls, ordered: tuple[AnyCard, ...]) -> _Groups:
+        groups: dict[int, list[AnyCard]] = {}
+        for card in ordered:
+            groups.setdefault(_value(card), []).append(card)
+        by_size: dict[int, list[tuple[AnyCard, ...]]] = {size: [] for size in range(1, 6)}
+        for cards in groups.values():  # values descending, so each list is highest first
+            by_size[len(cards)].append(tuple(cards))
+        return cls(
+            ordered,
+            tuple(by_size[5]),
+            tuple(by_size[4]),
+            tuple(by_size[3]),
+            tuple(by_size[2]),
+            tuple(cards[0] for cards in by_size[1]),
+        )
+
+    @property
+    def best_single(self) -> int:
+        """The value of the highest single (0 when there is none)."""
+        return _value(self.singles[0]) if self.singles else 0
+
+    def split(self, low: Sequence[AnyCard]) -> tuple[list[AnyCard], list[AnyCard]]:
+        """High and low cards: ``low`` low, every other card high."""
+        taken = set(low)
+        return [card for card in self.ordered if card not in taken], list(low)
+
+
+def _pattern_way(groups: _Groups, way: HouseWay) -> tuple[list[AnyCard], list[AnyCard]]:
+    """High and low cards by the pair-pattern rules of :func:`house_way` (rules 2 to 11)."""
+    fives, fours, threes, pairs, singles = (
+        groups.fives,
+        groups.fours,
+        groups.threes,
+        groups.pairs,
+        groups.singles,
+    )
     if fives:
-        low = fives[0][:2]
-        return rest(low), low
+        kings = [pair for pair in pairs if _value(pair[0]) == _KING_VALUE]
+        return groups.split(kings[0] if kings else fives[0][:2])
     if fours:
-        quads = fours[0]
         others = threes + pairs
         if others:
-            low = others[0][:2]
-        elif _value(quads[0]) <= 10:
-            low = singles[:2]
-        else:
-            low = quads[2:]
-        return rest(low), low
+            return groups.split(others[0][:2])
+        if way.keeps_four_of_a_kind(_value(fours[0][0]), groups.best_single):
+            return groups.split(singles[:2])
+        return groups.split(fours[0][2:])
     if len(threes) == 2:
-        low = threes[0][:2]
-        return rest(low), low
+        return groups.split(threes[0][:2])
     if threes and pairs:
-        low = pairs[0]
-        return rest(low), low
+        kickers = tuple(_value(card) for card in singles)
+        if way.keeps_full_house(_value(pairs[0][0]), kickers):
+            return groups.split(singles[:2])
+        return groups.split(pairs[0])
     if threes:
-        aces = _value(threes[0][0]) == ACE_VALUE
-        low = [threes[0][2], singles[0]] if aces else singles[:2]
-        return rest(low), low
+        if _value(threes[0][0]) == ACE_VALUE:
+            return groups.split([threes[0][2], singles[0]])
+        return groups.split(singles[:2])
     if len(pairs) == 3:
-        low = pairs[0]
-        return rest(low), low
+        return groups.split(pairs[0])
     if len(pairs) == 2:
-        if _value(pairs[0][0]) <= 6 and _value(singles[0]) == ACE_VALUE:
-            low = singles[:2]
-        else:
-            low = pairs[1]
-        return rest(low), low
+        higher, lower = (_value(pair[0]) for pair in pairs)
+        if way.keeps_two_pair(higher, lower, groups.best_single):
+            return groups.split(singles[:2])
+        return groups.split(pairs[1])
     if pairs:
-        low = singles[:2]
-        return rest(low), low
-    low = singles[1:3]
-    return rest(low), low
+        return groups.split(singles[:2])
+    return groups.split(singles[1:3])
+
+
+def _straight_way(groups: _Groups, rules: PaiGowRules) -> PaiGowSetting | None:
+    """The straight / flush rule (rule 1 of :func:`house_way`), or None when it does not apply:
+    no straight or flush, or a pattern its own rule settles (two pair, a full house or more)."""
+    many_pairs = len(groups.pairs) + len(groups.threes) >= 2
+    if groups.fives or groups.fours or many_pairs:
+        return None
+    setting = _straight_or_flush_setting(groups.ordered, rules)
+    if setting is None:
+        return None
+    exception = rules.house_way.pair_and_ace
+    if (
+        len(groups.pairs) == 1
+        and _value(groups.pairs[0][0]) in exception.pairs
+        and groups.best_single == ACE_VALUE
+    ):
+        one_pair = set_paigow_hand(*groups.split(groups.singles[:2]), rules)
+        if not exception.only_if_better or one_pair.low > setting.low:
+            return one_pair
+    return setting
 
 
 def house_way(cards: Sequence[AnyCard], rules: PaiGowRules = DEFAULT_RULES) -> PaiGowSetting:
-    """Set seven cards by this product's simplified house way; the result is always legal.
+    """Set seven cards by the house way of ``rules`` (default Foxwoods); always a legal setting.
 
-    Pair patterns count the joker as an ace. The rules, first that applies:
+    The rules shared by every named way, first that applies; *the way's* marks the points the
+    :class:`~rules.paigow_ways.HouseWay` decides. Pair patterns count the joker as an ace.
 
-    1. Straight, flush or straight flush available (and no full house, four of a kind or five
-       aces): play it in the high hand, choosing the five cards that leave the best low hand
-       (then the best high hand). With two pair, three pair or three of a kind as well, do so
-       only when that low hand is a pair; otherwise fall through to the pair rules below.
-    2. Five aces: a pair of aces in the low hand, the rest high.
-    3. Four of a kind: with another pair (or three of a kind) as well, the highest such pair goes
-       low; otherwise four 2s to 10s stay together with the two highest other cards low, and four
-       jacks or better split into two pairs (a pair in each hand).
-    4. Two three of a kinds: a pair of the higher rank goes low.
-    5. Full house: the (highest) pair goes low, the three of a kind stays high.
-    6. Three of a kind: stays high, the two highest other cards go low; three aces split: a pair
-       of aces high, the third ace and the highest other card low.
-    7. Three pair: the highest pair goes low.
-    8. Two pair: split (higher pair high, lower pair low), except when the higher pair is 6s or
-       lower and there is an ace single: both pairs high, the ace and the next single low.
-    9. One pair: the pair high, the two highest singles low.
-    10. No pair: the highest card high, the second and third highest low.
+    1. Straight, flush or straight flush with no pair, one pair or three of a kind: play it high,
+       choosing the five cards that leave the best low hand (then the best high hand), so a pair
+       goes low whenever the straight or flush survives. Exception (the way's ``pair_and_ace``):
+       a pair of 10s to kings and an ace play the one-pair way (rule 10) instead, always or only
+       when that gives a better low hand. With two pair the two-pair rule decides.
+    2. Five aces: a pair of aces low, three aces high; with a pair of kings, the kings go low
+       and the five aces stay high.
+    3. Four of a kind with a pair or three of a kind: that pair (from the three of a kind: a
+       pair of it) goes low.
+    4. Four of a kind alone: kept high with the two highest singles low, or split into a pair in
+       each hand, by the rank and the highest single (the way's ``four_of_a_kind``).
+    5. Two three of a kinds: a pair of the higher goes low.
+    6. Full house: the highest pair goes low, unless the way keeps that full house whole (the
+       way's ``full_house_kept``: the singles go low).
+    7. Three of a kind: stays high, the two highest singles low; three aces split: a pair of aces
+       high, the third ace and the highest single low.
+    8. Three pair: the highest pair goes low.
+    9. Two pair: both pairs high with the two highest singles low, or split (the lower pair low),
+       by the ranks of the pairs and the highest single (the way's ``two_pair``).
+    10. One pair: the pair high, the two highest singles low.
+    11. No pair: the highest card high, the second and third highest low.
 
     Ties among equal cards are broken by card notation, so the setting is deterministic.
     """
     hand = _check_seven(cards)
-    ordered = tuple(sorted(hand, key=_sort_key))
-    best_five = max(evaluate_five(five, rules.wheel) for five in combinations(ordered, 5))
-    if best_five.category in _STRAIGHTS_AND_FLUSHES:
-        setting = _straight_or_flush_setting(ordered, rules)
-        assert setting is not None  # the best five cards are one
-        values = [_value(card) for card in ordered]
-        most = max(values.count(value) for value in values)
-        pairs = sum(1 for value in set(values) if values.count(value) == 2)
-        many_pairs = most >= 3 or pairs >= 2
-        if not many_pairs or setting.low.category is PokerCategory.PAIR:
-            return setting
-    high, low = _pair_way(ordered)
-    return set_paigow_hand(high, low, rules)
+    groups = _Groups.of(tuple(sorted(hand, key=_sort_key)))
+    setting = _straight_way(groups, rules)
+    if setting is not None:
+        return setting
+    return set_paigow_hand(*_pattern_way(groups, rules.house_way), rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,14 +324,9 @@ class PaiGowResult:
             "high": "player" if self.high_won else "banker",
             "low": "player" if self.low_won else "banker",
             "outcome": self.outcome.value,
-            "stake": _json_amount(self.stake),
-            "net": _json_amount(self.net),
+            "stake": json_amount(self.stake),
+            "net": json_amount(self.net),
         }
-
-
-def _json_amount(amount: Decimal) -> int | float:
-    """A money amount as a JSON number: an int when whole."""
-    return int(amount) if amount == amount.to_integral_value() else float(amount)
 
 
 def settle_paigow(
@@ -298,7 +349,7 @@ def settle_paigow(
     if high_won and low_won:
         outcome, net = PaiGowOutcome.WIN, stake * (1 - rules.commission)
     elif high_won or low_won:
-        outcome, net = PaiGowOutcome.PUSH, Decimal(0)
+        outcome, net = PaiGowOutcome.PUSH, ZERO
     else:
         outcome, net = PaiGowOutcome.LOSE, -stake
     return PaiGowResult(player, banker, high_won, low_won, outcome, stake, net)

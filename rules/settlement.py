@@ -8,19 +8,18 @@ winnings. Seed example: Double bet 100, Niu Niu beats No Niu: 3 x 100 - 5% = +28
 Seed 003 (``app``): a winning player is paid on their own pattern (Ultimate 5:1, Niu-Niu 3:1,
 Big Point 2:1, Small Point 1:1, High Card 1:1); a loss costs the stake; a tie returns the bet.
 
-Amounts are exact (:class:`fractions.Fraction`); :func:`as_number` turns one into an ``int``
-when whole, a ``float`` otherwise, for JSON.
+Amounts are exact decimals (:mod:`rules.money`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
-from fractions import Fraction
+from decimal import Decimal
 
 from rules.cards import AnyCard, check_distinct
 from rules.errors import RulesError
+from rules.money import ZERO, to_money
 from rules.niuniu import NiuHand, Outcome, banker_outcome, evaluate_hand
 from rules.niuniu_profiles import DEFAULT_PROFILE, BetType, NiuProfile, get_profile
 
@@ -28,7 +27,6 @@ __all__ = [
     "PlayerResult",
     "RoundResult",
     "Settlement",
-    "as_number",
     "parse_bet",
     "parse_stake",
     "play_round",
@@ -50,23 +48,19 @@ class Settlement:
     """
 
     outcome: Outcome
-    net: Fraction
+    net: Decimal
     multiple: int
-    commission: Fraction
+    commission: Decimal
     bet: BetType
-    stake: Fraction
+    stake: Decimal
 
 
-def parse_stake(stake: int | float | str | Decimal | Fraction) -> Fraction:
-    """A positive stake as an exact Fraction (``"2.5"`` is 5/2); RulesError otherwise."""
+def parse_stake(stake: int | float | str | Decimal) -> Decimal:
+    """A positive stake as an exact Decimal (:func:`rules.money.to_money`); RulesError
+    otherwise."""
     try:
-        if isinstance(stake, float):
-            value = Fraction(str(stake))  # 0.1 means one tenth, not its binary neighbour
-        elif isinstance(stake, str):
-            value = Fraction(Decimal(stake.strip()))
-        else:
-            value = Fraction(stake)
-    except (ValueError, TypeError, ArithmeticError, InvalidOperation):
+        value = to_money(stake)
+    except ValueError:
         raise RulesError(f"stake must be a positive number, got {stake!r}") from None
     if value <= 0:
         raise RulesError(f"stake must be a positive number, got {stake!r}")
@@ -88,7 +82,7 @@ def settle(
     banker: NiuHand,
     player: NiuHand,
     bet: BetType | str | None = None,
-    stake: int | float | str | Decimal | Fraction = 1,
+    stake: int | float | str | Decimal = 1,
 ) -> Settlement:
     """Settle ``player``'s bet against ``banker`` under the player's profile.
 
@@ -103,14 +97,14 @@ def settle(
     if outcome is Outcome.WIN:
         multiple = rule.win_table.multiple(player.score)
         winnings = amount * multiple
-        commission = winnings * profile.commission_rate if rule.commissioned else Fraction(0)
+        commission = winnings * profile.commission_rate if rule.commissioned else ZERO
         net = winnings - commission
     elif outcome is Outcome.LOSE:
         multiple = rule.loss_table.multiple(banker.score)
-        commission = Fraction(0)
+        commission = ZERO
         net = -amount * multiple
     else:
-        multiple, commission, net = 0, Fraction(0), Fraction(0)
+        multiple, commission, net = 0, ZERO, ZERO
     return Settlement(outcome, net, multiple, commission, bet_type, amount)
 
 
@@ -135,7 +129,7 @@ def play_round(
     players: Sequence[Iterable[AnyCard] | str],
     profile: str | NiuProfile = DEFAULT_PROFILE,
     bet: BetType | str | None = None,
-    stake: int | float | str | Decimal | Fraction = 1,
+    stake: int | float | str | Decimal = 1,
 ) -> RoundResult:
     """Score the banker's and the players' hands and settle every player's bet.
 
@@ -155,7 +149,3 @@ def play_round(
     )
     return RoundResult(banker_hand, results)
 
-
-def as_number(amount: Fraction) -> int | float:
-    """An exact amount for JSON: an int when whole, else the nearest float."""
-    return int(amount) if amount.denominator == 1 else float(amount)

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The larger training, for a machine with a GPU: one prepared run that trains and evaluates.
+"""The larger training, for a machine with a CUDA GPU: one prepared run that trains and evaluates.
 
     python scripts/train_gpu.py [--size full|quick|smoke] [--work DIR] [--realdata DIR]
                                 [--device auto|cpu|cuda|cuda:N]
 
 It runs the recipe of ``handreader train`` (:mod:`training.pipeline`) with more scenes,
-more procedural index crops and more epochs than a 2-core CPU allows, on the GPU, then reads
+more procedural index crops and more epochs than fit a CPU's time, on the GPU, then reads
 the held-out synthetic scenes (and, with ``--realdata``, the four ``realdata`` folders) with the
 new models and with the shipped ones in the same run, and writes the figures side by side to
 ``WORK/report.json`` and ``WORK/report.md``. The new models go to ``WORK/models``: the shipped
@@ -17,14 +17,15 @@ Sizes (one GPU; the scenes are drawn on every core first):
 
 * ``full``: 24,000 table scenes, 3,000 close-ups, 40,000 one-card scenes, 150,000 procedural
   index crops; detector 30 + 10 epochs, index classifier 30 + 6, whole-card classifier 24.
-* ``quick``: 9,000 / 1,500 / 16,000 / 50,000; 10 + 3, 12 + 3, 10 (for a lease of minutes).
+* ``quick``: 9,000 / 1,500 / 16,000 / 50,000; 10 + 3, 12 + 3, 10 (a run of minutes).
 * ``smoke``: a handful of scenes and one epoch each, to check the script itself (CI runs it on
   the CPU).
 
 With ``--crops BUNDLE`` it trains the index classifier alone, from a crop bundle packed on
-another machine (:mod:`training.crop_bundle`): for a GPU machine that has no card art, no
-fonts and no network. The bundle's ``valid`` part chooses the best epoch; ``--minutes`` sizes
-the epochs to a lease (a timed probe of the steps first, ``--epochs`` the most);
+another machine (:mod:`training.crop_bundle`): for a machine with a CUDA GPU that has no card
+art, no fonts and no network. The bundle's ``valid`` part chooses the best epoch; ``--minutes``
+sizes the epochs to end within that many minutes (a timed probe of the steps first,
+``--epochs`` the most);
 ``--widths``, ``--seed``, ``--learning-rate``, ``--batch``, ``--shape-jitter`` and ``--init``
 (fine-tune from a checkpoint) set the run. It writes ``WORK/classifier_best.pt`` (weights),
 ``classifier_last.pt`` (resumable) and ``WORK/crops-report.json``; export and quantize where

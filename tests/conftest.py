@@ -2,8 +2,8 @@
 ``slow``, ``browser`` and ``train`` markers); ``-m slow``, ``-m browser`` or ``-m train`` runs a
 tier, whose tests skip with a reason when what they need is missing (torch and ultralytics;
 chromium and playwright). The folders mirror the packages; the shared helpers
-(``web_fakes``, ``live_scene``, ``benchmark_modules``) sit beside this file, whose folder pytest
-puts on ``sys.path``."""
+(``web_fakes``, ``live_scene``, ``benchmark_modules``, ``store_databases``) sit beside this file,
+whose folder pytest puts on ``sys.path``."""
 
 from __future__ import annotations
 

@@ -388,10 +388,9 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
 
     Runs fine-tuned from one checkpoint with other seeds and settings end in nearby weights,
     and their plain average (batch norm statistics included; integer counters taken from the
-    first) can read unseen decks better than each of them, at no cost when reading (in the
-    ninth session: held-out synthetic F1 0.926 to 0.928 against 0.925; not shipped, see the
-    README). Every checkpoint must have the same widths (ValueError naming the one that
-    differs); the result exports with :func:`export_classifier` like any other.
+    first) can read unseen decks better than each of them, at no cost when reading. Every
+    checkpoint must have the same widths (ValueError naming the one that differs); the result
+    exports with :func:`export_classifier` like any other.
     """
     import torch
 

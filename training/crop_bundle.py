@@ -220,7 +220,7 @@ def load_bundle(
 @dataclass(frozen=True)
 class DrawPlan:
     """What :func:`draw_parts` draws: the shipped index classifier's crops, as
-    :mod:`training.pipeline` and the twelfth session's bundle made them."""
+    :mod:`training.pipeline` makes them."""
 
     scene_dirs: tuple[Path, ...]
     """Training scenes (``training.synth.generate`` folders): two jittered crops per labelled

@@ -102,10 +102,7 @@ def train_detector(settings: DetectorTraining) -> Path:
 def finetune_detector(settings: DetectorTraining, weights: Path, epochs: int) -> Path:
     """Continue from ``weights`` for ``epochs`` more (AdamW, lr0 0.001 on a cosine schedule,
     no warm-up); returns the best weights. A finished fine-tuning run is not repeated, an
-    interrupted one resumes.
-
-    The shipped detector was fine-tuned so in two stages across sessions (2 epochs at lr0
-    0.0007, then 10 at lr0 0.001 on regenerated scenes); see the model manifest.
+    interrupted one resumes. How the shipped detector was fine-tuned is in the model manifest.
     """
     arguments = _arguments(settings, "finetune", epochs, settings.seed + 1)
     arguments.update(

@@ -237,8 +237,8 @@ def seconds_per_step(
 ) -> float:
     """Seconds one step of :func:`fit` takes for ``model`` (a throwaway: it is trained) on
     ``run.device`` with ``run.batch`` examples drawn from ``inputs``: the mean of ``steps``
-    steps after three warm-up ones. A training that must end within a lease sizes its epochs
-    with it."""
+    steps after three warm-up ones. A training that must end within a given time sizes its
+    epochs with it."""
     import time
 
     import torch

@@ -1,6 +1,6 @@
 """Index crops from labelled photos of single cards, for training the classifier on real ink.
 
-A manifest in the format of ``../shared/realdata`` (one JSON object per line: ``image``,
+A manifest in the format of :mod:`vision.evaluate` (one JSON object per line: ``image``,
 ``cards``, optional ``split``) names one card per photo. The detector finds the indices; those
 near a corner of the photo (where a tight photo of one card prints its indices) become crops
 labelled with the photo's card. Only rows of the chosen split are used, so validation photos

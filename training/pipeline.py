@@ -7,7 +7,6 @@ interrupted detector run resumes from its ``last.pt``, the classifier from its c
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import os
 import shutil
@@ -77,13 +76,11 @@ class TrainingPlan:
     detector's data loader also gets worker processes (ultralytics forces none on the CPU)."""
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _file_fields(model: Path) -> dict[str, Any]:
     """A manifest entry's file, its hash and its size."""
-    return {"file": model.name, "sha256": _sha256(model), "bytes": model.stat().st_size}
+    from vision.reader import file_sha256
+
+    return {"file": model.name, "sha256": file_sha256(model), "bytes": model.stat().st_size}
 
 
 def _count(folder: Path) -> int:

@@ -79,10 +79,11 @@ class CalibrationPhoto:
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """The saved profile, where it went, a contact sheet of the assignments, and warnings."""
+    """The saved profile, where it went (a file, or a store's location), a contact sheet of
+    the assignments, and warnings."""
 
     profile: DeckProfile
-    path: Path
+    path: Path | str
     sheet: NDArray[np.uint8]
     warnings: tuple[str, ...]
 
@@ -170,10 +171,15 @@ def _load(path: Path) -> NDArray[np.uint8]:
 
 
 def calibrate(
-    reader: CalibrationReader, name: str, photos: Sequence[Path], grid: bool = False
+    reader: CalibrationReader,
+    name: str,
+    photos: Sequence[Path],
+    grid: bool = False,
+    save: Callable[[DeckProfile], Path | str] = save_profile,
 ) -> CalibrationResult:
-    """Build and save the profile ``name`` from the photos (one card each, or one grid photo);
-    a one-card photo's card comes from its file name, else from its place in the order."""
+    """Build the profile ``name`` from the photos (one card each, or one grid photo) and
+    ``save`` it (default: a file in the data folder; it returns where the profile went); a
+    one-card photo's card comes from its file name, else from its place in the order."""
     return calibrate_photos(
         reader,
         name,
@@ -182,13 +188,18 @@ def calibrate(
             for path in photos
         ],
         grid,
+        save,
     )
 
 
 def calibrate_photos(
-    reader: CalibrationReader, name: str, photos: Sequence[CalibrationPhoto], grid: bool = False
+    reader: CalibrationReader,
+    name: str,
+    photos: Sequence[CalibrationPhoto],
+    grid: bool = False,
+    save: Callable[[DeckProfile], Path | str] = save_profile,
 ) -> CalibrationResult:
-    """Build and save the profile ``name`` from photos in memory (see :func:`calibrate`)."""
+    """Build and ``save`` the profile ``name`` from photos in memory (see :func:`calibrate`)."""
     warnings: list[str] = []
     if grid:
         if len(photos) != 1:
@@ -225,5 +236,4 @@ def calibrate_photos(
     profile = new_profile(
         name, prototypes, model_sha(reader.manifest), [photo.label for photo in photos]
     )
-    path = save_profile(profile)
-    return CalibrationResult(profile, path, _sheet(tiles), tuple(warnings))
+    return CalibrationResult(profile, save(profile), _sheet(tiles), tuple(warnings))

@@ -40,31 +40,29 @@ __all__ = [
     "RETIRED_DEFAULTS",
     "DeckProfile",
     "DeckProfileError",
+    "check_deck_name",
     "combine_with_profile",
     "data_dir",
     "grid_order",
     "list_profiles",
     "load_profile",
+    "parse_profile",
+    "profile_json",
     "save_profile",
 ]
 
 PROFILE_FORMAT = 1
 DEFAULT_WEIGHT = 0.5
-"""Share of the profile in the combination (``benchmarks/tune_calibration.py`` with the classifier
-1e0acc295ade: 3,091 indices of six held-out synthetic decks, one calibration index per card,
-index accuracy 0.858 without a profile, 0.865 with the first release's 0.7 / 0.05 and 0.868 with
-0.5 / 0.03, right readings made wrong 55 and 35, log loss 0.521 and 0.468). Re-checked with the
-classifier 4d1517b0f72c on regenerated held-out scenes: still the best pair (0.8868 -> 0.8881,
-16 broken, 20 fixed, log loss 0.505 -> 0.404). With the twelfth session's classifier
-3a67f8403d68 the labelled indices read 0.9502 without a profile and 0.9505 with these defaults
-(10 broken, 11 fixed, log loss 0.215 -> 0.200); 0.3 / 0.03 gives the lowest log loss (0.186)
-at 0.9495, so the defaults stay."""
+"""Share of the profile in the combination, chosen by ``benchmarks/tune_calibration.py`` on
+synthetic scenes of the held-out decks (figures in ``docs/``)."""
 DEFAULT_TEMPERATURE = 0.03
 """Temperature of the softmax over cosine similarities (see :data:`DEFAULT_WEIGHT`)."""
 RETIRED_DEFAULTS: tuple[tuple[float, float], ...] = ((0.7, 0.05),)
 """(weight, temperature) pairs that earlier releases wrote as defaults: read as the current
 defaults."""
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+r"""A deck's name: a letter or digit, then up to 63 letters, digits, '_', '.' or '-', and
+nothing after (``\Z``, not ``$``, which would let a name end in a newline)."""
 
 
 class DeckProfileError(ValueError):
@@ -101,11 +99,17 @@ def data_dir() -> Path:
 
 
 def _check_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.match(name):
         raise DeckProfileError(
             f"bad deck name {name!r}: use letters, digits, '-', '_' or '.' (up to 64)"
         )
     return name
+
+
+def check_deck_name(name: str) -> str:
+    """``name`` when it can name a deck (letters, digits, ``-``, ``_``, ``.``; up to 64, the
+    first a letter or digit); DeckProfileError otherwise."""
+    return _check_name(name)
 
 
 def profile_path(name: str) -> Path:
@@ -113,10 +117,8 @@ def profile_path(name: str) -> Path:
     return data_dir() / "decks" / f"{_check_name(name)}.json"
 
 
-def save_profile(profile: DeckProfile) -> Path:
-    """Write the profile atomically (a crash leaves the old file or the new one, never half)."""
-    path = profile_path(profile.name)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def profile_json(profile: DeckProfile) -> str:
+    """The profile as the JSON text a profile file holds (prototypes rounded to 5 decimals)."""
     body = {
         "format": PROFILE_FORMAT,
         "name": profile.name,
@@ -127,8 +129,15 @@ def save_profile(profile: DeckProfile) -> Path:
         "temperature": profile.temperature,
         "prototypes": {code: np.round(v, 5).tolist() for code, v in profile.prototypes.items()},
     }
+    return json.dumps(body)
+
+
+def save_profile(profile: DeckProfile) -> Path:
+    """Write the profile atomically (a crash leaves the old file or the new one, never half)."""
+    path = profile_path(profile.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".json.part")
-    partial.write_text(json.dumps(body))
+    partial.write_text(profile_json(profile))
     partial.replace(path)
     return path
 
@@ -143,11 +152,26 @@ def load_profile(name_or_path: str | Path) -> DeckProfile:
     if not (path.suffix == ".json" and path.exists()):
         path = profile_path(str(name_or_path))
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError as error:
         known = ", ".join(list_profiles()) or "none"
         raise DeckProfileError(f"no deck profile {str(name_or_path)!r} (known: {known})") from error
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError) as error:
+        raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: {error}") from error
+    return parse_profile(text, str(path))
+
+
+def parse_profile(text: str, source: str) -> DeckProfile:
+    """A profile from its JSON text (:func:`profile_json`'s form); ``source`` names it in
+    errors (a file path, or a deck in a database). DeckProfileError for a corrupt one.
+
+    A stored weight and temperature that were an earlier release's defaults
+    (:data:`RETIRED_DEFAULTS`) are read as the current defaults; other stored values are kept.
+    """
+    path = source
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as error:
         raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: {error}") from error
     try:
         if body["format"] != PROFILE_FORMAT:

@@ -1,4 +1,4 @@
-"""Score readings against labelled photos (manifests in the format of ``shared/realdata``).
+"""Score readings against labelled photos (manifests of JSON lines, one photo a line).
 
 A manifest is JSON lines: ``{"image": "file.jpg", "cards": ["10H", "K?", "JOKER"], ...}``.
 ``"K?"`` is a rank without its suit (matched by rank only); ``"JOKER"`` a joker of either colour.
@@ -206,6 +206,12 @@ class EvalTotals:
         return self.matched / self.predicted_cards if self.predicted_cards else 0.0
 
     @property
+    def wrong(self) -> int:
+        """Certain predictions that match no labelled card: cards misread, or read where none
+        is (the readings of optional cards left out)."""
+        return self.predicted_cards - self.matched
+
+    @property
     def recall(self) -> float:
         """Share of labelled cards read right."""
         return self.matched / self.truth_cards if self.truth_cards else 0.0
@@ -228,6 +234,7 @@ class EvalTotals:
             "cards": self.truth_cards,
             "predicted": self.predicted_cards,
             "uncertain": self.uncertain,
+            "wrong": self.wrong,
             "precision": round(self.precision, 4),
             "recall": round(self.recall, 4),
             "f1": round(self.f1, 4),

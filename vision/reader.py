@@ -23,10 +23,12 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.cards import CARD_CLASSES, Joker, parse_card
+from rules.cards import CARD_CLASSES, Joker, parse_card, parse_cards
+from rules.decks import Deck
 from vision.calibration import DeckProfile, combine_with_profile
 from vision.card_evidence import card_evidence, image_light
 from vision.crops import CROP_CONTEXT, CROP_SIZE, crop_index, crops_to_tensor
+from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
 from vision.index_detector import (
     IndexDetector,
@@ -48,6 +50,7 @@ __all__ = [
     "apply_whole_card",
     "brightened",
     "default_models_dir",
+    "file_sha256",
     "fourth_corners",
     "non_max_suppression",
     "upright_turns",
@@ -160,7 +163,15 @@ def _doubted_by_card_face(
     return [group for group in doubted if not shown[group[1:]].any()]
 
 
-def _sha256(path: Path) -> str:
+def _joint(probabilities: NDArray[np.float32]) -> NDArray[np.float32]:
+    """One card's probabilities from its indices' (K, 54): their product, scaled to sum to 1."""
+    joint: NDArray[np.float32] = np.exp(np.log(probabilities + 1e-9).sum(axis=0))
+    joint /= joint.sum()
+    return joint
+
+
+def file_sha256(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes (how the model manifest names a model file)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -289,7 +300,7 @@ class Reader:
                 ) from error
             if not path.is_file():
                 raise ModelError(f"{part} model {str(path)!r} named in the manifest is missing")
-            if verify_hashes and entry.get("sha256") and _sha256(path) != entry["sha256"]:
+            if verify_hashes and entry.get("sha256") and file_sha256(path) != entry["sha256"]:
                 raise ModelError(
                     f"{part} model {str(path)!r} does not match its sha256 in the manifest"
                 )
@@ -317,6 +328,13 @@ class Reader:
         return self.with_settings(
             dataclasses.replace(self.settings, closeups=False, fine=False, whole_card=False)
         )
+
+    def with_deck_in_play(self, deck: Deck | None) -> Reader:
+        """This reader decoding each photo's cards with ``deck`` in play (None: any card;
+        ``ReaderSettings.in_play``), sharing its models; itself when that deck is in play."""
+        if deck == self.settings.in_play:
+            return self
+        return self.with_settings(dataclasses.replace(self.settings, in_play=deck))
 
     # -- stages -------------------------------------------------------------------------------
 
@@ -482,16 +500,31 @@ class Reader:
         failed: dict[int, list[int]] = {}  # a card's fourth corners read otherwise
         for lone, owner in absorbed.items():
             failed.setdefault(owner, []).extend(groups[lone])
+        kept = [number for number in range(len(groups)) if number not in absorbed]
+        # corners of one card are independent looks at it: multiply their probabilities
+        # (a fourth corner read otherwise is a look that failed: it only adds its box)
+        joints = np.stack([_joint(probabilities[groups[number]]) for number in kept])
+        # with a deck in play the cards are decoded together (vision.decoding), but grouped
+        # by their indices' own readings as without one: grouping an index by its likeliest
+        # card of the deck (in a pinochle pack, an index read 3C beside one read AC) would
+        # multiply two doubtful looks into a sure one (realdata/pinochle: 4 cards read wrong
+        # for certain that way, 3 this way)
+        deck = settings.in_play
+        if deck is None:
+            bests = joints.argmax(axis=1)
+            placed = np.ones(len(kept), bool)
+        else:
+            decoded = decode_cards(joints, deck, settings.deck_prior)
+            bests, placed = decoded.codes, decoded.placed
+            joints = restricted(joints, deck, settings.deck_prior)
         cards: list[tuple[CardReading, NDArray[np.intp]]] = []
-        for number, group in enumerate(groups):
-            if number in absorbed:
-                continue
-            # corners of one card are independent looks at it: multiply their probabilities
-            # (a fourth corner read otherwise is a look that failed: it only adds its box)
-            joint = np.exp(np.log(probabilities[group] + 1e-9).sum(axis=0))
-            joint /= joint.sum()
-            best = int(joint.argmax())
-            ranked = np.argsort(-joint)[1:3]
+        for joint, best, sure, number in zip(joints, bests.tolist(), placed, kept, strict=True):
+            group = groups[number]
+            if deck is None:
+                ranked = np.argsort(-joint)[1:3]
+            else:
+                others = np.argsort(-joint, kind="stable")
+                ranked = others[(others != best) & deck_table(deck).allowed[others]][:2]
             boxes = xyxy[group + failed.get(number, [])]
             box = (
                 float(boxes[:, 0].min()),
@@ -505,7 +538,7 @@ class Reader:
                 confidence=confidence,
                 box_xyxy=box,
                 corners=len(boxes),
-                uncertain=confidence < settings.uncertain_below,
+                uncertain=confidence < settings.uncertain_below or not sure,
                 index_px=float(heights[group].max()),
                 alternatives=tuple(
                     (CARD_CLASSES[int(i)], round(float(joint[i]), 4)) for i in ranked
@@ -523,6 +556,9 @@ class Reader:
         if self.whole_card is None or sum(not card.uncertain for card in cards) > 2:
             return cards
         probabilities = self.whole_card.probabilities(image)[:-1]
+        deck = self.settings.in_play
+        if deck is not None:
+            probabilities = restricted(probabilities, deck, self.settings.deck_prior)
         return apply_whole_card(
             cards, probabilities, (image.shape[1], image.shape[0]), self.settings
         )
@@ -552,7 +588,12 @@ class Reader:
         if any(card.uncertain for card in cards):
             flags |= ReadingFlag.LOW_CONFIDENCE
         codes = [card.code for card in cards if not card.uncertain]
-        if len(codes) != len(set(codes)):
+        in_play = self.settings.in_play
+        if (
+            len(codes) != len(set(codes))
+            if in_play is None
+            else in_play.surplus(parse_cards(codes))
+        ):
             flags |= ReadingFlag.DUPLICATE
         timings = {
             "detect": (detected - started) * 1000,

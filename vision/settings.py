@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rules.decks import Deck
+
 __all__ = ["ReaderSettings"]
 
 
@@ -91,3 +93,16 @@ class ReaderSettings:
     """An unsure crop is also cut again around its box with these shares of the usual margin
     (``vision.crops.CROP_CONTEXT``) and read at the same turns; its probabilities are the mean
     of each cut's surest turn."""
+    in_play: Deck | None = None
+    """The deck in play (:class:`rules.decks.Deck`): a photo's cards are then decoded together
+    (:mod:`vision.decoding`): no card the deck lacks is read, no card more often than the deck
+    holds it, and a card that loses its reading falls back to its next reading the deck still
+    holds, or is uncertain. None reads each card on its own, whatever it is."""
+    deck_prior: bool = False
+    """With a deck in play, whether a card's confidence is its probability among the deck's
+    cards (the deck as a prior: what the classifier gave the cards the deck lacks is shared
+    out in proportion) or, by default, the classifier's own probability, which the deck never
+    raises: a card certain with a deck in play is then certain, with that code, without one,
+    and a card that loses its reading (a joker in Niu Niu, a second KD of one deck) is
+    uncertain under its next reading unless that reading alone passes ``uncertain_below``.
+    Chosen on the real folders (``docs/reading.md``, "Deck-aware decoding")."""

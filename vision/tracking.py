@@ -54,304 +54,28 @@ Frames that are not read (the pipeline may read every k-th frame) do not touch t
 by id, that is by first sighting, so the order of the cards does not change from frame to
 frame.
 
-:class:`FlickerMeter` measures the result: changes of shown codes per minute.
+A track's settings, its frozen view and its voting state live in :mod:`vision.tracks`;
+:mod:`vision.flicker` measures the result: changes of shown codes per minute.
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from itertools import islice
 
 import numpy as np
 from numpy.typing import NDArray
 
 from vision.detections import CardReading, Reading, ReadingFlag
+from vision.tracks import Box, Track, TrackerError, TrackerSettings, TrackState
 
 __all__ = [
     "CardTracker",
-    "FlickerCount",
-    "FlickerMeter",
     "Track",
     "TrackerError",
     "TrackerSettings",
     "merge_shown",
     "tracks_to_reading",
 ]
-
-Box = tuple[float, float, float, float]
-
-
-class TrackerError(ValueError):
-    """Tracker settings out of range."""
-
-
-@dataclass(frozen=True, slots=True)
-class TrackerSettings:
-    """How the tracker pairs, covers, confirms, drops and votes (see the module docstring)."""
-
-    confirm_frames: int = 3
-    """A track is shown after this many consecutive read frames with a sighting."""
-    drop_after: int = 8
-    """A shown track is deleted after this many consecutive read frames without a sighting."""
-    vote_window: int = 24
-    """Readings that choose a tentative track's code; a shown track's code absent from them
-    is replaced."""
-    memory: int = 64
-    """Readings that weigh against a change of a shown track's code (at least vote_window)."""
-    switch_ratio: float = 3.0
-    """A shown track's code changes to one with more than this many times its weight."""
-    min_vote_weight: float = 0.05
-    """The smallest weight of a vote (a reading's confidence, at least this)."""
-    min_overlap: float = 0.3
-    """Smallest intersection over the smaller box for a reading to pair with a track."""
-    max_center_distance: float = 1.0
-    """Largest centre distance, in box sizes (longer side of the smaller box), for a pair."""
-    rescale_limit: float = 2.0
-    """Largest ratio of sizes for a pair; a several-corner reading more than this many times
-    larger than a track may cover it."""
-    cover_inside: float = 0.8
-    """Share of a track's box inside a several-corner reading for the reading to cover it."""
-    cover_touch: float = 0.3
-    """A covered track within this many of its sizes of the reading box's border is one of the
-    reading's corners."""
-    code_penalty: float = 1.0
-    """Extra cost of pairing a reading with a track of another code."""
-    smoothing: float = 0.5
-    """Weight of the new box in the running box (1: no smoothing)."""
-    certain_above: float = 0.5
-    """An uncertain track turns certain when its support rises above this."""
-    uncertain_below: float = 1 / 3
-    """A certain track turns uncertain when its support falls below this."""
-
-    def __post_init__(self) -> None:
-        checks: tuple[tuple[str, float, bool], ...] = (
-            ("confirm_frames", self.confirm_frames, self.confirm_frames >= 1),
-            ("drop_after", self.drop_after, self.drop_after >= 1),
-            ("vote_window", self.vote_window, self.vote_window >= 1),
-            ("memory", self.memory, self.memory >= self.vote_window),
-            ("switch_ratio", self.switch_ratio, self.switch_ratio >= 1.0),
-            ("min_vote_weight", self.min_vote_weight, 0.0 < self.min_vote_weight <= 1.0),
-            ("min_overlap", self.min_overlap, 0.0 < self.min_overlap <= 1.0),
-            ("max_center_distance", self.max_center_distance, self.max_center_distance >= 0.0),
-            ("rescale_limit", self.rescale_limit, self.rescale_limit >= 1.0),
-            ("cover_inside", self.cover_inside, 0.0 < self.cover_inside <= 1.0),
-            ("cover_touch", self.cover_touch, self.cover_touch >= 0.0),
-            ("code_penalty", self.code_penalty, self.code_penalty >= 0.0),
-            ("smoothing", self.smoothing, 0.0 < self.smoothing <= 1.0),
-            ("certain_above", self.certain_above, 0.0 <= self.certain_above < 1.0),
-            (
-                "uncertain_below",
-                self.uncertain_below,
-                0.0 <= self.uncertain_below <= self.certain_above,
-            ),
-        )
-        for name, value, ok in checks:
-            if not ok:
-                raise TrackerError(f"tracker setting {name}={value!r} is out of range")
-
-
-@dataclass(frozen=True, slots=True)
-class Track:
-    """A card followed across frames, as shown at one moment.
-
-    ``hits`` is the current streak of read frames with a sighting, ``missed`` the current
-    streak without; ``shown`` is True once confirmed (until deleted); ``votes`` holds the codes
-    of the last ``vote_window`` readings, oldest first; ``links`` the ids of the tracks found to
-    be other corners of its card. A card of :attr:`CardTracker.shown` may stand for several
-    tracks: ``members`` lists their ids (its own first).
-    """
-
-    track_id: int
-    code: str
-    box_xyxy: Box
-    confidence: float
-    uncertain: bool
-    shown: bool
-    hits: int
-    missed: int
-    age: int
-    votes: tuple[str, ...] = field(compare=False)
-    links: tuple[int, ...] = field(default=(), compare=False)
-    members: tuple[int, ...] = field(default=(), compare=False)
-
-    @property
-    def center_xy(self) -> tuple[float, float]:
-        """Centre of the (smoothed) box."""
-        x1, y1, x2, y2 = self.box_xyxy
-        return (x1 + x2) / 2, (y1 + y2) / 2
-
-    def as_card(self) -> CardReading:
-        """The track as a card reading (code by vote, smoothed box)."""
-        others = Counter(code for code in self.votes if code != self.code)
-        total = max(len(self.votes), 1)
-        alternatives = tuple(
-            (code, round(count / total, 4)) for code, count in others.most_common(2)
-        )
-        return CardReading(
-            code=self.code,
-            confidence=self.confidence,
-            box_xyxy=self.box_xyxy,
-            uncertain=self.uncertain,
-            alternatives=alternatives,
-        )
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON form: id, code, box, confidence, uncertain, shown."""
-        return {
-            "id": self.track_id,
-            "card": self.code,
-            "box": [round(value, 1) for value in self.box_xyxy],
-            "confidence": round(self.confidence, 4),
-            "uncertain": self.uncertain,
-            "shown": self.shown,
-        }
-
-
-class _State:
-    """Mutable state of one track (private to the tracker, one per track)."""
-
-    __slots__ = (
-        "age",
-        "box",
-        "code",
-        "hits",
-        "links",
-        "memory_count",
-        "memory_weight",
-        "missed",
-        "readings",
-        "settings",
-        "shown",
-        "track_id",
-        "uncertain",
-    )
-
-    def __init__(self, track_id: int, card: CardReading, settings: TrackerSettings) -> None:
-        self.settings = settings
-        self.track_id = track_id
-        self.box: Box = card.box_xyxy
-        self.code = card.code
-        self.readings: deque[CardReading] = deque(maxlen=settings.memory)
-        self.memory_weight: dict[str, float] = {}
-        self.memory_count: Counter[str] = Counter()
-        self.remember(card)
-        self.hits = 1
-        self.missed = 0
-        self.age = 1
-        self.links: set[int] = set()
-        self.shown = False
-        self.uncertain = True
-        self.vote()
-
-    def recent(self) -> list[CardReading]:
-        """The last ``vote_window`` readings, oldest first."""
-        skip = max(len(self.readings) - self.settings.vote_window, 0)
-        return list(islice(self.readings, skip, None))
-
-    def seen(self, card: CardReading | None, move_box: bool = True) -> None:
-        """A sighting: ``card`` (if any) votes and, when ``move_box``, moves the box."""
-        if card is not None:
-            if move_box:
-                alpha = self.settings.smoothing
-                x1, y1, x2, y2 = self.box
-                n1, n2, n3, n4 = card.box_xyxy
-                self.box = (
-                    x1 + alpha * (n1 - x1),
-                    y1 + alpha * (n2 - y1),
-                    x2 + alpha * (n3 - x2),
-                    y2 + alpha * (n4 - y2),
-                )
-            self.remember(card)
-        self.hits += 1
-        self.missed = 0
-        self.age += 1
-        self.vote()
-
-    def missing(self) -> None:
-        """A read frame without a sighting."""
-        self.age += 1
-        self.hits = 0
-        self.missed += 1
-
-    def weight(self, reading: CardReading) -> float:
-        """A reading's vote: its confidence, at least ``min_vote_weight``."""
-        return max(reading.confidence, self.settings.min_vote_weight)
-
-    def remember(self, card: CardReading) -> None:
-        """Keep ``card`` (the oldest reading leaves a full memory), with running sums."""
-        if len(self.readings) == self.readings.maxlen:
-            oldest = self.readings[0]
-            self.memory_count[oldest.code] -= 1
-            if self.memory_count[oldest.code]:
-                self.memory_weight[oldest.code] -= self.weight(oldest)
-            else:
-                del self.memory_count[oldest.code], self.memory_weight[oldest.code]
-        self.readings.append(card)
-        self.memory_count[card.code] += 1
-        self.memory_weight[card.code] = self.memory_weight.get(card.code, 0.0) + self.weight(card)
-
-    def vote(self) -> None:
-        """Update the code by weighted vote, the uncertain flag, and whether it is shown."""
-        settings = self.settings
-        recent = self.recent()
-        weights: dict[str, float] = {}
-        counts: Counter[str] = Counter()
-        certain: Counter[str] = Counter()
-        for reading in recent:
-            weights[reading.code] = weights.get(reading.code, 0.0) + self.weight(reading)
-            counts[reading.code] += 1
-            if not reading.uncertain:
-                certain[reading.code] += 1
-        # the heaviest code; on a tie the current one, then the first in text order
-        best = min(weights, key=lambda code: (-weights[code], code != self.code, code))
-        if best != self.code:
-            if not self.shown:
-                switch = weights[best] > weights.get(self.code, 0.0)
-            else:
-                remembered = self.memory_weight
-                sure = certain[best] > settings.certain_above * counts[best]
-                if self.code not in weights:  # not read lately: the card was replaced?
-                    switch = sure or self.code not in remembered
-                else:
-                    switch = (
-                        sure and remembered[best] > settings.switch_ratio * remembered[self.code]
-                    )
-            if switch:
-                self.code = best
-        count = len(recent)
-        support = certain[self.code] / count
-        if self.uncertain and support > settings.certain_above:
-            self.uncertain = False
-        elif not self.uncertain and support < settings.uncertain_below:
-            self.uncertain = True
-        if not self.shown:
-            confirm, votes = settings.confirm_frames, counts[self.code]
-            runner_up = max((n for code, n in counts.items() if code != self.code), default=0)
-            self.shown = (
-                (self.hits >= confirm and votes >= confirm and 2 * votes > count)
-                or (self.hits >= 2 * confirm and votes > runner_up)
-                or self.hits >= max(2 * confirm, settings.vote_window)
-            )
-
-    def snapshot(self) -> Track:
-        recent = self.recent()
-        agreeing = [reading.confidence for reading in recent if reading.code == self.code]
-        return Track(
-            track_id=self.track_id,
-            code=self.code,
-            box_xyxy=self.box,
-            confidence=sum(agreeing) / len(agreeing) if agreeing else 0.0,
-            uncertain=self.uncertain,
-            shown=self.shown,
-            hits=self.hits,
-            missed=self.missed,
-            age=self.age,
-            votes=tuple(reading.code for reading in recent),
-            links=tuple(sorted(self.links)),
-            members=(self.track_id,),
-        )
 
 
 _Array = NDArray[np.float64]
@@ -442,6 +166,8 @@ def merge_shown(tracks: Iterable[Track]) -> tuple[Track, ...]:
                 votes=first.votes,
                 links=tuple(sorted({id for track in members for id in track.links})),
                 members=tuple(track.track_id for track in members),
+                index_px=max(track.index_px for track in members),
+                corners=sum(track.corners for track in members),
             )
         )
     return tuple(sorted(cards, key=lambda card: card.track_id))
@@ -455,7 +181,7 @@ class CardTracker:
 
     def __init__(self, settings: TrackerSettings | None = None) -> None:
         self.settings = settings or TrackerSettings()
-        self._states: list[_State] = []
+        self._states: list[TrackState] = []
         self._next_id = 0
         self._frames = 0
         self._tracks: tuple[Track, ...] | None = None
@@ -536,7 +262,7 @@ class CardTracker:
         pairs = self._associate(cards, boxes) if cards and self._states else []
         seen = {s for s, _ in pairs}
         used = {c for _, c in pairs}
-        corners: dict[int, list[_State]] = {c: [self._states[s]] for s, c in pairs}
+        corners: dict[int, list[TrackState]] = {c: [self._states[s]] for s, c in pairs}
         for s, c in pairs:
             self._states[s].seen(cards[c])
         if cards and self._states:
@@ -557,7 +283,7 @@ class CardTracker:
                 ids = {state.track_id for state in states}
                 for state in states:
                     state.links |= ids - {state.track_id}
-        kept: list[_State] = []
+        kept: list[TrackState] = []
         for s, state in enumerate(self._states):
             if s not in seen:
                 state.missing()
@@ -569,7 +295,7 @@ class CardTracker:
             state.links &= alive
         for c, card in enumerate(cards):
             if c not in used:
-                kept.append(_State(self._next_id, card, self.settings))
+                kept.append(TrackState(self._next_id, card, self.settings))
                 self._next_id += 1
         self._states = sorted(kept, key=lambda state: state.track_id)
         self._tracks = self._shown = None
@@ -607,75 +333,3 @@ def tracks_to_reading(
     if len(certain) != len(set(certain)):
         flags |= ReadingFlag.DUPLICATE
     return Reading(size_wh, cards, flags)
-
-
-@dataclass(frozen=True, slots=True)
-class FlickerCount:
-    """Flicker over a run of frames: changes counted, and per minute at the video's rate.
-
-    ``code_changes``: a shown track's code changed between consecutive frames.
-    ``set_changes``: the multiset of shown codes differed from the previous frame (a card shown,
-    hidden, or recoded); the first frame's cards count as changes from nothing.
-    """
-
-    frames: int
-    fps: float
-    code_changes: int
-    set_changes: int
-
-    @property
-    def minutes(self) -> float:
-        """Length of the run in minutes."""
-        return self.frames / self.fps / 60.0 if self.fps > 0 else 0.0
-
-    def per_minute(self, count: int) -> float:
-        """``count`` per minute of video."""
-        return count / self.minutes if self.minutes > 0 else 0.0
-
-    def to_dict(self) -> dict[str, float | int]:
-        """JSON form with the per-minute rates."""
-        return {
-            "frames": self.frames,
-            "fps": self.fps,
-            "code_changes": self.code_changes,
-            "code_changes_per_minute": round(self.per_minute(self.code_changes), 2),
-            "set_changes": self.set_changes,
-            "set_changes_per_minute": round(self.per_minute(self.set_changes), 2),
-        }
-
-
-class FlickerMeter:
-    """Counts changes of what is shown, frame after frame (see :class:`FlickerCount`)."""
-
-    def __init__(self, fps: float) -> None:
-        self.fps = fps
-        self._frames = 0
-        self._code_changes = 0
-        self._set_changes = 0
-        self._codes: dict[int, str] = {}
-        self._multiset: Counter[str] = Counter()
-
-    def add(self, shown: Iterable[tuple[int, str]]) -> None:
-        """One frame's shown cards as (track id, code) pairs (use ``-1 - i`` ids for raw cards)."""
-        codes = dict(shown)
-        self._frames += 1
-        self._code_changes += sum(
-            1 for key, code in codes.items() if key in self._codes and self._codes[key] != code
-        )
-        multiset = Counter(codes.values())
-        if multiset != self._multiset:
-            self._set_changes += 1
-        self._codes, self._multiset = codes, multiset
-
-    def add_tracks(self, tracks: Iterable[Track]) -> None:
-        """One frame's tracks (only the shown ones count)."""
-        self.add((track.track_id, track.code) for track in tracks if track.shown)
-
-    def add_reading(self, reading: Reading) -> None:
-        """One frame's raw reading, untracked: cards keyed by their position in the reading."""
-        self.add((-1 - index, card.code) for index, card in enumerate(reading.cards))
-
-    @property
-    def count(self) -> FlickerCount:
-        """The changes counted so far."""
-        return FlickerCount(self._frames, self.fps, self._code_changes, self._set_changes)

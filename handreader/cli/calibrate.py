@@ -4,8 +4,9 @@ Photos are either one card each — named by the file (``10C.jpg``, ``qs_1.png``
 when the names say nothing, taken in the documented order S, H, D, C from A to K, then JB, JR —
 or, with ``--grid``, one photo of the whole deck laid out in 4 rows (S, H, D, C) of 13 cards
 (A to K) seen from above. The command finds the indices, writes a contact sheet of what it
-assigned (``--sheet``, default ``NAME-calibration.png``) and saves the profile in the user's data
-folder. No training runs: it takes seconds.
+assigned (``--sheet``, default ``NAME-calibration.png``) and saves the profile in the deck store
+(``handreader.store.decks``: the user's data folder, or the shared database of
+``HANDREADER_DATABASE_URL``). No training runs: it takes seconds.
 """
 
 from __future__ import annotations
@@ -45,11 +46,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate and save the profile; print where it went and what it holds."""
+    from handreader.store.decks import open_deck_store
     from vision.calibrate_deck import calibrate
     from vision.reader import Reader
 
     reader = Reader.load(args.models)
-    result = calibrate(reader, args.name, args.photos, grid=args.grid)
+    store = open_deck_store()
+    result = calibrate(reader, args.name, args.photos, grid=args.grid, save=store.put)
     sheet = args.sheet or Path(f"{args.name}-calibration.png")
     import cv2
 
@@ -66,14 +69,15 @@ def run(args: argparse.Namespace) -> int:
 
 def run_decks(args: argparse.Namespace) -> int:
     """Print one line per saved profile."""
-    from vision.calibration import data_dir, list_profiles, load_profile
+    from handreader.store.decks import open_deck_store
 
-    names = list_profiles()
+    store = open_deck_store()
+    names = store.names()
     if not names:
-        print(f"no deck profiles under {data_dir() / 'decks'}")
+        print(f"no deck profiles under {store.location}")
     for name in names:
         try:
-            profile = load_profile(name)
+            profile = store.get(name)
             print(f"{name}: {len(profile.prototypes)} cards, made {profile.created}")
         except ValueError as error:
             print(f"{name}: unusable ({error})")

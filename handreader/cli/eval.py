@@ -1,16 +1,30 @@
 """``handreader eval MANIFEST.jsonl [...]``: precision, recall, F1, exact photos on labelled data.
 
-Manifests use the format of ``shared/realdata`` (see :mod:`vision.evaluate`). Prints one block
+Manifests are JSON lines of labelled photos (the format of :mod:`vision.evaluate`). Prints one block
 per manifest and, with ``--json``, one JSON object per manifest; ``--report DIR`` also writes a
-confusion-matrix picture per manifest; ``--split valid`` keeps only that split's entries.
+confusion-matrix picture per manifest; ``--split valid`` keeps only that split's entries;
+``--game NAME`` and ``--decks N`` read with that deck in play (``handreader.cli.in_play``).
+
+``--ray [ADDRESS]`` reads the photos on a Ray cluster (as ``handreader read --ray``; the
+``scale`` extra): the same figures; a photo that cannot be read counts as failed, as in a plain
+run, and is named on standard error. Without ``--ray`` Ray is never imported.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from handreader.cli.in_play import add_deck_options, deck_from_arguments
+from handreader.cli.read import add_ray_arguments, require_inputs
+
+if TYPE_CHECKING:
+    from rules.decks import Deck
+    from vision.calibration import DeckProfile
+    from vision.evaluate import EvalTotals, ManifestEntry
 
 __all__ = ["register", "run"]
 
@@ -23,7 +37,7 @@ def register(subparsers: Any) -> None:
         description="Card precision, recall, F1, exact photos and confusions.",
     )
     parser.add_argument(
-        "manifests", nargs="+", type=Path, metavar="MANIFEST", help="manifest.jsonl files"
+        "manifests", nargs="*", type=Path, metavar="MANIFEST", help="manifest.jsonl files"
     )
     parser.add_argument("--split", help="only entries whose 'split' is this (e.g. valid)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per manifest")
@@ -43,6 +57,8 @@ def register(subparsers: Any) -> None:
         help="read with a reader setting changed (a switch or a number of ReaderSettings, "
         "e.g. card_evidence=on or verify_below=0); may be repeated",
     )
+    add_deck_options(parser, default="any: each card read on its own")
+    add_ray_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -79,33 +95,81 @@ def changed_settings(base: Any, assignments: list[str]) -> Any:
     return dataclasses.replace(base, **changes)
 
 
+def _score_on_ray(
+    entries: list[ManifestEntry], address: str | None, args: argparse.Namespace,
+    deck: DeckProfile | None, progress: str, in_play: Deck | None = None,
+) -> EvalTotals:  # fmt: skip
+    """The totals of ``entries`` read on a Ray cluster; failed photos named on stderr."""
+    import sys
+
+    from handreader.cli.ray_runner import RayJob, read_on_ray
+    from vision.evaluate import EvalTotals
+
+    models = args.models.resolve() if args.models else None
+    job = RayJob(address, models, deck, args.readers, in_play)
+    totals = EvalTotals()
+    photos = [str(entry.image) for entry in entries]
+    for entry, outcome in zip(entries, read_on_ray(photos, job, progress), strict=True):
+        if outcome.reading is None:
+            message = outcome.error[1] if outcome.error else "unknown error"
+            print(f"handreader eval: error: {message}", file=sys.stderr, flush=True)
+            totals.add_unreadable(entry)
+        else:
+            totals.add_reading(entry, outcome.reading)
+    return totals
+
+
 def run(args: argparse.Namespace) -> int:
     """Evaluate every manifest and print its figures."""
     import cv2
 
-    from vision.calibration import load_profile
+    from handreader.store.decks import load_deck
     from vision.evaluate import confusion_image, load_manifest, score_manifest
-    from vision.reader import Reader
+
+    address = None
+    if args.ray is not None:
+        from handreader.cli.read import ray_address
+
+        address = ray_address(args, "manifests")
+        if args.readers is not None and args.readers < 1:
+            raise ValueError(f"--readers must be at least 1, got {args.readers}")
+    require_inputs(args.manifests, "MANIFEST")
+    in_play = deck_from_arguments(args)  # a bad --decks is named before the models load
     from vision.settings import ReaderSettings
 
-    settings = changed_settings(ReaderSettings(), args.set)
-    reader = Reader.load(args.models, settings)
-    deck = load_profile(args.deck) if args.deck else None
+    settings = changed_settings(ReaderSettings(in_play=in_play), args.set)  # before loading
+    if args.set and args.ray is not None:
+        raise ValueError("--set reads with the settings of this process: not with --ray")
+    deck = load_deck(args.deck) if args.deck else None
+    reader = None
+    if args.ray is None:
+        from vision.reader import Reader
+
+        reader = Reader.load(args.models, settings)
     for manifest in args.manifests:
         entries = load_manifest(manifest, args.split)[: args.limit]
-        totals = score_manifest(
-            entries, lambda image: reader.read(image, deck), progress=manifest.parent.name
-        )
-        summary = {"manifest": str(manifest), "split": args.split, **totals.summary()}
+        if reader is None:
+            totals = _score_on_ray(entries, address, args, deck, manifest.parent.name, in_play)
+        else:
+            totals = score_manifest(
+                entries, partial(reader.read, deck=deck), progress=manifest.parent.name
+            )
+        summary = {
+            "manifest": str(manifest),
+            "split": args.split,
+            "in_play": None if in_play is None else str(in_play),
+            **totals.summary(),
+        }
         if args.json:
             print(json.dumps(summary))
         else:
             where = f"{manifest} [{args.split}]" if args.split else str(manifest)
-            print(f"{where}: {totals.photos} photos, {totals.truth_cards} cards")
+            played = f", deck in play: {in_play}" if in_play is not None else ""
+            print(f"{where}: {totals.photos} photos, {totals.truth_cards} cards{played}")
             print(
                 f"  precision {totals.precision:.4f}  recall {totals.recall:.4f}  "
                 f"F1 {totals.f1:.4f}  exact photos {summary['exact_photos']:.4f}  "
-                f"uncertain {totals.uncertain}  failed {totals.failed}"
+                f"wrong {summary['wrong']}  uncertain {totals.uncertain}  failed {totals.failed}"
             )
             if totals.top1 is not None:
                 print(

@@ -4,11 +4,23 @@ Examples::
 
     handreader paigow --cards "AS KD 9C 9D 5H 3S JR"
     handreader paigow --high "9C 9D 5H 3S 2C" --low "AS KD" --banker "QS QH 8D 7C 4S 3D 2H"
+    handreader paigow --cards "KS KD 4C 4H AD 3C 8S" --house-way gold-star
+    handreader paigow PHOTO [PHOTO ...] [--player-side bottom] [--deck NAME] [--json]
 
 With ``--cards`` the player's seven cards are set by the house way; with ``--high`` and ``--low``
 the given setting is checked (a foul, low outranking high, is an error, exit status 2). With
 ``--banker`` the banker's seven cards are set by the house way and the hands are settled: win
-(less commission), push or lose. With ``--json`` the report is one JSON object on one line.
+(less commission), push or lose. ``--house-way`` names the published way (default ``foxwoods``,
+see docs/paigow-house-ways.md); an unknown name is an error. With ``--json`` the report is one
+JSON object on one line; it names the house way used.
+
+Photos are read with the shipped reader and laid out as the HTTP API lays them out
+(:mod:`handreader.tables.games`): one group of seven is the player's, set by the house way;
+two groups are the player's (nearest ``--player-side``, or in ``--player-region``) and the
+banker's (or in ``--banker-region``), both set by the house way and settled. A photo prints the
+same lines, or the groups found and the problem when they make no hand; with ``--json`` one
+line a photo, ``{"image": PHOTO}`` and the API's photo answer. A photo that cannot be read is
+reported (exit status 2) and the others are still read.
 """
 
 from __future__ import annotations
@@ -16,15 +28,21 @@ from __future__ import annotations
 import argparse
 import json
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING
 
-from handreader.cli.amounts import amount as _amount
-from handreader.cli.amounts import money as _money
-from handreader.cli.amounts import rate as _rate
-from rules.cards import check_distinct, parse_cards
+from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import money as _money
+from handreader.cli._amounts import rate as _rate
+from handreader.cli.photos import add_photo_arguments, print_game_photo, read_photos, region
+from rules.cards import parse_cards
+from rules.decks import deck_for_game, deck_in_play
 from rules.errors import HandError
-from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand, settle_paigow
+from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand
+from rules.paigow_ways import DEFAULT_HOUSE_WAY, HOUSE_WAYS, get_house_way
 from rules.poker_hands import PokerHand, WheelRank
+
+if TYPE_CHECKING:
+    from handreader.tables.games import PaiGowReport
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="Pai Gow Poker: house way, setting check, settling",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
+    add_photo_arguments(parser, "paigow: 52 cards and a joker")
     parser.add_argument("--cards", help="the player's 7 cards, set by the house way")
     parser.add_argument("--high", help="a given 5-card high hand (with --low)")
     parser.add_argument("--low", help="a given 2-card low hand (with --high)")
@@ -47,6 +66,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=[wheel.value for wheel in WheelRank],
         default=WheelRank.SECOND_HIGHEST.value,
         help="where A-2-3-4-5 ranks among straights (default second-highest)",
+    )
+    parser.add_argument(
+        "--house-way",
+        default=DEFAULT_HOUSE_WAY,
+        metavar="NAME",
+        help=f"the published house way: {', '.join(HOUSE_WAYS)} (default {DEFAULT_HOUSE_WAY})",
+    )
+    parser.add_argument(
+        "--player-side",
+        choices=("left", "right", "top", "bottom"),
+        default="bottom",
+        help="in a photo, the player's cards lie nearest this edge (default bottom)",
+    )
+    parser.add_argument(
+        "--player-region", type=region, metavar="X1,Y1,X2,Y2", help="the player's cards in a photo"
+    )
+    parser.add_argument(
+        "--banker-region", type=region, metavar="X1,Y1,X2,Y2", help="the banker's cards in a photo"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.set_defaults(func=run)
@@ -70,28 +107,58 @@ def _hand_line(name: str, hand: PokerHand) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Set or check the player's hand, then settle it against the banker when given."""
-    rules = PaiGowRules(wheel=WheelRank(args.wheel), commission=args.commission)
+    """Set or check the player's hand, then settle it against the banker when given; or the
+    same for each photo."""
+    from handreader.tables.games import paigow_photo, paigow_report
+
+    rules = PaiGowRules(WheelRank(args.wheel), args.commission, get_house_way(args.house_way))
+    if args.photos:
+        given = [args.cards, args.high, args.low, args.banker]
+        if any(option is not None for option in given):
+            raise ValueError("give either cards (--cards, --high, --low, --banker) or photos")
+        return read_photos(
+            "paigow",
+            args.photos,
+            args.deck,
+            args.models,
+            args.json,
+            lambda photo, _image, reading: print_game_photo(
+                photo,
+                paigow_photo(
+                    reading,
+                    rules,
+                    args.stake,
+                    player_side=args.player_side,
+                    player_region=args.player_region,
+                    banker_region=args.banker_region,
+                ),
+                args.json,
+                _print_report,
+            ),
+            in_play=deck_in_play(args.game, None, deck_for_game("paigow")),
+        )
     player, set_by = _player_setting(args, rules)
-    report: dict[str, Any] = {"set_by": set_by, "player": player.to_dict()}
-    banker = result = None
-    if args.banker is not None:
-        banker_cards = parse_cards(args.banker)
-        check_distinct([*player.cards, *banker_cards])
-        banker = house_way(banker_cards, rules)
-        result = settle_paigow(player, banker, args.stake, rules)
-        report = {"set_by": set_by} | result.to_dict()
+    banker = None if args.banker is None else parse_cards(args.banker)
+    report = paigow_report(player, set_by, banker, rules, args.stake)
     if args.json:
-        print(json.dumps(report))
+        print(json.dumps(report.to_dict()))
         return 0
-    print(f"player ({set_by.replace('_', ' ')}):")
-    print("  " + _hand_line("high", player.high))
-    print("  " + _hand_line("low ", player.low))
-    if banker is not None and result is not None:
-        print("banker (house way):")
-        print("  " + _hand_line("high", banker.high))
-        print("  " + _hand_line("low ", banker.low))
+    _print_report(report)
+    return 0
+
+
+def _print_report(report: PaiGowReport) -> None:
+    """The player's setting; with the banker's, both settings and the settlement."""
+    way = report.rules.house_way
+    how = "given" if report.set_by == "given" else f"house way, {way.title}"
+    print(f"player ({how}):")
+    print("  " + _hand_line("high", report.player.high))
+    print("  " + _hand_line("low ", report.player.low))
+    result = report.result
+    if result is not None:
+        print(f"banker (house way, {way.title}):")
+        print("  " + _hand_line("high", result.banker.high))
+        print("  " + _hand_line("low ", result.banker.low))
         high = "player" if result.high_won else "banker"
         low = "player" if result.low_won else "banker"
         print(f"high: {high}  low: {low}  outcome: {result.outcome.value} {_money(result.net)}")
-    return 0

@@ -1,22 +1,40 @@
-"""The photos a command is given, as ``handreader read`` and ``handreader score`` take them.
+"""The photos a command is given, as ``handreader read``, ``score`` and the games take them.
 
 A folder stands for the image files directly inside it (by their extensions, sorted by name);
 a photo that cannot be read, or a folder with none, gets one error (a JSON line or a message on
-standard error) and the command goes on with the others. Light to import: the image decoding
-is imported only when a photo is opened.
+standard error) and the command goes on with the others (:func:`read_photos`). A game read from
+a photo prints as :func:`print_game_photo` says. Light to import: the image decoding and the
+models are imported only when a photo is read.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from handreader.cli.in_play import add_deck_options
 
 if TYPE_CHECKING:
+    from handreader.tables.games import GamePhoto
+    from handreader.tables.grouping import Region
+    from rules.decks import Deck
+    from vision.detections import CardReading, Reading
     from vision.imageio import ImageError, ReducedImage
 
-__all__ = ["IMAGE_SUFFIXES", "expand_photos", "open_photo", "report_unreadable"]
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "add_photo_arguments",
+    "expand_photos",
+    "open_photo",
+    "print_game_photo",
+    "read_photos",
+    "region",
+    "report_unreadable",
+]
 
 IMAGE_SUFFIXES = frozenset(
     {".jpg", ".jpeg", ".jpe", ".png", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
@@ -66,3 +84,98 @@ def report_unreadable(command: str, photo: str, error: ImageError, as_json: bool
         print(json.dumps({"image": photo, "error": fields}), flush=True)
     else:
         print(f"handreader {command}: error: {error}", file=sys.stderr, flush=True)
+
+
+def read_photos(
+    command: str,
+    photos: list[str],
+    deck: str | None,
+    models: Path | None,
+    as_json: bool,
+    answer: Callable[[str, ReducedImage, Reading], None],
+    *,
+    headers: bool = True,
+    in_play: Deck | None = None,
+) -> int:
+    """Read every photo (:func:`expand_photos`) with the shipped reader, loaded once (from
+    ``models`` when given), with the deck profile ``deck`` names and the deck in play
+    ``in_play`` (``handreader.cli.in_play``), and hand each photo, its decoded image and its
+    reading (boxes in the photo's own pixels) to ``answer``. With
+    ``headers`` and several photos, each photo's answer follows a ``== PHOTO`` line (not with
+    ``as_json``). A photo that cannot be read is reported and skipped; returns 2 if any was,
+    else 0."""
+    from handreader.store.decks import load_deck
+    from vision.imageio import ImageError
+    from vision.reader import Reader
+    from vision.settings import ReaderSettings
+
+    reader = Reader.load(models, ReaderSettings(in_play=in_play))
+    deck_profile = load_deck(deck) if deck else None
+    expanded = expand_photos(photos)
+    status = 0
+    for photo in expanded:
+        if headers and len(expanded) > 1 and not as_json:
+            print(f"== {photo}", flush=True)
+        try:
+            image = open_photo(photo)
+        except ImageError as error:
+            status = 2
+            report_unreadable(command, photo, error, as_json)
+            continue
+        answer(photo, image, image.to_original(reader.read(image.image, deck_profile)))
+    return status
+
+
+def add_photo_arguments(parser: argparse.ArgumentParser, game: str) -> None:
+    """The photo arguments of a command that also reads photos: ``PHOTO ...``, ``--deck``,
+    ``--models`` and ``--game`` (default: ``game``'s deck; the command's own ``--decks``, if
+    any, counts its packs: ``handreader.cli.in_play``)."""
+    parser.add_argument(
+        "photos", nargs="*", metavar="PHOTO", help="photos (or folders of them) to read"
+    )
+    parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
+    parser.add_argument("--models", type=Path, metavar="DIR", help="model folder for photos")
+    add_deck_options(parser, default=game, decks=False)
+
+
+def region(text: str) -> Region:
+    """A region for argparse: ``X1,Y1,X2,Y2``, fractions of the photo when all lie in 0..1,
+    else pixels."""
+    from handreader.tables.grouping import Region
+
+    try:
+        return Region.parse([float(value) for value in text.split(",")])
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
+
+
+def _left_over_line(cards: tuple[CardReading, ...]) -> str:
+    shown = ", ".join(
+        card.code + (" (uncertain)" if card.uncertain else "") + f" {card.confidence:.2f}"
+        for card in cards
+    )
+    return f"left over (in no hand): {shown}"
+
+
+def print_game_photo(
+    photo: str,
+    game: GamePhoto[Any],
+    as_json: bool,
+    print_result: Callable[[Any], None],
+) -> None:
+    """A game read from a photo: with ``as_json`` one line, ``{"image": PHOTO}`` and the
+    photo's JSON (as the HTTP API answers); else the result as the command prints it for card
+    codes (``print_result``), or the hands found when there is none, then the problem and the
+    cards left over."""
+    if as_json:
+        print(json.dumps({"image": photo} | game.to_dict(), ensure_ascii=False), flush=True)
+        return
+    if game.result is not None:
+        print_result(game.result)
+    else:
+        for hand in game.hands:
+            print(f"{hand.role} {hand.seat}: {' '.join(card.code for card in hand.cards)}")
+    if game.problem:
+        print(f"problem: {game.problem}")
+    if game.left_over:
+        print(_left_over_line(game.left_over))

@@ -14,6 +14,12 @@ A photo that cannot be read, or a folder with no image file, prints
 ``{"image": PATH, "error": {"code": ..., "message": ...}}`` (on standard output with
 ``--json``, on standard error otherwise); the others are still read and the exit status is 2
 if any failed.
+
+``--ray [ADDRESS]`` spreads the photos over a Ray cluster (``handreader.cli.ray_runner``: the
+``scale`` extra; no ADDRESS: a local instance, ``auto``: the local machine's cluster,
+``ray://HOST:10001``: a remote one), one reader per worker process (``--readers N``: how many),
+with a progress bar on standard error; the output is the same lines in the same order. Without
+``--ray`` Ray is never imported.
 """
 
 from __future__ import annotations
@@ -21,11 +27,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from vision.detections import Reading
 
-__all__ = ["register", "run"]
+if TYPE_CHECKING:
+    from vision.imageio import ReducedImage
+
+__all__ = ["add_ray_arguments", "ray_address", "register", "require_inputs", "run"]
 
 
 def register(subparsers: Any) -> None:
@@ -37,7 +47,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "photos",
-        nargs="+",
+        nargs="*",  # at least one, checked by run (``--ray PHOTO`` may have taken it)
         metavar="PHOTO",
         help="image files (JPEG, PNG, WebP, ...), or folders of them",
     )
@@ -49,7 +59,27 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
     )
+    add_deck_options(parser, default="any: each card read on its own")
+    add_ray_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--ray [ADDRESS]`` and ``--readers N`` (``read`` and ``eval``)."""
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="read on a Ray cluster (the scale extra): no ADDRESS starts a local instance, "
+        "'auto' joins the local machine's cluster, ray://HOST:10001 a remote one",
+    )
+    parser.add_argument(
+        "--readers",
+        type=int,
+        metavar="N",
+        help="with --ray: how many readers (default: one per CPU of the cluster)",
+    )
 
 
 def format_reading(reading: Reading) -> str:
@@ -70,36 +100,87 @@ def _annotated_name(stem: str, written: set[str]) -> str:
     return name
 
 
+def _print_reading(photo: str, reading: Reading, as_json: bool) -> None:
+    if as_json:
+        record: dict[str, Any] = {
+            "image": photo,
+            **reading.to_dict(),
+            "ms": round(reading.timings_ms.get("total", 0.0), 1),
+        }
+        print(json.dumps(record, ensure_ascii=False), flush=True)
+    else:
+        print(f"{photo}: {format_reading(reading)}", flush=True)
+
+
+def ray_address(args: argparse.Namespace, inputs: str) -> str | None:
+    """The cluster address of ``--ray`` (None: a local instance); a value that names no
+    cluster is the first of ``args.<inputs>`` (``--ray PHOTO ...``), put back in front."""
+    from handreader.cli.ray_runner import is_ray_address
+
+    given = str(args.ray)
+    if not given or is_ray_address(given):
+        return given or None
+    kind = Path if inputs == "manifests" else str
+    setattr(args, inputs, [kind(given), *getattr(args, inputs)])
+    return None
+
+
+def require_inputs(items: list[Any], metavar: str) -> None:
+    """ValueError when a command was given none of its ``metavar`` arguments."""
+    if not items:
+        raise ValueError(f"give at least one {metavar}")
+
+
+def _run_on_ray(args: argparse.Namespace) -> int:
+    """``read --ray``: the same lines, the photos read on a Ray cluster."""
+    import sys
+
+    from handreader.cli.photos import expand_photos
+    from handreader.cli.ray_runner import RayJob, read_on_ray
+    from handreader.store.decks import load_deck
+
+    address = ray_address(args, "photos")
+    require_inputs(args.photos, "PHOTO")
+    if args.annotate:
+        raise ValueError("--annotate writes files where the photo is read: not with --ray")
+    if args.readers is not None and args.readers < 1:
+        raise ValueError(f"--readers must be at least 1, got {args.readers}")
+    job = RayJob(
+        address=address,
+        models=args.models.resolve() if args.models else None,
+        deck=load_deck(args.deck) if args.deck else None,
+        readers=args.readers,
+        in_play=deck_from_arguments(args),
+    )
+    status = 0
+    for outcome in read_on_ray(expand_photos(args.photos), job, progress="read"):
+        if outcome.reading is not None:
+            _print_reading(outcome.photo, outcome.reading, args.json)
+            continue
+        status = 2
+        code, message = outcome.error or ("read_failed", "unknown error")
+        if args.json:
+            error = {"code": code, "message": message}
+            print(json.dumps({"image": outcome.photo, "error": error}), flush=True)
+        else:
+            print(f"handreader read: error: {message}", file=sys.stderr, flush=True)
+    return status
+
+
 def run(args: argparse.Namespace) -> int:
     """Read each photo; keep going past bad files; 2 if any failed."""
-    from handreader.cli.photos import expand_photos, open_photo, report_unreadable
-    from vision.calibration import load_profile
-    from vision.imageio import ImageError
-    from vision.reader import Reader
+    if args.ray is not None:
+        return _run_on_ray(args)
+    require_inputs(args.photos, "PHOTO")
+    in_play = deck_from_arguments(args)  # a bad --decks is named before the models load
+    from handreader.cli.photos import read_photos
 
-    reader = Reader.load(args.models)
-    deck = load_profile(args.deck) if args.deck else None
-    status = 0
     written: set[str] = set()  # annotated copies' names, so two photos never share one
     if args.annotate:
         args.annotate.mkdir(parents=True, exist_ok=True)
-    for photo in expand_photos(args.photos):
-        try:
-            photo_image = open_photo(photo)
-        except ImageError as error:
-            status = 2
-            report_unreadable("read", photo, error, args.json)
-            continue
-        reading = photo_image.to_original(reader.read(photo_image.image, deck))
-        if args.json:
-            record: dict[str, Any] = {
-                "image": photo,
-                **reading.to_dict(),
-                "ms": round(reading.timings_ms.get("total", 0.0), 1),
-            }
-            print(json.dumps(record, ensure_ascii=False), flush=True)
-        else:
-            print(f"{photo}: {format_reading(reading)}", flush=True)
+
+    def answer(photo: str, photo_image: ReducedImage, reading: Reading) -> None:
+        _print_reading(photo, reading, args.json)
         if args.annotate:
             import cv2
 
@@ -108,4 +189,14 @@ def run(args: argparse.Namespace) -> int:
             out = args.annotate / _annotated_name(Path(photo).stem, written)
             scene = photo_image.full_size()  # the photo's size, as the boxes are
             cv2.imwrite(str(out), Annotator().annotate_reading(scene, reading))
-    return status
+
+    return read_photos(
+        "read",
+        args.photos,
+        args.deck,
+        args.models,
+        args.json,
+        answer,
+        headers=False,
+        in_play=in_play,
+    )

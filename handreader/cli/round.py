@@ -26,9 +26,10 @@ from typing import Any
 from handreader.cli.score import format_hand, hand_to_json
 from rules.cards import parse_cards
 from rules.errors import RulesError
+from rules.money import json_amount
 from rules.niuniu import evaluate_hand
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, BetType
-from rules.settlement import RoundResult, as_number, parse_stake, play_round
+from rules.settlement import RoundResult, parse_stake, play_round
 
 __all__ = ["register", "round_to_json", "run"]
 
@@ -76,15 +77,15 @@ def round_to_json(result: RoundResult) -> dict[str, Any]:
                 "seat": seat,
                 **hand_to_json(player.hand),
                 "outcome": settlement.outcome.value,
-                "net": as_number(settlement.net),
+                "net": json_amount(settlement.net),
                 "multiple": settlement.multiple,
-                "commission": as_number(settlement.commission),
+                "commission": json_amount(settlement.commission),
             }
         )
     return {
         "profile": result.banker.profile.name,
         "bet": first.bet.value,
-        "stake": as_number(first.stake),
+        "stake": json_amount(first.stake),
         "banker": hand_to_json(result.banker),
         "players": players,
     }
@@ -118,6 +119,6 @@ def run(args: argparse.Namespace) -> int:
         settlement = player.settlement
         print(
             f"player {seat}: {format_hand(player.hand)} -> {settlement.outcome.value} "
-            f"{_signed(as_number(settlement.net))}"
+            f"{_signed(json_amount(settlement.net))}"
         )
     return 0

@@ -4,7 +4,8 @@ Usage::
 
     handreader score CARD CARD CARD CARD CARD [--profile P] [--json]
     handreader score [--profile P] [--json] < hands.txt      # one hand per line
-    handreader score PHOTO [PHOTO ...] [--profile P] [--deck NAME] [--json]  # read, score
+    handreader score PHOTO [PHOTO ...] [--profile P] [--deck NAME] [--game G] [--decks N]
+                     [--json]                                  # read, score
 
 With ``--json`` each hand prints one object on one line::
 
@@ -17,8 +18,10 @@ status is 2 at the end. Photos (and folders of them, as ``handreader read`` take
 read with the models loaded once; with more than one, each photo's lines follow a
 ``== PHOTO`` line (``--json`` lines carry ``"image"`` instead); a photo that cannot be read
 gets an error (a JSON error line with ``--json``), the others are still scored, and the exit
-status is 2. :func:`score_hand_text`, :func:`hand_to_json` and :func:`format_hand`
-are shared with other commands (e.g. photo input).
+status is 2. Photos are read with the Niu Niu deck in play (52 cards, no jokers, the profile's
+number of decks; ``--decks N`` another number, ``--game any`` none: ``handreader.cli.in_play``).
+:func:`score_hand_text`, :func:`hand_to_json` and :func:`format_hand` are shared with other
+commands (e.g. photo input).
 """
 
 from __future__ import annotations
@@ -30,23 +33,24 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from handreader.cli.in_play import add_deck_options
 from rules.cards import parse_cards
+from rules.decks import deck_in_play, niuniu_deck
 from rules.niuniu import NiuHand, evaluate_hand
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, NiuProfile
 
 if TYPE_CHECKING:
     from handreader.tables.scoring import TableOptions
-    from vision.calibration import DeckProfile
-    from vision.reader import Reader
+    from vision.detections import Reading
 
 __all__ = [
     "format_hand",
     "hand_to_json",
+    "print_table",
     "register",
     "run",
     "score_hand_text",
     "score_lines",
-    "score_photo",
     "score_photos",
 ]
 
@@ -74,6 +78,7 @@ def register(subparsers: Any) -> None:
         "--deck", help="a calibrated deck profile (handreader calibrate) for photos"
     )
     parser.add_argument("--models", type=Path, metavar="DIR", help="model folder for photos")
+    add_deck_options(parser, default="niuniu, with the profile's decks")
     parser.set_defaults(func=run)
 
 
@@ -159,48 +164,41 @@ def _is_photo(token: str) -> bool:
 
 
 def score_photos(
-    photos: list[str], profile: str, deck: str | None, models: Path | None, as_json: bool
+    photos: list[str],
+    profile: str,
+    deck: str | None,
+    models: Path | None,
+    as_json: bool,
+    game: str | None = None,
+    decks: int | None = None,
 ) -> int:
     """Score each photo (a folder stands for its image files); 2 if any could not be read.
 
-    One photo is printed as :func:`score_photo` prints it; with several, each photo's lines
-    follow a ``== PHOTO`` line (not with ``--json``: its lines carry the image)."""
-    from handreader.cli.photos import expand_photos, report_unreadable
+    The photos are read with the deck in play of ``game`` and ``decks``
+    (``handreader.cli.in_play``), by default the profile's: Niu Niu has no jokers and as many
+    52-card decks as the profile. One photo is printed as :func:`print_table` prints it; with
+    several, each photo's lines follow a ``== PHOTO`` line (not with ``--json``: its lines
+    carry the image)."""
+    from handreader.cli.photos import read_photos
     from handreader.tables.scoring import TableOptions
-    from vision.calibration import load_profile
-    from vision.imageio import ImageError
-    from vision.reader import Reader
 
     options = TableOptions.create(profile=profile)  # a bad profile is named before any photo
-    reader = Reader.load(models)
-    deck_profile = load_profile(deck) if deck else None
-    expanded = expand_photos(photos)
-    status = 0
-    for photo in expanded:
-        if len(expanded) > 1 and not as_json:
-            print(f"== {photo}", flush=True)
-        try:
-            score_photo(photo, options, reader, deck_profile, as_json)
-        except ImageError as error:
-            status = 2
-            report_unreadable("score", photo, error, as_json)
-    return status
+    in_play = deck_in_play(game, decks, niuniu_deck(options.profile))
+    return read_photos(
+        "score",
+        photos,
+        deck,
+        models,
+        as_json,
+        lambda photo, _image, reading: print_table(photo, reading, options, as_json),
+        in_play=in_play,
+    )
 
 
-def score_photo(
-    photo: str,
-    options: TableOptions,
-    reader: Reader,
-    deck_profile: DeckProfile | None,
-    as_json: bool,
-) -> None:
-    """Read a photo with ``reader``, group its cards into hands under ``options``, print one
-    line per hand (ImageError when it cannot be read)."""
-    from handreader.cli.photos import open_photo
+def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bool) -> None:
+    """Group a photo's reading into hands under ``options`` and print one line per hand."""
     from handreader.tables.scoring import score_reading
 
-    photo_image = open_photo(photo)  # boxes mapped back to the photo's own pixels below
-    reading = photo_image.to_original(reader.read(photo_image.image, deck_profile))
     table = score_reading(reading, options)
     outcomes = {player.seat: player for player in table.players}
     if not table.hands:
@@ -267,7 +265,9 @@ def run(args: argparse.Namespace) -> int:
                 f"give either cards or photos, not both: {' '.join(cards)!r} beside "
                 f"{len(photos)} photo(s)"
             )
-        return score_photos(photos, args.profile, args.deck, args.models, args.json)
+        return score_photos(
+            photos, args.profile, args.deck, args.models, args.json, args.game, args.decks
+        )
     if not args.cards:
         return score_lines(sys.stdin, args.profile, args.json, sys.stdout, sys.stderr)
     hand = score_hand_text(args.cards, args.profile)

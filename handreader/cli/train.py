@@ -1,6 +1,6 @@
 """``handreader train``: reproduce the shipped models from the synthetic generator (resumable).
 
-Needs the training extra (``pip install -e '.[train]'``). On a 2-core machine the default recipe
+Needs the training extra (``pip install -e '.[train]'``). On two CPU cores the default recipe
 runs for one to two hours; run it in the background, and run it again to resume.
 """
 

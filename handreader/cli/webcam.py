@@ -4,9 +4,11 @@
 
     handreader webcam [--source 0 | FILE | rtsp://...] [--profile P]
                       [--headless --output OUT.mp4] [--max-frames N] [--snapshots DIR]
-                      [--read-every K] [--serial]
+                      [--read-every K] [--serial] [--game G] [--decks N]
 
-``--source`` is a camera number (default 0), a video file or a stream URL. A window shows each
+``--source`` is a camera number (default 0), a video file or a stream URL. Frames are read
+with the Niu Niu deck in play (52 cards, no jokers, the starting profile's number of decks;
+``--decks N`` another number, ``--game any`` none: ``handreader.cli.in_play``). A window shows each
 frame with, drawn over it, the card boxes and codes, each hand's bull triple and rest, its
 score, the players' results against the banker (or the winner) and the frame rate. Keys:
 ``q`` / Esc quit, ``p`` / space pause, ``s`` snapshot (a PNG of the annotated frame in the
@@ -40,6 +42,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from handreader.cli.in_play import add_deck_options
 from handreader.tables.live import (
     FrameReader,
     LiveFrame,
@@ -49,8 +52,10 @@ from handreader.tables.live import (
     next_profile,
 )
 from handreader.tables.scoring import BankerRule, TableMode, TableOptions
+from rules.decks import deck_in_play, niuniu_deck
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES
-from vision.tracking import FlickerMeter, TrackerSettings
+from vision.flicker import FlickerMeter
+from vision.tracking import TrackerSettings
 
 __all__ = [
     "Display",
@@ -487,6 +492,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--models", type=Path, metavar="DIR", help="model folder")
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    add_deck_options(parser, default="niuniu, with the profile's decks")
     parser.set_defaults(func=run)
 
 
@@ -497,15 +503,17 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         tracker=TrackerSettings(confirm_frames=args.confirm_frames, drop_after=args.drop_after),
     )
     options = TableOptions.create(profile=args.profile, mode=args.mode, banker=args.banker)
+    in_play = deck_in_play(args.game, args.decks, niuniu_deck(options.profile))
     source = parse_source(args.source)
     if not args.headless:
         check_window_support()
     capture = open_source(source)  # a bad source is reported before the models load
     if reader is None:
         from vision.reader import Reader
+        from vision.settings import ReaderSettings
 
         try:
-            reader = Reader.load(args.models)
+            reader = Reader.load(args.models, ReaderSettings(in_play=in_play))
         except BaseException:
             capture.release()
             raise

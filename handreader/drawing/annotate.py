@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from handreader.tables.scoring import HandResult, TableCard, TableResult
     from vision.detections import Reading
 
-__all__ = ["DEFAULT_PALETTE", "Annotator", "Rgb"]
+__all__ = ["DEFAULT_PALETTE", "Annotator", "Rgb", "bgr"]
 
 Rgb = tuple[int, int, int]
 
@@ -47,8 +47,9 @@ DEFAULT_PALETTE: tuple[Rgb, ...] = (
 """Player hand colours, by seat (tab10 without red, orange and grey, which mean other things)."""
 
 
-def _bgr(colour: Rgb) -> tuple[int, int, int]:
-    """The one place where a stored RGB colour becomes OpenCV's BGR order."""
+def bgr(colour: Rgb) -> tuple[int, int, int]:
+    """The one place where a stored RGB colour becomes OpenCV's BGR order (both annotators
+    draw through it)."""
     red, green, blue = colour
     return (int(blue), int(green), int(red))
 
@@ -110,14 +111,14 @@ class Annotator:
         rows, columns = image.shape[:2]
         x = min(max(origin[0], 0), max(columns - width - 4, 0))
         y = min(max(origin[1], height + base + 4), rows - 1)
-        cv2.rectangle(image, (x, y - height - base - 4), (x + width + 4, y), _bgr(background), -1)
+        cv2.rectangle(image, (x, y - height - base - 4), (x + width + 4, y), bgr(background), -1)
         cv2.putText(
             image,
             text,
             (x + 2, y - base - 2),
             cv2.FONT_HERSHEY_SIMPLEX,
             scale,
-            _bgr(self.text_colour),
+            bgr(self.text_colour),
             weight,
             cv2.LINE_AA,
         )
@@ -126,7 +127,7 @@ class Annotator:
         self, image: NDArray[np.uint8], box: Sequence[float], colour: Rgb, thickness: int
     ) -> None:
         x1, y1, x2, y2 = (round(value) for value in box)
-        cv2.rectangle(image, (x1, y1), (x2, y2), _bgr(colour), thickness, cv2.LINE_AA)
+        cv2.rectangle(image, (x1, y1), (x2, y2), bgr(colour), thickness, cv2.LINE_AA)
 
     def _fill(self, image: NDArray[np.uint8], box: Sequence[float], colour: Rgb) -> None:
         rows, columns = image.shape[:2]
@@ -136,7 +137,7 @@ class Annotator:
         if x2 <= x1 or y2 <= y1:
             return
         patch = image[y1:y2, x1:x2].astype(np.float32)
-        tint = np.array(_bgr(colour), dtype=np.float32)
+        tint = np.array(bgr(colour), dtype=np.float32)
         mixed = patch * (1 - self.fill_opacity) + tint * self.fill_opacity
         image[y1:y2, x1:x2] = np.clip(mixed + 0.5, 0, 255).astype(np.uint8)
 
@@ -165,7 +166,9 @@ class Annotator:
     def _hand_label(hand: HandResult, result: TableResult) -> str:
         role = "Banker" if hand.seat == result.banker else f"Seat {hand.seat}"
         if hand.hand is None:
-            return f"{role}: {hand.status.value} ({len(hand.cards)} cards)"
+            count = len(hand.cards)
+            cards = "1 card" if count == 1 else f"{count} cards"
+            return f"{role}: {hand.status.value.replace('_', ' ')} ({cards})"
         text = f"{role}: {hand.hand.label}"
         if not hand.scored:
             return text + f"? ({hand.status.value})"

@@ -24,21 +24,12 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from handreader.drawing.annotate import Annotator
+from handreader.drawing.annotate import Annotator, Rgb, bgr
 
 if TYPE_CHECKING:
     from handreader.tables.live import LiveFrame
 
 __all__ = ["LiveAnnotator", "Rgb"]
-
-Rgb = tuple[int, int, int]
-
-
-def _bgr(colour: Rgb) -> tuple[int, int, int]:
-    """The one place where a stored RGB colour becomes OpenCV's BGR order."""
-    red, green, blue = colour
-    return (int(blue), int(green), int(red))
-
 
 class LiveAnnotator:
     """Draws live frames; the style is fixed at construction (see the module docstring).
@@ -100,7 +91,7 @@ class LiveAnnotator:
         image = self.table.annotate(scene, frame.table)
         if self.show_tentative:
             cards = [card.box_xyxy for card in frame.shown]
-            colour = _bgr(self.tentative_colour)
+            colour = bgr(self.tentative_colour)
             for track in frame.tracks:
                 if track.shown:
                     continue
@@ -117,14 +108,14 @@ class LiveAnnotator:
         weight = max(1, round(scale * 1.5))
         (width, height), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, weight)
         background = self.paused_colour if paused else self.status_background
-        cv2.rectangle(image, (0, 0), (width + 8, height + base + 8), _bgr(background), -1)
+        cv2.rectangle(image, (0, 0), (width + 8, height + base + 8), bgr(background), -1)
         cv2.putText(
             image,
             text,
             (4, height + 4),
             cv2.FONT_HERSHEY_SIMPLEX,
             scale,
-            _bgr(self.status_colour),
+            bgr(self.status_colour),
             weight,
             cv2.LINE_AA,
         )

@@ -9,7 +9,8 @@ uvicorn parses HTTP with httptools (a dependency) when it is installed, else wit
 
 Endpoints (documented with examples at ``/docs``):
 
-- ``GET /health``: 200 when the models are loaded, 503 otherwise.
+- ``GET /health``: 200 when the models are loaded, 503 otherwise; the answer names the models
+  and the store (backend, location, schema version, whether the database answers).
 - ``POST /v1/read``: image -> the cards read, with boxes and confidences.
 - ``POST /v1/score``: image, or JSON card codes -> hands, splits, scores, winner, payouts.
 - ``POST /v1/pits``: image, or JSON card codes -> the play's combination and its verdict.
@@ -30,17 +31,24 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
 400   ``malformed_json``, ``malformed_multipart``, ``bad_card``, ``bad_hand``,
       ``unknown_profile``, ``bad_options``, ``no_combination``, ``empty``, ``corrupt``,
       ``illegal_play`` (a foul, a draw against the rules), ``bad_declaration`` (verification)
-401   ``unauthorized``: missing or wrong operator token (verification, audit log)
+401   ``unauthorized``: missing or wrong operator token (verification, audit log, deck writes)
+403   ``forbidden``: deck writes while no operator token is set (and decks are not open)
 404   ``not_found``; 405 ``method_not_allowed``
 406   ``not_acceptable``: the annotated image in no format the client accepts
-413   ``too_large`` (bytes), ``too_many_pixels`` (read from the header, before decoding)
+408   ``request_timeout``: a request body slower than ``HANDREADER_BODY_TIMEOUT``
+409   ``quota_exceeded``: a deck past the number of decks or the storage they may take
+413   ``too_large`` (bytes), ``too_many_pixels`` (pixels, or the decoded array's bytes: read
+      from the header, before decoding)
 415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF
 422   ``validation_error`` (a field of the wrong type or shape), ``missing_image``,
       ``too_small`` (a side under 32 pixels)
-500   ``recognizer_failed``, ``audit_failed`` (the audit log's database), ``internal_error``
-      (a bug: logged, the server keeps serving)
+500   ``recognizer_failed``, ``audit_failed`` (the audit log's database), ``store_failed``
+      (the store's database refused), ``internal_error`` (a bug: logged, the server keeps
+      serving)
 503   ``not_ready`` (models not loaded), ``recognizer_timeout`` (slower than the limit),
-      ``audit_not_configured`` (no operator token set)
+      ``busy`` (the decoding memory budget held by other images past the time limit),
+      ``audit_not_configured`` (no operator token set), ``store_unavailable`` (the store's
+      database cannot be reached)
 ====  ========================================================================================
 """
 
@@ -55,11 +63,10 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
 from handreader.drawing.annotate import Annotator
+from handreader.service.connections import BodyDeadline, quiet_accept_errors
 from handreader.service.deps import (
     NoReader,
     ReaderLike,
@@ -69,16 +76,26 @@ from handreader.service.deps import (
     get_runtime,
     load_reader,
 )
-from handreader.service.errors import describe_error, handle_error, handle_http
-from handreader.service.requests import ServiceError
+from handreader.service.errors import (
+    KNOWN_ERRORS,
+    UnexpectedErrors,
+    describe_error,
+    handle_error,
+    handle_http,
+)
+from handreader.service.headers import SecurityHeaders
+from handreader.service.routes.docs import add_docs_routes
 from handreader.service.routes.reading import create_router
 from handreader.service.routes.scoring import add_scoring_routes
+from handreader.service.routes.verification import AuditLogHolder, AuditSettings
 from handreader.service.settings import Settings, add_server_arguments
-from handreader.tables.grouping import GroupingError
-from rules.errors import RulesError
-from vision.imageio import ImageError
 
-__all__ = ["Settings", "create_app", "main", "run_server"]
+__all__ = ["LIVE_QUEUE", "Settings", "create_app", "main", "run_server"]
+
+LIVE_QUEUE = 2
+"""Frames a live connection may send ahead of the one being read: the server stops reading the
+connection's socket past them, so a client that does not wait for its answers holds at most
+three frames of memory."""
 
 
 def create_app(reader: ReaderLike | None = None, settings: Settings | None = None) -> FastAPI:
@@ -89,6 +106,7 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        quiet_accept_errors()
         if reader is None:
             app.state.reader = load_reader(chosen)
         yield
@@ -100,15 +118,22 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
         summary="Read card hands from photos and score them: Niu Niu tables and Pits plays.",
         description=(__doc__ or "").split("\n\n", 1)[0],
         lifespan=lifespan,
+        docs_url=None,  # served from the package's own files (routes/docs.py), not a CDN
+        redoc_url=None,
     )
     app.state.reader = reader if reader is not None else NoReader("the models are loading")
     app.state.runtime = Runtime(chosen)
-    known: tuple[type[Exception], ...] = (ServiceError, ImageError, RulesError, GroupingError)
-    for family in (*known, RequestValidationError, ValidationError, Exception):
-        app.add_exception_handler(family, handle_error)  # Exception: a bug, answered 500
+    for family in KNOWN_ERRORS:
+        app.add_exception_handler(family, handle_error)
     app.add_exception_handler(HTTPException, handle_http)
+    app.add_middleware(UnexpectedErrors)  # any other exception: a bug, answered 500
+    app.add_middleware(BodyDeadline, timeout_s=chosen.body_timeout_s)
+    app.add_middleware(SecurityHeaders)
+    audit = AuditLogHolder(AuditSettings.from_env())
+    app.state.audit = audit  # GET /health reports the store
+    add_docs_routes(app)
     add_scoring_routes(app, Annotator())
-    app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error)))
+    app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error), audit))
     return app
 
 
@@ -135,11 +160,14 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from handreader.service.connections import ConnectionLimits
+
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     if args.models is not None:
         os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
-    Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
+    settings = Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
+    ConnectionLimits()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     config = uvicorn.Config(
         factory,
@@ -151,6 +179,11 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
         log_level="info",
         ssl_keyfile=getattr(args, "ssl_keyfile", None),
         ssl_certfile=getattr(args, "ssl_certfile", None),
+        # a live frame is one image: no larger than an upload, and few wait per connection
+        ws_max_size=settings.max_bytes,
+        ws_max_queue=LIVE_QUEUE,
+        # idle and slow connections time out, their number stays under the descriptor limit
+        http="handreader.service.connections:GuardedHttpToolsProtocol",
     )
     server = uvicorn.Server(config)
     try:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Protocol, TypeVar
 
@@ -29,20 +31,31 @@ from handreader.service.requests import (
     NotReadyError,
     RecognizerFailedError,
     RecognizerTimeoutError,
+    ServerBusyError,
     ServiceError,
     Upload,
     read_upload,
 )
-from handreader.service.routes.decks import with_deck
+from handreader.service.routes.decks import with_deck, with_deck_in_play
 from handreader.service.settings import Settings
 from handreader.tables.scoring import TableCard
+from rules.decks import Deck
 from vision.detections import CardReading, Reading
-from vision.imageio import ImageError, ReducedImage, decode_reduced
+from vision.imageio import (
+    ImageError,
+    ReducedImage,
+    check_limits,
+    decode_image,
+    decode_reduced,
+    reduced_factor,
+)
+from vision.imagelimits import decode_peak_bytes
 
 LOG = logging.getLogger("handreader.serve")
 
 __all__ = [
     "LimitsLike",
+    "MemoryBudget",
     "NoReader",
     "ReaderDep",
     "ReaderLike",
@@ -52,6 +65,7 @@ __all__ = [
     "ServiceHooks",
     "UploadDep",
     "card_dicts",
+    "decoded_photo",
     "get_reader",
     "get_runtime",
     "json_response",
@@ -82,6 +96,16 @@ class LimitsLike(Protocol):
         """Largest image, in pixels."""
         ...
 
+    @property
+    def max_decoded_bytes(self) -> int:
+        """Largest decoded image, in bytes (pixels, channels, bytes per sample)."""
+        ...
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        """Origins other than its own whose pages may open the live WebSocket."""
+        ...
+
 
 class RuntimeLike(Protocol):
     """serve.py's per-app runtime: the limits, and reading within the time limit."""
@@ -93,6 +117,10 @@ class RuntimeLike(Protocol):
 
     def read(self, reader: ReaderLike, image: NDArray[np.uint8]) -> Reading:
         """``reader.read(image)`` within the time limit (service errors when it fails)."""
+        ...
+
+    def hold(self, nbytes: int) -> AbstractContextManager[None]:
+        """Hold ``nbytes`` of the decoding memory budget while the block runs (blocking)."""
         ...
 
 
@@ -129,24 +157,48 @@ def json_response(
     return Response(text, media_type="application/json")
 
 
+@contextmanager
+def decoded_photo(
+    data: bytes, runtime: RuntimeLike, *, reduced: bool = True
+) -> Iterator[ReducedImage]:
+    """The photo decoded within the limits (a large JPEG reduced when ``reduced``), while its
+    decoding's peak memory (``vision.imagelimits.decode_peak_bytes``, from the header) is held
+    in the runtime's budget: the block runs holding it, so the photos decoded and read at once
+    never take more than the budget together. The limits are checked before anything is held
+    or decoded; ServerBusyError (503) when no room comes within the time limit."""
+    limits = runtime.settings
+    checks = {
+        "max_bytes": limits.max_bytes,
+        "max_pixels": limits.max_pixels,
+        "max_decoded_bytes": limits.max_decoded_bytes,
+    }
+    info = check_limits(data, **checks)
+    factor = reduced_factor(info) if reduced else 1
+    with runtime.hold(decode_peak_bytes(info, factor)):
+        if reduced:
+            yield decode_reduced(data, **checks)
+        else:
+            image = decode_image(data, **checks)
+            yield ReducedImage(image, 1, (image.shape[1], image.shape[0]))
+
+
 def read_photo(
-    upload: Upload, reader: ReaderLike, runtime: RuntimeLike
+    upload: Upload, reader: ReaderLike, runtime: RuntimeLike, in_play: Deck | None = None
 ) -> tuple[ReducedImage, Reading, dict[str, float]]:
     """Decode the upload within the limits and read its cards (with the deck profile its
-    ``deck`` option names: ``handreader.service.routes.decks``); the timings in milliseconds.
+    ``deck`` option names, and ``in_play`` the deck in play, whose cards are decoded
+    together: ``handreader.service.routes.decks``); the timings in milliseconds.
 
     A large JPEG is decoded at a reduced scale (``vision.imageio.decode_reduced``: the reader
     would shrink it to that size anyway); the reading's boxes and size are mapped back to the
     photo's own pixels, and ``ReducedImage.full_size()`` gives an image they fit, to draw on.
+    The decoding memory is held (:func:`decoded_photo`) until the photo is read.
     """
-    reader = with_deck(reader, upload.options.get("deck"))
-    limits = runtime.settings
+    reader = with_deck(with_deck_in_play(reader, in_play), upload.options.get("deck"))
     start = time.perf_counter()
-    photo = decode_reduced(
-        upload.image or b"", max_bytes=limits.max_bytes, max_pixels=limits.max_pixels
-    )
-    decoded = time.perf_counter()
-    reading = photo.to_original(runtime.read(reader, photo.image))
+    with decoded_photo(upload.image or b"", runtime) as photo:
+        decoded = time.perf_counter()
+        reading = photo.to_original(runtime.read(reader, photo.image))
     done = time.perf_counter()
     return photo, reading, {"decode": (decoded - start) * 1e3, "read": (done - decoded) * 1e3}
 
@@ -178,15 +230,57 @@ def load_reader(settings: Settings) -> ReaderLike:
     return reader
 
 
+class MemoryBudget:
+    """Bytes that the photos being decoded and read may take together; thread-safe.
+
+    :meth:`hold` blocks until the bytes asked for fit beside those already held; a request for
+    more than the whole budget waits until nothing else is held, then takes it all.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.held = 0
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def hold(self, nbytes: int, timeout_s: float) -> Iterator[None]:
+        """Hold ``nbytes`` while the block runs; ServerBusyError (503) when they do not fit
+        within ``timeout_s`` seconds."""
+        amount = max(0, min(nbytes, self.capacity))
+        with self._changed:
+            if not self._changed.wait_for(
+                lambda: self.held + amount <= self.capacity, timeout_s
+            ):
+                raise ServerBusyError(
+                    f"the server is decoding other images: {amount:,} bytes of its "
+                    f"{self.capacity:,}-byte decoding budget did not come free within "
+                    f"{timeout_s:g} s; try again"
+                )
+            self.held += amount
+        try:
+            yield
+        finally:
+            with self._changed:
+                self.held -= amount
+                self._changed.notify_all()
+
+
 @dataclass
 class Runtime:
-    """Per-app state: the settings and the pool that runs the recognizer with a timeout."""
+    """Per-app state: the settings, the pool that runs the recognizer with a timeout and the
+    decoding memory budget."""
 
     settings: Settings
     pool: ThreadPoolExecutor = field(init=False)
+    memory: MemoryBudget = field(init=False)
 
     def __post_init__(self) -> None:
         self.pool = ThreadPoolExecutor(self.settings.read_threads, thread_name_prefix="reader")
+        self.memory = MemoryBudget(self.settings.decode_memory)
+
+    def hold(self, nbytes: int) -> AbstractContextManager[None]:
+        """Hold ``nbytes`` of the decoding budget (waiting at most the read time limit)."""
+        return self.memory.hold(nbytes, self.settings.read_timeout_s)
 
     def read(self, reader: ReaderLike, image: NDArray[np.uint8]) -> Reading:
         """``reader.read(image)`` within the time limit; service errors when it fails."""

@@ -1,5 +1,13 @@
 """The one table from error codes to HTTP statuses, and the handlers that answer every error with
-``{"error": {"code": ..., "message": ...}}``."""
+``{"error": {"code": ..., "message": ...}}``.
+
+:data:`KNOWN_ERRORS` are the exception families of expected errors (bad input, a missing token,
+a busy or unready service): :func:`handle_error` answers them and logs at most one line (a
+refused token, an expected 5xx), no traceback. Anything else is a bug: :class:`UnexpectedErrors`
+answers it 500 ``internal_error``, logs its traceback once and keeps the connection open (the
+framework's own last-resort handler re-raises to the server, which logs the traceback again and
+drops a kept-alive connection).
+"""
 
 from __future__ import annotations
 
@@ -12,10 +20,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from handreader.service.requests import ServiceError
 from handreader.service.schemas import ErrorOut
 from handreader.store.audit import AuditAuthError, AuditError
+from handreader.store.database import StoreError, StoreUnavailableError
 from handreader.tables.grouping import GroupingError
 from handreader.tables.verification import VerifyError
 from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
@@ -25,8 +35,11 @@ from vision.imageio import ImageError
 __all__ = [
     "ERROR_RESPONSES",
     "ERROR_STATUS",
+    "KNOWN_ERRORS",
+    "UnexpectedErrors",
     "describe_error",
     "error_response",
+    "error_responses",
     "handle_error",
     "handle_http",
 ]
@@ -46,9 +59,12 @@ ERROR_STATUS: Mapping[str, int] = {
     "illegal_play": 400,
     "bad_declaration": 400,
     "unauthorized": 401,
+    "forbidden": 403,
     "not_found": 404,
     "method_not_allowed": 405,
     "not_acceptable": 406,
+    "request_timeout": 408,
+    "quota_exceeded": 409,
     "too_large": 413,
     "too_many_pixels": 413,
     "unsupported_type": 415,
@@ -58,11 +74,28 @@ ERROR_STATUS: Mapping[str, int] = {
     "internal_error": 500,
     "recognizer_failed": 500,
     "audit_failed": 500,
+    "store_failed": 500,
     "not_ready": 503,
     "recognizer_timeout": 503,
+    "busy": 503,
     "audit_not_configured": 503,
+    "store_unavailable": 503,
 }
 """The one table from error codes to HTTP statuses."""
+
+
+KNOWN_ERRORS: tuple[type[Exception], ...] = (
+    ServiceError,
+    ImageError,
+    RulesError,
+    GroupingError,
+    VerifyError,
+    AuditError,
+    StoreError,
+    RequestValidationError,
+    ValidationError,
+)
+"""The exception families of expected errors, each answered by :func:`handle_error`."""
 
 
 def _error_code(error: BaseException) -> str:
@@ -82,7 +115,9 @@ def _error_code(error: BaseException) -> str:
         (GroupingError, "bad_options"),
         (VerifyError, "bad_declaration"),
         (AuditAuthError, "unauthorized"),
+        (StoreUnavailableError, "store_unavailable"),
         (AuditError, "audit_failed"),
+        (StoreError, "store_failed"),
     ):
         if isinstance(error, family):
             return code
@@ -112,29 +147,79 @@ def error_response(code: str, message: str) -> JSONResponse:
 
 
 async def handle_error(request: Request, error: Exception) -> JSONResponse:
+    """An expected error's answer; a refused token and an expected 5xx are logged in one line,
+    an unknown exception (a bug) with its traceback."""
     code = _error_code(error)
-    if ERROR_STATUS.get(code, 500) >= 500:
-        LOG.error("%s %s failed: %s", request.method, request.url.path, error, exc_info=error)
-    return error_response(code, _error_message(error))
+    message = _error_message(error)
+    where = f"{request.method} {request.url.path}"
+    if code == "internal_error":
+        LOG.error("%s failed: %s", where, error, exc_info=error)
+    elif code == "unauthorized":
+        client = request.client.host if request.client else "?"
+        LOG.warning("%s from %s refused: %s", where, client, message)
+    elif ERROR_STATUS.get(code, 500) >= 500:
+        LOG.error("%s failed: %s: %s", where, code, message)
+    return error_response(code, message)
 
 
 async def handle_http(request: Request, error: Exception) -> JSONResponse:
+    """The framework's HTTP errors (404, 405 with its ``Allow`` header...) in the JSON form."""
     status = error.status_code if isinstance(error, HTTPException) else 500
     code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
     response = error_response(code, str(getattr(error, "detail", "")) or code)
     response.status_code = status
+    headers = getattr(error, "headers", None)
+    if headers:
+        response.headers.update(headers)
     return response
 
 
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorOut, "description": description}
-    for status, description in {
-        400: "malformed JSON or multipart, bad card text, unknown profile, bad options, "
-        "empty or corrupt image",
-        413: "upload over the byte limit, or image over the pixel limit",
-        415: "not a JPEG, PNG, WebP, BMP, GIF or TIFF",
-        422: "a field of the wrong type or shape, no image field, image under 32 px",
-        500: "the recognizer failed",
-        503: "models not loaded, recognizer too slow",
-    }.items()
-}
+class UnexpectedErrors:
+    """ASGI middleware: an exception that no handler answered becomes a 500
+    ``internal_error`` answer, its traceback logged once, the connection kept.
+
+    An exception raised after the response has started cannot be answered: it goes on to the
+    server, which closes the connection.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception as error:
+            if started:
+                raise
+            LOG.error(
+                "%s %s failed: %s", scope.get("method"), scope.get("path"), error, exc_info=error
+            )
+            await error_response("internal_error", _error_message(error))(scope, receive, send)
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` of a route that may answer with ``statuses``: each described by
+    the error codes of :data:`ERROR_STATUS` that answer with it (KeyError for a status no code
+    has)."""
+    responses: dict[int | str, dict[str, Any]] = {}
+    for status in statuses:
+        codes = [code for code, code_status in ERROR_STATUS.items() if code_status == status]
+        if not codes:
+            raise KeyError(f"no error code answers with HTTP {status}")
+        responses[status] = {"model": ErrorOut, "description": "error codes: " + ", ".join(codes)}
+    return responses
+
+
+ERROR_RESPONSES = error_responses(400, 413, 415, 422, 500, 503)
+"""The statuses of a route that reads an uploaded photo or card codes."""

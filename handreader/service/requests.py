@@ -26,6 +26,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
 __all__ = [
+    "JSON_DEPTH",
     "JSON_LIMIT",
     "MULTIPART_SLACK",
     "BadOptionsError",
@@ -37,15 +38,24 @@ __all__ = [
     "PayloadTooLargeError",
     "RecognizerFailedError",
     "RecognizerTimeoutError",
+    "RequestTimeoutError",
+    "ServerBusyError",
     "ServiceError",
     "Upload",
     "image_format",
+    "json_body_doc",
+    "parse_json_object",
+    "read_body",
     "read_upload",
     "request_body_doc",
 ]
 
 JSON_LIMIT = 1024 * 1024
 """Largest JSON body (card codes) accepted."""
+JSON_DEPTH = 32
+"""Deepest nesting of objects and arrays accepted in any JSON the service reads (its own
+documents go four levels deep): deeper nesting is refused before anything walks it
+recursively."""
 MULTIPART_SLACK = 64 * 1024
 """Room for the multipart framing and the options field around the image."""
 
@@ -104,6 +114,18 @@ class RecognizerTimeoutError(ServiceError):
     code = "recognizer_timeout"
 
 
+class RequestTimeoutError(ServiceError, ValueError):
+    """A request body that did not arrive within the time limit."""
+
+    code = "request_timeout"
+
+
+class ServerBusyError(ServiceError):
+    """No room to decode an image within the time limit: the budget is held by others."""
+
+    code = "busy"
+
+
 class RecognizerFailedError(ServiceError):
     """The recognizer raised on an image it had accepted."""
 
@@ -119,17 +141,44 @@ class Upload:
     document: dict[str, Any] | None = None
 
 
-def _parse_json(text: str | bytes, what: str) -> dict[str, Any]:
+def _too_deep(value: object, limit: int) -> bool:
+    """Whether ``value`` nests objects and arrays deeper than ``limit`` (walked without
+    recursion)."""
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
+
+
+def parse_json_object(text: str | bytes, what: str) -> dict[str, Any]:
+    """The JSON object in ``text``; MalformedJsonError (400) naming ``what`` for text that is
+    not JSON, not an object, or nested deeper than :data:`JSON_DEPTH`."""
+    too_deep = f"{what} nests objects or arrays deeper than {JSON_DEPTH} levels"
     try:
         value = json.loads(text)
     except (ValueError, UnicodeDecodeError) as error:
         raise MalformedJsonError(f"{what} is not valid JSON: {error}") from None
+    except RecursionError:
+        raise MalformedJsonError(too_deep) from None
+    if _too_deep(value, JSON_DEPTH):
+        raise MalformedJsonError(too_deep)
     if not isinstance(value, dict):
         raise MalformedJsonError(f"{what} must be a JSON object, got {type(value).__name__}")
     return value
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused (PayloadTooLargeError, 413) as soon as it passes ``limit``
+    bytes: by its ``Content-Length`` before any of it is read, else while it streams in."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise PayloadTooLargeError(
@@ -145,14 +194,16 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-_QUERY_ONLY = frozenset({"format", "game"})
+_QUERY_ONLY = frozenset({"format"})
+"""Query parameters that are no options (``game`` is one: the game whose deck is in play, which
+``/v1/annotated`` also draws)."""
 
 
 def _query_options(request: Request) -> dict[str, Any]:
     options: dict[str, Any] = {}
     query = request.query_params
     if "options" in query:
-        options.update(_parse_json(query["options"], "the options query parameter"))
+        options.update(parse_json_object(query["options"], "the options query parameter"))
     for name, value in query.items():
         if name != "options" and name not in _QUERY_ONLY:
             options[name] = value
@@ -178,9 +229,9 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
         options = form.get("options")
         found: dict[str, Any] = {}
         if isinstance(options, str):
-            found = _parse_json(options, "the options field")
+            found = parse_json_object(options, "the options field")
         elif options is not None:
-            found = _parse_json(await options.read(), "the options field")
+            found = parse_json_object(await options.read(), "the options field")
         return data, found
     finally:
         await form.close()
@@ -193,13 +244,13 @@ async def read_upload(request: Request, max_bytes: int) -> Upload:
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     options = _query_options(request)
     if kind == "application/json":
-        body = await _read_body(request, JSON_LIMIT)
-        return Upload(None, options, _parse_json(body, "the request body"))
+        body = await read_body(request, JSON_LIMIT)
+        return Upload(None, options, parse_json_object(body, "the request body"))
     if kind == "multipart/form-data":
-        body = await _read_body(request, max_bytes + MULTIPART_SLACK)
+        body = await read_body(request, max_bytes + MULTIPART_SLACK)
         image, fields = await _multipart(request, body)
         return Upload(image, {**options, **fields})
-    return Upload(await _read_body(request, max_bytes), options)
+    return Upload(await read_body(request, max_bytes), options)
 
 
 _FORMATS = {
@@ -283,3 +334,15 @@ def request_body_doc(
         named = {f"example {n}": {"value": value} for n, value in enumerate(examples, start=1)}
         content = {"application/json": {"schema": schema, "examples": named}} | content
     return {"requestBody": {"required": True, "content": content}}
+
+
+def json_body_doc(json_model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI ``requestBody`` of an endpoint taking a JSON document only (its schema and
+    examples)."""
+    content = request_body_doc(json_model)["requestBody"]["content"]
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": content["application/json"]},
+        }
+    }

@@ -7,6 +7,12 @@ bet or card is a 400 raised by the rules when the options are turned into ``Tabl
   ``options`` field, or query parameters for a raw image body).
 - :class:`ScoreCodesIn`: the JSON body of ``POST /v1/score`` with card codes.
 - :class:`PitsOptionsIn` / :class:`PitsCodesIn`: the same for ``POST /v1/pits``.
+- :class:`ReadOptionsIn`: options of ``POST /v1/read``.
+
+Every image endpoint takes the deck in play: ``game`` (the game whose deck the photo shows, or
+``any``) and ``decks`` (packs of it); each endpoint's own game is the default (none for
+``/v1/read``). An unknown game, or ``decks`` with no deck to apply to, is a 400
+``bad_options``.
 
 Responses (documentation of the JSON the result records' ``to_dict`` produce; the tests check
 the records against these models so the two cannot drift apart): :class:`TableOut`,
@@ -21,18 +27,22 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from handreader.tables.grouping import DEFAULT_LINK_FACTOR, Region
 from handreader.tables.scoring import TableOptions
+from rules.decks import ANY_CARD, GAME_DECKS, Deck, deck_for_game, deck_in_play, niuniu_deck
 from rules.niuniu_profiles import DEFAULT_PROFILE
 
 __all__ = [
     "CardOut",
     "DeckOption",
+    "DecksOption",
     "ErrorOut",
+    "GameOption",
     "HandOut",
     "HealthOut",
     "PitsCodesIn",
     "PitsOptionsIn",
     "PitsOut",
     "PlayerOut",
+    "ReadOptionsIn",
     "ReadOut",
     "ScoreCodesIn",
     "ScoreOut",
@@ -59,6 +69,20 @@ DeckOption = Annotated[
         description="a calibrated deck (GET /v1/decks) to read the photo with; "
         "default: none, the standard reading",
     ),
+]
+GameOption = Annotated[
+    str | None,
+    Field(
+        max_length=20,
+        description="the game whose deck the photo shows, its cards decoded together (no card "
+        f"the deck lacks, none more often than it holds): {', '.join(sorted(GAME_DECKS))}, or "
+        f"{ANY_CARD} (each card read on its own); default: the endpoint's game ({ANY_CARD} for "
+        "POST /v1/read)",
+    ),
+]
+DecksOption = Annotated[
+    int | None,
+    Field(ge=1, le=16, description="packs of that deck in play; default: the game's"),
 ]
 CardCodes = (
     Annotated[list[Annotated[str, Field(max_length=8)]], Field(max_length=60)]
@@ -109,6 +133,13 @@ class TableOptionsIn(_Options):
         description="cards closer than this many box sizes belong to one hand",
     )
     deck: DeckOption = None
+    game: GameOption = None
+    decks: DecksOption = None
+
+    def in_play(self) -> Deck | None:
+        """The deck the photo is read with: by default the profile's Niu Niu deck (52 cards,
+        no jokers, its number of decks); RulesError for an unknown profile or game."""
+        return deck_in_play(self.game, self.decks, niuniu_deck(self.profile))
 
     def to_options(self) -> TableOptions:
         """The table options; RulesError for an unknown profile or bet, GroupingError for a
@@ -174,6 +205,31 @@ class PitsOptionsIn(BaseModel):
         None, description="read the table play from this region of the photo instead"
     )
     deck: DeckOption = None
+    game: GameOption = None
+    decks: DecksOption = None
+
+    def in_play(self) -> Deck | None:
+        """The deck the photo is read with: by default Pits' 54 cards (DeckError for an
+        unknown game)."""
+        return deck_in_play(self.game, self.decks, deck_for_game("pits"))
+
+
+class ReadOptionsIn(BaseModel):
+    """How to read a photo (``POST /v1/read``); other options are ignored."""
+
+    model_config = ConfigDict(
+        extra="ignore",
+        frozen=True,
+        json_schema_extra={"examples": [{"game": "niuniu"}, {"game": "pinochle", "decks": 2}]},
+    )
+
+    deck: DeckOption = None
+    game: GameOption = None
+    decks: DecksOption = None
+
+    def in_play(self) -> Deck | None:
+        """The deck the photo is read with: none (any card) unless a game is named."""
+        return deck_in_play(self.game, self.decks)
 
 
 class PitsCodesIn(BaseModel):
@@ -223,11 +279,12 @@ class ScoreOut(_Out):
 
 
 class HandOut(_Out):
-    """A group of cards: a hand scored, uncertain (provisional score), incomplete or invalid."""
+    """A group of cards: a hand scored, uncertain (provisional score), incomplete, of too many
+    cards, or invalid."""
 
     seat: int
     role: Literal["banker", "player", "hand"]
-    status: Literal["scored", "uncertain", "incomplete", "invalid"]
+    status: Literal["scored", "uncertain", "incomplete", "too_many", "invalid"]
     cards: list[CardOut]
     box: list[float] | None
     score: ScoreOut | None
@@ -309,3 +366,7 @@ class HealthOut(_Out):
 
     status: Literal["ok"]
     models: dict[str, Any] = Field(default_factory=dict)
+    store: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the store: backend (sqlite, postgresql), location, schema_version, ok",
+    )

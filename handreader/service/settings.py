@@ -10,9 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vision.imageio import DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS
+from handreader.service.origins import ORIGINS_ENV, parse_allowed_origins
+from vision.imagelimits import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECODED_BYTES, DEFAULT_MAX_PIXELS
 
-__all__ = ["Settings", "add_server_arguments"]
+__all__ = ["DEFAULT_DECODE_MEMORY", "Settings", "add_server_arguments"]
+
+DEFAULT_DECODE_MEMORY = 512 * 1024 * 1024
+"""The decoding memory budget of a worker: 512 MiB, room for the largest image the default
+limits let through (a 200 MiB decoded array peaks at about 458 MiB while it is decoded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,13 +27,19 @@ class Settings:
     models_dir: Path | None = None
     max_bytes: int = DEFAULT_MAX_BYTES
     max_pixels: int = DEFAULT_MAX_PIXELS
+    max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES
+    decode_memory: int = DEFAULT_DECODE_MEMORY
     read_timeout_s: float = 30.0
     read_threads: int = 2
+    body_timeout_s: float = 60.0
+    allowed_origins: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
         """Settings from ``HANDREADER_MODELS``, ``_MAX_BYTES``, ``_MAX_PIXELS``,
-        ``_READ_TIMEOUT`` and ``_READ_THREADS``; ValueError names a bad value."""
+        ``_MAX_DECODED_BYTES``, ``_DECODE_MEMORY``, ``_READ_TIMEOUT``, ``_READ_THREADS``,
+        ``_BODY_TIMEOUT`` and ``_ALLOWED_ORIGINS`` (``handreader.service.origins``);
+        ValueError names a bad value."""
 
         def number(name: str, default: float, kind: Callable[[str], float]) -> Any:
             text = environ.get(f"HANDREADER_{name}")
@@ -43,12 +54,20 @@ class Settings:
             return value
 
         models = environ.get("HANDREADER_MODELS")
+        try:
+            origins = parse_allowed_origins(environ.get(ORIGINS_ENV, ""))
+        except ValueError as error:
+            raise ValueError(f"{ORIGINS_ENV}: {error}") from None
         return cls(
             models_dir=Path(models) if models else None,
             max_bytes=number("MAX_BYTES", DEFAULT_MAX_BYTES, int),
             max_pixels=number("MAX_PIXELS", DEFAULT_MAX_PIXELS, int),
+            max_decoded_bytes=number("MAX_DECODED_BYTES", DEFAULT_MAX_DECODED_BYTES, int),
+            decode_memory=number("DECODE_MEMORY", DEFAULT_DECODE_MEMORY, int),
             read_timeout_s=number("READ_TIMEOUT", 30.0, float),
             read_threads=number("READ_THREADS", 2, int),
+            body_timeout_s=number("BODY_TIMEOUT", 60.0, float),
+            allowed_origins=origins,
         )
 
 

@@ -1,24 +1,29 @@
-"""The audit log of dealer verifications: SQLite in WAL mode, one record per verification.
+"""The audit log of dealer verifications: one record per verification, in the store's database
+(:mod:`handreader.store.database`: an SQLite file by default, or a shared PostgreSQL database).
 
 Each record holds the time (UTC, ISO 8601, ``2026-11-29T15:10:19.123456Z``), the SHA-256 of the
 image as received, the reading (JSON), the profile, the declared and the computed results
 (JSON), the differences (JSON) and the verdict. Records are only ever appended.
 
-Durability: the database runs in WAL mode with ``synchronous=FULL`` and every record is its
-own transaction, committed before :meth:`AuditLog.append` returns its id. A process killed at
-any moment (``kill -9``) loses no record whose id was returned and leaves a database that opens
-and passes ``PRAGMA integrity_check`` (tested by killing a writer in a stream of writes).
+Durability: every record is its own transaction, committed before :meth:`AuditLog.append`
+returns its id (SQLite: WAL mode with ``synchronous=FULL``; PostgreSQL: its commit). A process
+killed at any moment (``kill -9``) loses no record whose id was returned and leaves a database
+that opens and passes :meth:`AuditLog.integrity_check` (tested by killing writers in a stream of
+writes, on both backends).
+
 Tamper evidence: each record carries ``record_sha256``, the SHA-256 of the previous record's
 hash and this record's stored fields, so a record edited, or deleted from the middle, breaks
-the chain (:meth:`AuditLog.verify_chain`).
+the chain (:meth:`AuditLog.verify_chain`). Appends are serialized in the database (SQLite's
+write lock; PostgreSQL's advisory lock :data:`CHAIN_LOCK`, held by the appending transaction),
+and each record's id is the previous one's plus one: any number of processes on any number of
+machines writing to one database keep one chain without gaps.
 
 Access: every read and write needs the operator token, set by the operator through the
 constructor or the environment variable ``HANDREADER_AUDIT_TOKEN``, and compared in constant
 time (``hmac.compare_digest``). A missing or wrong token, or a log without a configured token,
 is :class:`AuditAuthError`.
 
-Threads: one connection guarded by a lock, so one :class:`AuditLog` may serve a thread pool;
-several processes may share the file (SQLite's locks, with a busy timeout).
+Threads: one connection guarded by a lock, so one :class:`AuditLog` may serve a thread pool.
 """
 
 from __future__ import annotations
@@ -30,16 +35,22 @@ import io
 import json
 import os
 import re
-import sqlite3
-import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from fractions import Fraction
+from decimal import Decimal
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from handreader.store.database import (
+    Database,
+    StoreError,
+    StoreUnavailableError,
+    Transaction,
+    open_database,
+)
 from handreader.tables.scoring import TableOptions, score_reading
 from handreader.tables.verification import (
     DEFAULT_PAYOUT_TOLERANCE,
@@ -51,6 +62,7 @@ from handreader.tables.verification import (
 from vision.detections import Reading
 
 __all__ = [
+    "CHAIN_LOCK",
     "TOKEN_ENV",
     "AuditAuthError",
     "AuditError",
@@ -64,24 +76,8 @@ __all__ = [
 TOKEN_ENV = "HANDREADER_AUDIT_TOKEN"
 """The environment variable that holds the operator token when none is passed."""
 
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS verification (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    time_utc TEXT NOT NULL,
-    image_sha256 TEXT NOT NULL CHECK (length(image_sha256) = 64),
-    profile TEXT NOT NULL,
-    verdict TEXT NOT NULL,
-    reading TEXT NOT NULL,
-    declared TEXT NOT NULL,
-    computed TEXT NOT NULL,
-    differences TEXT NOT NULL,
-    record_sha256 TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS verification_time ON verification (time_utc);
-CREATE INDEX IF NOT EXISTS verification_verdict ON verification (verdict, time_utc);
-"""
+CHAIN_LOCK = 0x68616E6400000002
+"""The PostgreSQL advisory lock key that serializes appends to the chain."""
 
 _COLUMNS = (
     "id, time_utc, image_sha256, profile, verdict, reading, declared, computed, differences, "
@@ -91,7 +87,7 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
-class AuditError(ValueError):
+class AuditError(StoreError):
     """The audit log cannot do what was asked: bad record, bad filter, unusable database."""
 
 
@@ -186,53 +182,48 @@ _GENESIS = "0" * 64
 
 
 class AuditLog:
-    """The audit log in the SQLite file ``path`` (created when missing); see the module docstring.
+    """The audit log in the database at ``location`` (see the module docstring): an SQLite
+    file (created when missing) or a ``postgresql://`` URL; or ``database``, already open.
 
     ``token`` is the operator token that callers must present (None: ``$HANDREADER_AUDIT_TOKEN``;
     when neither is set every call is refused). ``timeout_s`` is how long a write waits for
-    another process's lock.
+    another process's lock. AuditError when the database cannot be used,
+    StoreUnavailableError when it cannot be reached.
     """
 
     def __init__(
-        self, path: str | Path, token: str | None = None, *, timeout_s: float = 30.0
+        self,
+        location: str | Path | None = None,
+        token: str | None = None,
+        *,
+        timeout_s: float = 30.0,
+        database: Database | None = None,
     ) -> None:
-        self.path = Path(path)
         configured = token if token is not None else os.environ.get(TOKEN_ENV)
         self._token = configured.encode("utf-8") if configured else None
-        self._lock = threading.Lock()
-        try:
-            self._connection = sqlite3.connect(
-                str(self.path), timeout=timeout_s, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as error:
-            raise AuditError(f"cannot open audit log {str(self.path)!r}: {error}") from None
-        try:
-            self._setup()
-        except sqlite3.Error as error:
-            self._connection.close()
-            raise AuditError(f"cannot use audit log {str(self.path)!r}: {error}") from None
+        if database is None:
+            if location is None:
+                raise AuditError("an audit log needs a location or an open database")
+            with self._guard():
+                database = open_database(location, timeout_s=timeout_s)
+        self.database = database
+        self.location = database.location
+        self.path = Path(database.location) if database.dialect == "sqlite" else None
+        """The SQLite file (None on PostgreSQL)."""
 
-    def _setup(self) -> None:
-        connection = self._connection
-        mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            raise AuditError(f"audit log {str(self.path)!r} cannot use WAL (journal mode {mode!r})")
-        connection.execute("PRAGMA synchronous=FULL")
-        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise AuditError(
-                f"audit log {str(self.path)!r} has schema {version}, newer than {SCHEMA_VERSION}"
-            )
-        if version < SCHEMA_VERSION:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in filter(str.strip, _SCHEMA.split(";")):
-                    connection.execute(statement)
-                connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                connection.execute("COMMIT")
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
+    @staticmethod
+    @contextmanager
+    def _guard() -> Iterator[None]:
+        """The database's refusals as AuditError (an unreachable database stays
+        StoreUnavailableError)."""
+        try:
+            yield
+        except StoreUnavailableError:
+            raise
+        except AuditError:
+            raise
+        except StoreError as error:
+            raise AuditError(str(error)) from None
 
     # --- access ----------------------------------------------------------------------------------
 
@@ -247,8 +238,7 @@ class AuditLog:
 
     def close(self) -> None:
         """Close the connection (further calls fail)."""
-        with self._lock:
-            self._connection.close()
+        self.database.close()
 
     def __enter__(self) -> AuditLog:
         return self
@@ -301,31 +291,23 @@ class AuditLog:
             _json(computed, "computed"),
             _json(list(differences), "differences"),
         ]
-        with self._lock:
-            connection = self._connection
-            try:
-                connection.execute("BEGIN IMMEDIATE")
-                try:
-                    last = connection.execute(
-                        "SELECT record_sha256 FROM verification ORDER BY id DESC LIMIT 1"
-                    ).fetchone()
-                    record_hash = _chain(last[0] if last else _GENESIS, fields)
-                    cursor = connection.execute(
-                        "INSERT INTO verification (time_utc, image_sha256, profile, verdict, "
-                        "reading, declared, computed, differences, record_sha256) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (*fields, record_hash),
-                    )
-                    connection.execute("COMMIT")
-                except BaseException:
-                    if connection.in_transaction:
-                        connection.execute("ROLLBACK")
-                    raise
-            except sqlite3.Error as error:
-                raise AuditError(f"cannot write to audit log {str(self.path)!r}: {error}") from None
-        record_id = cursor.lastrowid
-        assert record_id is not None
-        return record_id
+
+        def add(transaction: Transaction) -> int:
+            last = transaction.one(
+                "SELECT id, record_sha256 FROM verification ORDER BY id DESC LIMIT 1"
+            )
+            record_id = int(last[0]) + 1 if last else 1
+            record_hash = _chain(last[1] if last else _GENESIS, fields)
+            transaction.all(
+                "INSERT INTO verification (id, time_utc, image_sha256, profile, verdict, "
+                "reading, declared, computed, differences, record_sha256) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (record_id, *fields, record_hash),
+            )
+            return record_id
+
+        with self._guard():
+            return self.database.write(add, serialize=CHAIN_LOCK)
 
     # --- reading ---------------------------------------------------------------------------------
 
@@ -357,11 +339,8 @@ class AuditLog:
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), values
 
     def _query(self, sql: str, values: Sequence[object]) -> list[Any]:
-        with self._lock:
-            try:
-                return self._connection.execute(sql, values).fetchall()
-            except sqlite3.Error as error:
-                raise AuditError(f"cannot read audit log {str(self.path)!r}: {error}") from None
+        with self._guard():
+            return self.database.read(sql, values)
 
     def records(
         self,
@@ -383,8 +362,12 @@ class AuditLog:
         where, values = self._where(verdict, since, until, profile)
         if (limit is not None and limit < 0) or offset < 0:
             raise AuditError(f"limit and offset must be 0 or more, got {limit!r} and {offset!r}")
-        page = " LIMIT ? OFFSET ?"
-        values += [-1 if limit is None else limit, offset]
+        if limit is None and self.database.dialect == "postgresql":
+            page = " OFFSET ?"
+            values += [offset]
+        else:
+            page = " LIMIT ? OFFSET ?"
+            values += [-1 if limit is None else limit, offset]
         rows = self._query(f"SELECT {_COLUMNS} FROM verification{where} ORDER BY id{page}", values)
         return [AuditRecord._from_row(row) for row in rows]
 
@@ -445,10 +428,11 @@ class AuditLog:
         return None
 
     def integrity_check(self, token: str | None) -> str:
-        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` for a sound database."""
+        """``"ok"`` for a sound database: SQLite's ``PRAGMA integrity_check``; on PostgreSQL
+        every record read back in full."""
         self.authorize(token)
-        rows = self._query("PRAGMA integrity_check", [])
-        return "; ".join(str(row[0]) for row in rows)
+        with self._guard():
+            return self.database.integrity_check("verification")
 
 
 def verify_and_log(
@@ -459,7 +443,7 @@ def verify_and_log(
     *,
     image_digest: str,
     options: TableOptions | None = None,
-    payout_tolerance: Fraction = DEFAULT_PAYOUT_TOLERANCE,
+    payout_tolerance: Decimal = DEFAULT_PAYOUT_TOLERANCE,
 ) -> tuple[Verification, int]:
     """Score ``reading`` under ``options``, verify ``declared`` against it, and append the
     record to ``audit`` with the operator ``token``; returns the verification and the record id.

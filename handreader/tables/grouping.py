@@ -1,26 +1,43 @@
-"""Which cards of a photo belong together: hands found by distance, or by regions given.
+"""Which cards of a photo belong together: hands found by the cards' geometry, or by regions.
 
-Clustering (:func:`group_cards`), when no regions are given:
+Clustering (:func:`group_cards`), when no regions are given, works on each card's *body*, the
+part of the table the card surely covers, and on what the game expects of a hand (Niu Niu:
+five cards):
 
-1. The distance scale is the median over the cards of the longer side of their boxes (a box
-   covers a card's visible index or indexes, so the scale follows the photo's resolution and
-   the camera's distance instead of a pixel constant).
-2. Single linkage: the minimum spanning tree of the box centres is cut at every edge longer
-   than ``link_factor`` times the scale (default 2.0: cards of one spread hand lie closer than
-   two index heights to a neighbour; separate hands farther). Each remaining tree is a group.
-3. A group larger than a hand (two hands touching, a stray card beside a hand) is split along
-   its tree: among the edges longer than the group's median edge whose removal leaves a part of
-   a whole number of hands (5, 10, .. cards), the longest is cut, and the split repeats on each
-   part still larger than a hand. So two touching hands of five come apart at the link between
-   them, and a hand with a stray card beside it gives a hand of five and a group of one. A group
-   without such a link (say 7 cards spread evenly in one row) stays whole and is reported as
-   it is, never forced into a hand.
-4. Before that split, a group larger than a hand whose certain cards make whole hands (five
-   certain cards and one uncertain, say) keeps its certain cards together and sets the
-   uncertain ones apart as a group of their own: a reading below the confidence threshold
-   beside a full hand is likelier a pip or a picture read as an index than a sixth card, and
-   it must not push a real card out of its hand. That group is marked ``set_aside``; scoring
-   lists its cards as left over, not as a seat.
+1. **A card's size.** From the reader, a card knows the size of its index box (``index_px``),
+   and a card is about :data:`CARD_WIDTH_PER_INDEX` index heights wide; a card built by hand
+   (no ``index_px``) takes the longer side of its box (the shorter one when it was read at
+   several corners: its box spans the card). Every distance below is counted in the
+   card widths of the two cards it joins (their mean), so no pixel constant is involved and a
+   near card (larger in the picture) is measured by its own size.
+2. **A card's body.** A box covers the card's visible index or indices. One index says where
+   a corner of the card lies, not which way the card turns (boxes are upright rectangles), so
+   the body taken is the square of one card width about the index: the part of the card every
+   turn keeps near its corner. A card read at several corners (``corners >= 2``: its box runs
+   from corner to corner) has its box as its body, grown to a card width where narrower.
+3. **Links.** The distance of two cards is the gap between their bodies (0 when they overlap:
+   the cards of a fan or of an overlapping row) plus one card width, which is the distance of
+   their index centres for two single indices side by side. Single linkage: the minimum
+   spanning tree of the cards under that distance is cut at every link longer than
+   ``link_factor`` card widths (default 2.0: the bodies of one hand's cards overlap or lie
+   within a card width of a neighbour; separate hands lie farther apart). Each remaining tree
+   is a group.
+4. **Uncertain cards beside full hands.** A group larger than a hand whose certain cards make
+   whole hands (five certain cards and one uncertain, say) keeps its certain cards together
+   and sets the uncertain ones apart as a group of their own: a reading below the confidence
+   threshold beside a full hand is likelier a pip or a picture read as an index than a sixth
+   card, and it must not push a real card out of its hand. That group is marked
+   ``set_aside``; scoring lists its cards as left over, not as a seat.
+5. **Too many cards.** A group larger than a hand (two hands touching, a stray card beside a
+   hand) is split along its tree: among the links longer than the group's median link whose
+   removal leaves a part of a whole number of hands (5, 10, .. cards), the longest is cut, and
+   the split repeats on each part still larger than a hand. A group without such a link (say
+   7 cards spread evenly in one row) stays whole and is reported as it is, never forced into a
+   hand.
+6. **Too few cards.** Two groups smaller than a hand that together make exactly one hand (a
+   fan read as 4 + 1 when its top card's body lies a little apart, 3 + 2) are joined when they
+   lie within ``JOIN_FACTOR`` times the link distance of each other, the nearest pair first.
+   Groups that together make no whole hand stay apart: nothing is guessed.
 
 Regions (:func:`assign_regions`): each card goes to the region that holds its box centre (the
 nearest region centre when several do); cards in no region are left over.
@@ -28,6 +45,10 @@ nearest region centre when several do); cards in no region are left over.
 Groups come back in reading order: rows from the top (a group starts a new row when its centre
 lies lower than the row's first group by more than the median group height), left to right in
 a row. Cards within a group are ordered left to right.
+
+Photo and live modes group alike: the live pipeline scores its tracked cards with this same
+function, and a tracked card keeps its reading's index size and corner count
+(``vision.tracking.Track.as_card``).
 """
 
 from __future__ import annotations
@@ -42,18 +63,23 @@ from numpy.typing import NDArray
 from vision.detections import CardReading
 
 __all__ = [
+    "CARD_WIDTH_PER_INDEX",
     "DEFAULT_LINK_FACTOR",
+    "JOIN_FACTOR",
     "CardGroup",
     "GroupingError",
     "Region",
     "assign_regions",
+    "card_body",
+    "card_distances",
+    "card_width",
     "distance_scale",
     "group_cards",
     "reading_order",
 ]
 
 DEFAULT_LINK_FACTOR = 2.0
-"""Cards closer than this many box sizes (centre to centre) are linked into one group."""
+"""Cards closer than this many card widths (step 3 of the module docstring) are linked."""
 
 
 class GroupingError(ValueError):
@@ -142,38 +168,70 @@ class CardGroup:
         return (float(x), float(y))
 
 
-def _centers(cards: Sequence[CardReading]) -> NDArray[np.float64]:
-    return np.array([card.center_xy for card in cards], dtype=np.float64).reshape(-1, 2)
-
-
 CARD_WIDTH_PER_INDEX = 2.5
 """A card is about this many index heights wide (measured on the deck renders: 2.3 to 3.2)."""
 
+JOIN_FACTOR = 1.5
+"""Two groups too small for a hand that together make one are joined when no farther apart than
+this many times the link distance (step 6 of the clustering)."""
+
+
+def card_width(card: CardReading) -> float:
+    """A card-width estimate in pixels: ``index_px`` times :data:`CARD_WIDTH_PER_INDEX` when the
+    reader measured its index; else (cards built by hand) the longer side of its box, or the
+    shorter one for a card of several corners (its box spans the card)."""
+    if card.index_px > 0:
+        return card.index_px * CARD_WIDTH_PER_INDEX
+    x1, y1, x2, y2 = card.box_xyxy
+    sides = (x2 - x1, y2 - y1)
+    return max(min(sides) if card.corners >= 2 else max(sides), 1e-6)
+
+
+def card_body(card: CardReading) -> Box:
+    """The part of the table the card surely covers (step 2 of the module docstring): its box
+    grown about its centre to at least one card width each way."""
+    width = card_width(card)
+    x1, y1, x2, y2 = card.box_xyxy
+    cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
+    half_x, half_y = max((x2 - x1) / 2, width / 2), max((y2 - y1) / 2, width / 2)
+    return (cx - half_x, cy - half_y, cx + half_x, cy + half_y)
+
 
 def distance_scale(cards: Sequence[CardReading]) -> float:
-    """The median over the cards of a card-width estimate (1.0 without cards).
-
-    From the reader, a card knows the size of its index box (``index_px``), and its width is
-    about :data:`CARD_WIDTH_PER_INDEX` index heights; otherwise (cards built by hand) the longer
-    side of its box stands in.
-    """
+    """The median over the cards of :func:`card_width` (1.0 without cards)."""
     if not cards:
         return 1.0
-    sides = [
-        c.index_px * CARD_WIDTH_PER_INDEX
-        if c.index_px > 0
-        else max(c.box_xyxy[2] - c.box_xyxy[0], c.box_xyxy[3] - c.box_xyxy[1])
-        for c in cards
-    ]
-    return max(float(np.median(sides)), 1e-6)
+    return max(float(np.median([card_width(card) for card in cards])), 1e-6)
 
 
-def _spanning_tree(points: NDArray[np.float64]) -> list[tuple[float, int, int]]:
-    """Prim's minimum spanning tree of the points: ``(length, a, b)`` edges, O(n^2)."""
-    count = len(points)
+def card_distances(cards: Sequence[CardReading]) -> NDArray[np.float64]:
+    """(N, N) distances of the cards in card widths (step 3 of the module docstring): the gap
+    between two bodies over the pair's mean card width, plus one."""
+    if not cards:
+        return np.zeros((0, 0), np.float64)
+    bodies = np.array([card_body(card) for card in cards], np.float64).reshape(-1, 4)
+    widths = np.array([card_width(card) for card in cards], np.float64)
+    gap_x = np.maximum(
+        np.maximum(bodies[:, None, 0], bodies[None, :, 0])
+        - np.minimum(bodies[:, None, 2], bodies[None, :, 2]),
+        0.0,
+    )
+    gap_y = np.maximum(
+        np.maximum(bodies[:, None, 1], bodies[None, :, 1])
+        - np.minimum(bodies[:, None, 3], bodies[None, :, 3]),
+        0.0,
+    )
+    mean_width = (widths[:, None] + widths[None, :]) / 2
+    distances: NDArray[np.float64] = np.hypot(gap_x, gap_y) / mean_width + 1.0
+    np.fill_diagonal(distances, 0.0)
+    return distances
+
+
+def _spanning_tree(distance: NDArray[np.float64]) -> list[tuple[float, int, int]]:
+    """Prim's minimum spanning tree under a distance matrix: ``(length, a, b)`` edges, O(n^2)."""
+    count = len(distance)
     if count < 2:
         return []
-    distance = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=2))
     inside = np.zeros(count, dtype=bool)
     inside[0] = True
     best = distance[0].copy()
@@ -264,22 +322,44 @@ def _left_to_right(cards: Sequence[CardReading]) -> tuple[CardReading, ...]:
     return tuple(sorted(cards, key=lambda card: (card.center_xy[0], card.center_xy[1])))
 
 
+def _join(
+    parts: list[list[int]], distance: NDArray[np.float64], hand_size: int, limit: float
+) -> list[list[int]]:
+    """Join pairs of parts smaller than a hand that together make one (step 6), nearest first."""
+    parts = [list(part) for part in parts]
+    while True:
+        best: tuple[float, int, int] | None = None
+        for a, first in enumerate(parts):
+            for b in range(a + 1, len(parts)):
+                second = parts[b]
+                if len(first) + len(second) != hand_size:
+                    continue
+                gap = float(distance[np.ix_(first, second)].min())
+                if gap <= limit and (best is None or gap < best[0]):
+                    best = (gap, a, b)
+        if best is None:
+            return parts
+        _, a, b = best
+        parts[a] = sorted(parts[a] + parts[b])
+        del parts[b]
+
+
 def group_cards(
     cards: Sequence[CardReading],
     *,
     link_factor: float = DEFAULT_LINK_FACTOR,
     hand_size: int = 5,
 ) -> tuple[CardGroup, ...]:
-    """Cluster cards into groups by the distance of their boxes (see the module docstring)."""
+    """Cluster cards into groups by their bodies and the hand size (see the module docstring)."""
     if not 0 < link_factor <= 100 or not math.isfinite(link_factor):
         raise GroupingError(f"link factor {link_factor!r} must lie in (0, 100]")
     if not cards:
         return ()
-    points = _centers(cards)
-    threshold = link_factor * distance_scale(cards)
-    tree = _spanning_tree(points)
-    kept = [edge for edge in tree if edge[0] <= threshold]
+    distance = card_distances(cards)
+    tree = _spanning_tree(distance)
+    kept = [edge for edge in tree if edge[0] <= link_factor]
     groups: list[CardGroup] = []
+    parts: list[list[int]] = []
     for component in _components(range(len(cards)), kept):
         certain = [i for i in component if not cards[i].uncertain]
         whole_hands = len(certain) % hand_size == 0 and 0 < len(certain) < len(component)
@@ -291,11 +371,12 @@ def group_cards(
             nodes = certain
             edges = [
                 (length, certain[a], certain[b])
-                for length, a, b in _spanning_tree(points[certain])
-                if length <= threshold
+                for length, a, b in _spanning_tree(distance[np.ix_(certain, certain)])
+                if length <= link_factor
             ]
-        for part in _split_components(nodes, edges, hand_size):
-            groups.append(CardGroup(_left_to_right([cards[i] for i in part])))
+        parts += _split_components(nodes, edges, hand_size)
+    parts = _join(parts, distance, hand_size, JOIN_FACTOR * link_factor)
+    groups += [CardGroup(_left_to_right([cards[i] for i in part])) for part in parts]
     return reading_order(groups)
 
 

@@ -2,9 +2,10 @@
 
 Niu Niu (:func:`score_reading`, :func:`score_codes`):
 
-- The cards are grouped into hands (``handreader.tables.grouping``: by distance, or by the
-  regions given). A group of exactly five cards is a hand; any other group is reported as
-  *incomplete* with its cards and is never scored.
+- The cards are grouped into hands (``handreader.tables.grouping``: by the cards' bodies and
+  the hand size, or by the regions given). A group of exactly five cards is a hand; a smaller
+  group is reported as *incomplete*, a larger one as *too_many*, each with its cards and the
+  reason, and is never scored.
 - A hand with a card read below the recognizer's confidence threshold is *uncertain*: its score
   is computed from the best-guess codes and reported as provisional, but it takes no part in
   outcomes, payouts or the winner (a payout must not rest on a guess). Five cards the rules
@@ -30,8 +31,8 @@ import enum
 import functools
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from fractions import Fraction
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import TypeVar
 
 from handreader.tables.grouping import (
@@ -43,9 +44,10 @@ from handreader.tables.grouping import (
 )
 from rules.cards import check_distinct, parse_card
 from rules.errors import HandError, RulesError
+from rules.money import ZERO, json_amount
 from rules.niuniu import HAND_SIZE, NiuHand, Outcome, banker_outcome, evaluate_hand, rank_hands
 from rules.niuniu_profiles import DEFAULT_PROFILE, BetType, NiuProfile, get_profile
-from rules.settlement import Settlement, as_number, parse_bet, parse_stake, settle
+from rules.settlement import Settlement, parse_bet, parse_stake, settle
 from vision.detections import CardReading, Reading, ReadingFlag
 
 __all__ = [
@@ -104,6 +106,9 @@ class HandStatus(enum.Enum):
     SCORED = "scored"
     UNCERTAIN = "uncertain"
     INCOMPLETE = "incomplete"
+    """Fewer cards than a hand."""
+    TOO_MANY = "too_many"
+    """More cards than a hand, and no gap to split them at (``handreader.tables.grouping``)."""
     INVALID = "invalid"
 
 
@@ -122,7 +127,7 @@ class TableOptions:
     banker_region: Region | None = None
     player_regions: tuple[Region, ...] = ()
     bet: BetType | None = None
-    stake: Fraction = Fraction(1)
+    stake: Decimal = Decimal(1)
     link_factor: float = DEFAULT_LINK_FACTOR
 
     @classmethod
@@ -135,7 +140,7 @@ class TableOptions:
         banker_region: Region | None = None,
         player_regions: Sequence[Region] = (),
         bet: BetType | str | None = None,
-        stake: int | float | str | Fraction = 1,
+        stake: int | float | str | Decimal = 1,
         link_factor: float = DEFAULT_LINK_FACTOR,
     ) -> TableOptions:
         """Options from names and numbers; RulesError (a ValueError) names the bad one."""
@@ -288,11 +293,11 @@ class PlayerResult:
         return {
             "seat": self.seat,
             "outcome": None if self.outcome is None else self.outcome.value,
-            "net": None if paid is None else as_number(paid.net),
+            "net": None if paid is None else json_amount(paid.net),
             "multiple": None if paid is None else paid.multiple,
-            "commission": None if paid is None else as_number(paid.commission),
+            "commission": None if paid is None else json_amount(paid.commission),
             "bet": None if paid is None else paid.bet.value,
-            "stake": None if paid is None else as_number(paid.stake),
+            "stake": None if paid is None else json_amount(paid.stake),
             "problem": self.problem,
         }
 
@@ -324,10 +329,10 @@ class TableResult:
         return len(self.winners) > 1
 
     @property
-    def banker_net(self) -> Fraction | None:
+    def banker_net(self) -> Decimal | None:
         """What the banker gains over every settled player (None without a settled player)."""
         settled = [p.settlement.net for p in self.players if p.settlement is not None]
-        return -sum(settled, Fraction(0)) if settled else None
+        return -sum(settled, ZERO) if settled else None
 
     def to_dict(self) -> dict[str, object]:
         """JSON of the table (see the API documentation)."""
@@ -339,7 +344,7 @@ class TableResult:
             "hands": [hand.to_dict() for hand in self.hands],
             "banker": self.banker,
             "players": [player.to_dict() for player in self.players],
-            "banker_net": None if net is None else as_number(net),
+            "banker_net": None if net is None else json_amount(net),
             "places": None if self.places is None else list(self.places),
             "winners": list(self.winners),
             "tie": self.is_tie,
@@ -358,19 +363,23 @@ def _named(cards: Sequence[TableCard]) -> str:
     return " ".join(card.code for card in cards) or "no cards"
 
 
+def _count(cards: Sequence[TableCard]) -> str:
+    return "1 card" if len(cards) == 1 else f"{len(cards)} cards"
+
+
 def _judge_hand(
     seat: int, role: Role, cards: tuple[TableCard, ...], profile: NiuProfile, duplicates: set[str]
 ) -> HandResult:
     """Score one group, or say why it is not a scored hand."""
-    if len(cards) != HAND_SIZE:
-        return HandResult(
-            seat,
-            role,
-            HandStatus.INCOMPLETE,
-            cards,
-            None,
-            f"{len(cards)} cards ({_named(cards)}): a Niu Niu hand is {HAND_SIZE}",
+    if len(cards) < HAND_SIZE:
+        problem = f"{_count(cards)} ({_named(cards)}): a Niu Niu hand is {HAND_SIZE} cards"
+        return HandResult(seat, role, HandStatus.INCOMPLETE, cards, None, problem)
+    if len(cards) > HAND_SIZE:
+        problem = (
+            f"{_count(cards)} ({_named(cards)}) lie together: more than a Niu Niu hand of "
+            f"{HAND_SIZE}, with no gap between them to tell the hands apart"
         )
+        return HandResult(seat, role, HandStatus.TOO_MANY, cards, None, problem)
     repeated = sorted({card.code for card in cards} & duplicates)
     if repeated:
         what = "one deck holds" if profile.decks == 1 else f"{profile.decks} decks hold"
@@ -402,11 +411,17 @@ def _duplicates(groups: Sequence[Sequence[TableCard]], decks: int) -> set[str]:
     return {code for code, count in counts.items() if count > decks}
 
 
+def _state(hand: HandResult) -> str:
+    """How an unscored hand is, in words: "is incomplete", "has too many cards"."""
+    return "has too many cards" if hand.status is HandStatus.TOO_MANY else f"is {hand.status.value}"
+
+
 def _settle(banker: HandResult, player: HandResult, options: TableOptions) -> PlayerResult:
     if not banker.scored or banker.hand is None:
-        return PlayerResult(player.seat, None, None, f"the banker's hand is {banker.status.value}")
+        return PlayerResult(player.seat, None, None, f"the banker's hand {_state(banker)}")
     if not player.scored or player.hand is None:
-        return PlayerResult(player.seat, None, None, f"this hand is {player.status.value}")
+        why = f"this hand {_state(player)}: {player.problem}"
+        return PlayerResult(player.seat, None, None, why)
     outcome = banker_outcome(banker.hand, player.hand)
     return PlayerResult(
         player.seat, outcome, settle(banker.hand, player.hand, options.bet, options.stake)
@@ -442,7 +457,7 @@ def score_groups(
         for seat, group in enumerate(groups)
     )
     for hand in hands:
-        if hand.status is HandStatus.INCOMPLETE:
+        if hand.status in (HandStatus.INCOMPLETE, HandStatus.TOO_MANY):
             flags |= ReadingFlag.WRONG_COUNT
         elif hand.status is HandStatus.UNCERTAIN:
             flags |= ReadingFlag.LOW_CONFIDENCE
@@ -459,21 +474,9 @@ def score_groups(
     problem = (
         None
         if hands[banker].scored
-        else (f"the banker's hand is {hands[banker].status.value}: no player can be settled")
+        else (f"the banker's hand {_state(hands[banker])}: no player can be settled")
     )
-    return TableResult(
-        options.mode,
-        profile,
-        hands,
-        banker,
-        players,
-        None,
-        (),
-        tuple(left_over),
-        size_wh,
-        flags,
-        problem,
-    )
+    return replace(result, banker=banker, players=players, problem=problem)
 
 
 def _rank(result: TableResult) -> TableResult:
@@ -485,7 +488,7 @@ def _rank(result: TableResult) -> TableResult:
     else:
         unscored = [hand for hand in result.hands if not hand.scored]
         if unscored:
-            shown = ", ".join(f"seat {hand.seat} is {hand.status.value}" for hand in unscored)
+            shown = ", ".join(f"seat {hand.seat} {_state(hand)}" for hand in unscored)
             problem = f"no winner: {shown}"
     if problem is not None:
         return TableResult(

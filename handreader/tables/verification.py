@@ -15,7 +15,11 @@ difference:
 - ``banker_net``: the declared banker's net (optional) differs from minus the sum of the
   players' nets;
 - ``unscored``: a player whose hand (or the banker's) the product could not score (uncertain,
-  incomplete or invalid cards): that declaration cannot be checked.
+  incomplete or invalid cards, too many cards together): that declaration cannot be checked.
+  When the banker's hand is not scored, no player can be settled and the players found may not
+  be the seats the dealer sees, so every declared player is ``unscored`` and nothing else is
+  compared; an undeclared group that is not scored (a stray card) is ``unscored`` too, not a
+  missing player.
 
 The verdict is ``match`` when there is no difference, ``mismatch`` when any difference other
 than ``unscored`` exists, and ``unverified`` when the only differences are unscored hands (the
@@ -35,11 +39,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from rules.money import json_amount
 from rules.niuniu import Outcome
-from rules.settlement import as_number
 
 if TYPE_CHECKING:
     from handreader.tables.scoring import TableResult
@@ -57,7 +60,7 @@ __all__ = [
     "verify_round",
 ]
 
-DEFAULT_PAYOUT_TOLERANCE = Fraction(1, 200)
+DEFAULT_PAYOUT_TOLERANCE = Decimal("0.005")
 """Half a cent of the stake unit: payouts closer than this are equal (declared 0.33 for 1/3)."""
 
 
@@ -84,25 +87,23 @@ class DifferenceKind(enum.Enum):
     UNSCORED = "unscored"
 
 
-def _number(value: object, what: str) -> Fraction:
+def _number(value: object, what: str) -> Decimal:
     """An exact amount from an int, a decimal string or a float (by its shortest repr)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str | Fraction | Decimal):
+    if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
         raise VerifyError(f"{what} must be a number, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise VerifyError(f"{what} must be a finite number, got {value!r}")
-    if isinstance(value, Fraction):
-        return value
     try:
         decimal = Decimal(str(value).strip())
     except InvalidOperation:
         raise VerifyError(f"{what} must be a number, got {value!r}") from None
     if not decimal.is_finite():
         raise VerifyError(f"{what} must be a finite number, got {value!r}")
-    return Fraction(decimal)
+    return decimal
 
 
-def _show(amount: Fraction) -> str:
-    number = as_number(amount)
+def _show(amount: Decimal) -> str:
+    number = json_amount(amount)
     return f"{number:g}" if isinstance(number, float) else str(number)
 
 
@@ -112,7 +113,7 @@ class Declaration:
 
     seat: int
     outcome: Outcome
-    payout: Fraction | None = None
+    payout: Decimal | None = None
 
     @classmethod
     def parse(cls, seat: object, value: object) -> Declaration:
@@ -149,7 +150,7 @@ class Declaration:
         return {
             "seat": self.seat,
             "outcome": self.outcome.value,
-            "payout": None if self.payout is None else as_number(self.payout),
+            "payout": None if self.payout is None else json_amount(self.payout),
         }
 
 
@@ -158,7 +159,7 @@ class DeclaredRound:
     """A dealer's declaration: the players in seat order, optionally the banker's net."""
 
     players: tuple[Declaration, ...]
-    banker_net: Fraction | None = None
+    banker_net: Decimal | None = None
 
     def __post_init__(self) -> None:
         seats = [player.seat for player in self.players]
@@ -207,7 +208,7 @@ class DeclaredRound:
         """JSON form (the first form of :meth:`parse`)."""
         return {
             "players": [player.to_dict() for player in self.players],
-            "banker_net": None if self.banker_net is None else as_number(self.banker_net),
+            "banker_net": None if self.banker_net is None else json_amount(self.banker_net),
         }
 
 
@@ -252,12 +253,12 @@ class Verification:
                     "outcome": None if player.outcome is None else player.outcome.value,
                     "payout": None
                     if player.settlement is None
-                    else as_number(player.settlement.net),
+                    else json_amount(player.settlement.net),
                     "problem": player.problem,
                 }
                 for player in self.table.players
             ],
-            "banker_net": None if net is None else as_number(net),
+            "banker_net": None if net is None else json_amount(net),
         }
 
     def to_dict(self) -> dict[str, object]:
@@ -271,11 +272,23 @@ class Verification:
 
 
 def _player_differences(
-    table: TableResult, declared: Mapping[int, Declaration], tolerance: Fraction
+    table: TableResult, declared: Mapping[int, Declaration], tolerance: Decimal
 ) -> list[Difference]:
     found: list[Difference] = []
     for player in table.players:
         seat, claim = player.seat, declared.get(player.seat)
+        if claim is None and player.settlement is None:
+            why = player.problem or "the hand is not scored"
+            found.append(
+                Difference(
+                    DifferenceKind.UNSCORED,
+                    seat,
+                    None,
+                    None,
+                    f"seat {seat} is not declared and cannot be verified: {why}",
+                )
+            )
+            continue
         if claim is None:
             computed = None if player.outcome is None else player.outcome.value
             found.append(
@@ -328,7 +341,7 @@ def verify_round(
     table: TableResult,
     declared: DeclaredRound | Mapping[str, object],
     *,
-    payout_tolerance: Fraction = DEFAULT_PAYOUT_TOLERANCE,
+    payout_tolerance: Decimal = DEFAULT_PAYOUT_TOLERANCE,
 ) -> Verification:
     """Compare a declaration with a scored banker table (see the module docstring).
 
@@ -339,7 +352,7 @@ def verify_round(
     claim = DeclaredRound.parse(declared)
     by_seat = {player.seat: player for player in claim.players}
     differences: list[Difference] = []
-    if table.banker is None:
+    if table.banker is None or not table.hands[table.banker].scored:
         reason = table.problem or "the table has no banker's hand to settle against"
         differences = [
             Difference(

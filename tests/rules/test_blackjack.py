@@ -48,7 +48,7 @@ def test_card_values(rank: Rank, value: int) -> None:
 @pytest.mark.parametrize(
     ("text", "hard", "total", "soft", "blackjack", "bust", "description"),
     [
-        ("AS AD 9C", 11, 21, True, False, False, "soft 21"),  # the issue's A A 9 = soft 21
+        ("AS AD 9C", 11, 21, True, False, False, "soft 21"),  # one ace counts 11, the other 1
         ("AS 6D 10C", 17, 17, False, False, False, "hard 17"),  # A 6 + 10 = hard 17
         ("AS 6D", 7, 17, True, False, False, "soft 17"),
         ("AS AD", 2, 12, True, False, False, "soft 12"),  # two aces: only one counts 11
@@ -104,6 +104,10 @@ def test_dealer_action(
         # Blackjack pays 3:2 (RULES.md); stake 10.
         ("AS KD", "KS 7D", BlackjackRules(), BlackjackOutcome.BLACKJACK, "15"),
         ("AS KD", "KS 6D", BlackjackRules(), BlackjackOutcome.BLACKJACK, "15"),  # dealer not done
+        # A natural against a 2-9 upcard is paid at once: that dealer cannot make a blackjack.
+        ("AS KD", "2H", BlackjackRules(), BlackjackOutcome.BLACKJACK, "15"),
+        ("10S AD", "9C", BlackjackRules(), BlackjackOutcome.BLACKJACK, "15"),
+        ("AS QD", "6H", H17, BlackjackOutcome.BLACKJACK, "15"),
         ("AS KD", "AH QC", BlackjackRules(), BlackjackOutcome.PUSH, "0"),  # blackjack vs blackjack
         ("AS KD", "7H 4C KH", BlackjackRules(), BlackjackOutcome.BLACKJACK, "15"),  # vs 21 in 3
         ("7S 4D KC", "AH QC", BlackjackRules(), BlackjackOutcome.LOSE, "-10"),  # 21 in 3 vs BJ
@@ -134,13 +138,17 @@ def test_settle(
     [
         ("KS 8D", "KH 6C", BlackjackRules()),  # the dealer must still hit 16
         ("AS KD", "AH", BlackjackRules()),  # the hole card may still make a dealer blackjack
+        ("AS KD", "KH", BlackjackRules()),  # a ten-value upcard: the same
+        ("AS KD", "10C", BlackjackRules()),
+        ("KS 8D", "9H", BlackjackRules()),  # no natural: the dealer's hand decides
         ("KS 8D", "AH 6C", H17),  # soft 17 hits under the option
     ],
 )
 def test_undecided_while_the_dealer_must_draw(
     player: str, dealer: str, rules: BlackjackRules
 ) -> None:
-    """No outcome (None) while the dealer has to draw, unless the player busted."""
+    """No outcome (None) while the dealer has to draw, unless the player busted or holds a
+    natural against an upcard (2-9) that cannot make a dealer blackjack."""
     settlement = settle_blackjack_hand(cards(player), cards(dealer), 10, rules)
     assert settlement.outcome is None and settlement.net is None
     assert settlement.to_dict()["outcome"] is None
@@ -172,6 +180,15 @@ def test_bad_input(
     """Bad rounds raise with the count, the card or the illegal draw named."""
     with pytest.raises(error, match=message):
         play_blackjack_round(cards(dealer), [cards(text) for text in players], 10, rules)
+
+
+def test_naturals_against_a_low_upcard_are_paid_while_the_dealer_draws() -> None:
+    """Dealer shows a 7 and must draw: the natural is paid 3:2 at once (a 7 cannot make a
+    dealer blackjack), the 18 waits for the dealer's hand."""
+    round_ = play_blackjack_round(cards("7H"), [cards("AS KD"), cards("KS 8D")], 10)
+    assert round_.action is DealerAction.HIT
+    assert [player.outcome for player in round_.players] == [BlackjackOutcome.BLACKJACK, None]
+    assert [player.to_dict()["net"] for player in round_.players] == [15, None]
 
 
 def test_dealer_hitting_soft_17_is_legal_under_the_option() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from fractions import Fraction
+from decimal import Decimal
 
 import pytest
 
@@ -348,7 +348,8 @@ def test_duplicates_allowed_with_several_decks() -> None:
     [
         ({"decks": 0}, "decks"),
         ({"suit_order": (Suit.SPADES, Suit.SPADES, Suit.CLUBS, Suit.DIAMONDS)}, "suit order"),
-        ({"commission_rate": Fraction(1)}, "commission"),
+        ({"commission_rate": Decimal(1)}, "commission"),
+        ({"commission_rate": "abc"}, "commission rate must be a number"),
         ({"special_hands": (NiuScore.BOMB, NiuScore.BOMB)}, "twice"),
         ({"special_hands": (NiuScore.NIU_9,)}, "not special"),
         ({"default_bet": BetType.DOUBLE, "bets": {}}, None),

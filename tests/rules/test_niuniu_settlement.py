@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from fractions import Fraction
 
 import pytest
 
 from rules.errors import HandError, ProfileError, RulesError
 from rules.niuniu import Outcome, evaluate_hand
 from rules.niuniu_profiles import BetType, NiuScore, TieRule, get_profile, get_table
-from rules.settlement import as_number, parse_stake, play_round, settle
+from rules.settlement import parse_stake, play_round, settle
 
 NIU_NIU = "KS QS 5H 5D JD"
 NO_NIU = "AS 2D 4C 8H 9C"
@@ -19,7 +18,7 @@ NIU_8 = "KD QD 10H 3C 5C"
 NIU_3 = "KC 9S AH 2C AD"  # 9 + A + K = 20, 2 + A = 3
 
 
-def round_net(banker: str, player: str, profile: str, bet: str | None, stake: object) -> Fraction:
+def round_net(banker: str, player: str, profile: str, bet: str | None, stake: object) -> Decimal:
     result = play_round(banker, [player], profile, bet, stake)  # type: ignore[arg-type]
     return result.players[0].settlement.net
 
@@ -42,7 +41,7 @@ def test_seed_002_double_bet_niu_niu_beats_no_niu_pays_285() -> None:
     settlement = result.players[0].settlement
     assert settlement.outcome is Outcome.WIN
     assert settlement.net == 285
-    assert (settlement.multiple, settlement.commission) == (3, Fraction(15))
+    assert (settlement.multiple, settlement.commission) == (3, Decimal(15))
 
 
 def test_seed_002_equal_bet_pays_95() -> None:
@@ -55,7 +54,7 @@ def test_seed_002_equal_bet_pays_95() -> None:
     [
         (NIU_8, NO_NIU, "double", -200, "banker wins with Niu 8: the player loses double (seed)"),
         (NIU_NIU, NIU_3, "double", -300, "banker's Niu Niu sets 3x on the loss"),
-        (NO_NIU, ULTIMATE, "double", Fraction(475), "Ultimate 5x - 5%"),
+        (NO_NIU, ULTIMATE, "double", Decimal(475), "Ultimate 5x - 5%"),
         (NO_NIU, NIU_8, "double", 190, "Niu 7-9 2x - 5%"),
         (NO_NIU, NIU_3, "double", 95, "anything else 1x - 5%"),
         (NIU_3, NO_NIU, "double", -100, "banker wins with Niu 3: 1x"),
@@ -113,9 +112,9 @@ def test_push_returns_the_bet_and_banker_wins_ties_option() -> None:
 
 def test_commission_rate_is_an_option() -> None:
     """RULES.md: commission rate (5% default)."""
-    no_commission = get_profile("trainer").replace(commission_rate=Fraction(0))
+    no_commission = get_profile("trainer").replace(commission_rate=Decimal(0))
     assert round_net(NO_NIU, NIU_NIU, no_commission, "double", 100) == 300  # type: ignore[arg-type]
-    ten = get_profile("trainer").replace(commission_rate=Fraction(1, 10))
+    ten = get_profile("trainer").replace(commission_rate=Decimal("0.1"))
     assert round_net(NO_NIU, NIU_NIU, ten, "double", 100) == 270  # type: ignore[arg-type]
 
 
@@ -135,12 +134,10 @@ def test_classic_settles_even_money_without_commission() -> None:
 
 
 def test_exact_amounts() -> None:
-    """Amounts are exact fractions: 5% of a 0.1 stake is 0.005, not a float near it."""
-    assert round_net(NO_NIU, NIU_NIU, "trainer", "equal", "0.1") == Fraction(19, 200)
-    assert round_net(NO_NIU, NIU_NIU, "trainer", "equal", 0.1) == Fraction(19, 200)
-    assert round_net(NO_NIU, NIU_NIU, "trainer", "equal", Decimal("2.5")) == Fraction(19, 8)
-    assert as_number(Fraction(285)) == 285 and isinstance(as_number(Fraction(285)), int)
-    assert as_number(Fraction(19, 8)) == 2.375
+    """Amounts are exact decimals: 5% of a 0.1 stake is 0.005, not a float near it."""
+    assert round_net(NO_NIU, NIU_NIU, "trainer", "equal", "0.1") == Decimal("0.095")
+    assert round_net(NO_NIU, NIU_NIU, "trainer", "equal", 0.1) == Decimal("0.095")
+    assert round_net(NO_NIU, NIU_NIU, "trainer", "equal", Decimal("2.5")) == Decimal("2.375")
 
 
 @pytest.mark.parametrize("stake", ["0", "-5", "abc", "", "nan", 0, -1])
@@ -159,7 +156,7 @@ def test_round_checks_cards_across_hands() -> None:
 
 def test_round_with_several_players_and_unknown_bet() -> None:
     result = play_round(NIU_8, [NIU_NIU, NO_NIU], "trainer", BetType.DOUBLE, 10)
-    assert [p.settlement.net for p in result.players] == [Fraction(57, 2), -20]
+    assert [p.settlement.net for p in result.players] == [Decimal("28.5"), -20]
     with pytest.raises(RulesError, match="'triple'"):
         play_round(NIU_8, [NIU_NIU], "trainer", "triple", 10)
     with pytest.raises(RulesError, match="at least one player"):
@@ -171,6 +168,6 @@ def test_settle_defaults_to_the_profiles_bet_and_a_stake_of_one() -> None:
     settlement = settle(banker, player)
     assert (settlement.bet, settlement.stake, settlement.net) == (
         BetType.EQUAL,
-        Fraction(1),
-        Fraction(19, 20),
+        Decimal(1),
+        Decimal("0.95"),
     )

@@ -1,8 +1,8 @@
 """Pai Gow Poker: poker hand ranking (with the joker), the set rule, the house way, settling.
 
-Expectations come from RULES.md section 3 ("Pai Gow Poker"), the issue's house-way description
-(restated in ``rules.paigow.house_way``'s docstring) and the classic five-card poker counts over
-all C(52,5) = 2,598,960 hands, checked against an independent reference ranker written below.
+Expectations come from RULES.md section 3 ("Pai Gow Poker") and the classic five-card poker
+counts over all C(52,5) = 2,598,960 hands, checked against an independent reference ranker
+written below. The house ways are tested in ``test_paigow_house_ways.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from rules.cards import AnyCard, Card, Joker, Rank, full_deck, parse_cards
@@ -369,98 +369,9 @@ def test_set_hand_high_card_edges(high: str, low: str, legal: bool) -> None:
 
 def test_split_pair_is_legal() -> None:
     """Splitting four of a kind into a pair in each hand is legal: the five-card pair has
-    kickers, so it outranks the same pair alone (house way rule 3)."""
+    kickers, so it outranks the same pair alone (the house way's four-of-a-kind split)."""
     setting = set_paigow_hand(hand("JS JD AC KS 3C"), hand("JC JH"))
     assert setting.high > setting.low
-
-
-# ---------------------------------------------------------------------------------------------
-# The house way
-
-
-@pytest.mark.parametrize(
-    ("rule", "cards", "high", "low"),
-    [
-        ("1 straight, pair low", "2S 3D 4C 5H 6S KD KC", "2S 3D 4C 5H 6S", "KD KC"),
-        (
-            "1 flush with two pair, no pair low: pair rules",
-            "AH 9H 7H 4H 2H 7C 4S",
-            "AH 9H 7H 7C 2H",
-            "4H 4S",
-        ),
-        ("1 straight over one pair", "9S 8D 7C 6H 5S 5D AC", "9S 8D 7C 6H 5D", "AC 5S"),
-        ("2 five aces", "AS AH AD AC JR KD 2C", "AS AH JR KD 2C", "AD AC"),
-        ("3 four of a kind with a pair", "8S 8D 8C 8H 3D 3C KS", "8S 8D 8C 8H KS", "3D 3C"),
-        ("3 four 8s stay together", "8S 8D 8C 8H AD 3C KS", "8S 8D 8C 8H 3C", "AD KS"),
-        ("3 four jacks split", "JS JD JC JH AD 3C KS", "JC JD AD KS 3C", "JH JS"),
-        ("4 two three of a kinds", "9S 9D 9C 4H 4D 4C KS", "4H 4D 4C 9S KS", "9C 9D"),
-        ("5 full house", "9S 9D 9C 4H 4D AC KS", "9S 9D 9C AC KS", "4H 4D"),
-        ("5 three of a kind and two pairs", "9S 9D 9C 4H 4D KC KS", "9S 9D 9C 4H 4D", "KC KS"),
-        ("6 three of a kind", "9S 9D 9C 4H 2D AC KS", "9S 9D 9C 4H 2D", "AC KS"),
-        ("6 three aces split", "AS AD JR 4H 2D 7C KS", "AS AD 7C 4H 2D", "JR KS"),
-        ("7 three pair", "9S 9D 4C 4H 2D 2C KS", "4C 4H 2D 2C KS", "9S 9D"),
-        ("8 two pair split", "9S 9D 4C 4H AD 3C KS", "9S 9D AD KS 3C", "4C 4H"),
-        ("8 low two pair with an ace", "6S 6D 4C 4H AD 3C KS", "6S 6D 4C 4H 3C", "AD KS"),
-        ("9 one pair", "9S 9D 4C 7H AD 3C KS", "9S 9D 7H 4C 3C", "AD KS"),
-        ("10 no pair", "AS JD 9C 7H 4D 3C 2S", "AS 7H 4D 3C 2S", "JD 9C"),
-        ("10 no pair, joker is the ace", "JR JD 9C 7H 4D 3C 2S", "JR 7H 4D 3C 2S", "JD 9C"),
-    ],
-)
-def test_house_way_rules(rule: str, cards: str, high: str, low: str) -> None:
-    """Each numbered rule of the house way docstring on a hand made for it."""
-    setting = house_way(hand(cards))
-    assert set(setting.high.cards) == set(hand(high)), rule
-    assert set(setting.low.cards) == set(hand(low)), rule
-
-
-@pytest.mark.parametrize(
-    ("cards", "error", "message"),
-    [
-        ("AS KD 9C 9D 5H 3S", HandError, "expected 7 cards, got 6"),
-        ("AS KD 9C 9D 5H 3S 2S 2D", HandError, "expected 7 cards, got 8"),
-        ("AS KD 9C 9D 5H JB JR", HandError, "at most one joker"),
-        ("AS KD 9C 9D 5H 3S AS", HandError, "duplicate card AS"),
-    ],
-)
-def test_house_way_bad_input(cards: str, error: type[Exception], message: str) -> None:
-    """Bad seven-card hands name the count, the jokers or the duplicated card."""
-    with pytest.raises(error, match=message):
-        house_way(hand(cards))
-
-
-@pytest.mark.parametrize("wheel", list(WheelRank))
-@pytest.mark.parametrize("deck", [DECK, DECK_WITH_JOKER], ids=["52", "53-joker"])
-def test_house_way_is_always_legal_on_random_hands(
-    wheel: WheelRank, deck: tuple[AnyCard, ...]
-) -> None:
-    """The set rule (RULES.md: the high hand must outrank the low hand) on 1,500 seeded hands;
-    the setting uses exactly the seven cards and is accepted by set_paigow_hand."""
-    rules = PaiGowRules(wheel=wheel)
-    for cards in _random_hands(seed=7, count=1_500, size=7, deck=deck):
-        setting = house_way(cards, rules)
-        assert setting.high > setting.low
-        assert sorted(map(str, setting.cards)) == sorted(map(str, cards))
-        assert set_paigow_hand(setting.high.cards, setting.low.cards, rules) == setting
-
-
-@pytest.mark.slow
-def test_house_way_is_always_legal_on_many_joker_hands() -> None:
-    """As above on 20,000 seeded seven-card hands that all hold the joker."""
-    rng = np.random.default_rng(777)
-    for _ in range(20_000):
-        cards = [Joker.BLACK, *(DECK[index] for index in rng.choice(52, 6, replace=False))]
-        setting = house_way(cards)
-        assert setting.high > setting.low
-
-
-@settings(max_examples=60)
-@given(st.lists(st.sampled_from(DECK_WITH_JOKER), min_size=7, max_size=7, unique=True), st.data())
-def test_house_way_ignores_card_order(cards: list[AnyCard], data: st.DataObject) -> None:
-    """Property: the house way is deterministic whatever order the cards come in."""
-    shuffled = data.draw(st.permutations(cards))
-    first, second = house_way(cards), house_way(shuffled)
-    assert set(first.high.cards) == set(second.high.cards)
-    assert first.high > first.low
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Backgrounds and photometry of the synthetic scenes: the decoded-photo cache and the
-value-preserving shortcuts taken for speed (issue 3, "Benchmark": 30 images/s or more).
+value-preserving shortcuts taken for speed ("Benchmark": 30 images/s or more).
 
 Decoding a wallpaper costs more than the rest of a scene, so decoded photos are cached on disk
 and memory-mapped (training/synth/backgrounds.py); the cache must give exactly the pixels a fresh

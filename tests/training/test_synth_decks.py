@@ -1,4 +1,4 @@
-"""The deck catalogue and its renders (issue 3, "Card art" and "every deck in use renders all
+"""The deck catalogue and its renders ("Card art" and "every deck in use renders all
 its cards").
 
 Catalogue tests need nothing installed. Render tests use ``rsvg-convert`` and the Debian card
@@ -37,13 +37,13 @@ from training.synth.index_box import (
 )
 
 HEIGHT = 200
-"""Render height of these tests (shared with tests/test_synth_geometry.py: one cache)."""
+"""Render height of these tests (shared with tests/synth_drawing.py: one cache)."""
 
 USED = tuple(deck.name for deck in DECKS)
 
 
 def require_art(deck: Deck) -> None:
-    """Skip (with the reason) when ``deck`` cannot be rendered on this machine."""
+    """Skip (with the reason) when ``deck`` cannot be rendered (art or rasteriser missing)."""
     if not deck.available:
         pytest.skip(f"card art not installed ({deck.path}): run scripts/install-card-art")
     if shutil.which("rsvg-convert") is None:
@@ -64,7 +64,7 @@ def test_used_and_excluded_decks_are_disjoint() -> None:
 
 
 def test_at_least_four_designs_held_out() -> None:
-    """Issue 3: "Keep at least 4 designs out of training entirely"."""
+    """Required: "Keep at least 4 designs out of training entirely"."""
     held_out = [deck for deck in DECKS if deck.split == "holdout"]
     assert len(held_out) >= 4
     assert {deck.split for deck in DECKS} == {"train", "holdout", "extra"}
@@ -111,7 +111,7 @@ def test_unknown_deck_lists_the_known_ones() -> None:
     "deck", [d for d in DECKS if d.ranks is None], ids=[d.name for d in DECKS if d.ranks is None]
 )
 def test_codes_are_the_52_and_the_decks_jokers(deck: Deck) -> None:
-    """Issue 3: "Both jokers, red and black, from the decks that have them"."""
+    """Required: "Both jokers, red and black, from the decks that have them"."""
     jokers = {code for code, _ in deck.jokers}
     assert jokers in (set(), {"JB", "JR"})
     assert set(deck.codes) == (set(CARD_CLASSES) - {"JB", "JR"}) | jokers
@@ -177,7 +177,7 @@ def installed_deck_names() -> list[str]:
     reason="card art not installed: run scripts/install-card-art",
 )
 def test_every_installed_deck_is_used_or_excluded_with_a_reason() -> None:
-    """Issue 3: use every Latin-index deck, "leave out the others and say which and why"."""
+    """Use every Latin-index deck, "leave out the others and say which and why"."""
     installed = installed_deck_names()
     unaccounted = [name for name in installed if name not in USED and name not in EXCLUDED_DECKS]
     assert not unaccounted

@@ -1,6 +1,6 @@
 """Writing a data set: determinism, file layout, label format, and the ``handreader synth`` CLI.
 
-Issue 3: "the same config and seed give byte-identical images and labels"; scene ``i`` is drawn
+"the same config and seed give byte-identical images and labels"; scene ``i`` is drawn
 from ``default_rng([seed, i])`` (training/synth/generate.py), so the number of workers and the
 ``--start`` split must not change a byte. The held-out decks at 200 px keep this cheap; the
 tests skip with the reason when the card art is not installed (scripts/install-card-art).
@@ -72,7 +72,7 @@ def six_scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_layout_of_the_output(six_scenes: Path) -> None:
-    """images/NNNNNNN.jpg, labels/NNNNNNN.txt, meta/NNNNNNN.json for scenes 0-5."""
+    """Images/NNNNNNN.jpg, labels/NNNNNNN.txt, meta/NNNNNNN.json for scenes 0-5."""
     names = [f"{index:07d}" for index in range(6)]
     assert sorted(p.stem for p in (six_scenes / "images").glob("*.jpg")) == names
     assert sorted(p.stem for p in (six_scenes / "labels").glob("*.txt")) == names
@@ -178,7 +178,7 @@ EXTRA_DECKS = tuple(deck for deck in DECKS if deck.split == "extra")
     reason="card art not installed: run scripts/install-card-art",
 )
 def test_extra_split_draws_only_the_cards_the_decks_lend(tmp_path: Path) -> None:
-    """deck_split: extra draws the decks with other court letters, and only the cards they
+    """Deck_split: extra draws the decks with other court letters, and only the cards they
     lend, in every layout (a Zheng Shangyou play of queens keeps none of them: it becomes one
     card the deck has)."""
     lent = {deck.name: set(deck.codes) for deck in EXTRA_DECKS}
@@ -249,10 +249,16 @@ def test_cli_writes_scenes_and_preview(
     written = files_of(out)
     sheet = written.pop("contact_sheet.png")
     manifest = written.pop("manifest/manifest.jsonl").decode().splitlines()
+    legible = written.pop("manifest/legible.jsonl").decode().splitlines()
     assert str(out / "manifest" / "manifest.jsonl") in stdout
-    assert [json.loads(line)["image"] for line in manifest] == [
-        f"../images/{index:07d}.jpg" for index in range(4)
-    ]
+    assert str(out / "manifest" / "legible.jsonl") in stdout
+    for lines in (manifest, legible):
+        assert [json.loads(line)["image"] for line in lines] == [
+            f"../images/{index:07d}.jpg" for index in range(4)
+        ]
+    for every, readable in zip(manifest, legible, strict=True):
+        # a card required in the legible manifest is required in the other too
+        assert set(json.loads(readable)["cards"]) <= set(json.loads(every)["cards"])
     expected = {
         name: data for name, data in files_of(six_scenes).items() if int(Path(name).stem) < 4
     }
@@ -279,7 +285,7 @@ def test_cli_preview_only(
 def test_cli_uses_all_cores_by_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 3: "using all cores" unless --workers says otherwise."""
+    """Required: "using all cores" unless --workers says otherwise."""
     seen: dict[str, Any] = {}
 
     def fake_generate(

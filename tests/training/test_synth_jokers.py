@@ -1,11 +1,12 @@
-"""Jokers' corner marks (issue 3: "Both jokers, red and black, from the decks that have them";
+"""Jokers' corner marks ("Both jokers, red and black, from the decks that have them";
 labels "with one consistent meaning per class").
 
 A joker has no rank and suit; each deck prints its own mark in the joker's corner (a star in a
 ring, "JOKER" set down the edge or across the corner, a chequered disc), and each joker's mark
 is measured on its render (training/synth/index_box.py). The labelled box must hold that mark:
-checked against the drawn ink (as tests/test_synth_geometry.py does for the number cards) and
-against a table written by inspecting the renders. A joker with no corner mark gets no label.
+checked against the drawn ink (as tests/training/test_synth_geometry.py does for the number
+cards) and against a table written by inspecting the renders. A joker with no corner mark gets
+no label.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import cv2
 import numpy as np
 import pytest
 from numpy.typing import NDArray
-from test_synth_geometry import (
+from synth_drawing import (
     FAST_DECKS,
     card_size,
     check_ink,
@@ -103,7 +104,7 @@ def joker_assets(name: str) -> DeckAssets:
 @pytest.mark.slow
 @needs_all_art
 def test_joker_corner_marks() -> None:
-    """Issue 3 asks for both jokers as cards; their labelled boxes hold their corner marks.
+    """The product asks for both jokers as cards; their labelled boxes hold their corner marks.
 
     Each joker is drawn alone, upright, at its render's size: every corner mark is labelled,
     and at least 90% of the mark's ink (blobs near the box that do not run into the picture)
@@ -154,7 +155,7 @@ def test_joker_without_a_corner_mark_gets_no_label() -> None:
 def test_tall_joker_mark_is_labelled_from_the_decks_index_size(
     name: str, card_height_px: float, labelled: bool
 ) -> None:
-    """min_index_px (12) keeps illegibly small indices unlabelled; a mark taller than the
+    """Min_index_px (12) keeps illegibly small indices unlabelled; a mark taller than the
     deck's index is labelled from the card size at which the deck's indices are, not from a
     card a third that size."""
     if not deck_by_name(name).available:

@@ -46,8 +46,8 @@ def test_presets_only_name_fields_of_the_training_plan(tmp_path: Path) -> None:
     for field in ("train_scenes", "glyph_crops", "detector_epochs", "classifier_epochs"):
         assert getattr(full, field) > getattr(quick, field)
         assert getattr(full, field) > getattr(cpu, field)
-    with_photos = script.plan_for("quick", tmp_path, Path("/data/realdata"), "cpu")
-    assert with_photos.photo_manifests == (Path("/data/realdata/crops/manifest.jsonl"),)
+    with_photos = script.plan_for("quick", tmp_path, tmp_path / "realdata", "cpu")
+    assert with_photos.photo_manifests == (tmp_path / "realdata" / "crops" / "manifest.jsonl",)
 
 
 def _figures(f1: float, top1: float | None, photos: int = 10) -> dict[str, Any]:
@@ -157,7 +157,7 @@ def test_gpu_sizes_refuse_a_machine_without_a_gpu(
     import torch
 
     if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU")
+        pytest.skip("torch sees a CUDA GPU: the refusal is for a machine without one")
     err = _refusal(["--size", "quick", "--work", str(tmp_path / "w")], capsys)
     assert "sized for a GPU and torch sees none" in err
     assert not (tmp_path / "w").exists()  # nothing drawn, nothing trained

@@ -1,9 +1,9 @@
 """Scoring readings against labelled photos (vision/evaluate.py, ``handreader eval``).
 
-Expectations come from the manifest format of ``shared/realdata/README.md``: ``"K?"`` is a rank
-with no suit (scored on rank), ``"JOKER"`` a joker of either colour; and from issue 4: card
-precision, recall and F1, the share of photos read exactly, the confusions, and top-1 on photos
-of one card.
+Expectations come from the manifest format of :mod:`vision.evaluate`: ``"K?"`` is a rank
+with no suit (scored on rank), ``"JOKER"`` a joker of either colour; and from what
+``handreader eval`` reports: card precision, recall and F1, the share of photos read exactly,
+the confusions, and top-1 on photos of one card.
 """
 
 from __future__ import annotations
@@ -115,6 +115,32 @@ def test_scenes_manifest_lists_cards_showing_only_in_part_as_optional(tmp_path: 
     entries = load_manifest(scenes_manifest(tmp_path, tmp_path / "m" / "manifest.jsonl"))
     assert (entries[0].cards, entries[0].optional) == (("7H",), ("QS",))
     assert (entries[1].cards, entries[1].optional) == ((), ())
+
+
+def test_the_legible_manifest_requires_only_cards_a_person_reads(tmp_path: Path) -> None:
+    """A card labelled only where it is not legible (too small, too hidden) is optional in the
+    legible manifest and required in the other; one legible index of a card is enough; a
+    scene written before the ``legible`` key existed counts every labelled index as legible."""
+    (tmp_path / "meta").mkdir()
+    meta = {
+        "indices": [
+            {"card": "7H", "card_index": 0, "legible": True},
+            {"card": "9C", "card_index": 1, "legible": False},
+            {"card": "KD", "card_index": 2, "legible": False},
+            {"card": "KD", "card_index": 2, "legible": True},  # the other corner, readable
+        ],
+        "partial": [{"card": "QS", "card_index": 3}],
+    }
+    (tmp_path / "meta" / "000000.json").write_text(json.dumps(meta))
+    older = {"indices": [{"card": "2S", "card_index": 0}], "partial": []}
+    (tmp_path / "meta" / "000001.json").write_text(json.dumps(older))
+    every = load_manifest(scenes_manifest(tmp_path, tmp_path / "m" / "manifest.jsonl"))
+    legible = load_manifest(
+        scenes_manifest(tmp_path, tmp_path / "m" / "legible.jsonl", legible_only=True)
+    )
+    assert (every[0].cards, every[0].optional) == (("7H", "9C", "KD"), ("QS",))
+    assert (legible[0].cards, legible[0].optional) == (("7H", "KD"), ("9C", "QS"))
+    assert legible[1].cards == every[1].cards == ("2S",)
 
 
 def test_scenes_manifest_can_list_only_the_first_scenes(tmp_path: Path) -> None:

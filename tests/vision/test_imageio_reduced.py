@@ -57,7 +57,7 @@ def _jpeg(image: NDArray[np.uint8], quality: int = 90) -> bytes:
 
 @pytest.fixture(scope="module")
 def twelve_mp() -> bytes:
-    """A 4000 x 3000 JPEG, the size of the issue's 12 MP photo."""
+    """A 4000 x 3000 JPEG, the size of the product's 12 MP photo."""
     return _jpeg(_smooth(4000, 3000))
 
 

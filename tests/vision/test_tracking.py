@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from live_scene import BANKER, LAYOUT, PLAYER, NoisyReader
 
 from vision.detections import CardReading, Reading, ReadingFlag
+from vision.flicker import FlickerMeter
 from vision.tracking import (
     CardTracker,
-    FlickerMeter,
     TrackerError,
     TrackerSettings,
     merge_shown,

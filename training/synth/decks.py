@@ -90,7 +90,7 @@ class Deck:
 
     @property
     def available(self) -> bool:
-        """True when the deck's SVG file is installed on this machine."""
+        """True when the deck's SVG file is installed."""
         return self.path.is_file()
 
 

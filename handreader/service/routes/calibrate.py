@@ -7,7 +7,10 @@ Routes (added to ``handreader.service.routes.reading``'s router by :func:`add_de
   and ``grid`` (4 rows S, H, D, C of 13 cards A to K).
 - ``GET /v1/decks/NAME``: one deck (404 ``not_found`` when none has that name).
 - ``POST /v1/decks/NAME``: calibrate the deck NAME (made, or made again) from photos, with
-  ``vision.calibrate_deck`` (what ``handreader calibrate`` runs). A multipart body:
+  ``vision.calibrate_deck`` (what ``handreader calibrate`` runs), saved in the deck store
+  (``handreader.store.decks``: the data folder, or the shared database, where every replica
+  reads it); the operator token and the quota of ``handreader.service.routes.deck_access``,
+  checked before the body is read. A multipart body:
 
   - ``photo``: one or more image files, in order (at most :data:`MAX_PHOTOS`, each within the
     service's image limits, :data:`MAX_BODY_BYTES` in all);
@@ -20,13 +23,13 @@ Routes (added to ``handreader.service.routes.reading``'s router by :func:`add_de
   The answer: the deck as ``GET /v1/decks/NAME`` gives it, the warnings (a photo without an
   index is left out), the card of each photo, and the contact sheet of what was assigned
   (``sheet``: a PNG ``data:`` URL). No training runs: seconds on two cores.
+- ``DELETE /v1/decks/NAME``: remove the deck (operator token; 404 when there is none).
 
 Errors: a grid photo with a card missing or a card twice, codes that do not match the photos,
 or a bad deck name are 400 ``bad_options`` with a message naming the photo and the positions
 (``deck.jpg: no card found at row 2, column 7 (7H)``); no photo is 422 ``missing_image``; a
 photo that is no image has the image errors of the other endpoints, its name in the message.
-Anyone who reaches the service can calibrate a deck; a deck changes only the readings that
-name it.
+A deck changes only the readings that name it.
 """
 
 import base64
@@ -48,7 +51,14 @@ from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
-from handreader.service.deps import ReaderLike, RuntimeLike, ServiceHooks, json_response
+from handreader.service.deps import (
+    ReaderLike,
+    RuntimeLike,
+    ServiceHooks,
+    decoded_photo,
+    json_response,
+)
+from handreader.service.errors import error_responses
 from handreader.service.requests import (
     JSON_LIMIT,
     MalformedMultipartError,
@@ -56,8 +66,8 @@ from handreader.service.requests import (
     NotReadyError,
     PayloadTooLargeError,
 )
+from handreader.service.routes.deck_access import DeckAccess
 from handreader.service.routes.decks import DECKS, DeckOptionError
-from handreader.service.schemas import ErrorOut
 from rules.cards import parse_card
 from rules.errors import CardError
 from vision.calibrate_deck import (
@@ -72,12 +82,11 @@ from vision.calibrate_deck import (
 from vision.calibration import (
     DeckProfile,
     DeckProfileError,
+    check_deck_name,
     code_from_filename,
     grid_order,
-    list_profiles,
-    profile_path,
 )
-from vision.imageio import ImageError, decode_reduced
+from vision.imageio import ImageError
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -179,10 +188,10 @@ async def read_calibration_upload(request: Request) -> CalibrationUpload:
 
 
 def _decode(label: str, data: bytes, runtime: RuntimeLike) -> NDArray[np.uint8]:
-    limits = runtime.settings
     try:
         # decoded as read_photo decodes the photos it reads later (a large JPEG reduced)
-        return decode_reduced(data, max_bytes=limits.max_bytes, max_pixels=limits.max_pixels).image
+        with decoded_photo(data, runtime) as photo:
+            return photo.image
     except ImageError as error:
         raise type(error)(f"photo {label!r}: {error}") from None
 
@@ -227,10 +236,11 @@ def calibrate_upload(
 ) -> dict[str, Any]:
     """Calibrate and save the deck ``name`` from the upload; the API's answer."""
     try:
-        profile_path(name)
+        check_deck_name(name)
     except DeckProfileError as error:
         raise DeckOptionError(str(error)) from None
     recognizer = _calibrating(reader)
+    store = DECKS.store()
     photos = []
     for position, (label, data) in enumerate(upload.photos):
         if upload.codes is not None:
@@ -240,7 +250,9 @@ def calibrate_upload(
         photos.append(CalibrationPhoto(label, partial(_decode, label, data, runtime), code))
     start = time.perf_counter()
     try:
-        result = calibrate_photos(recognizer, name, photos, grid=upload.layout == "grid")
+        result = calibrate_photos(
+            recognizer, name, photos, grid=upload.layout == "grid", save=store.put
+        )
     except DeckProfileError as error:
         raise DeckOptionError(f"deck {name!r} not calibrated: {error}") from None
     seconds = time.perf_counter() - start
@@ -265,47 +277,67 @@ def calibrate_upload(
     }
 
 
-def add_deck_routes(router: APIRouter, hooks: ServiceHooks) -> None:
-    """Add ``GET /v1/decks``, ``GET /v1/decks/NAME`` and ``POST /v1/decks/NAME``."""
-    errors: dict[int | str, dict[str, Any]] = {
-        400: {"model": ErrorOut, "description": "bad deck name or photos, cards missing or twice"},
-        404: {"model": ErrorOut, "description": "no such deck"},
-        413: {"model": ErrorOut, "description": "photos over the limits"},
-        422: {"model": ErrorOut, "description": "no photo"},
-        503: {"model": ErrorOut, "description": "models not loaded"},
-    }
+def add_deck_routes(
+    router: APIRouter, hooks: ServiceHooks, access: DeckAccess | None = None
+) -> None:
+    """Add ``GET /v1/decks``, ``GET|POST|DELETE /v1/decks/NAME``; ``access`` None: the
+    deck-writing settings from the environment (``handreader.service.routes.deck_access``)."""
+    writes = access or DeckAccess.from_env()
+    write_errors = error_responses(400, 401, 403, 409, 413, 415, 422, 503)
+
+    def writable(request: Request, name: Annotated[str, _DECK_NAME]) -> str:
+        """The deck's name once the token, the name and the quota allow the write."""
+        writes.authorize(request)
+        try:
+            check_deck_name(name)
+        except DeckProfileError as error:
+            raise DeckOptionError(str(error)) from None
+        if request.method == "POST":
+            writes.check_quota(name)
+        return name
 
     @router.get("/v1/decks", tags=["decks"])
     def decks(reader: Annotated[ReaderLike, Depends(hooks.get_reader)]) -> Response:
         """The calibrated decks, and the orders calibration photos follow."""
         return json_response(
             {
-                "decks": [deck_summary(name, reader) for name in list_profiles()],
+                "decks": [deck_summary(name, reader) for name in DECKS.store().names()],
                 "card_order": list(SINGLE_ORDER),
                 "grid": {"rows": GRID_ROWS, "columns": GRID_COLUMNS, "order": grid_order()},
             }
         )
 
-    @router.get("/v1/decks/{name}", responses=errors, tags=["decks"])
+    @router.get("/v1/decks/{name}", responses=error_responses(404, 422), tags=["decks"])
     def deck(
         name: Annotated[str, _DECK_NAME],
         reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
     ) -> Response:
         """One calibrated deck."""
-        if name not in list_profiles():
+        if name not in DECKS.store().names():
             raise HTTPException(404, f"no deck {name!r}")
         return json_response(deck_summary(name, reader))
 
-    @router.post("/v1/decks/{name}", responses=errors, tags=["decks"], openapi_extra=_BODY_DOC)
+    @router.post(
+        "/v1/decks/{name}", responses=write_errors, tags=["decks"], openapi_extra=_BODY_DOC
+    )
     def calibrate(
-        name: Annotated[str, _DECK_NAME],
+        name: Annotated[str, Depends(writable)],  # (before the body is read)
         upload: Annotated[CalibrationUpload, Depends(read_calibration_upload)],
         reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
         runtime: Annotated[RuntimeLike, Depends(hooks.get_runtime)],
     ) -> Response:
         """Calibrate the deck ``name`` (made, or made again) from photos: one card per photo,
-        or one photo of the whole deck in a 13 x 4 grid."""
+        or one photo of the whole deck in a 13 x 4 grid (operator token required)."""
         return json_response(calibrate_upload(name, upload, reader, runtime))
+
+    @router.delete(
+        "/v1/decks/{name}", responses=error_responses(400, 401, 403, 404, 422), tags=["decks"]
+    )
+    def delete(name: Annotated[str, Depends(writable)]) -> Response:
+        """Remove the deck ``name`` (operator token required)."""
+        if not DECKS.store().delete(name):
+            raise HTTPException(404, f"no deck {name!r}")
+        return json_response({"deleted": name})
 
 
 _BODY_DOC: dict[str, Any] = {

@@ -1,43 +1,50 @@
-"""Calibrated decks in the service: the ``deck`` option of the image endpoints.
+"""Decks in the service: the calibrated deck (the ``deck`` option of the image endpoints) and
+the deck in play (``game`` and ``decks``: :func:`with_deck_in_play`).
 
 An image endpoint given ``deck`` (an option like the others: ``?deck=MYDECK`` with a raw body,
 ``{"deck": "MYDECK"}`` in the multipart ``options`` field; on ``WS /v1/live`` the query or a
 ``{"deck": ...}`` message) reads the photo with that deck profile: the profiles that
 ``handreader calibrate`` or ``POST /v1/decks/NAME`` make, found as the CLI's ``--deck NAME``
-finds them (``vision.calibration``: ``decks/NAME.json`` in the user's data folder), by name
-only, never by a path. Without ``deck`` (or with ``null`` or ``""``) the recognizer is called
-exactly as before: a profile never changes reading without one.
+finds them (``handreader.store.decks``: ``decks/NAME.json`` in the user's data folder, or the
+shared PostgreSQL database of ``HANDREADER_DATABASE_URL``), by name only, never by a path.
+Without ``deck`` (or with ``null`` or ``""``) the recognizer is called exactly as before: a
+profile never changes reading without one.
 
-Profiles are small and cached by file (path, inode, modification time, size): a deck calibrated
-again is read again, the others stay loaded (up to :data:`CACHE_SIZE`).
+Profiles are small and cached by the store's stamp (a file's inode, modification time and size;
+a database row's SHA-256): a deck calibrated again, through this process or any other, is read
+again, the others stay loaded (up to :data:`CACHE_SIZE`).
 
 Errors (``{"error": {"code": "bad_options", "message": ...}}``, 400): a deck no profile has
 (the message names it and the known decks), a bad name, a corrupt profile (or one made for
 embeddings of another size); the message names the deck, the server keeps serving and reading
 without a deck is unaffected. A recognizer that cannot read with a deck (the models did not
 load) answers 503 ``not_ready``.
+
+The deck in play (``rules.decks.Deck``, from the options as ``handreader.service.schemas``
+reads them) makes the recognizer decode a photo's cards together: no card the deck lacks, none
+more often than it holds (``vision.decoding``). It is a setting of the recognizer
+(``vision.reader.Reader.with_deck_in_play``, a copy sharing the models); a stand-in recognizer
+without that method reads as it does.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from handreader.service.requests import BadOptionsError, NotReadyError
-from vision.calibration import (
-    DeckProfile,
-    DeckProfileError,
-    list_profiles,
-    load_profile,
-    profile_path,
-)
+from handreader.store.database import DATABASE_URL_ENV
+from handreader.store.decks import DeckStore, FolderDeckStore, open_deck_store
+from rules.decks import Deck
+from vision.calibration import DeckProfile, DeckProfileError
 from vision.detections import Reading
 
 __all__ = [
@@ -49,12 +56,16 @@ __all__ = [
     "DeckSwitch",
     "PlainReader",
     "ReaderWithDecks",
+    "environment_deck_store",
     "reads_decks",
     "with_deck",
+    "with_deck_in_play",
 ]
 
-CACHE_SIZE = 32
-"""Deck profiles kept loaded (each is a few hundred kilobytes at most)."""
+CACHE_SIZE = 64
+"""Deck profiles kept loaded (each is a few hundred kilobytes at most): as many as the service
+keeps by default (``handreader.service.routes.deck_access.DEFAULT_MAX_DECKS``), so listing them
+loads each once."""
 
 
 class DeckOptionError(BadOptionsError):
@@ -77,45 +88,68 @@ class ReaderWithDecks(Protocol):
         ...
 
 
-class DeckCache:
-    """Loaded deck profiles by name, reloaded when their file changes; thread-safe."""
+_STORES: dict[str, DeckStore] = {}
+_STORES_LOCK = threading.Lock()
 
-    def __init__(self, size: int = CACHE_SIZE) -> None:
+
+def environment_deck_store() -> DeckStore:
+    """The deck store the environment names now (``handreader.store.decks.open_deck_store``):
+    a database store is opened once per URL and kept; the folder store follows
+    ``$HANDREADER_DATA``."""
+    url = os.environ.get(DATABASE_URL_ENV)
+    if not url:
+        return FolderDeckStore()
+    with _STORES_LOCK:
+        if url not in _STORES:
+            _STORES[url] = open_deck_store({DATABASE_URL_ENV: url})
+        return _STORES[url]
+
+
+class DeckCache:
+    """Loaded deck profiles by name, loaded again when the store's stamp changes; thread-safe.
+
+    ``store`` gives the deck store to use (default: :func:`environment_deck_store`)."""
+
+    def __init__(
+        self, size: int = CACHE_SIZE, store: Callable[[], DeckStore] = environment_deck_store
+    ) -> None:
         self._size = size
-        self._entries: OrderedDict[Path, tuple[tuple[int, int, int], DeckProfile]] = OrderedDict()
+        self.store = store
+        self._entries: OrderedDict[tuple[str, str], tuple[str, DeckProfile]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, name: str) -> DeckProfile:
         """The profile called ``name``; DeckOptionError (naming it) when it is unknown, badly
-        named or corrupt."""
+        named or corrupt; the store's errors (StoreUnavailableError) when it cannot answer."""
+        store = self.store()
         try:
-            path = profile_path(name)
+            stamp = store.stamp(name)
         except DeckProfileError as error:
             raise DeckOptionError(f"deck {name!r}: {error}") from None
-        try:
-            status = path.stat()
-        except OSError:
-            known = ", ".join(list_profiles()) or "none"
+        if stamp is None:
+            known = ", ".join(store.names()) or "none"
             raise DeckOptionError(
                 f"unknown deck {name!r}: no such deck profile (known: {known}); "
                 "calibrate it first (POST /v1/decks/NAME or handreader calibrate)"
-            ) from None
-        key = (status.st_ino, status.st_mtime_ns, status.st_size)
+            )
+        key = (store.location, name)
         with self._lock:
-            found = self._entries.get(path)
-            if found is not None and found[0] == key:
-                self._entries.move_to_end(path)
+            found = self._entries.get(key)
+            if found is not None and found[0] == stamp:
+                self._entries.move_to_end(key)
                 return found[1]
         try:
-            profile = load_profile(path)
+            profile = store.get(name)
         except DeckProfileError as error:
-            reason = str(error).replace(repr(str(path)), repr(name))
+            reason = str(error)
+            if isinstance(store, FolderDeckStore):
+                reason = reason.replace(repr(str(store.folder / f"{name}.json")), repr(name))
             raise DeckOptionError(
                 f"deck {name!r} cannot be used: {reason}; calibrate it again"
             ) from None
         with self._lock:
-            self._entries[path] = (key, profile)
-            self._entries.move_to_end(path)
+            self._entries[key] = (stamp, profile)
+            self._entries.move_to_end(key)
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
         return profile
@@ -176,20 +210,38 @@ def with_deck(reader: PlainReader, deck: object) -> PlainReader:
     return DeckReader(cast(ReaderWithDecks, reader), profile)
 
 
+def with_deck_in_play(reader: PlainReader, deck: Deck | None) -> PlainReader:
+    """``reader`` decoding each photo's cards with ``deck`` in play; ``reader`` itself for
+    None, or when it cannot (it has no ``with_deck_in_play``: a stand-in)."""
+    if deck is None:
+        return reader
+    switch = getattr(reader, "with_deck_in_play", None)
+    return reader if switch is None else cast(PlainReader, switch(deck))
+
+
 class DeckSwitch:
     """The live stream's recognizer: reads with the deck chosen last (:meth:`choose`), or
-    without one; switching takes effect from the next frame."""
+    without one, and the deck in play chosen last (:meth:`play`); switching takes effect from
+    the next frame."""
 
-    def __init__(self, reader: PlainReader, deck: object = None) -> None:
+    def __init__(
+        self, reader: PlainReader, deck: object = None, in_play: Deck | None = None
+    ) -> None:
         self._plain = reader
-        self._reader = with_deck(reader, deck)
+        self._reader = with_deck(with_deck_in_play(reader, in_play), deck)
         self.deck: str | None = deck if isinstance(deck, str) and deck else None
+        self.in_play = in_play
 
     def choose(self, deck: object) -> None:
         """Read with ``deck`` from now on (None or ``""``: without a deck); errors as
         :func:`with_deck`, leaving the deck in use unchanged."""
-        self._reader = with_deck(self._plain, deck)
+        self._reader = with_deck(with_deck_in_play(self._plain, self.in_play), deck)
         self.deck = deck if isinstance(deck, str) and deck else None
+
+    def play(self, in_play: Deck | None) -> None:
+        """Decode with ``in_play`` from now on (None: any card)."""
+        self._reader = with_deck(with_deck_in_play(self._plain, in_play), self.deck)
+        self.in_play = in_play
 
     def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
         """The cards read from a BGR image (with the chosen deck)."""

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Annotated, Any, Self
 
 import numpy as np
-from fastapi import APIRouter, Depends, FastAPI, Query, WebSocket
+from fastapi import APIRouter, Depends, FastAPI, Query, Request, WebSocket
 from fastapi.responses import FileResponse, Response
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -54,23 +54,31 @@ from handreader.service.deps import (
     ReaderLike,
     RuntimeLike,
     ServiceHooks,
+    decoded_photo,
     json_response,
     validate,
 )
-from handreader.service.requests import MalformedJsonError
+from handreader.service.errors import error_responses
+from handreader.service.origins import origin_allowed
+from handreader.service.requests import (
+    JSON_LIMIT,
+    MalformedJsonError,
+    json_body_doc,
+    parse_json_object,
+    read_body,
+)
 from handreader.service.routes.calibrate import add_deck_routes
 from handreader.service.routes.decks import DeckSwitch
 from handreader.service.routes.games import add_game_routes
 from handreader.service.routes.source import add_source_route
-from handreader.service.routes.verification import AuditSettings, add_verify_routes
-from handreader.service.schemas import CardCodes, ErrorOut, TableOptionsIn
-from handreader.tables.live import LivePipeline, frame_reader
+from handreader.service.routes.verification import AuditLogHolder, add_verify_routes
+from handreader.service.schemas import CardCodes, TableOptionsIn
+from handreader.tables.live import LiveFrame, LivePipeline, frame_reader
 from handreader.tables.scoring import HandResult, TableOptions, TableResult, score_codes
 from rules.cards import Card, full_deck, parse_cards
 from rules.errors import HandError
 from rules.niuniu_profiles import DEFAULT_PROFILE, NiuProfile, TieBreak, get_profile
 from vision.detections import Reading
-from vision.imageio import decode_image
 
 __all__ = [
     "STATIC_DIR",
@@ -220,7 +228,7 @@ def trainer_check(check: TrainerCheckIn) -> dict[str, Any]:
 def add_trainer_routes(router: APIRouter) -> None:
     """``GET /v1/trainer/deal`` and ``POST /v1/trainer/check``."""
 
-    @router.get("/v1/trainer/deal", responses={400: {"model": ErrorOut}}, tags=["trainer"])
+    @router.get("/v1/trainer/deal", responses=error_responses(400), tags=["trainer"])
     def deal(
         hands: int = Query(3, ge=2, le=4, description="how many hands, 2 to 4"),
         profile: str = Query(DEFAULT_PROFILE, max_length=40),
@@ -228,18 +236,27 @@ def add_trainer_routes(router: APIRouter) -> None:
     ) -> Response:
         """Deal 2 to 4 hands for the trainer; the seed used comes back."""
         rules = get_profile(profile)
-        chosen = secrets.randbelow(2**63) if seed is None else seed
+        # drawn below 2^53: exact as a JSON number in every client (JavaScript's included)
+        chosen = secrets.randbelow(2**53) if seed is None else seed
         dealt = deal_hands(hands, rules, np.random.default_rng(chosen))
         return json_response({"profile": rules.name, "seed": chosen, "hands": dealt})
 
     @router.post(
         "/v1/trainer/check",
-        responses={400: {"model": ErrorOut}, 422: {"model": ErrorOut}},
+        responses=error_responses(400, 413, 422),
         tags=["trainer"],
+        openapi_extra=json_body_doc(TrainerCheckIn),
     )
-    def check(body: TrainerCheckIn) -> Response:
+    def check(body: Annotated[TrainerCheckIn, Depends(_trainer_body)]) -> Response:
         """Whether the picked hand wins, with the correct reading of every hand."""
         return json_response(trainer_check(body))
+
+
+async def _trainer_body(request: Request) -> TrainerCheckIn:
+    """The body of ``POST /v1/trainer/check``: a JSON object within ``JSON_LIMIT`` bytes, read
+    by the service's own reader (cut at the limit, depth checked)."""
+    body = await read_body(request, JSON_LIMIT)
+    return validate(TrainerCheckIn, parse_json_object(body, "the request body"))
 
 
 # --- live ----------------------------------------------------------------------------------------
@@ -260,13 +277,7 @@ def _live_options(values: dict[str, Any]) -> TableOptionsIn:
     """Table options from the query (each by name, or all as ``options=<JSON>``)."""
     merged = {name: value for name, value in values.items() if name != "options"}
     if "options" in values:
-        try:
-            extra = json.loads(values["options"])
-        except ValueError as error:
-            raise MalformedJsonError(f"the options query parameter is not JSON: {error}") from None
-        if not isinstance(extra, dict):
-            raise MalformedJsonError("the options query parameter must be a JSON object")
-        merged.update(extra)
+        merged.update(parse_json_object(values["options"], "the options query parameter"))
     return validate(TableOptionsIn, merged)
 
 
@@ -279,12 +290,20 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
     ``handreader.tables.live.LiveFrame.to_dict()`` plus ``size``: the cards shown (tracked over
     frames: a card appears after a few frames, stays through a missed one), the table scored
     from them, the timings. ``deck`` (query or options) reads with a calibrated deck
-    (``handreader.service.routes.decks``). A text message ``{"profile": "classic"}`` changes the
-    profile, ``{"deck": "MYDECK"}`` the deck (null: none; the tracks restart),
-    ``{"options": {...}}`` all the options, ``{"reset": true}`` forgets the tracks; each is answered
-    ``{"ok": true, "profile": ..., "deck": ...}``. A bad frame or message is answered with the
-    usual ``{"error": {"code", "message"}}`` and the stream goes on; bad options in the query
-    close the connection (code 1008) after that error.
+    (``handreader.service.routes.decks``); frames are decoded with the deck in play, by default
+    the profile's Niu Niu deck (``game`` and ``decks`` options). A text message
+    ``{"profile": "classic"}`` changes the profile (the deck in play stays), ``{"deck": "MYDECK"}``
+    the deck (null: none; the tracks restart), ``{"options": {...}}`` all the options (a new deck
+    in play restarts the tracks), ``{"reset": true}`` forgets the tracks; each is answered
+    ``{"ok": true, "profile": ..., "deck": ..., "in_play": ...}``. A bad frame or message is
+    answered with the usual ``{"error": {"code", "message"}}`` and the stream goes on; bad
+    options in the query close the connection (code 1008) after that error.
+
+    A handshake from a web page of another origin is refused (HTTP 403) unless the operator
+    allows that origin (``handreader.service.origins``). Frames are decoded and read in the
+    thread pool, never on the event loop, within the image limits and the decoding memory
+    budget (``handreader.service.deps.decoded_photo``); the server takes frames of at most the
+    byte limit and queues few per connection (``handreader.service.app.run_server``).
     """
 
     @router.websocket("/v1/live")
@@ -293,6 +312,10 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
         reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
         runtime: Annotated[RuntimeLike, Depends(hooks.get_runtime)],
     ) -> None:
+        if not origin_allowed(websocket.headers, runtime.settings.allowed_origins):
+            LOG.warning("live connection refused: origin %r", websocket.headers.get("origin"))
+            await websocket.close(code=1008)  # (before accepting: answered HTTP 403)
+            return
         await websocket.accept()
 
         async def send_error(error: Exception) -> None:
@@ -304,13 +327,12 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
         try:
             chosen = _live_options(dict(websocket.query_params))
             options = chosen.to_options()
-            decks = DeckSwitch(frame_reader(reader), chosen.deck)
+            decks = DeckSwitch(frame_reader(reader), chosen.deck, chosen.in_play())
         except Exception as error:
             await send_error(error)
             await websocket.close(code=1008)
             return
         pipeline = LivePipeline(_TimedReader(decks, runtime), options)
-        limits = runtime.settings
         try:
             while True:
                 message = await websocket.receive()
@@ -319,10 +341,7 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
                 try:
                     data = message.get("bytes")
                     if data is not None:
-                        image = decode_image(
-                            data, max_bytes=limits.max_bytes, max_pixels=limits.max_pixels
-                        )
-                        frame = await run_in_threadpool(pipeline.process, image)
+                        frame = await run_in_threadpool(_live_frame, pipeline, data, runtime)
                         answer = frame.to_dict() | {"size": list(frame.size_wh)}
                         await websocket.send_text(json.dumps(answer, separators=(",", ":")))
                     else:
@@ -331,6 +350,7 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
                             "ok": True,
                             "profile": pipeline.options.profile.name,
                             "deck": decks.deck,
+                            "in_play": None if decks.in_play is None else str(decks.in_play),
                         }
                         await websocket.send_text(json.dumps(answer))
                 except WebSocketDisconnect:
@@ -341,21 +361,26 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
             return
 
 
+def _live_frame(pipeline: LivePipeline, data: bytes, runtime: RuntimeLike) -> LiveFrame:
+    """Decode a frame and run the pipeline on it (blocking: run it in the thread pool)."""
+    with decoded_photo(data, runtime, reduced=False) as photo:
+        return pipeline.process(photo.image)
+
+
 def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
     """Apply a text message (see :func:`add_live_route`)."""
-    try:
-        command = json.loads(text)
-    except ValueError as error:
-        raise MalformedJsonError(f"a control message must be JSON: {error}") from None
-    if not isinstance(command, dict):
-        raise MalformedJsonError(f"a control message must be a JSON object, got {text[:80]!r}")
+    command = parse_json_object(text, "a control message")
     if "options" in command:
         given = command["options"]
         if not isinstance(given, dict):
             raise MalformedJsonError("options must be a JSON object")
         chosen = validate(TableOptionsIn, given)
         options = chosen.to_options()
+        in_play = chosen.in_play()
         _choose_deck(pipeline, decks, chosen.deck)
+        if in_play != decks.in_play:
+            decks.play(in_play)
+            pipeline.reset()
         pipeline.options = options
     if "deck" in command:
         _choose_deck(pipeline, decks, command["deck"])
@@ -376,11 +401,11 @@ def _choose_deck(pipeline: LivePipeline, decks: DeckSwitch, deck: object) -> Non
 # --- the router ----------------------------------------------------------------------------------
 
 
-def create_router(hooks: ServiceHooks, audit: AuditSettings | None = None) -> APIRouter:
+def create_router(hooks: ServiceHooks, audit: AuditLogHolder | None = None) -> APIRouter:
     """Every route of this module and of ``web_games``, ``web_verify``, ``web_calibrate`` and
-    ``web_source``; ``audit`` None: the
-    audit log's settings from the environment (``web_verify``). The router's lifespan closes the
-    audit log when the app stops."""
+    ``web_source``; ``audit``: the holder of the audit log (None: its settings from the
+    environment, ``web_verify``). The router's lifespan closes the audit log when the app
+    stops."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -1,6 +1,11 @@
 """The reading and scoring endpoints: ``GET /health``, ``POST /v1/read``, ``/v1/score`` (Niu Niu),
 ``/v1/pits`` and ``/v1/annotated``.
 
+Photos are read with the deck in play of their game (``game`` and ``decks`` options,
+``handreader.service.schemas``): Niu Niu's for ``/v1/score`` and a Niu Niu drawing (the
+profile's number of 52-card decks, no jokers), Pits' 54 cards for ``/v1/pits``, any card for
+``/v1/read`` unless a game is named.
+
 Card codes are scored on the event loop itself: a table of codes costs well under a millisecond
 of CPU and never waits, less than the hop to a thread and back. Photos (decoding, the
 recognizer, the table) go to the thread pool, so the loop never waits on them.
@@ -30,7 +35,7 @@ from handreader.service.deps import (
     read_photo,
     validate,
 )
-from handreader.service.errors import ERROR_RESPONSES, error_response
+from handreader.service.errors import ERROR_RESPONSES, error_response, error_responses
 from handreader.service.requests import (
     BadOptionsError,
     Upload,
@@ -39,11 +44,11 @@ from handreader.service.requests import (
     request_body_doc,
 )
 from handreader.service.schemas import (
-    ErrorOut,
     HealthOut,
     PitsCodesIn,
     PitsOptionsIn,
     PitsOut,
+    ReadOptionsIn,
     ReadOut,
     ScoreCodesIn,
     TableOptionsIn,
@@ -60,21 +65,28 @@ __all__ = ["add_scoring_routes"]
 def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
     """``GET /health``, ``POST /v1/read``, ``/v1/score``, ``/v1/pits`` and ``/v1/annotated``."""
 
-    @app.get("/health", responses={200: {"model": HealthOut}, 503: {"model": ErrorOut}})
-    def health(reader: ReaderDep) -> Response:
-        """200 when the models are loaded, 503 otherwise."""
+    @app.get("/health", responses={200: {"model": HealthOut}, **error_responses(503)})
+    def health(request: Request, reader: ReaderDep) -> Response:
+        """200 when the models are loaded, 503 otherwise; the models and the store (its
+        backend, location, schema version and whether its database answers)."""
         if isinstance(reader, NoReader):
             return error_response("not_ready", f"the recognizer is not ready: {reader.reason}")
-        return json_response({"status": "ok", "models": _model_info(reader)})
+        answer: dict[str, Any] = {"status": "ok", "models": _model_info(reader)}
+        audit = getattr(request.app.state, "audit", None)
+        if audit is not None:
+            answer["store"] = audit.describe()
+        return json_response(answer)
 
     @app.post(
         "/v1/read",
         responses={200: {"model": ReadOut}, **ERROR_RESPONSES},
-        openapi_extra=request_body_doc(),
+        openapi_extra=request_body_doc(options_model=ReadOptionsIn),
     )
     def read(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
-        """Read the cards of a photo: codes, boxes, confidences, flags."""
-        _, reading, timings = read_photo(upload, reader, runtime)
+        """Read the cards of a photo: codes, boxes, confidences, flags (options:
+        ``ReadOptionsIn``: any card, unless a game's deck is named)."""
+        in_play = validate(ReadOptionsIn, upload.options).in_play()
+        _, reading, timings = read_photo(upload, reader, runtime, in_play)
         return json_response(dict(reading.to_dict()), timings)
 
     @app.post(
@@ -107,7 +119,7 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
         "/v1/annotated",
         responses={
             200: {"content": {"image/jpeg": {}, "image/png": {}}, "description": "the drawing"},
-            406: {"model": ErrorOut, "description": "no accepted image format"},
+            **error_responses(406),
             **ERROR_RESPONSES,
         },
         openapi_extra=request_body_doc(options_model=TableOptionsIn),
@@ -117,8 +129,8 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
     ) -> Response:
         """The photo with the score drawn over it (boxes, splits, results), same size, as JPEG
         or PNG: ``?format=jpeg|png`` or the ``Accept`` header. ``?game=pits`` draws a Pits
-        verdict instead of a Niu Niu table. (A large JPEG, read at a reduced scale, is drawn
-        on that image enlarged back to the photo's size.)"""
+        verdict instead of a Niu Niu table, and reads with Pits' deck in play. (A large JPEG,
+        read at a reduced scale, is drawn on that image enlarged back to the photo's size.)"""
         extension, media = image_format(request)
         game = request.query_params.get("game", "niuniu")
         if game not in ("niuniu", "pits"):
@@ -126,15 +138,20 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
         if game == "pits":
             pits_options = validate(PitsOptionsIn, upload.options)
             table_codes = [str(card) for card in parse_cards(pits_options.table)]
-            photo, reading, _ = read_photo(upload, reader, runtime)
+            photo, reading, _ = read_photo(upload, reader, runtime, pits_options.in_play())
             region = _region(pits_options.table_region)
-            verdict = judge_reading(reading, table_codes, region)
-            drawing = annotator.annotate(photo.full_size(), verdict)
+            with runtime.hold(_drawing_bytes(photo.size_wh)):
+                verdict = judge_reading(reading, table_codes, region)
+                drawing = annotator.annotate(photo.full_size(), verdict)
+                ok, encoded = cv2.imencode(extension, drawing)
         else:
-            options = validate(TableOptionsIn, upload.options).to_options()
-            photo, reading, _ = read_photo(upload, reader, runtime)
-            drawing = annotator.annotate(photo.full_size(), score_reading(reading, options))
-        ok, encoded = cv2.imencode(extension, drawing)
+            chosen = validate(TableOptionsIn, upload.options)
+            options = chosen.to_options()
+            photo, reading, _ = read_photo(upload, reader, runtime, chosen.in_play())
+            with runtime.hold(_drawing_bytes(photo.size_wh)):
+                table = score_reading(reading, options)
+                drawing = annotator.annotate(photo.full_size(), table)
+                ok, encoded = cv2.imencode(extension, drawing)
         if not ok:
             raise RuntimeError(f"could not encode the drawing as {extension}")
         return Response(encoded.tobytes(), media_type=media)
@@ -153,8 +170,9 @@ def _score_codes(upload: Upload) -> Response:
 
 def _score_photo(upload: Upload, reader: ReaderLike, runtime: Runtime) -> Response:
     """``POST /v1/score`` with a photo (blocking: run it in the thread pool)."""
-    options = validate(TableOptionsIn, upload.options).to_options()
-    _, reading, timings = read_photo(upload, reader, runtime)
+    chosen = validate(TableOptionsIn, upload.options)
+    options = chosen.to_options()
+    _, reading, timings = read_photo(upload, reader, runtime, chosen.in_play())
     start = time.perf_counter()
     table = score_reading(reading, options)
     timings["score"] = (time.perf_counter() - start) * 1e3
@@ -174,8 +192,14 @@ def _pits_photo(upload: Upload, reader: ReaderLike, runtime: Runtime) -> Respons
     options = validate(PitsOptionsIn, upload.options)
     table_codes = [str(card) for card in parse_cards(options.table)]
     region = _region(options.table_region)
-    _, reading, timings = read_photo(upload, reader, runtime)
+    _, reading, timings = read_photo(upload, reader, runtime, options.in_play())
     return json_response(judge_reading(reading, table_codes, region).to_dict(), timings)
+
+
+def _drawing_bytes(size_wh: tuple[int, int]) -> int:
+    """The memory a drawing takes at its peak: the photo at full size, the annotated copy and
+    the encoded image (3 bytes a pixel each, at most)."""
+    return 9 * size_wh[0] * size_wh[1]
 
 
 def _model_info(reader: ReaderLike) -> dict[str, Any]:

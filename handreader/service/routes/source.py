@@ -4,8 +4,11 @@ handreader is under the AGPL-3.0-or-later, whose section 13 asks a program that 
 over a network to offer them its source. The service serves the source of the code it runs: a
 gzipped tar of the files beside the installed packages (``rules``, ``vision``, ``handreader``,
 ``serve.py``, and in a checkout the project's other text files), built once on the first request
-and kept in memory. An operator who publishes a modified version elsewhere sets
-``HANDREADER_SOURCE_URL`` and the route redirects there instead. The page links to the route.
+and kept in memory. In a git checkout only the files git tracks are taken, so a stray ``.env``,
+key or data file in the tree is never published; elsewhere (an installed wheel) only files of
+the listed source types, none hidden and none without a type but ``LICENSE``. An operator who
+publishes a modified version elsewhere sets ``HANDREADER_SOURCE_URL`` and the route redirects
+there instead. The page links to the route.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import functools
 import gzip
 import io
 import os
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -46,8 +50,34 @@ _SKIPPED_FOLDERS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".r
 _MAX_FILE_BYTES = 2_000_000
 
 
+def _tracked(root: Path) -> frozenset[Path] | None:
+    """The files git tracks under ``root``; None when ``root`` is no git checkout (or git is
+    not there to ask)."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z"],
+            capture_output=True,
+            check=True,
+            timeout=30,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return frozenset(Path(name) for name in listed.decode("utf-8", "replace").split("\0") if name)
+
+
+def _plain_source(relative: Path) -> bool:
+    """Whether a file outside git is one to publish: of a source type, not hidden (``.ci``
+    aside), and with a type unless it is ``LICENSE``."""
+    hidden = [part for part in relative.parts if part.startswith(".") and part != ".ci"]
+    return not hidden and (relative.suffix != "" or relative.name == "LICENSE")
+
+
 def source_files(root: Path = ROOT) -> list[Path]:
-    """The files the archive holds, relative to ``root``, sorted (the parts do not overlap)."""
+    """The files the archive holds, relative to ``root``, sorted (the parts do not overlap):
+    those git tracks in a checkout, else those :func:`_plain_source` lets through."""
+    tracked = _tracked(root)
     found: list[Path] = []
     for part in _PARTS:
         path = root / part
@@ -55,7 +85,8 @@ def source_files(root: Path = ROOT) -> list[Path]:
         for file in candidates:
             relative = file.relative_to(root)
             if (
-                file.is_file()
+                (relative in tracked if tracked is not None else _plain_source(relative))
+                and file.is_file()
                 and not file.is_symlink()
                 and file.suffix in _TEXT_SUFFIXES
                 and not _SKIPPED_FOLDERS.intersection(relative.parts)

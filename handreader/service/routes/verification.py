@@ -17,12 +17,15 @@
 Both need the operator token as ``Authorization: Bearer <token>``: a missing or wrong token is
 401 ``unauthorized``. The operator configures the log by the environment, read when the app is
 created: ``HANDREADER_AUDIT_TOKEN`` (the token; unset: both endpoints answer 503
-``audit_not_configured``) and ``HANDREADER_AUDIT_DB`` (the SQLite file; default
-``$XDG_DATA_HOME/handreader/audit.sqlite3``, that is ``~/.local/share/handreader/...``). The
-database is opened on the first verified request, not before.
+``audit_not_configured``), ``HANDREADER_DATABASE_URL`` (a shared PostgreSQL database,
+``postgresql://...``, for replicas behind a load balancer) or else ``HANDREADER_AUDIT_DB`` (the
+SQLite file; default ``audit.sqlite3`` in the data folder: ``$HANDREADER_DATA``, else
+``$XDG_DATA_HOME/handreader``, that is ``~/.local/share/handreader``). The database is
+opened, and its schema migrated, on the first verified request (or ``GET /health``), not
+before; an unreachable database answers 503 ``store_unavailable`` and is tried again on the
+next request.
 """
 
-import json
 import os
 import threading
 from collections.abc import Mapping
@@ -42,17 +45,19 @@ from handreader.service.deps import (
     read_photo,
     validate,
 )
+from handreader.service.errors import error_responses
 from handreader.service.requests import (
     BadOptionsError,
-    MalformedJsonError,
     MissingImageError,
     ServiceError,
     Upload,
+    parse_json_object,
     read_upload,
     request_body_doc,
 )
-from handreader.service.schemas import ErrorOut, TableOptionsIn
+from handreader.service.schemas import TableOptionsIn
 from handreader.store.audit import TOKEN_ENV, AuditError, AuditLog, parse_time, verify_and_log
+from handreader.store.database import DATABASE_URL_ENV, StoreError, redact_url
 from handreader.tables.verification import image_sha256
 
 __all__ = [
@@ -77,25 +82,37 @@ class AuditNotConfiguredError(ServiceError):
 
 
 def default_audit_path(environ: Mapping[str, str] = os.environ) -> Path:
-    """``$XDG_DATA_HOME/handreader/audit.sqlite3`` (``~/.local/share`` when unset)."""
+    """``audit.sqlite3`` in the data folder: ``$HANDREADER_DATA`` when set (where the decks
+    live too), else ``$XDG_DATA_HOME/handreader`` (``~/.local/share`` when unset)."""
+    if environ.get("HANDREADER_DATA"):
+        return Path(environ["HANDREADER_DATA"]) / "audit.sqlite3"
     base = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "handreader" / "audit.sqlite3"
 
 
 @dataclass(frozen=True, slots=True)
 class AuditSettings:
-    """Where the audit log lives and the operator token (None: verification is off)."""
+    """Where the audit log lives and the operator token (None: verification is off): the
+    PostgreSQL database at ``database_url`` when given, else the SQLite file ``path``."""
 
     path: Path
     token: str | None
+    database_url: str | None = None
+
+    @property
+    def location(self) -> str | Path:
+        """The database's URL or the SQLite file."""
+        return self.database_url or self.path
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Self:
-        """From ``HANDREADER_AUDIT_DB`` and ``HANDREADER_AUDIT_TOKEN`` (see the module
-        docstring)."""
+        """From ``HANDREADER_DATABASE_URL``, ``HANDREADER_AUDIT_DB`` and
+        ``HANDREADER_AUDIT_TOKEN`` (see the module docstring)."""
         path = environ.get(DB_ENV)
         return cls(
-            Path(path) if path else default_audit_path(environ), environ.get(TOKEN_ENV) or None
+            Path(path) if path else default_audit_path(environ),
+            environ.get(TOKEN_ENV) or None,
+            environ.get(DATABASE_URL_ENV) or None,
         )
 
 
@@ -109,11 +126,13 @@ class AuditLogHolder:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def log(self) -> AuditLog:
-        """The open log; AuditNotConfiguredError without a token, AuditError when the file
-        cannot be used."""
+        """The open log; AuditNotConfiguredError without a token, AuditError when the database
+        cannot be used, StoreUnavailableError when it cannot be reached."""
         if self.settings.token is None:
             raise AuditNotConfiguredError(f"audit log not configured: set {TOKEN_ENV}")
         with self._lock:
+            if self._log is None and self.settings.database_url is not None:
+                self._log = AuditLog(self.settings.database_url, token=self.settings.token)
             if self._log is None:
                 try:
                     self.settings.path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,6 +143,23 @@ class AuditLogHolder:
                     ) from None
                 self._log = AuditLog(self.settings.path, token=self.settings.token)
             return self._log
+
+    def describe(self) -> dict[str, object]:
+        """The store as ``GET /health`` reports it: backend, location, schema version and
+        ``ok`` (or ``error``, the reason); ``audit: "off"`` without an operator token (the
+        database is then not opened)."""
+        url = self.settings.database_url
+        report: dict[str, object] = {
+            "backend": "postgresql" if url else "sqlite",
+            "location": redact_url(url) if url else str(self.settings.path),
+        }
+        if self.settings.token is None:
+            return report | {"audit": "off"}
+        try:
+            log = self.log()
+        except StoreError as error:
+            return report | {"audit": "on", "ok": False, "error": str(error)}
+        return report | log.database.describe() | {"audit": "on"}
 
     def close(self) -> None:
         """Close the log if it was opened (it opens again on the next use)."""
@@ -156,29 +192,21 @@ class VerifyOptionsIn(TableOptionsIn):
         """The declared results as an object (parsed when given as JSON text)."""
         if isinstance(self.declared, dict):
             return self.declared
-        try:
-            value = json.loads(self.declared)
-        except ValueError as error:
-            raise MalformedJsonError(f"declared is not valid JSON: {error}") from None
-        if not isinstance(value, dict):
-            raise MalformedJsonError(f"declared must be a JSON object, got {self.declared!r}")
-        return value
-
-
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorOut, "description": "bad declaration, bad options or filters, bad image"},
-    401: {"model": ErrorOut, "description": "missing or wrong operator token"},
-    422: {"model": ErrorOut, "description": "a field of the wrong type, no image"},
-    503: {"model": ErrorOut, "description": "audit log not configured, models not loaded"},
-}
+        return parse_json_object(self.declared, "declared")
 
 
 def add_verify_routes(
-    router: APIRouter, hooks: ServiceHooks, settings: AuditSettings | None = None
+    router: APIRouter, hooks: ServiceHooks, holder: AuditLogHolder | None = None
 ) -> AuditLogHolder:
-    """Add ``POST /v1/verify`` and ``GET /v1/audit`` to ``router``; ``settings`` None: from
-    the environment. Returns the holder of the log (close it when the app stops)."""
-    holder = AuditLogHolder(settings or AuditSettings.from_env())
+    """Add ``POST /v1/verify`` and ``GET /v1/audit`` to ``router``, on the log of ``holder``
+    (None: settings from the environment). Returns the holder (close it when the app stops)."""
+    holder = holder or AuditLogHolder(AuditSettings.from_env())
+
+    def operator(request: Request) -> str | None:
+        """The operator's token, refused (401, 503) before anything else is read."""
+        token = bearer_token(request)
+        holder.log().authorize(token)
+        return token
 
     async def upload(request: Request) -> Upload:
         runtime = await hooks.get_runtime(request)
@@ -186,12 +214,12 @@ def add_verify_routes(
 
     @router.post(
         "/v1/verify",
-        responses=_ERRORS,
+        responses=error_responses(400, 401, 413, 415, 422, 500, 503),
         openapi_extra=request_body_doc(options_model=VerifyOptionsIn),
         tags=["verification"],
     )
     def verify(
-        request: Request,
+        token: Annotated[str | None, Depends(operator)],  # (before the body is read)
         body: Annotated[Upload, Depends(upload)],
         reader: Annotated[ReaderLike, Depends(hooks.get_reader)],
         runtime: Annotated[RuntimeLike, Depends(hooks.get_runtime)],
@@ -199,15 +227,13 @@ def add_verify_routes(
         """Check a dealer's declared results against the photo of the round; the verification
         is appended to the audit log (operator token required)."""
         log = holder.log()
-        token = bearer_token(request)
-        log.authorize(token)
         if body.document is not None or body.image is None:
             raise MissingImageError(
                 "a verification needs the photo: multipart with an 'image' field, or the raw image"
             )
         options = validate(VerifyOptionsIn, body.options)
         declared = options.declaration()
-        _, reading, timings = read_photo(body, reader, runtime)
+        _, reading, timings = read_photo(body, reader, runtime, options.in_play())
         digest = image_sha256(body.image)
         verification, record_id = verify_and_log(
             reading,
@@ -224,9 +250,19 @@ def add_verify_routes(
         }
         return json_response(answer, timings)
 
-    @router.get("/v1/audit", responses=_ERRORS, tags=["verification"])
+    @router.get(
+        "/v1/audit",
+        responses={
+            200: {
+                "description": "the records: JSON, or CSV with ``format=csv``",
+                "content": {"application/json": {}, "text/csv": {"schema": {"type": "string"}}},
+            },
+            **error_responses(400, 401, 422, 500, 503),
+        },
+        tags=["verification"],
+    )
     def audit(
-        request: Request,
+        token: Annotated[str | None, Depends(operator)],
         verdict: Literal["match", "mismatch", "unverified"] | None = None,
         since: str | None = Query(None, max_length=40, description="ISO 8601, inclusive"),
         until: str | None = Query(None, max_length=40, description="ISO 8601, exclusive"),
@@ -238,8 +274,6 @@ def add_verify_routes(
         """The audit log's records matching the filters, oldest first, as JSON or CSV
         (operator token required)."""
         log = holder.log()
-        token = bearer_token(request)
-        log.authorize(token)
         for name, value in (("since", since), ("until", until)):
             if value is not None:
                 try:

@@ -114,14 +114,15 @@ export function cardChips(cards) {
   return el("span", { class: "cards" }, (cards || []).map(cardChip));
 }
 
-/** A table: caption, header cells, rows of cells (strings or nodes). */
+/** A table: caption, header cells, rows of cells (strings or nodes). Each cell carries its
+ *  column's name (data-label), shown beside it where a narrow screen stacks the cells. */
 export function table(caption, headers, rows, attributes = {}) {
   return el(
     "table",
-    attributes,
+    { ...attributes, class: ["stacking", attributes.class].filter(Boolean).join(" ") },
     caption ? el("caption", {}, caption) : null,
     el("thead", {}, el("tr", {}, headers.map((name) => el("th", { scope: "col" }, name)))),
-    el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((cell) => el("td", {}, cell ?? "\u2013"))))),
+    el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((cell, index) => el("td", { "data-label": headers[index] || null }, cell ?? "\u2013"))))),
   );
 }
 

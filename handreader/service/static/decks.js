@@ -180,7 +180,9 @@ async function send(form) {
   $("wizard-result").hidden = true;
   for (const id of ["wizard-finish", "wizard-grid-file", "wizard-file", "wizard-many"]) $(id).disabled = true;
   try {
-    const response = await request(`/v1/decks/${encodeURIComponent(name)}`, { method: "POST", body: form });
+    const token = $("wizard-token").value.trim();
+    const headers = token ? { Authorization: `Bearer ${token}` } : {};
+    const response = await request(`/v1/decks/${encodeURIComponent(name)}`, { method: "POST", headers, body: form });
     const answer = await response.json();
     $("wizard-status").textContent = "";
     await refreshDecks(name);

@@ -2,11 +2,11 @@
 // tracked reading -> the overlay drawn on a canvas over the video. One frame is in flight at a
 // time: the next is sent when the answer to the last has come, so frames never queue up.
 
-import { $, showError, ApiError, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
+import { $, showError, ApiError } from "./common.js";
 import { niuniuResults } from "./photo.js";
 import { chosenDeck, onDeckChange } from "./decks.js";
+import { drawScene, clearScene, niuniuScene } from "./draw.js";
 
-const CARD_COLOUR = "rgb(255, 214, 0)";
 const state = { stream: null, socket: null, running: false, answers: 0, since: 0, shownKey: "" };
 
 function socketUrl() {
@@ -34,66 +34,9 @@ function sendFrame() {
   }, "image/jpeg", 0.75);
 }
 
-function handColour(hand, table) {
-  if (hand.role === "banker") return ROLE_COLOURS.banker;
-  return SEAT_COLOURS[hand.seat % SEAT_COLOURS.length] || ROLE_COLOURS.hand;
-}
-
-function handLabel(hand, table) {
-  let label = `${hand.seat} ${hand.role}`;
-  if (hand.score) label += `: ${hand.score.label}`;
-  else if (hand.status !== "scored") label += `: ${hand.status}`;
-  const player = table.players.find((item) => item.seat === hand.seat);
-  if (player && player.outcome) label += ` ${player.outcome} ${player.net > 0 ? "+" : ""}${player.net}`;
-  if (table.mode === "trainer" && table.winners.includes(hand.seat)) label += " WINNER";
-  return label;
-}
-
-/** Draw the answer's cards and hands on the overlay canvas (frame pixels; CSS scales it). */
+/** Draw the answer's tracked cards and scored hands on the overlay canvas (draw.js). */
 export function drawOverlay(canvas, answer) {
-  const [width, height] = answer.size;
-  if (canvas.width !== width || canvas.height !== height) {
-    canvas.width = width;
-    canvas.height = height;
-  }
-  const context = canvas.getContext("2d");
-  context.clearRect(0, 0, width, height);
-  const line = Math.max(2, Math.round(Math.min(width, height) / 240));
-  context.lineWidth = line;
-  context.font = `bold ${Math.max(12, line * 6)}px sans-serif`;
-  context.textBaseline = "bottom";
-  for (const card of answer.cards) {
-    const [x1, y1, x2, y2] = card.box;
-    context.strokeStyle = card.uncertain ? "rgb(230, 30, 30)" : CARD_COLOUR;
-    context.strokeRect(x1, y1, x2 - x1, y2 - y1);
-    context.fillStyle = context.strokeStyle;
-    context.fillText(card.card + (card.uncertain ? "?" : ""), x1, y1 - 2);
-  }
-  const table = answer.table;
-  for (const hand of table.hands) {
-    const colour = handColour(hand, table);
-    context.fillStyle = colour;
-    context.globalAlpha = 0.3;
-    for (const card of hand.cards) {
-      if (card.part === "bull" && card.box) {
-        const [x1, y1, x2, y2] = card.box;
-        context.fillRect(x1, y1, x2 - x1, y2 - y1);
-      }
-    }
-    context.globalAlpha = 1;
-    if (!hand.box) continue;
-    const [x1, y1, x2, y2] = hand.box;
-    const pad = line * 6;
-    context.strokeStyle = colour;
-    context.strokeRect(x1 - pad, y1 - pad, x2 - x1 + 2 * pad, y2 - y1 + 2 * pad);
-    const label = handLabel(hand, table);
-    const labelHeight = Math.max(12, line * 6) + 4;
-    const labelWidth = context.measureText(label).width + 8;
-    context.fillStyle = "rgba(0, 0, 0, 0.6)";
-    context.fillRect(x1 - pad, y1 - pad - labelHeight, labelWidth, labelHeight);
-    context.fillStyle = colour;
-    context.fillText(label, x1 - pad + 4, y1 - pad - 2);
-  }
+  drawScene(canvas, null, { ...niuniuScene(answer.table, answer.cards), size: answer.size });
 }
 
 function onAnswer(event) {
@@ -163,8 +106,7 @@ function stop() {
   state.socket = null;
   if (state.stream) for (const track of state.stream.getTracks()) track.stop();
   state.stream = null;
-  const overlay = $("live-overlay");
-  overlay.getContext("2d").clearRect(0, 0, overlay.width, overlay.height);
+  clearScene($("live-overlay"));
   $("live-start").disabled = false;
   $("live-stop").disabled = true;
 }

@@ -1,14 +1,15 @@
-// Photo mode: a photo in; the annotated photo and the results (hands, splits, scores, winner,
-// payouts) out. Niu Niu and Pits photos are drawn by the server (/v1/annotated); the other
-// games' hands are drawn here from the boxes the server answers.
+// Photo mode: a photo in; the photo with the reading drawn over it and the results (hands,
+// splits, scores, winner, payouts) out. Each photo is sent once: the answer's boxes are drawn
+// here over the photo as the browser shows it (draw.js). Changing an option marks the results
+// out of date and reads the photo again with it.
 
-import {
-  $, el, request, imageForm, showError, cardChips, table, money, ROLE_COLOURS, SEAT_COLOURS,
-} from "./common.js";
-import { chosenDeck } from "./decks.js";
+import { $, el, request, imageForm, showError, cardChips, table, money, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
+import { chosenDeck, onDeckChange } from "./decks.js";
+import { drawScene, clearScene, loadPicture, niuniuScene, statusText } from "./draw.js";
 
 const GAME_ENDPOINTS = { niuniu: "/v1/score", pits: "/v1/pits", baccarat: "/v1/baccarat", blackjack: "/v1/blackjack", paigow: "/v1/paigow" };
 let annotatedUrl = null;
+const state = { file: null, generation: 0, shown: false };
 
 function stake() {
   const value = Number($("photo-stake").value);
@@ -54,7 +55,7 @@ function showGameOptions() {
 // --- results -----------------------------------------------------------------------------------
 
 function handScore(hand) {
-  if (!hand.score) return hand.problem || hand.status;
+  if (!hand.score) return statusText(hand);
   return hand.status === "scored" ? hand.score.label : `${hand.score.label} (${hand.status})`;
 }
 
@@ -63,8 +64,8 @@ export function niuniuResults(result) {
   const parts = [];
   const seatName = (seat) => (result.banker === seat ? `${seat} (banker)` : String(seat));
   parts.push(table(
-    "Hands",
-    ["Seat", "Role", "Cards (bull highlighted)", "Score", "Note"],
+    "Hands (the bull's cards highlighted)",
+    ["Seat", "Role", "Cards", "Score", "Note"],
     result.hands.map((hand) => [seatName(hand.seat), hand.role, cardChips(hand.cards), handScore(hand), hand.problem]),
     { id: "photo-hands" },
   ));
@@ -148,94 +149,129 @@ function gamePhotoResults(game, answer) {
       { id: "photo-hands" },
     ));
   }
-  if (answer.problem) parts.push(el("p", { class: "error" }, answer.problem));
+  if (answer.problem) parts.push(el("p", { class: "error" }, pageProblem(answer.problem)));
   return parts;
 }
 
-// --- drawing the other games -------------------------------------------------------------------
-
-function loadImage(file) {
-  return new Promise((resolve, reject) => {
-    const image = new Image();
-    image.onload = () => resolve(image);
-    image.onerror = () => reject(new Error("the browser cannot show this image"));
-    image.src = URL.createObjectURL(file);
-  });
+/** A problem of the games' API told for the page, which has no region controls: the advice
+ *  to "give player_region and banker_region" becomes the advice to lay the hands apart. */
+export function pageProblem(text) {
+  return text.replace(/: give (\w+)_region( and (\w+)_region)?$/, (_, first, __, second) =>
+    second
+      ? `: lay the ${first}'s and the ${second}'s cards apart, in two groups, and read the photo again`
+      : `: lay the ${first}'s cards apart from the others and read the photo again`);
 }
 
-/** Draw the photo and each hand's card boxes and role label on the canvas. */
-async function drawHands(canvas, file, answer) {
-  const image = await loadImage(file);
-  const [width, height] = answer.size;
-  canvas.width = width;
-  canvas.height = height;
-  const context = canvas.getContext("2d");
-  context.drawImage(image, 0, 0, width, height);
-  URL.revokeObjectURL(image.src);
-  const line = Math.max(2, Math.round(Math.min(width, height) / 300));
-  context.lineWidth = line;
-  context.font = `${Math.max(12, line * 7)}px sans-serif`;
-  context.textBaseline = "bottom";
-  for (const hand of answer.hands) {
-    const colour = hand.role === "player" && hand.seat > 0 ? SEAT_COLOURS[(hand.seat - 1) % SEAT_COLOURS.length] : ROLE_COLOURS[hand.role] || ROLE_COLOURS.hand;
-    context.strokeStyle = colour;
-    context.fillStyle = colour;
-    for (const card of hand.cards) {
-      const [x1, y1, x2, y2] = card.box;
-      context.strokeRect(x1, y1, x2 - x1, y2 - y1);
-      context.fillText(card.card + (card.uncertain ? "?" : ""), x1, y1 - line);
-    }
-    if (hand.box) {
-      const [x1, y1, x2, y2] = hand.box;
-      const pad = line * 4;
-      context.setLineDash([line * 3, line * 2]);
-      context.strokeRect(x1 - pad, y1 - pad, x2 - x1 + 2 * pad, y2 - y1 + 2 * pad);
-      context.setLineDash([]);
-      const label = hand.role === "player" && answer.game === "blackjack" ? `player ${hand.seat}` : hand.role;
-      context.fillText(label, x1 - pad, y1 - pad - line * 8);
-    }
+// --- drawing ---------------------------------------------------------------------------------
+
+function gameColour(hand) {
+  if (hand.role === "banker" || hand.role === "dealer") return ROLE_COLOURS.banker;
+  if (hand.role === "player") return SEAT_COLOURS[Math.max(hand.seat - 1, 0) % SEAT_COLOURS.length];
+  return ROLE_COLOURS.hand;
+}
+
+function gameScene(game, answer) {
+  return {
+    size: answer.size,
+    hands: answer.hands.map((hand) => ({
+      box: hand.box,
+      colour: gameColour(hand),
+      label: hand.role === "player" && game === "blackjack" ? `player ${hand.seat}` : hand.role,
+      cards: hand.cards,
+    })),
+  };
+}
+
+function pitsScene(result, size) {
+  const boxes = result.cards.map((card) => card.box).filter(Boolean);
+  const box = boxes.length
+    ? [Math.min(...boxes.map((b) => b[0])), Math.min(...boxes.map((b) => b[1])), Math.max(...boxes.map((b) => b[2])), Math.max(...boxes.map((b) => b[3]))]
+    : null;
+  const verdict = result.legal === null ? "" : result.legal ? " \u00b7 legal" : " \u00b7 illegal";
+  return {
+    size,
+    hands: [{ box, colour: SEAT_COLOURS[0], label: (result.description || result.reason || "no combination") + verdict, cards: result.cards }],
+    leftOver: result.table,
+  };
+}
+
+/** Show the photo with the reading drawn over it; without a picture the browser can decode
+ *  (a format it does not show), the server's drawing (/v1/annotated: a second read). */
+async function showPicture(game, file, options, answer, picture, generation) {
+  const canvas = $("photo-canvas");
+  const image = $("photo-annotated");
+  if (picture) {
+    image.hidden = true;
+    canvas.hidden = false;
+    const size = answer.size || [picture.width, picture.height];
+    const scene = game === "niuniu" ? niuniuScene(answer) : game === "pits" ? pitsScene(answer, size) : gameScene(game, answer);
+    drawScene(canvas, picture, scene);
+    return;
   }
+  canvas.hidden = true;
+  if (game !== "niuniu" && game !== "pits") return;
+  const query = game === "pits" ? "?game=pits&format=jpeg" : "?format=jpeg";
+  const drawing = await (await request(`/v1/annotated${query}`, { method: "POST", body: imageForm(file, options) })).blob();
+  if (generation !== state.generation) return;
+  if (annotatedUrl) URL.revokeObjectURL(annotatedUrl);
+  annotatedUrl = URL.createObjectURL(drawing);
+  image.src = annotatedUrl;
+  image.hidden = false;
+}
+
+function clearShown() {
+  const canvas = $("photo-canvas");
+  clearScene(canvas);
+  canvas.hidden = true;
+  $("photo-annotated").hidden = true;
+  $("photo-annotated").removeAttribute("src");
+  $("photo-results").replaceChildren();
+  $("photo-results").classList.remove("stale");
+  $("photo-figure").classList.remove("stale");
+  state.shown = false;
 }
 
 // --- the flow ----------------------------------------------------------------------------------
 
+const RESULTS = { niuniu: niuniuResults, pits: pitsResults };
+
 async function read(file) {
+  const generation = ++state.generation;
+  state.file = file;
   const game = $("photo-game").value;
   const options = photoOptions(game);
   if (chosenDeck()) options.deck = chosenDeck();
-  const results = $("photo-results");
-  const picture = $("photo-annotated");
-  const canvas = $("photo-canvas");
   showError($("photo-error"), null);
-  results.replaceChildren();
-  $("photo-status").textContent = "Reading\u2026";
+  $("photo-status").textContent = state.shown ? "Out of date: reading again with the new options\u2026" : "Reading\u2026";
   const started = performance.now();
   try {
-    if (game === "niuniu" || game === "pits") {
-      const query = game === "pits" ? "?game=pits&format=jpeg" : "?format=jpeg";
-      const [scored, drawing] = await Promise.all([
-        request(GAME_ENDPOINTS[game], { method: "POST", body: imageForm(file, options) }).then((r) => r.json()),
-        request(`/v1/annotated${query}`, { method: "POST", body: imageForm(file, options) }).then((r) => r.blob()),
-      ]);
-      if (annotatedUrl) URL.revokeObjectURL(annotatedUrl);
-      annotatedUrl = URL.createObjectURL(drawing);
-      picture.src = annotatedUrl;
-      picture.hidden = false;
-      canvas.hidden = true;
-      results.replaceChildren(...(game === "pits" ? pitsResults(scored) : niuniuResults(scored)));
-    } else {
-      const response = await request(GAME_ENDPOINTS[game], { method: "POST", body: imageForm(file, options) });
-      const answer = await response.json();
-      await drawHands(canvas, file, answer);
-      canvas.hidden = false;
-      picture.hidden = true;
-      results.replaceChildren(...gamePhotoResults(game, answer));
-    }
+    const [answer, picture] = await Promise.all([
+      request(GAME_ENDPOINTS[game], { method: "POST", body: imageForm(file, options) }).then((r) => r.json()),
+      loadPicture(file),
+    ]);
+    if (generation !== state.generation) return;
+    clearShown();
+    await showPicture(game, file, options, answer, picture, generation);
+    if (generation !== state.generation) return;
+    $("photo-results").replaceChildren(...(RESULTS[game] ? RESULTS[game](answer) : gamePhotoResults(game, answer)));
+    state.shown = true;
     $("photo-status").textContent = `Read in ${Math.round(performance.now() - started)} ms`;
   } catch (error) {
+    if (generation !== state.generation) return;
+    clearShown();
     $("photo-status").textContent = "";
     showError($("photo-error"), error);
   }
+}
+
+/** An option changed: what is shown is out of date; read the photo again with the option. */
+function optionChanged() {
+  if (!state.file) return;
+  if (state.shown) {
+    $("photo-results").classList.add("stale");
+    $("photo-figure").classList.add("stale");
+  }
+  read(state.file);
 }
 
 export function setupPhoto() {
@@ -244,8 +280,13 @@ export function setupPhoto() {
   showGameOptions();
   $("photo-game").addEventListener("change", () => {
     showGameOptions();
-    if (input.files && input.files[0]) read(input.files[0]);
+    optionChanged();
   });
+  for (const control of $("photo-form").querySelectorAll("select, input")) {
+    if (control === input || control.id === "photo-game") continue;
+    control.addEventListener("change", optionChanged);
+  }
+  onDeckChange(optionChanged);
   input.addEventListener("change", () => {
     if (input.files && input.files[0]) read(input.files[0]);
   });

@@ -16,7 +16,10 @@ async function deal() {
   const query = new URLSearchParams({ hands: $("trainer-count").value, profile: $("trainer-profile").value });
   if ($("trainer-seed").value !== "") query.set("seed", $("trainer-seed").value);
   try {
-    const dealt = await (await request(`/v1/trainer/deal?${query}`)).json();
+    // the seed as the server wrote it: a JSON number over 2^53 loses digits in JavaScript
+    const text = await (await request(`/v1/trainer/deal?${query}`)).text();
+    const dealt = JSON.parse(text);
+    const seed = (text.match(/"seed"\s*:\s*(\d+)/) || [null, String(dealt.seed)])[1];
     state.hands = dealt.hands;
     state.profile = dealt.profile;
     state.answered = false;
@@ -26,12 +29,14 @@ async function deal() {
       { "data-hand": index },
       el("span", { class: "name" }, `Hand ${LETTERS[index]}`),
       cardChips(cards),
-      el("button", { class: "pick", "data-hand": index, type: "button" }, "This one wins"),
+      el("button", { class: "pick", "data-hand": index, type: "button" }, `Hand ${LETTERS[index]} wins`),
     )));
     for (const button of list.querySelectorAll("button.pick")) {
       button.addEventListener("click", () => pick(Number(button.dataset.hand)));
     }
-    $("trainer-prompt").textContent = `Which hand wins? (deal ${dealt.seed})`;
+    list.querySelector("button.pick").focus();
+    $("trainer-prompt").textContent = `Which hand wins? (deal ${seed})`;
+    $("trainer-prompt").dataset.seed = seed;
   } catch (error) {
     showError($("trainer-error"), error);
   }
@@ -61,7 +66,7 @@ async function pick(index) {
 
 function showAnswer(answer) {
   const winners = answer.winners.map((seat) => `Hand ${LETTERS[seat]}`).join(" and ");
-  const verdict = el("p", {},
+  const verdict = el("p", { id: "trainer-result", tabindex: "-1" },
     el("span", { class: `verdict ${answer.correct ? "correct" : "wrong"}`, id: "trainer-verdict" }, answer.correct ? "Right" : "Wrong"),
     ` ${winners} ${answer.tie ? "tie for first place" : "wins"}.`,
   );
@@ -78,6 +83,7 @@ function showAnswer(answer) {
   $("trainer-answer").replaceChildren(...parts);
   $("trainer-next").addEventListener("click", deal);
   $("trainer-prompt").textContent = answer.correct ? "Well read." : "Look at the splits and try the next deal.";
+  $("trainer-result").focus(); // the pick's button is now disabled: focus the answer, not the page
 }
 
 export function setupTrainer() {

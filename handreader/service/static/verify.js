@@ -1,20 +1,23 @@
 // Dealer verification: a photo of the finished round and the declared results per player;
 // the server answers match / mismatch / unverified with each difference, and logs it. The
-// audit log can be listed and exported here too. Both need the operator token.
+// answer shows its evidence: the photo with the hands read drawn over it, each seat's cards
+// and score. The audit log can be listed and exported here too. Both need the operator token.
 
 import { $, el, request, imageForm, showError, table, money } from "./common.js";
-import { chosenDeck } from "./decks.js";
+import { chosenDeck, onDeckChange } from "./decks.js";
+import { drawScene, clearScene, loadPicture, niuniuScene } from "./draw.js";
+import { niuniuResults } from "./photo.js";
 
 function addRow(seat = "", outcome = "win", payout = "") {
   const row = el("tr", { class: "declared-row" },
-    el("td", {}, el("input", { type: "number", min: 0, step: 1, class: "seat", value: seat, "aria-label": "seat" })),
+    el("td", {}, el("input", { type: "number", min: 0, step: 1, class: "seat", value: seat, "aria-label": "seat", placeholder: "seat" })),
     el("td", {}, (() => {
       const select = el("select", { class: "outcome", "aria-label": "outcome" },
         ...["win", "lose", "tie"].map((name) => el("option", { value: name }, name)));
       select.value = outcome;
       return select;
     })()),
-    el("td", {}, el("input", { type: "number", step: "any", class: "payout", value: payout, "aria-label": "payout" })),
+    el("td", {}, el("input", { type: "number", step: "any", class: "payout", value: payout, "aria-label": "payout", placeholder: "payout" })),
     el("td", {}, el("button", { type: "button", class: "secondary remove" }, "Remove")),
   );
   row.querySelector(".remove").addEventListener("click", () => row.remove());
@@ -42,13 +45,13 @@ function authorization() {
   return token ? { Authorization: `Bearer ${token}` } : {};
 }
 
-function showVerification(answer) {
+function showVerification(answer, picture) {
   const parts = [el("p", {},
     el("span", { class: `verdict ${answer.verdict}`, id: "verify-verdict" }, answer.verdict),
     ` record ${answer.record_id} \u00b7 photo SHA-256 ${answer.image_sha256.slice(0, 16)}\u2026`,
   )];
   if (answer.differences.length) {
-    parts.push(table("Differences", ["Seat", "What", "Declared", "Computed", ""],
+    parts.push(table("Differences", ["Seat", "What", "Declared", "Computed", "Why"],
       answer.differences.map((d) => [d.seat === null ? "banker" : String(d.seat), d.kind.replace("_", " "), d.declared, d.computed, d.message]),
       { id: "verify-differences" }));
   } else {
@@ -58,7 +61,35 @@ function showVerification(answer) {
   parts.push(table(`Computed (banker: seat ${computed.banker ?? "\u2013"})`, ["Seat", "Outcome", "Payout", "Note"],
     computed.players.map((p) => [String(p.seat), p.outcome, money(p.payout), p.problem]), { id: "verify-computed" }));
   parts.push(el("p", { class: "summary" }, `Banker's net: ${money(computed.banker_net)}`));
+  // the evidence: each seat's cards and score as read from the photo
+  const evidence = niuniuResults(answer.table).filter((part) => part.id === "photo-hands");
+  for (const part of evidence) part.id = "verify-hands";
+  parts.push(...evidence);
   $("verify-results").replaceChildren(...parts);
+  const canvas = $("verify-canvas");
+  if (picture) {
+    canvas.hidden = false;
+    drawScene(canvas, picture, niuniuScene(answer.table));
+  }
+}
+
+function clearVerification() {
+  const canvas = $("verify-canvas");
+  clearScene(canvas);
+  canvas.hidden = true;
+  $("verify-results").replaceChildren();
+  $("verify-results").classList.remove("stale");
+  $("verify-figure").classList.remove("stale");
+  $("verify-status").textContent = "";
+}
+
+/** The form changed after a check: the result shown is out of date (it is not checked again by
+ *  itself: each check is written to the audit log). */
+function markStale() {
+  if (!$("verify-results").childElementCount) return;
+  $("verify-results").classList.add("stale");
+  $("verify-figure").classList.add("stale");
+  $("verify-status").textContent = "Out of date: the form changed since this check; check again.";
 }
 
 async function submit(event) {
@@ -66,17 +97,23 @@ async function submit(event) {
   showError($("verify-error"), null);
   const file = $("verify-file").files && $("verify-file").files[0];
   if (!file) {
+    clearVerification();
     showError($("verify-error"), new Error("choose the photo of the round first"));
     return;
   }
   const options = { profile: $("verify-profile").value, stake: Number($("verify-stake").value) || 1, declared: declaration() };
   if ($("verify-bet").value) options.bet = $("verify-bet").value;
   if (chosenDeck()) options.deck = chosenDeck();
+  $("verify-status").textContent = "Checking\u2026";
   try {
-    const response = await request("/v1/verify", { method: "POST", headers: authorization(), body: imageForm(file, options) });
-    showVerification(await response.json());
+    const [answer, picture] = await Promise.all([
+      request("/v1/verify", { method: "POST", headers: authorization(), body: imageForm(file, options) }).then((r) => r.json()),
+      loadPicture(file),
+    ]);
+    clearVerification();
+    showVerification(answer, picture);
   } catch (error) {
-    $("verify-results").replaceChildren();
+    clearVerification();
     showError($("verify-error"), error);
   }
 }
@@ -120,7 +157,15 @@ async function downloadCsv() {
 
 export function setupVerify() {
   addRow(1);
-  $("verify-add").addEventListener("click", () => addRow());
+  $("verify-add").addEventListener("click", () => {
+    addRow();
+    markStale();
+  });
+  $("verify-form").addEventListener("change", markStale);
+  $("verify-rows").addEventListener("click", (event) => {
+    if (event.target.closest(".remove")) markStale();
+  });
+  onDeckChange(markStale);
   $("verify-form").addEventListener("submit", submit);
   $("audit-list").addEventListener("click", listAudit);
   $("audit-csv").addEventListener("click", downloadCsv);

@@ -176,6 +176,30 @@ def test_paigow_house_way(capsys: pytest.CaptureFixture[str]) -> None:
     assert sorted(report["player"]["low"]["cards"]) == ["9C", "9D"]
 
 
+@pytest.mark.parametrize(
+    ("argv", "low", "title"),
+    [
+        # kings and 4s with an ace: Foxwoods splits (higher pair jacks or better); the
+        # gold-star way's Atlantic City table keeps a low and a high pair with an ace
+        ((), ["4C", "4H"], "Foxwoods"),
+        (("--house-way", "foxwoods"), ["4C", "4H"], "Foxwoods"),
+        (("--house-way", "gold-star"), ["8S", "AD"], "Gold Star School of Gaming"),
+    ],
+)
+def test_paigow_house_way_option(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], low: list[str], title: str
+) -> None:
+    """--house-way picks the published way; the report names it (JSON and text)."""
+    cards = ("--cards", "KS KD 4C 4H AD 3C 8S")
+    status, out, _ = run(capsys, "paigow", *cards, *argv, "--json")
+    assert status == 0
+    (report,) = json_lines(out)
+    assert report["house_way"] == (argv[1] if argv else "foxwoods")
+    assert sorted(report["player"]["low"]["cards"]) == low
+    status, out, _ = run(capsys, "paigow", *cards, *argv)
+    assert status == 0 and f"player (house way, {title}):" in out
+
+
 def test_paigow_given_setting_against_banker(capsys: pytest.CaptureFixture[str]) -> None:
     """Player 9s / A-K against the banker's house way (queens / 8-7): one each, a push."""
     status, out, _ = run(
@@ -211,6 +235,8 @@ def test_paigow_text_win(capsys: pytest.CaptureFixture[str]) -> None:
          "duplicate card AS"),
         (["--cards", "AS KD 9C 9D 5H 3S JR", "--banker", "JB 2C 3C 4C 5C 6C 7C"],
          "at most one joker"),
+        (["--cards", "AS KD 9C 9D 5H 3S JR", "--house-way", "bellagio"],
+         "unknown house way 'bellagio': known ways are foxwoods, gold-star"),
     ],
 )  # fmt: skip
 def test_paigow_bad_input(
@@ -219,5 +245,5 @@ def test_paigow_bad_input(
     """Bad input: exit status 2 and a message naming the token, the count or the foul."""
     status, out, err = run(capsys, "paigow", *argv)
     assert status == 2 and out == ""
-    assert err.startswith("handreader paigow: error: ")
+    assert err.startswith("handreader paigow: error: ") and err.count("\n") == 1
     assert message in err

@@ -33,7 +33,7 @@ GREY = 100
 
 
 def _photo(folder: Path, extension: str, width: int = 4000, height: int = 3000) -> Path:
-    """A plain grey photo (12 MP by default: the size of the issue's speed target)."""
+    """A plain grey photo (12 MP by default: the size of the product's speed target)."""
     path = folder / f"table{extension}"
     ok, buffer = cv2.imencode(extension, np.full((height, width, 3), GREY, np.uint8))
     assert ok

@@ -1,4 +1,4 @@
-"""``handreader score`` and ``handreader round``: output shapes, errors and stdin mode (issue 2)."""
+"""``handreader score`` and ``handreader round``: output shapes, errors and stdin mode."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 
 
 def test_score_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 2: {"cards", "split": {"bull", "rest"} | null, "score", "points"} on one line."""
+    """{"cards", "split": {"bull", "rest"} | null, "score", "points"} on one line."""
     status, out, err = run_cli(capsys, "score", *SEED_000, "--json")
     assert status == 0 and err == ""
     assert out.count("\n") == 1
@@ -80,7 +80,7 @@ def test_score_accepts_one_quoted_argument(capsys: pytest.CaptureFixture[str]) -
     ],
 )
 def test_score_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
-    """Issue 2: a message naming the bad token or count, exit status 2, no traceback."""
+    """A message naming the bad token or count, exit status 2, no traceback."""
     status, out, err = run_cli(capsys, "score", *argv)
     assert status == 2 and out == ""
     assert err.startswith("handreader score: error: ") and message in err
@@ -105,7 +105,7 @@ def test_score_stdin_in_process(
 
 
 def test_score_stdin_subprocess_reports_bad_lines_and_goes_on() -> None:
-    """Issue 2, stdin mode: report the bad line with its number, answer the others, exit 2."""
+    """Stdin mode: report the bad line with its number, answer the others, exit 2."""
     lines = [" ".join(SEED_000), "3H 7S KD 8C XX", NO_NIU, "3H 7S", NIU_NIU]
     done = subprocess.run(
         [sys.executable, "-m", "handreader.cli", "score", "--json"],

@@ -7,17 +7,15 @@ plain grey frames; the overlay check looks for the overlay's card colour in a sc
 colour the grey video cannot contain.
 
 Expectations: seed 002 and the trainer profile (No Niu banker against Niu Niu and Niu 4: both
-players win; the equal bet pays 1:1 less 5% commission, +95 on a stake of 100), the rules
-engine for the trainer's winner, the issue for what each mode shows; for decks, issue 8 (a
-calibration wizard on the page, the deck then chosen for photo and live modes; a photo missing
-a card is refused naming the position) and the documented order of ``vision.calibrate_deck``
-(S, H, D, C from A to K).
+players win; the equal bet pays 1:1 less 5% commission, +95 on a stake of 100), the rules engine for
+the trainer's winner, the requirements for what each mode shows; for decks, the product's
+requirements (a calibration wizard on the page, the deck then chosen for photo and live modes; a
+photo missing a card is refused naming the position) and the documented order of
+``vision.calibrate_deck`` (S, H, D, C from A to K).
 """
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,9 +24,9 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+from browser_page import TOKEN, Server, drawn_labels, launch
 from web_fakes import NIU_TABLE, DeckFakeReader, image_bytes, write_y4m
 
-from handreader.service import app as serve
 from handreader.service.routes.verification import AuditSettings
 from rules.niuniu import rank_hands
 from vision.calibration import load_profile, new_profile, save_profile
@@ -37,49 +35,8 @@ pytestmark = pytest.mark.browser
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = "/usr/bin/chromium"
 CARD_COLOUR_RGB = (255, 214, 0)
-"""The overlay's colour for a card box (live.js CARD_COLOUR)."""
-TOKEN = "browser-test-token"
-
-
-class _Server:
-    """The app served by uvicorn in a thread, on a loopback socket bound here (no race for
-    a free port)."""
-
-    def __init__(self, reader: DeckFakeReader) -> None:
-        import uvicorn
-
-        self.reader = reader
-        self.app = serve.create_app(
-            reader=reader, settings=serve.Settings(models_dir=Path("/nonexistent"))
-        )
-        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.listener.bind(("127.0.0.1", 0))
-        self.port = int(self.listener.getsockname()[1])
-        config = uvicorn.Config(self.app, log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self.listener]}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> _Server:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the test server did not start")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.listener.close()
+"""The overlay's colour for a card box (draw.js CARD_COLOUR)."""
 
 
 @pytest.fixture(scope="module")
@@ -99,13 +56,13 @@ def decks_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def server(
     fake: DeckFakeReader, decks_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[_Server]:
+) -> Iterator[Server]:
     audit = tmp_path_factory.mktemp("audit") / "audit.sqlite3"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HANDREADER_AUDIT_TOKEN", TOKEN)
         patch.setenv("HANDREADER_AUDIT_DB", str(audit))
         assert AuditSettings.from_env().path == audit
-        running = _Server(fake)  # the audit settings are read here, from the environment
+        running = Server(fake)  # the audit settings are read here, from the environment
     with running:
         yield running
 
@@ -114,21 +71,7 @@ def server(
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     video = write_y4m(tmp_path_factory.mktemp("camera") / "table.y4m")
     with playwright_api.sync_playwright() as driver:
-        chromium = driver.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--use-fake-ui-for-media-stream",
-                "--use-fake-device-for-media-stream",
-                f"--use-file-for-fake-video-capture={video}",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-            ],
-        )
+        chromium = launch(driver, video)
         try:
             yield chromium
         finally:
@@ -136,7 +79,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any, server: _Server, fake: DeckFakeReader) -> Iterator[Any]:
+def page(browser: Any, server: Server, fake: DeckFakeReader) -> Iterator[Any]:
     fake.hands = dict(NIU_TABLE)
     fake.uncertain = []
     fake.deck_calls.clear()
@@ -159,28 +102,41 @@ def _photo(tmp_path: Path) -> Path:
     return path
 
 
-def test_page_loads_its_own_files_only(page: Any, server: _Server) -> None:
-    # The issue: plain files, nothing fetched from elsewhere at run time.
+def test_page_loads_its_own_files_only(page: Any, server: Server) -> None:
+    # Required: plain files, nothing fetched from elsewhere at run time; nothing missing (the
+    # favicon included).
     requested: list[str] = []
+    failed: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
+    page.on("response", lambda response: response.status >= 400 and failed.append(response.url))
     page.reload()
     page.wait_for_selector("body[data-ready='true']")
+    page.wait_for_load_state("networkidle")
     assert requested and all(url.startswith(server.url) for url in requested), requested
+    assert failed == []
+    assert server.url + "/static/favicon.svg" in requested
     assert page.title() == "handreader"
 
 
-def test_photo_mode_shows_the_annotated_photo_and_the_results(page: Any, tmp_path: Path) -> None:
+def test_photo_mode_shows_the_annotated_photo_and_the_results(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
     page.select_option("#photo-profile", "trainer")
     page.fill("#photo-stake", "100")
+    before = len(fake.sizes)
     page.set_input_files("#photo-file", str(_photo(tmp_path)))
     page.wait_for_selector("#photo-players tbody tr")
-    image = page.locator("#photo-annotated")
-    assert image.is_visible()
-    size = page.evaluate(
-        "() => [document.getElementById('photo-annotated').naturalWidth,"
-        " document.getElementById('photo-annotated').naturalHeight]"
-    )
-    assert size == [800, 600]  # the annotated image keeps the photo's size (serve.py)
+    assert len(fake.sizes) == before + 1  # the photo is read once
+    assert page.locator("#photo-canvas").is_visible()
+    assert not page.locator("#photo-annotated").is_visible()
+    drawn = drawn_labels(page, "photo-canvas")
+    assert (drawn["width"], drawn["height"]) == (800, 600)  # the photo's own size
+    # a label per hand, inside the frame, the banker's though its hand touches the top edge
+    assert len(drawn["labels"]) == 3
+    for label in drawn["labels"]:
+        assert label["x"] >= 0 and label["y"] >= 0
+        assert label["x"] + label["w"] <= 800 and label["y"] + label["h"] <= 600
+    assert any("Banker 0" in label["text"] for label in drawn["labels"])
     hands = page.locator("#photo-hands tbody tr")
     assert hands.count() == 3
     text = page.locator("#photo-results").inner_text()
@@ -336,6 +292,7 @@ def test_deck_wizard_calibrates_and_photo_mode_reads_with_the_deck(
     photos = _card_photos(tmp_path, 3)
     page.click("#tab-decks")
     page.fill("#wizard-name", "casino")
+    page.fill("#wizard-token", TOKEN)  # (the operator token: saving a deck needs it)
     page.click("#wizard-start")
     page.wait_for_selector("#wizard-cards:not([hidden])")
     # the documented order: S, H, D, C from A to K (vision.calibrate_deck)
@@ -364,15 +321,14 @@ def test_deck_wizard_calibrates_and_photo_mode_reads_with_the_deck(
     page.wait_for_selector("#mode-photo:not([hidden])")
     page.set_input_files("#photo-file", str(_photo(tmp_path)))
     page.wait_for_selector("#photo-players tbody tr")
-    assert fake.deck_calls == ["casino", "casino"]  # /v1/score and /v1/annotated
-    # the standard reading again: no deck reaches the recognizer
-    page.select_option("#deck-select", "")
+    assert fake.deck_calls == ["casino"]  # /v1/score, once: the page draws its answer
+    # the standard reading again, the photo read again by itself: no deck reaches the recognizer
     fake.deck_calls.clear()
-    page.click("#photo-submit")
+    page.select_option("#deck-select", "")
     page.wait_for_function(
         "() => document.getElementById('photo-status').textContent.startsWith('Read in')"
     )
-    assert fake.deck_calls == [None, None]
+    assert fake.deck_calls == [None]
 
 
 def test_deck_wizard_names_the_position_of_a_missing_grid_card(
@@ -383,6 +339,7 @@ def test_deck_wizard_names_the_position_of_a_missing_grid_card(
     grid.write_bytes(image_bytes(1400, 700, ".png"))
     page.click("#tab-decks")
     page.fill("#wizard-name", "grid-deck")
+    page.fill("#wizard-token", TOKEN)
     page.check("input[name='wizard-layout'][value='grid']")
     page.click("#wizard-start")
     page.wait_for_selector("#wizard-grid:not([hidden])")

@@ -5,7 +5,7 @@ with a fake recognizer: card codes, photos laid out by side, options, and every 
 Expectations come from RULES.md section 3 (baccarat points and tableau, Banker commission 5%,
 Tie 8:1 and pushes; blackjack 3:2, soft 17; Pai Gow Poker win both less 5%, one each a push,
 copies to the banker, the wheel's place as an option), and from the layout rules documented
-in handreader/web_games.py.
+in handreader/tables/games.py.
 """
 
 from __future__ import annotations
@@ -307,6 +307,39 @@ def test_paigow_wheel_rank_is_an_option(
     )  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("way", "high", "low"),
+    [
+        # kings and 4s with an ace: Foxwoods splits a higher pair of jacks or better;
+        # the Atlantic City table of the gold-star way keeps a low and a high pair with an ace
+        (None, "pair of kings", "pair of 4s"),
+        ("foxwoods", "pair of kings", "pair of 4s"),
+        ("gold-star", "two pair, kings and 4s", "high card, A high"),
+    ],
+)
+def test_paigow_house_way_is_an_option(
+    client: TestClient, way: str | None, high: str, low: str
+) -> None:
+    payload: dict[str, Any] = {"cards": "KS KD 4C 4H AD 3C 8S", "banker": "QS QH 8D 7C 4S 3D 2H"}
+    if way is not None:
+        payload["house_way"] = way
+    body = client.post("/v1/paigow", json=payload).json()
+    assert body["house_way"] == (way or "foxwoods")
+    setting = body["player"]
+    assert (setting["high"]["description"], setting["low"]["description"]) == (high, low)
+
+
+def test_paigow_unknown_house_way_is_named(client: TestClient) -> None:
+    payload = {"cards": "AS KD 9C 9D 5H 3S JR", "house_way": "bellagio"}
+    message = error_message(client.post("/v1/paigow", json=payload), 400, "unknown_profile")
+    assert message == "unknown house way 'bellagio': known ways are foxwoods, gold-star"
+    files = {"image": ("table.jpg", image_bytes(), "image/jpeg")}
+    photo = client.post(
+        "/v1/paigow", files=files, data={"options": json.dumps({"house_way": "bellagio"})}
+    )
+    assert "bellagio" in error_message(photo, 400, "unknown_profile")
+
+
 PAIGOW_BAD = [
     ({"high": "KD QC 3C 4H 5S", "low": "AS AD"}, 400, "illegal_play"),  # foul
     ({"cards": "AS KD 9C 9D 5H 3S JR", "high": "AS KD 9C 9D 5H"}, 400, "bad_hand"),
@@ -337,3 +370,4 @@ def test_paigow_photo_one_or_two_groups(client: TestClient, fake: FakeReader) ->
     # the player's group is the one nearest the bottom (default)
     assert [hand["role"] for hand in both["hands"]] == ["player", "banker"]
     assert both["result"]["outcome"] == "win" and both["result"]["net"] == 95
+    assert both["result"]["house_way"] == "foxwoods"

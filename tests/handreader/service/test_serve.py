@@ -3,7 +3,7 @@
 The fake reader replaces ``get_reader`` through FastAPI's dependency overrides, so these tests
 check the service, not the models' accuracy. Expectations come from the endpoint documentation
 in serve.py, the seed 002 payout example (Double bet 100, Niu Niu beats No Niu: +285) and the
-issue (the annotated image decodes and has the input's size).
+service's contract (the annotated image decodes and has the input's size).
 """
 
 from __future__ import annotations
@@ -82,7 +82,9 @@ def client(fake: FakeReader) -> Iterator[TestClient]:
 def test_health_ok_with_a_reader(client: TestClient) -> None:
     response = client.get("/health")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "models": {}}
+    body = response.json()
+    assert (body["status"], body["models"]) == ("ok", {})
+    assert body["store"]["backend"] in ("sqlite", "postgresql")  # tests/handreader/store: more
 
 
 def test_health_503_and_image_endpoints_503_without_models(tmp_path: Path) -> None:
@@ -182,8 +184,8 @@ def test_score_regions_in_the_options_query(client: TestClient) -> None:
     result = response.json()
     assert response.status_code == 200
     banker = result["hands"][result["banker"]]
-    assert banker["status"] == "incomplete" and len(banker["cards"]) == 10  # two hands in it
-    assert result["problem"] == "the banker's hand is incomplete: no player can be settled"
+    assert banker["status"] == "too_many" and len(banker["cards"]) == 10  # two hands in it
+    assert result["problem"] == "the banker's hand has too many cards: no player can be settled"
 
 
 def test_score_uncertain_card(client: TestClient) -> None:
@@ -288,7 +290,8 @@ def test_openapi_documents_bodies_examples_and_errors(client: TestClient) -> Non
     assert "banker_region" in options["contentSchema"]["properties"]
     assert json.loads(options["example"]) == {"profile": "trainer", "bet": "double", "stake": 100}
     read = spec["paths"]["/v1/read"]["post"]["requestBody"]["content"]["multipart/form-data"]
-    assert "options" not in read["schema"]["properties"]  # reading takes no options
+    read_options = read["schema"]["properties"]["options"]["contentSchema"]["properties"]
+    assert set(read_options) == {"deck", "game", "decks"}  # a calibrated deck, the deck in play
     assert client.get("/docs").status_code == 200
 
 
@@ -296,6 +299,28 @@ def test_every_error_code_is_documented() -> None:
     for code, status in service_errors.ERROR_STATUS.items():
         assert f"``{code}``" in (serve.__doc__ or ""), code
         assert 400 <= status < 600
+
+
+def test_routes_document_their_errors_from_the_one_table(client: TestClient) -> None:
+    """Every documented error status of every route is described by the error codes that
+    ``ERROR_STATUS`` answers with it (FastAPI's own 422 aside)."""
+    spec = client.get("/openapi.json").json()
+    documented = 0
+    for path, methods in spec["paths"].items():
+        for method, operation in methods.items():
+            for status, response in operation["responses"].items():
+                if int(status) < 400 or response["description"] == "Validation Error":
+                    continue
+                codes = response["description"].removeprefix("error codes: ").split(", ")
+                assert response["description"].startswith("error codes: "), (path, method)
+                assert {service_errors.ERROR_STATUS[code] for code in codes} == {int(status)}
+                documented += 1
+    assert documented >= 30  # the photo, game, verification, deck and trainer routes
+    games = spec["paths"]["/v1/paigow"]["post"]["responses"]
+    assert {"400", "413", "415", "422", "500", "503"} <= set(games)
+    assert "401" in spec["paths"]["/v1/audit"]["get"]["responses"]
+    with pytest.raises(KeyError, match="HTTP 299"):
+        service_errors.error_responses(299)
 
 
 # --- settings ------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Where serve.py does its work: card codes on the event loop, photos in the thread pool.
 
-Expectations come from serve.py's contract (issue 5: "inference runs in the threadpool", and the
-event loop keeps answering while it does) and from the speed target of issue 5 (card-code
-scoring 1,500 requests/s on one worker), which the hop to a worker thread and back made too
-costly: scoring a table of codes takes well under a millisecond and never waits on anything.
+Expectations come from serve.py's contract ("inference runs in the threadpool", and the event loop
+keeps answering while it does) and from the speed target of the product's requirements (card-code
+scoring 1,500 requests/s on one worker), which the hop to a worker thread and back made too costly:
+scoring a table of codes takes well under a millisecond and never waits on anything.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Bad input never breaks the API (serve.py): each gets its documented 4xx and a JSON error,
 odd but valid images are read, and the server keeps serving after every error.
 
-The cases are the issue's list (zero bytes, truncated JPEG, a text file, a 1x1 image, CMYK
+The cases are the product's list (zero bytes, truncated JPEG, a text file, a 1x1 image, CMYK
 JPEG, 16-bit PNG, greyscale, alpha, animated GIF, EXIF rotation, malformed JSON, unknown
 profile, too large upload, pixel bomb) plus the failures of the recognizer itself; statuses
 come from the table in serve.py's docstring (``ERROR_STATUS``).

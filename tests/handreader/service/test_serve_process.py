@@ -1,10 +1,9 @@
 """The real server process: ``python serve.py --port N`` on loopback, spoken to over HTTP.
 
-Marked slow (it starts a process). Card codes need no models, so those checks always run; the
-image checks use the shipped models and skip, saying why, when ``models/manifest.json`` is not
-there yet. Expectations: seed 002 (Double bet 100, Niu Niu beats No Niu: +285), the issue (the
-annotated image decodes and has the input's size; bad input is a 4xx and the server keeps
-serving).
+Marked slow (it starts a process). Card codes need no models, so those checks always run; the image
+checks use the shipped models and skip, saying why, when ``models/manifest.json`` is not there yet.
+Expectations: seed 002 (Double bet 100, Niu Niu beats No Niu: +285), the product's requirements (the
+annotated image decodes and has the input's size; bad input is a 4xx and the server keeps serving).
 """
 
 from __future__ import annotations

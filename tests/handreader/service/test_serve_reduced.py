@@ -24,7 +24,7 @@ GREY = 100
 
 
 def _photo(extension: str = ".jpg", width: int = 4000, height: int = 3000) -> bytes:
-    """A plain grey photo, 12 MP by default (the issue's speed target)."""
+    """A plain grey photo, 12 MP by default (the product's speed target)."""
     ok, buffer = cv2.imencode(extension, np.full((height, width, 3), GREY, np.uint8))
     assert ok
     return buffer.tobytes()

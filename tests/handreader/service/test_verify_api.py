@@ -256,7 +256,8 @@ def test_an_unusable_database_is_a_json_error(
 
 
 def test_settings_from_the_environment(tmp_path: Path) -> None:
-    assert default_audit_path({"XDG_DATA_HOME": "/data"}) == Path("/data/handreader/audit.sqlite3")
+    data_home = {"XDG_DATA_HOME": str(tmp_path)}
+    assert default_audit_path(data_home) == tmp_path / "handreader" / "audit.sqlite3"
     assert default_audit_path({}) == Path.home() / ".local/share/handreader/audit.sqlite3"
     settings = AuditSettings.from_env({"HANDREADER_AUDIT_DB": str(tmp_path / "a.db")})
     assert settings == AuditSettings(tmp_path / "a.db", None)

@@ -2,10 +2,10 @@
 (handreader.service.routes.reading), with a fake recognizer through the dependency
 override of ``handreader.service.deps.get_reader``.
 
-Expectations: seed 002 (the trainer's rules: Niu Niu beats No Niu; equal scores are decided by
-the highest card, rank K..A then suit spades, hearts, clubs, diamonds), vision/tracking.py (a
-card is shown after 3 consecutive read frames and forgotten on reset), the issue (plain files,
-nothing fetched from elsewhere; errors as ``{"error": {"code", "message"}}``, never a 500).
+Expectations: seed 002 (the trainer's rules: Niu Niu beats No Niu; equal scores are decided by the
+highest card, rank K..A then suit spades, hearts, clubs, diamonds), vision/tracking.py (a card is
+shown after 3 consecutive read frames and forgotten on reset), the product's requirements (plain
+files, nothing fetched from elsewhere; errors as ``{"error": {"code", "message"}}``, never a 500).
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from handreader.service.routes.reading import STATIC_DIR, deal_hands
 from rules.cards import CARD_CLASSES, parse_card
 from rules.niuniu import rank_hands
 from rules.niuniu_profiles import get_profile
+
+NIUNIU = "niuniu: 52 cards"
+"""The deck in play of every Niu Niu profile (one 52-card deck), as the live answers name it."""
 
 
 @pytest.fixture
@@ -61,8 +64,17 @@ def test_every_file_the_page_names_is_served(client: TestClient) -> None:
     named = set(re.findall(r'(?:src|href)="/static/([^"]+)"', html))
     for script in STATIC_DIR.glob("*.js"):
         named |= set(re.findall(r'from "\./([^"]+)"', script.read_text()))
-    assert {"app.js", "style.css", "photo.js", "live.js", "trainer.js", "verify.js"} <= named
-    types = {".js": "text/javascript", ".css": "text/css"}
+    assert {
+        "app.js",
+        "style.css",
+        "photo.js",
+        "live.js",
+        "trainer.js",
+        "verify.js",
+        "draw.js",
+    } <= named
+    assert "favicon.svg" in named
+    types = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
     for name in named:
         response = client.get(f"/static/{name}")
         assert response.status_code == 200, name
@@ -206,7 +218,7 @@ def test_check_malformed_json_is_a_json_error(client: TestClient) -> None:
     response = client.post(
         "/v1/trainer/check", content=b"{", headers={"content-type": "application/json"}
     )
-    error_message(response, 422, "validation_error")
+    error_message(response, 400, "malformed_json")  # (as every other JSON body of the API)
 
 
 # --- live ----------------------------------------------------------------------------------------
@@ -240,10 +252,20 @@ def test_live_control_messages(client: TestClient) -> None:
             shown = _frame(socket)
         assert shown["table"]["profile"] == "trainer"  # the default profile
         socket.send_json({"profile": "classic"})
-        assert socket.receive_json() == {"ok": True, "profile": "classic", "deck": None}
+        assert socket.receive_json() == {
+            "ok": True,
+            "profile": "classic",
+            "deck": None,
+            "in_play": NIUNIU,
+        }
         assert _frame(socket)["table"]["profile"] == "classic"
         socket.send_json({"options": {"profile": "app", "mode": "trainer"}})
-        assert socket.receive_json() == {"ok": True, "profile": "app", "deck": None}
+        assert socket.receive_json() == {
+            "ok": True,
+            "profile": "app",
+            "deck": None,
+            "in_play": NIUNIU,
+        }
         assert _frame(socket)["table"]["mode"] == "trainer"
         socket.send_json({"reset": True})
         assert socket.receive_json()["ok"] is True

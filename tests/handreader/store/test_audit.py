@@ -1,8 +1,10 @@
-"""The audit log: WAL durability under kill -9, operator token, filters, exports, hash chain.
+"""The audit log on both backends (SQLite and PostgreSQL, the ``location`` fixture): durability
+under kill -9, operator token, filters, exports, hash chain, appends from many connections.
 
-Expectations come from ``handreader/audit.py``'s docstring (quoted per test) and from the
-issue: "Killing the server at any moment loses no committed record and corrupts nothing";
-"Writes to the log need a token set by the operator; reads of the log need it too".
+Expectations come from ``handreader/store/audit.py``'s docstring (quoted per test) and from the
+audit log's promises: "Killing the server at any moment loses no committed record and corrupts
+nothing"; "Writes to the log need a token set by the operator; reads of the log need it too"; "two
+service processes on two ports writing to one database keep one gap-free chain".
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from store_databases import raw
 
 from handreader.store import audit as audit_module
 from handreader.store.audit import (
@@ -53,8 +56,8 @@ def record(log: AuditLog, **changes: Any) -> int:
 
 
 @pytest.fixture
-def log(tmp_path: Path) -> AuditLog:
-    return AuditLog(tmp_path / "audit.db", token=TOKEN)
+def log(location: str) -> AuditLog:
+    return AuditLog(location, token=TOKEN)
 
 
 # --- the operator token --------------------------------------------------------------------------
@@ -95,11 +98,11 @@ def test_every_read_and_write_needs_the_operator_token(
     configured: str | None,
     given: str | None,
     message: str,
-    tmp_path: Path,
+    location: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    log = AuditLog(tmp_path / "audit.db", token=configured)
+    log = AuditLog(location, token=configured)
     with pytest.raises(AuditAuthError, match=message):
         CALLS[call](log, given)
 
@@ -131,12 +134,21 @@ def test_tokens_are_compared_in_constant_time(
 # --- writing ----------------------------------------------------------------------------------
 
 
-def test_the_database_is_in_wal_mode_with_full_sync(log: AuditLog) -> None:
+def test_the_sqlite_database_is_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.db", token=TOKEN)
     record(log)
+    assert log.path is not None
     with sqlite3.connect(log.path) as other:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     # synchronous is a per-connection setting: FULL is 2
-    assert log._connection.execute("PRAGMA synchronous").fetchone()[0] == 2
+    assert log.database.read("PRAGMA synchronous") == [(2,)]
+
+
+def test_the_postgresql_commit_waits_for_the_disk(postgres_schema: str) -> None:
+    log = AuditLog(postgres_schema, token=TOKEN)
+    # "an acknowledged record is never lost": the commit returns once its WAL is flushed
+    assert log.database.read("SHOW synchronous_commit") == [("on",)]
+    assert log.database.read("SHOW fsync") == [("on",)]
 
 
 def test_an_appended_record_reads_back_whole(log: AuditLog) -> None:
@@ -178,19 +190,53 @@ def test_bad_records_are_refused_and_nothing_is_written(
     assert log.count(TOKEN) == 0
 
 
-def test_records_persist_across_reopening(tmp_path: Path) -> None:
-    path = tmp_path / "audit.db"
-    with AuditLog(path, token=TOKEN) as first:
+def test_records_persist_across_reopening(location: str) -> None:
+    with AuditLog(location, token=TOKEN) as first:
         ids = [record(first) for _ in range(3)]
-    with AuditLog(path, token=TOKEN) as second:
+    with AuditLog(location, token=TOKEN) as second:
         assert [r.record_id for r in second.records(TOKEN)] == ids
         assert second.verify_chain(TOKEN) is None
 
 
-def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+def test_the_schema_is_versioned_and_migrated_once(location: str) -> None:
+    AuditLog(location, token=TOKEN).close()
+    AuditLog(location, token=TOKEN).close()  # reopening applies nothing twice
+    rows = raw(location, "SELECT version, description FROM schema_version")
+    assert [row[0] for row in rows] == [1]
+    assert "verification log" in rows[0][1]
+
+
+def test_a_newer_schema_is_refused(location: str) -> None:
+    AuditLog(location, token=TOKEN).close()
+    raw(
+        location,
+        "INSERT INTO schema_version (version, applied_utc, description) VALUES (99, 'x', 'y')",
+    )
+    with pytest.raises(AuditError, match="schema 99, newer than 1"):
+        AuditLog(location, token=TOKEN)
+
+
+def test_a_log_of_the_release_before_schema_version_opens_as_version_1(tmp_path: Path) -> None:
+    # the first release recorded its schema only in SQLite's user_version
     path = tmp_path / "audit.db"
-    with sqlite3.connect(path) as raw:
-        raw.execute("PRAGMA user_version=99")
+    legacy = (
+        "CREATE TABLE verification (id INTEGER PRIMARY KEY AUTOINCREMENT, time_utc TEXT NOT "
+        "NULL, image_sha256 TEXT NOT NULL CHECK (length(image_sha256) = 64), profile TEXT NOT "
+        "NULL, verdict TEXT NOT NULL, reading TEXT NOT NULL, declared TEXT NOT NULL, computed "
+        "TEXT NOT NULL, differences TEXT NOT NULL, record_sha256 TEXT NOT NULL)"
+    )
+    with sqlite3.connect(path) as connection:
+        connection.execute(legacy)
+        connection.execute("PRAGMA user_version=1")
+    with AuditLog(path, token=TOKEN) as log:
+        assert record(log) == 1 and log.verify_chain(TOKEN) is None
+    assert raw(str(path), "SELECT version FROM schema_version") == []  # nothing to apply
+
+
+def test_a_newer_sqlite_user_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "audit.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA user_version=99")
     with pytest.raises(AuditError, match="schema 99"):
         AuditLog(path, token=TOKEN)
 
@@ -294,25 +340,24 @@ def test_export_csv_has_a_header_and_json_cells(filled: AuditLog) -> None:
 # --- tamper evidence ---------------------------------------------------------------------------
 
 
-def test_an_edited_record_breaks_the_hash_chain(filled: AuditLog) -> None:
+def test_an_edited_record_breaks_the_hash_chain(filled: AuditLog, location: str) -> None:
     assert filled.verify_chain(TOKEN) is None
-    with sqlite3.connect(filled.path) as raw:
-        raw.execute("UPDATE verification SET verdict = 'match' WHERE id = 2")
+    raw(location, "UPDATE verification SET verdict = 'match' WHERE id = 2")
     assert filled.verify_chain(TOKEN) == 2
 
 
-def test_a_record_deleted_from_the_middle_breaks_the_chain_at_the_next(filled: AuditLog) -> None:
-    with sqlite3.connect(filled.path) as raw:
-        raw.execute("DELETE FROM verification WHERE id = 3")
+def test_a_record_deleted_from_the_middle_breaks_the_chain_at_the_next(
+    filled: AuditLog, location: str
+) -> None:
+    raw(location, "DELETE FROM verification WHERE id = 3")
     assert filled.verify_chain(TOKEN) == 4
 
 
 # --- threads -----------------------------------------------------------------------------------
 
 
-def test_threads_and_two_connections_append_without_losing_a_record(tmp_path: Path) -> None:
-    path = tmp_path / "audit.db"
-    logs = [AuditLog(path, token=TOKEN), AuditLog(path, token=TOKEN)]
+def test_threads_and_two_connections_append_without_losing_a_record(location: str) -> None:
+    logs = [AuditLog(location, token=TOKEN), AuditLog(location, token=TOKEN)]
     ids: list[int] = []
     lock = threading.Lock()
 
@@ -352,14 +397,13 @@ while True:
 
 
 def test_kill_9_during_writes_loses_no_committed_record_and_corrupts_nothing(
-    tmp_path: Path,
+    location: str,
 ) -> None:
-    path = tmp_path / "audit.db"
     rng = np.random.default_rng(20261129)
     committed: list[int] = []
     for _ in range(6):
         process = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(path), TOKEN],
+            [sys.executable, "-c", WRITER, location, TOKEN],
             stdout=subprocess.PIPE,
             text=True,
             cwd=Path(__file__).resolve().parents[3],
@@ -377,11 +421,12 @@ def test_kill_9_during_writes_loses_no_committed_record_and_corrupts_nothing(
         committed += [int(line) for line in process.stdout.read().split() if line.isdigit()]
         process.stdout.close()
         assert process.wait() == -signal.SIGKILL
-        with sqlite3.connect(path) as raw:
-            assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-            present = {row[0] for row in raw.execute("SELECT id FROM verification")}
+        if not location.startswith("postgresql://"):
+            assert raw(location, "PRAGMA integrity_check") == [("ok",)]
+        present = {row[0] for row in raw(location, "SELECT id FROM verification")}
         assert set(committed) <= present
-    with AuditLog(path, token=TOKEN) as log:
+        assert present == set(range(1, len(present) + 1))  # no gap
+    with AuditLog(location, token=TOKEN) as log:
         assert log.integrity_check(TOKEN) == "ok"
         assert log.verify_chain(TOKEN) is None
         assert log.count(TOKEN) >= len(committed) > 6 * 5

@@ -9,7 +9,7 @@ groups never scored, uncertain hands provisional, banker nearest the top edge).
 
 from __future__ import annotations
 
-from fractions import Fraction
+from decimal import Decimal
 
 import pytest
 from hypothesis import given, settings
@@ -150,7 +150,7 @@ def test_an_incomplete_group_is_reported_never_scored() -> None:
     result = score_reading(reading)
     incomplete = result.hands[2]
     assert incomplete.status is HandStatus.INCOMPLETE and incomplete.hand is None
-    assert incomplete.problem == "3 cards (9H 9S 2C): a Niu Niu hand is 5"
+    assert incomplete.problem == "3 cards (9H 9S 2C): a Niu Niu hand is 5 cards"
     assert result.players[1].outcome is None and result.players[1].settlement is None
     assert result.players[0].outcome is Outcome.WIN  # the complete player is still settled
     assert ReadingFlag.WRONG_COUNT in result.flags
@@ -172,7 +172,7 @@ def test_an_uncertain_hand_is_provisional_and_never_settled() -> None:
     assert hand.hand is not None and hand.hand.label == "Niu 4"  # provisional score shown
     assert hand.problem == "uncertain reading of KD (0.30): the score is provisional"
     assert result.players[0].outcome is None
-    assert result.players[0].problem == "this hand is uncertain"
+    assert result.players[0].problem == f"this hand is uncertain: {hand.problem}"
     assert ReadingFlag.LOW_CONFIDENCE in result.flags
     assert result.banker_net is None
 
@@ -278,7 +278,7 @@ def test_bad_options(options: dict[str, object], error: type[Exception], words: 
 def test_exact_stakes() -> None:
     result = score_codes([NO_NIU, NIU_4], 0, TableOptions.create(stake="0.10"))
     settled = result.players[0].settlement
-    assert settled is not None and settled.net == Fraction(95, 1000)  # 0.10 - 5%
+    assert settled is not None and settled.net == Decimal("0.095")  # 0.10 - 5%
     assert result.to_dict()["players"][0]["net"] == 0.095  # type: ignore[index]
 
 

@@ -1,9 +1,11 @@
 """Grouping the cards of a photo into hands (handreader/tables/grouping.py).
 
-Expectations come from the module's documented rule (single linkage at ``link_factor`` times
-the median box size; oversized groups split at their longest link that leaves whole hands;
-regions by box centre) and from invariants of any geometric rule: the result does not depend on
-the order of the cards, nor on moving or scaling the whole photo.
+Expectations come from the module's documented rule (cards' bodies linked at ``link_factor``
+card widths; oversized groups split at their longest link that leaves whole hands; two groups
+too small for a hand that make one together joined; regions by box centre), from the fan of
+``tests/fan_scene.py`` (a hand of five held in a fan, scored Niu 7 by seed 002's rule) and from
+invariants of any geometric rule: the result does not depend on the order of the cards, nor on
+moving or scaling the whole photo.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from fan_scene import FAN_HAND, SIZE_WH, fan_layout, fan_reading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +22,9 @@ from handreader.tables.grouping import (
     GroupingError,
     Region,
     assign_regions,
+    card_body,
+    card_distances,
+    card_width,
     distance_scale,
     group_cards,
     reading_order,
@@ -52,6 +58,87 @@ def test_scale_is_the_median_longer_side() -> None:
     cards = [_card("AS", 0, 0, 10), _card("2S", 0, 0, 40), _card("3S", 0, 0, 100)]
     assert distance_scale(cards) == 40
     assert distance_scale([]) == 1.0
+
+
+def test_a_card_read_at_one_index_is_a_card_width_square_about_it() -> None:
+    card = CardReading("AS", 0.9, (100, 100, 112, 120), index_px=20)
+    assert card_width(card) == 50  # 2.5 index heights (CARD_WIDTH_PER_INDEX)
+    assert card_body(card) == (81, 85, 131, 135)
+    # read at two corners: the box runs across the card and is its body
+    whole = CardReading("AS", 0.9, (100, 100, 170, 200), corners=2, index_px=20)
+    assert card_body(whole) == (100, 100, 170, 200)
+
+
+def test_distances_count_the_gap_between_bodies_in_card_widths() -> None:
+    left = CardReading("AS", 0.9, (0, 0, 12, 20), index_px=20)
+    right = CardReading("2S", 0.9, (100, 0, 112, 20), index_px=20)
+    overlapping = CardReading("3S", 0.9, (30, 0, 42, 20), index_px=20)
+    distances = card_distances([left, right, overlapping])
+    assert distances[0, 1] == pytest.approx(2.0)  # centres 100 px apart: 2 card widths
+    assert distances[0, 2] == 1.0  # bodies overlap: no gap
+    assert distances[0, 0] == 0.0
+
+
+def test_a_fanned_hand_is_one_hand() -> None:
+    # The top card of the fan is read at two corners: its box runs across the card, and its
+    # centre lies more than two index sizes from its neighbour's index (two box sizes was the
+    # link distance when tracked cards came without their index size); its body touches it.
+    reading = fan_reading(fan_layout(), SIZE_WH)
+    top = next(card for card in reading.cards if card.corners == 2)
+    neighbour = next(card for card in reading.cards if card.code == FAN_HAND[-2])
+    assert math.dist(top.center_xy, neighbour.center_xy) > 2 * neighbour.index_px
+    assert card_distances([top, neighbour])[0, 1] == 1.0  # the bodies overlap
+    assert _codes(group_cards(reading.cards)) == [sorted_codes(reading.cards)]
+
+
+def sorted_codes(cards: tuple[CardReading, ...]) -> list[str]:
+    return [card.code for card in sorted(cards, key=lambda card: card.center_xy)]
+
+
+@pytest.mark.parametrize("step", [6.0, 9.0, 12.0, 15.0])
+@pytest.mark.parametrize("turn", [-60.0, 0.0, 35.0, 90.0])
+def test_fans_of_any_spread_and_turn_are_one_hand(step: float, turn: float) -> None:
+    layout = fan_layout(step_degrees=step, base_degrees=turn, pivot=(0.5, 0.5), card_height=0.3)
+    reading = fan_reading(layout, SIZE_WH)
+    assert len(group_cards(reading.cards)) == 1
+
+
+def test_two_fans_side_by_side_are_two_hands() -> None:
+    codes = ("AH", "2H", "3H", "4H", "5H")
+    left = fan_reading(fan_layout(pivot=(0.25, 0.8), card_height=0.3), SIZE_WH).cards
+    right = fan_reading(fan_layout(codes=codes, pivot=(0.75, 0.8), card_height=0.3), SIZE_WH)
+    groups = group_cards([*left, *right.cards])
+    assert [len(group.cards) for group in groups] == [5, 5]
+    assert {card.code for card in groups[1].cards} == set(codes)
+
+
+def test_near_cards_are_measured_by_their_own_size() -> None:
+    # A table seen at a slant: the near hand's indices are twice the far hand's, and so are
+    # its gaps; one scale for the whole photo would split the near hand or join the far one.
+    far = _row(CODES[:5], 0, 0, step=30, size=40)
+    near = _row(CODES[5:10], 0, 400, step=60, size=80)
+    assert _codes(group_cards([*far, *near])) == [CODES[:5], CODES[5:10]]
+
+
+def test_two_pieces_that_make_one_hand_are_joined() -> None:
+    # 4 cards and 1 card 110 px on (over the 80 px link, within 1.5 times it): one hand
+    cards = [*_row(CODES[:4], 0, 0), _card(CODES[4], 3 * 30 + 110, 0)]
+    assert _codes(group_cards(cards)) == [CODES[:5]]
+
+
+def test_pieces_that_make_no_hand_together_stay_apart() -> None:
+    # 2 + 2 at the same gap: four cards are no hand either, so nothing is joined
+    cards = [*_row(CODES[:2], 0, 0), *_row(CODES[2:4], 30 + 110, 0)]
+    assert _codes(group_cards(cards)) == [CODES[:2], CODES[2:4]]
+    # 4 + 1 too far apart (200 px: over 1.5 x 80 px)
+    cards = [*_row(CODES[:4], 0, 0), _card(CODES[4], 3 * 30 + 200, 0)]
+    assert _codes(group_cards(cards)) == [CODES[:4], [CODES[4]]]
+
+
+def test_the_nearest_pieces_are_joined_first() -> None:
+    # 4 cards with a single card on each side, 100 px and 110 px away: the nearer one joins
+    cards = [_card("KD", -100, 0), *_row(CODES[:4], 0, 0), _card("QD", 3 * 30 + 110, 0)]
+    assert _codes(group_cards(cards)) == [["KD", *CODES[:4]], ["QD"]]
 
 
 def test_one_hand_of_five() -> None:

@@ -8,7 +8,7 @@ The round: banker ``KH QS 10D 3C 2C`` (Niu 5) against ``JH 9S AD 4C 6H`` (Niu Ni
 from __future__ import annotations
 
 import json
-from fractions import Fraction
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,7 @@ from handreader.tables.verification import (
     verify_round,
 )
 from rules.cards import full_deck
-from rules.settlement import as_number
+from rules.money import json_amount
 from vision.detections import CardReading, Reading
 
 HANDS = ["KH QS 10D 3C 2C", "JH 9S AD 4C 6H", "2D 3D 4S 5H 7S", "KD KC KS 9D 8H"]
@@ -185,7 +185,7 @@ def test_both_declaration_forms_read_the_same() -> None:
     listed = DeclaredRound.parse(flat.to_dict())
     assert flat == listed
     assert [p.seat for p in flat.players] == [1, 2]
-    assert flat.players[1].payout == Fraction(-1) and flat.banker_net == Fraction(1, 20)
+    assert flat.players[1].payout == Decimal(-1) and flat.banker_net == Decimal("0.05")
 
 
 def test_verification_to_dict_is_json_with_both_sides() -> None:
@@ -222,7 +222,7 @@ def test_property_the_computed_results_match_and_one_flip_is_one_difference(
         options=TableOptions.create(profile=profile),
     )
     truth = {
-        str(p.seat): {"outcome": p.outcome.value, "payout": str(as_number(p.settlement.net))}
+        str(p.seat): {"outcome": p.outcome.value, "payout": str(json_amount(p.settlement.net))}
         for p in table.players
         if p.outcome is not None and p.settlement is not None
     }
@@ -277,3 +277,25 @@ def test_verify_and_log_checks_the_token_before_anything(tmp_path: Path) -> None
     with pytest.raises(AuditAuthError, match="wrong operator token"):
         verify_and_log(_reading(), RIGHT, log, "guess", image_digest="0" * 64)
     assert log.count("operator-secret") == 0
+
+
+def test_an_incomplete_banker_hand_is_unverified_whatever_seats_are_declared() -> None:
+    # The banker's four cards and a fifth lying apart (a group of one): the seats found are not
+    # those the dealer sees, so a seat declared that is no player, or a group left undeclared,
+    # is no contradiction: nothing can be settled without the banker's hand.
+    groups = [_cards("KH QS 10D 3C"), _cards("2C"), _cards(HANDS[1]), _cards(HANDS[2])]
+    table = score_groups(groups, 0, TableOptions())
+    result = verify_round(table, {"1": "win", "2": "win", "4": "lose"})
+    assert result.verdict is Verdict.UNVERIFIED
+    assert [kind for kind, *_ in kinds(result)] == ["unscored"] * 3
+
+
+def test_an_undeclared_stray_card_is_unscored_not_a_missing_player() -> None:
+    groups = [_cards(HANDS[0]), _cards(HANDS[1]), _cards("5D")]
+    table = score_groups(groups, 0, TableOptions())
+    computed = table.players[0].outcome
+    assert computed is not None
+    result = verify_round(table, {"1": computed.value})
+    assert result.verdict is Verdict.UNVERIFIED
+    assert kinds(result) == [("unscored", 2, None, None)]
+    assert "1 card (5D)" in result.differences[0].message

@@ -1,4 +1,5 @@
-"""Argument types and formatting of money shared by the casino-game commands."""
+"""Argument types (amounts, rates) and signed money text shared by the casino-game commands
+(a helper of the commands, not a command)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The service benchmark's HTTP client (``benchmarks/bench_service.py``): what it counts must be
+"""The service benchmark's HTTP client (``benchmarks/loopback_client.py``): what it counts must be
 what the server said.
 
 A tiny server on a loopback port answers with canned bytes, cut where a real server may cut
@@ -22,7 +22,7 @@ from benchmark_modules import load_benchmark
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    return load_benchmark("bench_service")
+    return load_benchmark("loopback_client")
 
 
 def _answer(status: str, body: bytes, length: bool = True) -> bytes:

@@ -1,0 +1,45 @@
+"""The deck in play as the photo commands take it: ``--game NAME`` and ``--decks N``.
+
+``--game`` names the game whose deck the photos show (``niuniu``: 52 cards, no jokers;
+``pits``: 54; ``baccarat``, ``blackjack``: 52 a pack, 8 and 6 packs; ``paigow``: 53;
+``pinochle``: 48, 9 to A twice) or ``any`` (no deck: each card read on its own);
+``--decks N`` how many packs of it are shuffled together. The reader then decodes each photo's
+cards together (``vision.decoding``): no card the deck lacks, no card more often than it holds.
+A command that scores a game reads with that game's deck unless told otherwise (``baccarat``
+and ``blackjack`` count its packs with their own ``--decks``, the shoe's); ``read`` and ``eval``
+read any card unless given a game.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rules.decks import ANY_CARD, GAME_DECKS, Deck, deck_in_play
+
+__all__ = ["add_deck_options", "deck_from_arguments"]
+
+
+def add_deck_options(parser: Any, default: str, decks: bool = True) -> None:
+    """Add ``--game`` and, with ``decks``, ``--decks`` to a command's parser (a game command
+    with its own ``--decks``, the shoe's, takes that one); ``default`` says, for the help,
+    which deck the command reads with when neither is given."""
+    parser.add_argument(
+        "--game",
+        type=str.lower,
+        choices=[*sorted(GAME_DECKS), ANY_CARD],
+        help=f"the game whose deck the photos show, or {ANY_CARD} (default: {default})",
+    )
+    if decks:
+        parser.add_argument(
+            "--decks",
+            type=int,
+            metavar="N",
+            help="packs of that deck in play (default: the game's)",
+        )
+
+
+def deck_from_arguments(args: argparse.Namespace, default: Deck | None = None) -> Deck | None:
+    """The deck in play from ``--game`` and ``--decks``, the command's ``default`` when no game
+    is named (DeckError, a ValueError, for a count below 1 or one with no deck)."""
+    return deck_in_play(args.game, args.decks, default)

@@ -1,0 +1,181 @@
+"""Many photos read on a Ray cluster: ``handreader read --ray`` and ``handreader eval --ray``.
+
+The photos' paths become a Ray Data dataset; a pool of reader actors, one per worker process
+and each with one CPU, loads the models once (``vision.reader.Reader.load``) and reads the
+photos given to it, one at a time, as the plain command does (``handreader.cli.photos``:
+decoded upright, a large JPEG at a reduced scale, boxes in the photo's own pixels). The
+readings come back in the photos' order. A photo that cannot be read comes back as its error
+(code and message) and the run goes on.
+
+Where: ``address`` None (or ``"local"``) starts a local Ray instance (all the machine's CPUs)
+unless this process already joined one (``ray.init`` called before); ``"auto"`` joins the
+cluster the local machine is part of; ``ray://HOST:10001`` is a remote cluster through Ray
+Client. Every worker must see the photos at the paths given (a shared folder), and have
+handreader installed with the models (or ``models`` at a path it sees).
+
+This module imports Ray (the ``scale`` extra: ``pip install -e '.[scale]'``); the commands
+import it only when ``--ray`` is given.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rules.decks import Deck
+from vision.calibration import DeckProfile
+from vision.detections import Reading
+
+__all__ = ["RayJob", "RayRunError", "ReadOutcome", "is_ray_address", "read_on_ray"]
+
+_ADDRESS = re.compile(
+    r"^(auto|local|ray://\S+|[A-Za-z0-9.\-]+:\d{1,5}|\[[0-9A-Fa-f:]+\]:\d{1,5})$"
+)
+
+
+def is_ray_address(text: str) -> bool:
+    """Whether ``text`` names a Ray cluster (``auto``, ``local``, ``ray://...`` or
+    ``HOST:PORT``) rather than a photo: ``--ray PHOTO`` reads PHOTO on a local instance."""
+    return bool(_ADDRESS.match(text))
+
+
+class RayRunError(ValueError):
+    """Ray is missing, the cluster cannot be reached, or its readers could not start."""
+
+
+@dataclass(frozen=True, slots=True)
+class RayJob:
+    """Where and how to read: the cluster's ``address`` (see the module docstring), the model
+    folder (None: the shipped models), the deck profile, how many readers (None: one per
+    CPU of the cluster, at most one per photo) and the deck in play (None: any card)."""
+
+    address: str | None = None
+    models: Path | None = None
+    deck: DeckProfile | None = None
+    readers: int | None = None
+    in_play: Deck | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOutcome:
+    """One photo's result: its reading, or the error that stopped it (code, message)."""
+
+    photo: str
+    reading: Reading | None
+    error: tuple[str, str] | None = None
+
+
+class PhotoReader:
+    """A reader actor: the models loaded once, then photos read one batch at a time."""
+
+    def __init__(
+        self, models: str | None, deck: DeckProfile | None, in_play: Deck | None = None
+    ) -> None:
+        from vision.reader import Reader
+        from vision.settings import ReaderSettings
+
+        folder = Path(models) if models else None
+        self.reader = Reader.load(folder, ReaderSettings(in_play=in_play))
+        self.deck = deck
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """``{"index", "photo"}`` in; ``{"index", "reading" (pickled), "code", "message"}``
+        out, one row per photo (an empty reading and the error when it failed)."""
+        from handreader.cli.photos import open_photo
+
+        readings: list[bytes] = []
+        codes: list[str] = []
+        messages: list[str] = []
+        for photo in batch["photo"]:
+            try:
+                image = open_photo(str(photo))
+                reading = image.to_original(self.reader.read(image.image, self.deck))
+            except Exception as error:  # a bad photo is reported, never the end of the run
+                readings.append(b"")
+                codes.append(str(getattr(error, "code", "read_failed")))
+                messages.append(str(error) or type(error).__name__)
+                continue
+            readings.append(pickle.dumps(reading))
+            codes.append("")
+            messages.append("")
+        return {
+            "index": np.asarray(batch["index"]),
+            "reading": np.array(readings, dtype=object),
+            "code": np.array(codes, dtype=object),
+            "message": np.array(messages, dtype=object),
+        }
+
+
+def _connect(address: str | None) -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RayRunError("--ray needs Ray: pip install -e '.[scale]'") from None
+    if ray.is_initialized():
+        return ray
+    try:
+        if address is None or address == "local":
+            ray.init(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+        else:
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        where = address or "a local instance"
+        raise RayRunError(f"cannot start Ray on {where}: {error}") from None
+    return ray
+
+
+def read_on_ray(
+    photos: Sequence[str], job: RayJob, progress: str | None = None
+) -> Iterator[ReadOutcome]:
+    """Each photo's outcome, in the order given (see the module docstring); ``progress`` names
+    a progress bar on standard error (None: none). RayRunError when Ray is missing, the
+    cluster cannot be reached, or the readers cannot load the models."""
+    if not photos:
+        return
+    ray = _connect(job.address)
+    from tqdm import tqdm
+
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = False
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    readers = max(1, min(job.readers or cpus, len(photos)))
+    items = [{"index": index, "photo": photo} for index, photo in enumerate(photos)]
+    # small blocks keep results and the progress bar flowing; a bounded number of them keeps
+    # the planning cheap for a night of photos
+    blocks = min(len(items), max(readers * 8, 256))
+    dataset = ray.data.from_items(items, override_num_blocks=blocks)
+    outcomes = dataset.map_batches(
+        PhotoReader,
+        fn_constructor_kwargs={
+            "models": str(job.models) if job.models else None,
+            "deck": job.deck,
+            "in_play": job.in_play,
+        },
+        batch_size=1,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=readers),
+        num_cpus=1,
+    )
+    bar = tqdm(total=len(photos), desc=progress, unit="photo", disable=progress is None)
+    try:
+        for row in outcomes.iter_rows():
+            index = int(row["index"])
+            bar.update(1)
+            if row["code"]:
+                yield ReadOutcome(photos[index], None, (str(row["code"]), str(row["message"])))
+            else:
+                yield ReadOutcome(photos[index], pickle.loads(row["reading"]))
+    except ray.exceptions.RayError as error:
+        first = str(error).strip().splitlines()[-1] if str(error).strip() else repr(error)
+        raise RayRunError(f"the Ray run failed: {first}") from None
+    finally:
+        bar.close()

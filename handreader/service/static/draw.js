@@ -1,0 +1,242 @@
+// Drawing a reading over its picture, one way for photo mode, the live overlay and the dealer
+// check: card boxes and codes, each hand's box in its colour with the bull's cards filled, and
+// each hand's label (seat, score, outcome, WINNER) placed inside the frame.
+//
+// Sizes follow the picture as it is shown, not its pixels: a label is LABEL_CSS_PX CSS pixels
+// tall on the screen whether the photo is 640 or 4,000 pixels wide, so that it reads at a
+// glance on a phone held at arm's length. A label goes above its hand, else below it, else
+// inside its top edge: the first place that lies wholly inside the frame and over no other
+// label; when none does, the first is moved inside the frame. A label wider than the frame is
+// broken into lines at " · ".
+
+import { ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
+
+export const CARD_COLOUR = "rgb(255, 214, 0)";
+export const UNCERTAIN_COLOUR = "rgb(230, 30, 30)";
+export const LEFT_OVER_COLOUR = "rgb(150, 150, 150)";
+export const LABEL_CSS_PX = 18;
+/** The largest side of a drawn photo: a 12 MP photo is shown on a canvas of this size. */
+export const MAX_CANVAS_SIDE = 1600;
+
+const SEPARATOR = " \u00b7 ";
+
+/** The colour of a hand: the banker's (or dealer's) gold, else a colour per seat. */
+export function handColour(hand) {
+  if (hand.role === "banker" || hand.role === "dealer") return ROLE_COLOURS.banker;
+  return SEAT_COLOURS[hand.seat % SEAT_COLOURS.length];
+}
+
+function plural(count, word) {
+  return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+/** A hand's status in words ("incomplete: 4 cards", "too many cards: 8"). */
+export function statusText(hand) {
+  const count = plural(hand.cards.length, "card");
+  switch (hand.status) {
+    case "incomplete": return `incomplete (${count})`;
+    case "too_many": return `too many cards (${hand.cards.length})`;
+    default: return hand.status;
+  }
+}
+
+/** The label of a Niu Niu hand: seat and role, score, outcome and net, WINNER. */
+export function niuniuLabel(hand, table) {
+  const who = table.banker === hand.seat ? `Banker ${hand.seat}` : `Seat ${hand.seat}`;
+  const parts = [who];
+  if (hand.score) parts.push(hand.status === "scored" ? hand.score.label : `${hand.score.label}? (${hand.status})`);
+  else parts.push(statusText(hand));
+  const player = (table.players || []).find((item) => item.seat === hand.seat);
+  if (player && player.outcome) parts.push(`${player.outcome} ${player.net > 0 ? "+" : ""}${player.net}`);
+  if ((table.winners || []).includes(hand.seat)) parts.push(table.tie ? "TIE" : "WINNER");
+  return parts.join(SEPARATOR);
+}
+
+/** What to draw for a Niu Niu table (TableOut); ``cards`` adds loose cards (live tracks). */
+export function niuniuScene(table, cards = []) {
+  return {
+    size: table.size,
+    cards,
+    hands: table.hands.map((hand) => ({
+      box: hand.box,
+      colour: handColour(hand),
+      label: niuniuLabel(hand, table),
+      cards: hand.cards,
+    })),
+    leftOver: table.left_over || [],
+  };
+}
+
+/** Image pixels per CSS pixel of an element showing ``width`` image pixels. */
+function imagePerCss(element, width) {
+  const shown = element.getBoundingClientRect().width;
+  return shown > 0 ? width / shown : 1;
+}
+
+function inside(rect, width, height) {
+  return rect.x >= 0 && rect.y >= 0 && rect.x + rect.w <= width && rect.y + rect.h <= height;
+}
+
+function overlaps(a, b) {
+  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+function clampInside(rect, width, height) {
+  return {
+    ...rect,
+    x: Math.min(Math.max(rect.x, 0), Math.max(width - rect.w, 0)),
+    y: Math.min(Math.max(rect.y, 0), Math.max(height - rect.h, 0)),
+  };
+}
+
+/** Lines of ``text`` no wider than ``room`` (broken at the separator when needed). */
+function lines(context, text, room) {
+  if (context.measureText(text).width <= room) return [text];
+  const found = [];
+  let line = "";
+  for (const part of text.split(SEPARATOR)) {
+    const next = line ? line + SEPARATOR + part : part;
+    if (line && context.measureText(next).width > room) {
+      found.push(line);
+      line = part;
+    } else {
+      line = next;
+    }
+  }
+  if (line) found.push(line);
+  return found;
+}
+
+/** Where a label box of ``w`` x ``h`` goes for a hand box (see the module comment). */
+function placeLabel(box, w, h, gap, placed, width, height) {
+  const [x1, y1, , y2] = box;
+  const candidates = [
+    { x: x1, y: y1 - gap - h, w, h },
+    { x: x1, y: y2 + gap, w, h },
+    { x: x1 + gap, y: y1 + gap, w, h },
+  ].map((rect) => ({ ...rect, x: Math.min(Math.max(rect.x, 0), Math.max(width - w, 0)) }));
+  const free = candidates.find((rect) => inside(rect, width, height) && !placed.some((other) => overlaps(rect, other)));
+  return free || clampInside(candidates.find((rect) => inside(rect, width, height)) || candidates[0], width, height);
+}
+
+function textBox(context, text, x, y, font, colour, background) {
+  const padding = Math.round(font * 0.25);
+  const width = context.measureText(text).width + 2 * padding;
+  context.fillStyle = background;
+  context.fillRect(x, y, width, font + 2 * padding);
+  context.fillStyle = colour;
+  context.fillText(text, x + padding, y + padding);
+}
+
+/**
+ * Draw ``scene`` on ``canvas``: ``picture`` (an image or bitmap; null for an overlay over a
+ * video) scaled to the canvas, then the cards and hands. ``scene.size`` is the picture's size
+ * in the pixels of the boxes. The canvas takes that size, shrunk to MAX_CANVAS_SIDE at most.
+ * Returns the labels drawn ({text, x, y, w, h} in canvas pixels) and writes them, with the
+ * label height in CSS pixels, to ``canvas.dataset.labels`` (what the page's tests read).
+ */
+export function drawScene(canvas, picture, scene) {
+  const [sizeW, sizeH] = scene.size;
+  const factor = Math.min(1, MAX_CANVAS_SIDE / Math.max(sizeW, sizeH));
+  const width = Math.round(sizeW * factor);
+  const height = Math.round(sizeH * factor);
+  if (canvas.width !== width || canvas.height !== height) {
+    canvas.width = width;
+    canvas.height = height;
+  }
+  const context = canvas.getContext("2d");
+  context.clearRect(0, 0, width, height);
+  if (picture) context.drawImage(picture, 0, 0, width, height);
+  const scale = imagePerCss(canvas, width);
+  const font = Math.max(10, Math.round(LABEL_CSS_PX * scale));
+  const small = Math.max(9, Math.round(font * 0.75));
+  const line = Math.max(2, Math.round(2 * scale));
+  const at = (box) => box.map((value) => value * factor);
+  context.lineWidth = line;
+  context.textBaseline = "top";
+
+  const drawCard = (card, colour) => {
+    if (!card.box) return;
+    const [x1, y1, x2, y2] = at(card.box);
+    const outline = card.uncertain ? UNCERTAIN_COLOUR : colour;
+    context.strokeStyle = outline;
+    context.strokeRect(x1, y1, x2 - x1, y2 - y1);
+    context.font = `bold ${small}px sans-serif`;
+    const text = card.card + (card.uncertain ? "?" : "");
+    const w = context.measureText(text).width + small * 0.5;
+    const spot = clampInside({ x: x1, y: y1 - small * 1.5, w, h: small * 1.5 }, width, height);
+    textBox(context, text, spot.x, spot.y, small, "#fff", outline === CARD_COLOUR ? "rgba(0, 0, 0, 0.65)" : outline);
+  };
+
+  for (const card of scene.cards || []) drawCard(card, CARD_COLOUR);
+  for (const hand of scene.hands) {
+    context.fillStyle = hand.colour;
+    context.globalAlpha = 0.3;
+    for (const card of hand.cards) {
+      if (card.part === "bull" && card.box) {
+        const [x1, y1, x2, y2] = at(card.box);
+        context.fillRect(x1, y1, x2 - x1, y2 - y1);
+      }
+    }
+    context.globalAlpha = 1;
+    if (!(scene.cards || []).length) for (const card of hand.cards) drawCard(card, hand.colour);
+  }
+  for (const card of scene.leftOver || []) drawCard(card, LEFT_OVER_COLOUR);
+
+  const labels = [];
+  const placed = [];
+  const padding = Math.round(font * 0.3);
+  context.font = `bold ${font}px sans-serif`;
+  for (const hand of scene.hands) {
+    if (!hand.box) continue;
+    const pad = line * 3;
+    const [x1, y1, x2, y2] = at(hand.box);
+    const around = [x1 - pad, y1 - pad, x2 + pad, y2 + pad];
+    context.strokeStyle = hand.colour;
+    context.strokeRect(around[0], around[1], around[2] - around[0], around[3] - around[1]);
+    const rows = lines(context, hand.label, width - 2 * padding);
+    const w = Math.min(width, Math.max(...rows.map((row) => context.measureText(row).width)) + 2 * padding);
+    const h = rows.length * font * 1.2 + 2 * padding;
+    const rect = placeLabel(around, w, h, line, placed, width, height);
+    placed.push(rect);
+    context.fillStyle = "rgba(0, 0, 0, 0.72)";
+    context.fillRect(rect.x, rect.y, rect.w, rect.h);
+    context.fillStyle = hand.colour;
+    context.fillRect(rect.x, rect.y, Math.max(3, line * 2), rect.h);
+    context.fillStyle = "#fff";
+    rows.forEach((row, index) => context.fillText(row, rect.x + padding, rect.y + padding + index * font * 1.2));
+    labels.push({ text: hand.label, x: rect.x, y: rect.y, w: rect.w, h: rect.h });
+  }
+  canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, labels });
+  drawn.set(canvas, [picture, scene]);
+  return labels;
+}
+
+// What each canvas shows, drawn again when the window's width changes the shown size.
+const drawn = new Map();
+let resizing = 0;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => {
+    for (const [canvas, [picture, scene]] of drawn) {
+      if (canvas.isConnected && !canvas.hidden && canvas.dataset.labels) drawScene(canvas, picture, scene);
+    }
+  }, 150);
+});
+
+/** Clear a canvas drawn by drawScene and forget what it showed. */
+export function clearScene(canvas) {
+  drawn.delete(canvas);
+  canvas.getContext("2d").clearRect(0, 0, canvas.width, canvas.height);
+  delete canvas.dataset.labels;
+}
+
+/** The picture of a file as the browser shows it (EXIF orientation applied); null when the
+ *  browser cannot decode it. */
+export async function loadPicture(file) {
+  try {
+    return await createImageBitmap(file, { imageOrientation: "from-image" });
+  } catch (_) {
+    return null;
+  }
+}

@@ -1,0 +1,246 @@
+"""Where deck profiles are kept: a folder of files (the default) or the shared database.
+
+A :class:`DeckStore` lists, gets, puts and deletes :class:`vision.calibration.DeckProfile`
+values by name. Two backends:
+
+- :class:`FolderDeckStore`: ``decks/NAME.json`` in the user's data folder
+  (``vision.calibration``: ``$HANDREADER_DATA``, else ``$XDG_DATA_HOME/handreader``), written
+  atomically; what ``handreader calibrate`` and ``--deck NAME`` have always used.
+- :class:`DatabaseDeckStore`: the ``deck_profile`` table of the store's PostgreSQL database
+  (``HANDREADER_DATABASE_URL``), one row per deck holding the profile's JSON text and its
+  SHA-256, so that every service process, on every machine, reads the decks calibrated
+  through any of them.
+
+:func:`open_deck_store` picks the backend from the environment. :meth:`DeckStore.stamp` is a
+cheap token that changes whenever a deck is written (the file's identity and time, or the
+text's SHA-256), so that callers may keep loaded profiles until it changes.
+
+Errors: DeckProfileError for a bad name, an unknown deck (the message names the known ones) or
+a corrupt profile; StoreError when the database refuses, StoreUnavailableError when it cannot be
+reached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+from handreader.store.database import (
+    DATABASE_URL_ENV,
+    Database,
+    StoreError,
+    Transaction,
+    is_database_url,
+    open_database,
+)
+from vision.calibration import (
+    DeckProfile,
+    DeckProfileError,
+    check_deck_name,
+    data_dir,
+    load_profile,
+    parse_profile,
+    profile_json,
+)
+
+__all__ = [
+    "DatabaseDeckStore",
+    "DeckStore",
+    "FolderDeckStore",
+    "load_deck",
+    "open_deck_store",
+]
+
+
+class DeckStore(ABC):
+    """Deck profiles by name; see the module docstring."""
+
+    @property
+    @abstractmethod
+    def location(self) -> str:
+        """Where the profiles are: a folder, or the database's URL without its password."""
+
+    @abstractmethod
+    def names(self) -> list[str]:
+        """The decks' names, sorted."""
+
+    @abstractmethod
+    def stamp(self, name: str) -> str | None:
+        """A token that changes whenever the deck is written; None when there is no such
+        deck. DeckProfileError for a bad name."""
+
+    @abstractmethod
+    def _load(self, name: str) -> DeckProfile | None:
+        """The deck, None when there is none."""
+
+    @abstractmethod
+    def usage(self) -> dict[str, int]:
+        """The bytes each deck's profile takes, by name (for quotas)."""
+
+    @abstractmethod
+    def put(self, profile: DeckProfile) -> str:
+        """Save ``profile`` under its name (made, or replaced whole); where it went."""
+
+    @abstractmethod
+    def delete(self, name: str) -> bool:
+        """Remove the deck; whether there was one."""
+
+    def get(self, name: str) -> DeckProfile:
+        """The deck called ``name``; DeckProfileError when it is badly named, unknown or
+        corrupt."""
+        check_deck_name(name)
+        profile = self._load(name)
+        if profile is None:
+            known = ", ".join(self.names()) or "none"
+            raise DeckProfileError(f"no deck profile {name!r} (known: {known})")
+        return profile
+
+
+class FolderDeckStore(DeckStore):
+    """Profiles as ``NAME.json`` files in ``folder`` (None: ``decks/`` in the data folder,
+    looked up on every call, so that a change of ``$HANDREADER_DATA`` is followed)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self._folder = folder
+
+    @property
+    def folder(self) -> Path:
+        """The folder of the profile files."""
+        return self._folder if self._folder is not None else data_dir() / "decks"
+
+    @property
+    def location(self) -> str:
+        return str(self.folder)
+
+    def _path(self, name: str) -> Path:
+        return self.folder / f"{check_deck_name(name)}.json"
+
+    def names(self) -> list[str]:
+        folder = self.folder
+        return sorted(path.stem for path in folder.glob("*.json")) if folder.is_dir() else []
+
+    def stamp(self, name: str) -> str | None:
+        try:
+            status = self._path(name).stat()
+        except OSError:
+            return None
+        return f"{status.st_ino}:{status.st_mtime_ns}:{status.st_size}"
+
+    def usage(self) -> dict[str, int]:
+        folder = self.folder
+        sizes: dict[str, int] = {}
+        for path in folder.glob("*.json") if folder.is_dir() else ():
+            try:
+                sizes[path.stem] = path.stat().st_size
+            except OSError:
+                continue  # removed meanwhile
+        return sizes
+
+    def _load(self, name: str) -> DeckProfile | None:
+        path = self._path(name)
+        if not path.is_file():
+            return None
+        return load_profile(path)
+
+    def put(self, profile: DeckProfile) -> str:
+        path = self._path(profile.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".json.part")
+        partial.write_text(profile_json(profile), encoding="utf-8")
+        partial.replace(path)  # a crash leaves the old file or the new one, never half
+        return str(path)
+
+    def delete(self, name: str) -> bool:
+        try:
+            self._path(name).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+
+class DatabaseDeckStore(DeckStore):
+    """Profiles in the ``deck_profile`` table of ``database`` (PostgreSQL; see
+    :mod:`handreader.store.schema`)."""
+
+    def __init__(self, database: Database) -> None:
+        if database.dialect != "postgresql":
+            raise StoreError(
+                f"deck profiles are kept in a database on PostgreSQL only, not in "
+                f"{database.location!r}: use the data folder (FolderDeckStore)"
+            )
+        self.database = database
+
+    @property
+    def location(self) -> str:
+        return self.database.location
+
+    def names(self) -> list[str]:
+        return sorted(str(row[0]) for row in self.database.read("SELECT name FROM deck_profile"))
+
+    def stamp(self, name: str) -> str | None:
+        rows = self.database.read(
+            "SELECT body_sha256 FROM deck_profile WHERE name = ?", (check_deck_name(name),)
+        )
+        return str(rows[0][0]) if rows else None
+
+    def usage(self) -> dict[str, int]:
+        rows = self.database.read("SELECT name, octet_length(body) FROM deck_profile")
+        return {str(name): int(size) for name, size in rows}
+
+    def _load(self, name: str) -> DeckProfile | None:
+        rows = self.database.read("SELECT body FROM deck_profile WHERE name = ?", (name,))
+        if not rows:
+            return None
+        return parse_profile(str(rows[0][0]), f"{name} in {self.location}")
+
+    def put(self, profile: DeckProfile) -> str:
+        name = check_deck_name(profile.name)
+        body = profile_json(profile)
+        digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+        updated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+        def upsert(transaction: Transaction) -> None:
+            transaction.all(
+                "INSERT INTO deck_profile (name, body, body_sha256, updated_utc) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET body = excluded.body, "
+                "body_sha256 = excluded.body_sha256, updated_utc = excluded.updated_utc",
+                (name, body, digest, updated),
+            )
+
+        self.database.write(upsert)
+        return f"{self.location} (deck {name})"
+
+    def delete(self, name: str) -> bool:
+        check_deck_name(name)
+
+        def remove(transaction: Transaction) -> bool:
+            rows = transaction.all(
+                "DELETE FROM deck_profile WHERE name = ? RETURNING name", (name,)
+            )
+            return bool(rows)
+
+        return self.database.write(remove)
+
+
+def open_deck_store(environ: Mapping[str, str] = os.environ) -> DeckStore:
+    """The deck store the environment names: the PostgreSQL database of
+    ``HANDREADER_DATABASE_URL`` when set, else the data folder's ``decks/``."""
+    url = environ.get(DATABASE_URL_ENV)
+    if not url:
+        return FolderDeckStore()
+    if not is_database_url(url):
+        raise StoreError(f"{DATABASE_URL_ENV} must be a postgresql:// URL")
+    return DatabaseDeckStore(open_database(url))
+
+
+def load_deck(name_or_path: str) -> DeckProfile:
+    """A deck for the command line's ``--deck``: a profile file's path (``*.json``), else a
+    deck's name in the store of :func:`open_deck_store`."""
+    path = Path(name_or_path)
+    if path.suffix == ".json" and path.is_file():
+        return load_profile(path)
+    return open_deck_store().get(name_or_path)

@@ -1,0 +1,46 @@
+"""Money: every stake, payout, net and rate of every game is an exact :class:`decimal.Decimal`.
+
+Amounts come in as decimals, ints, decimal text or floats (a float by its shortest repr, so
+``0.1`` means one tenth, not its binary neighbour) and are multiplied by whole multiples and
+decimal rates only, so they stay exact. :func:`json_amount` is their one JSON form: an ``int``
+when whole, else the nearest ``float``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+__all__ = ["MAX_AMOUNT", "ZERO", "json_amount", "to_money"]
+
+ZERO = Decimal(0)
+"""No money: the start of a sum of amounts."""
+
+MAX_AMOUNT = Decimal(10) ** 15
+"""The largest amount taken, in absolute value: far above any table's stake, and small enough
+that every sum and JSON form of amounts stays cheap (``1e999999999`` as text would otherwise
+become an integer of a billion digits)."""
+
+
+def to_money(value: int | float | str | Decimal) -> Decimal:
+    """``value`` as an exact Decimal (text stripped; a float by its shortest repr).
+
+    ValueError for anything that is not a finite number (a bool is not a number here) or whose
+    absolute value is over :data:`MAX_AMOUNT`.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
+        raise ValueError(f"not a number: {value!r}")
+    try:
+        amount = Decimal(str(value).strip()) if isinstance(value, float | str) else Decimal(value)
+    except InvalidOperation:
+        raise ValueError(f"not a number: {value!r}") from None
+    if not amount.is_finite():
+        raise ValueError(f"not a finite number: {value!r}")
+    # the exponent first: abs() of a number beyond the context's range raises Overflow
+    if amount.adjusted() > MAX_AMOUNT.adjusted() or abs(amount) > MAX_AMOUNT:
+        raise ValueError(f"amount out of range: {value!r} (at most {MAX_AMOUNT:,} either way)")
+    return amount
+
+
+def json_amount(amount: Decimal) -> int | float:
+    """An amount as a JSON number: an int when whole, else the nearest float."""
+    return int(amount) if amount == amount.to_integral_value() else float(amount)

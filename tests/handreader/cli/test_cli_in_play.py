@@ -1,0 +1,129 @@
+"""``--game`` and ``--decks`` of the photo commands: the deck in play each loads the reader with.
+
+A fake recognizer records the settings it was loaded with (``ReaderSettings.in_play``); what
+the deck changes in a reading is tested in tests/vision/test_decoding.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+from web_fakes import NIU_TABLE, FakeReader
+
+from handreader.cli import main
+from rules.decks import Deck, deck_for_game
+from vision.detections import Reading
+from vision.settings import ReaderSettings
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+class _Recorder(FakeReader):
+    """The web tests' fake, remembering the settings each load was given."""
+
+    def __init__(self) -> None:
+        super().__init__(NIU_TABLE)
+        self.loaded: list[ReaderSettings | None] = []
+
+    def read(self, image_bgr: NDArray[np.uint8], deck: object = None) -> Reading:
+        return super().read(image_bgr)
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch) -> _Recorder:
+    fake = _Recorder()
+
+    def load(models: object = None, settings: ReaderSettings | None = None) -> _Recorder:
+        fake.loaded.append(settings)
+        return fake
+
+    monkeypatch.setattr("vision.reader.Reader.load", load)
+    return fake
+
+
+@pytest.fixture
+def photo(tmp_path: Path) -> Path:
+    path = tmp_path / "table.png"
+    cv2.imwrite(str(path), np.full((480, 640, 3), 100, np.uint8))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("command", "options", "expected", "why"),
+    [
+        ("read", [], None, "read: any card unless a game is named"),
+        ("read", ["--game", "niuniu"], Deck.standard(), "Niu Niu: 52 cards"),
+        ("read", ["--game", "pinochle", "--decks", "2"], Deck.pinochle(2), "two pinochle packs"),
+        ("read", ["--game", "PITS"], deck_for_game("pits"), "names in any case"),
+        ("score", [], Deck.standard(), "score: the profile's Niu Niu deck (one pack)"),
+        ("score", ["--decks", "2"], Deck.standard(2), "score: two packs of it"),
+        ("score", ["--game", "any"], None, "score: any card when asked"),
+        ("score", ["--profile", "classic"], Deck.standard(), "every profile plays one pack"),
+        ("baccarat", [], Deck.standard(8), "Baccarat: the shoe's 8 decks"),
+        ("blackjack", ["--decks", "4"], Deck.standard(4), "the shoe's --decks count the packs"),
+        ("paigow", [], deck_for_game("paigow"), "Pai Gow Poker: 52 and a joker"),
+        ("paigow", ["--game", "any"], None, "any card when asked"),
+    ],
+)
+def test_photo_commands_load_the_reader_with_the_deck_in_play(
+    recorder: _Recorder,
+    photo: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    options: list[str],
+    expected: Deck | None,
+    why: str,
+) -> None:
+    assert main([command, str(photo), *options]) == 0, capsys.readouterr().err
+    assert [settings.in_play if settings else None for settings in recorder.loaded] == [
+        expected
+    ], why
+
+
+@pytest.mark.parametrize(
+    ("command", "options", "message"),
+    [
+        ("read", ["--decks", "2"], "decks 2 given without a game"),
+        ("read", ["--game", "any", "--decks", "2"], "decks 2 given with game 'any'"),
+        ("score", ["--decks", "0"], "decks must be a whole number >= 1, got 0"),
+    ],
+)
+def test_a_bad_count_is_an_error_before_the_models_load(
+    recorder: _Recorder,
+    photo: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    options: list[str],
+    message: str,
+) -> None:
+    assert main([command, str(photo), *options]) == 2
+    assert message in capsys.readouterr().err
+    assert recorder.loaded == []
+
+
+def test_an_unknown_game_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["read", "x.jpg", "--game", "poker"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'poker'" in capsys.readouterr().err
+
+
+def test_eval_reads_with_the_deck_and_says_which(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped models on the example photo (its labels in examples/hand.json): the JSON
+    line names the deck in play, and counts the certain cards read wrong."""
+    cards = json.loads((ROOT / "examples" / "hand.json").read_text())["cards"]
+    (tmp_path / "hand.jpg").write_bytes((ROOT / "examples" / "hand.jpg").read_bytes())
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps({"image": "hand.jpg", "cards": cards}) + "\n")
+    assert main(["eval", str(manifest), "--json", "--game", "niuniu"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["in_play"] == "niuniu: 52 cards" and summary["wrong"] >= 0
+    assert main(["eval", str(manifest), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["in_play"] is None

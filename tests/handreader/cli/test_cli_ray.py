@@ -1,0 +1,163 @@
+"""``handreader read --ray`` and ``handreader eval --ray`` (handreader.cli.ray_runner).
+
+Expectations from the product's requirements: "Without --ray nothing changes and Ray is not
+imported"; "A local Ray instance (ray.init() with 2 CPUs) reads a folder of rendered tables with the
+same results as the plain command"; "results in the same JSON lines, and a failed photo named
+without stopping the run". The Ray cases are slow (a Ray instance starts) and skip without the scale
+extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import pytest
+from live_scene import render_frame
+
+from handreader.cli import main
+from handreader.cli.ray_runner import is_ray_address
+from handreader.cli.read import ray_address
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLE = ROOT / "examples" / "hand.jpg"
+needs_models = pytest.mark.skipif(
+    not (ROOT / "models" / "manifest.json").is_file(), reason="needs the shipped models"
+)
+
+
+@needs_models
+def test_a_plain_read_never_imports_ray() -> None:
+    script = (
+        "import sys\n"
+        "from handreader.cli import main\n"
+        f"status = main(['read', '--json', {str(EXAMPLE)!r}])\n"
+        "assert 'ray' not in sys.modules, 'ray was imported'\n"
+        "sys.exit(status)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["image"] == str(EXAMPLE)
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("auto", True), ("local", True), ("ray://head.floor:10001", True),
+        ("10.0.0.5:6379", True), ("[::1]:6379", True),
+        ("photos/", False), ("table.jpg", False), ("night/2026-12-01", False), ("", False),
+    ],
+)  # fmt: skip
+def test_a_ray_address_is_told_from_a_photo(text: str, address: bool) -> None:
+    assert is_ray_address(text) is address
+
+
+@pytest.mark.parametrize(
+    ("given", "address", "photos"),
+    [
+        ("", None, ["b.jpg"]),
+        ("auto", "auto", ["b.jpg"]),
+        ("a.jpg", None, ["a.jpg", "b.jpg"]),  # --ray a.jpg b.jpg: a local run of both
+    ],
+)
+def test_ray_takes_an_optional_address(given: str, address: str | None, photos: list[str]) -> None:
+    args = argparse.Namespace(ray=given, photos=["b.jpg"])
+    assert ray_address(args, "photos") == address
+    assert args.photos == photos
+
+
+@pytest.mark.parametrize("command", [["read"], ["read", "--ray"], ["eval", "--ray", "auto"]])
+def test_a_command_without_inputs_is_a_one_line_error(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(command) == 2
+    wanted = "PHOTO" if command[0] == "read" else "MANIFEST"
+    assert (
+        capsys.readouterr().err == f"handreader {command[0]}: error: give at least one {wanted}\n"
+    )
+
+
+def test_annotate_is_refused_with_ray(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["read", "--ray", "--annotate", str(tmp_path), str(EXAMPLE)])
+    assert status == 2
+    assert capsys.readouterr().err.strip() == (
+        "handreader read: error: --annotate writes files where the photo is read: not with --ray"
+    )
+
+
+# --- on a local Ray instance -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("needs Ray: pip install -e '.[scale]'")
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of rendered tables (tests/live_scene.py), the example photo and a broken file."""
+    folder = tmp_path_factory.mktemp("tables")
+    for index in range(4):
+        cv2.imwrite(str(folder / f"table-{index}.jpg"), render_frame(index * 7))
+    shutil.copy(EXAMPLE, folder / "hand.jpg")
+    (folder / "broken.jpg").write_bytes(b"not an image")
+    return folder
+
+
+def _lines(output: str) -> list[dict[str, object]]:
+    lines = [json.loads(line) for line in output.splitlines()]
+    for line in lines:
+        line.pop("ms", None)  # timings differ from run to run
+    return lines
+
+
+@pytest.mark.slow
+@needs_models
+def test_ray_reads_a_folder_as_the_plain_command(
+    local_ray: None, tables: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["read", "--json", str(tables)]) == 2  # the broken photo
+    plain = _lines(capsys.readouterr().out)
+    assert main(["read", "--json", "--ray", str(tables)]) == 2
+    spread = _lines(capsys.readouterr().out)
+    assert spread == plain
+    assert [Path(str(line["image"])).name for line in spread] == [
+        "broken.jpg", "hand.jpg", "table-0.jpg", "table-1.jpg", "table-2.jpg", "table-3.jpg",
+    ]  # fmt: skip
+    broken = spread[0]["error"]
+    assert isinstance(broken, dict) and broken["code"] == "unsupported_type"
+    assert any(line.get("cards") for line in spread)  # the tables were read, not only failed
+
+
+@pytest.mark.slow
+@needs_models
+def test_eval_on_ray_gives_the_plain_figures(
+    local_ray: None, tables: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tables / "manifest.jsonl"
+    cards = json.loads((ROOT / "examples" / "hand.json").read_text())["cards"]
+    entries = [{"image": "hand.jpg", "cards": cards}, {"image": "broken.jpg", "cards": ["AS"]}]
+    entries += [{"image": f"table-{i}.jpg", "cards": ["KH", "QS"]} for i in range(4)]
+    manifest.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    assert main(["eval", "--json", str(manifest)]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(["eval", "--json", "--ray", "--readers", "2", str(manifest)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == plain
+    assert plain["failed"] == 1 and plain["photos"] == 6
+    assert "broken.jpg" in captured.err  # the failed photo is named

@@ -1,0 +1,144 @@
+"""The deck in play over HTTP: the ``game`` and ``decks`` options of every image endpoint, their
+defaults (each endpoint's own game) and their errors, and the live stream's deck in play.
+
+A fake recognizer records the deck each read was decoded with (``with_deck_in_play``); what
+the deck changes in a reading is tested in tests/vision/test_decoding.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from numpy.typing import NDArray
+from web_fakes import NIU_TABLE, FakeReader, error_message, fake_client, image_bytes
+
+from rules.decks import Deck, deck_for_game
+from vision.detections import Reading
+
+
+class InPlayFake(FakeReader):
+    """Reads as :class:`FakeReader`; ``with_deck_in_play`` gives a reader recording its deck
+    in ``decks`` at each read (None for a read without one)."""
+
+    def __init__(self) -> None:
+        super().__init__(NIU_TABLE)
+        self.decks: list[Deck | None] = []
+        self.in_play: Deck | None = None
+
+    def with_deck_in_play(self, deck: Deck | None) -> InPlayFake:
+        other = InPlayFake.__new__(InPlayFake)
+        other.__dict__.update(self.__dict__)
+        other.in_play = deck
+        return other
+
+    def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
+        self.decks.append(self.in_play)
+        return super().read(image_bgr)
+
+
+@pytest.fixture
+def fake() -> InPlayFake:
+    return InPlayFake()
+
+
+@pytest.fixture
+def client(fake: InPlayFake) -> Iterator[TestClient]:
+    with fake_client(fake) as test_client:
+        yield test_client
+
+
+def _post_photo(client: TestClient, path: str, options: dict[str, Any]) -> Any:
+    files = {"image": ("table.jpg", image_bytes(), "image/jpeg")}
+    return client.post(path, files=files, data={"options": json.dumps(options)})
+
+
+@pytest.mark.parametrize(
+    ("path", "options", "expected", "why"),
+    [
+        ("/v1/read", {}, None, "reading: any card unless a game is named"),
+        ("/v1/read", {"game": "pinochle", "decks": 2}, Deck.pinochle(2), "two pinochle packs"),
+        ("/v1/score", {}, Deck.standard(), "Niu Niu: the profile's one deck, no jokers"),
+        ("/v1/score", {"decks": 2}, Deck.standard(2), "Niu Niu with two decks"),
+        ("/v1/score", {"game": "any"}, None, "any card when asked"),
+        ("/v1/annotated", {}, Deck.standard(), "a Niu Niu drawing"),
+        ("/v1/annotated?game=pits", {}, deck_for_game("pits"), "a Pits drawing"),
+        ("/v1/pits", {}, deck_for_game("pits"), "Pits: 54 cards"),
+        ("/v1/baccarat", {}, Deck.standard(8), "Baccarat: the shoe's 8 decks"),
+        ("/v1/baccarat", {"decks": 6}, Deck.standard(6), "the shoe's decks option"),
+        ("/v1/blackjack", {}, Deck.standard(6), "Blackjack: the shoe's 6 decks"),
+        ("/v1/paigow", {}, deck_for_game("paigow"), "Pai Gow Poker: 52 and a joker"),
+        ("/v1/paigow", {"game": "any"}, None, "any card when asked"),
+    ],
+)
+def test_each_endpoint_reads_with_its_games_deck(
+    client: TestClient,
+    fake: InPlayFake,
+    path: str,
+    options: dict[str, Any],
+    expected: Deck | None,
+    why: str,
+) -> None:
+    response = _post_photo(client, path, options)
+    assert response.status_code == 200, response.text
+    assert fake.decks == [expected], why
+
+
+def test_the_deck_in_play_as_query_parameters_of_a_raw_body(
+    client: TestClient, fake: InPlayFake
+) -> None:
+    response = client.post("/v1/read?game=niuniu&decks=2", content=image_bytes())
+    assert response.status_code == 200, response.text
+    assert fake.decks == [Deck.standard(2)]
+
+
+@pytest.mark.parametrize(
+    ("path", "options", "status", "code", "text"),
+    [
+        ("/v1/read", {"game": "poker"}, 400, "bad_options", "unknown game 'poker'"),
+        ("/v1/read", {"decks": 2}, 400, "bad_options", "decks 2 given without a game"),
+        ("/v1/score", {"game": "any", "decks": 2}, 400, "bad_options", "no deck is in play"),
+        ("/v1/score", {"decks": 0}, 422, "validation_error", "decks"),
+        ("/v1/pits", {"decks": 17}, 422, "validation_error", "decks"),
+        ("/v1/paigow", {"game": 3}, 422, "validation_error", "game"),
+    ],
+)
+def test_bad_deck_in_play_options(
+    client: TestClient,
+    fake: InPlayFake,
+    path: str,
+    options: dict[str, Any],
+    status: int,
+    code: str,
+    text: str,
+) -> None:
+    message = error_message(_post_photo(client, path, options), status, code)
+    assert text in message
+    assert fake.decks == []  # refused before the photo is read
+
+
+def test_a_recognizer_without_the_deck_reads_as_it_does() -> None:
+    """A recognizer with no ``with_deck_in_play`` (a stand-in) is called as before."""
+    plain = FakeReader(NIU_TABLE)
+    with fake_client(plain) as client:
+        assert _post_photo(client, "/v1/score", {}).status_code == 200
+    assert plain.sizes == [(640, 480)]
+
+
+def test_the_live_stream_reads_with_the_deck_in_play(client: TestClient, fake: InPlayFake) -> None:
+    """The query's options set it (default: the profile's Niu Niu deck); an options message
+    changes it from the next frame on; the answers name it."""
+    with client.websocket_connect("/v1/live?decks=2") as socket:
+        socket.send_bytes(image_bytes())
+        socket.receive_json()
+        socket.send_json({"profile": "classic"})
+        assert socket.receive_json()["in_play"] == "niuniu: 2 decks of 52 cards"
+        socket.send_json({"options": {"game": "any"}})
+        assert socket.receive_json()["in_play"] is None
+        socket.send_bytes(image_bytes())
+        socket.receive_json()
+    assert fake.decks == [Deck.standard(2), None]

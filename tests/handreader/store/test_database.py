@@ -1,0 +1,116 @@
+"""The store's database layer on both backends: migrations under concurrency, a clear error for
+an unreachable database, a broken connection opened again, what ``/health`` reports.
+
+Expectations come from ``handreader/store/database.py``'s docstring and from the product's
+requirements: "Schema created and migrated by the service itself (versioned), with a clear error
+when the database is unreachable; /health reports the store".
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+from store_databases import raw
+
+from handreader.store.database import (
+    StoreError,
+    StoreUnavailableError,
+    Transaction,
+    open_database,
+    redact_url,
+)
+
+needs_psycopg = pytest.mark.skipif(
+    importlib.util.find_spec("psycopg") is None,
+    reason="needs psycopg: pip install -e '.[postgres]'",
+)
+
+
+def test_opening_creates_the_schema_at_the_latest_version(location: str) -> None:
+    with open_database(location) as database:
+        assert database.schema_version() == 1
+        assert database.read("SELECT count(*) FROM verification") == [(0,)]
+        report = database.describe()
+    assert report["ok"] is True and report["schema_version"] == 1
+    assert report["backend"] == ("postgresql" if location.startswith("postgresql") else "sqlite")
+
+
+def test_processes_opening_together_migrate_once(location: str) -> None:
+    errors: list[BaseException] = []
+
+    def open_and_close() -> None:
+        try:
+            open_database(location).close()
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_and_close) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert raw(location, "SELECT version FROM schema_version") == [(1,)]
+
+
+def test_a_write_is_one_transaction_rolled_back_on_error(location: str) -> None:
+    with open_database(location) as database:
+
+        def half_done(transaction: Transaction) -> None:
+            transaction.all(
+                "INSERT INTO schema_version (version, applied_utc, description) "
+                "VALUES (50, 'x', 'y')"
+            )
+            raise RuntimeError("stopped halfway")
+
+        with pytest.raises(RuntimeError, match="stopped halfway"):
+            database.write(half_done, serialize=7)
+        assert database.schema_version() == 1  # the insert was rolled back
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@needs_psycopg
+def test_an_unreachable_database_is_a_clear_error_without_the_password() -> None:
+    url = f"postgresql://floor:s3cret@127.0.0.1:{_closed_port()}/audit"
+    with pytest.raises(StoreUnavailableError) as caught:
+        open_database(url, timeout_s=2)
+    message = str(caught.value)
+    assert message.startswith("cannot reach database 'postgresql://floor:***@127.0.0.1:")
+    assert "s3cret" not in message
+
+
+def test_an_sqlite_file_that_cannot_be_opened_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="cannot open database"):
+        open_database(tmp_path / "missing-folder" / "store.sqlite3")
+
+
+def test_a_broken_postgresql_connection_is_opened_again(postgres_schema: str) -> None:
+    with open_database(postgres_schema) as database:
+        (pid,) = database.read("SELECT pg_backend_pid()")[0]
+        raw(postgres_schema, "SELECT pg_terminate_backend(?)", (pid,))
+        with pytest.raises(StoreUnavailableError, match="cannot read database"):
+            database.read("SELECT 1")
+        report = database.describe()  # the next call connects again
+        assert report["ok"] is True
+        assert database.read("SELECT pg_backend_pid()")[0][0] != pid
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://u:pw@db.local:5433/h", "postgresql://u:***@db.local:5433/h"),
+        ("postgresql://u@db.local/h", "postgresql://u@db.local/h"),
+        ("postgres://u:p%40ss@[::1]/h?sslmode=require", "postgres://u:***@[::1]/h?sslmode=require"),
+    ],
+)
+def test_urls_are_shown_without_their_password(url: str, shown: str) -> None:
+    assert redact_url(url) == shown

@@ -1,0 +1,144 @@
+"""The deck store on both backends (a folder of files, the PostgreSQL database): list, get, put,
+delete, the stamp that changes with every write, errors that name the deck.
+
+Expectations come from ``handreader/store/decks.py``'s docstring and from the product's
+requirements: "a deck calibrated through one [replica] is used by the others".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from store_databases import raw
+
+from handreader.store.database import StoreError, open_database
+from handreader.store.decks import (
+    DatabaseDeckStore,
+    DeckStore,
+    FolderDeckStore,
+    load_deck,
+    open_deck_store,
+)
+from vision.calibration import DeckProfile, DeckProfileError, save_profile
+
+
+def profile(name: str, seed: int = 0, cards: tuple[str, ...] = ("AS", "10H")) -> DeckProfile:
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(len(cards), 2, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=2, keepdims=True)
+    prototypes = {code: vectors[i] for i, code in enumerate(cards)}
+    return DeckProfile(name, prototypes, "ab" * 32, "2026-12-01T10:00:00Z", ("a.jpg",))
+
+
+@pytest.fixture(params=["folder", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DeckStore]:
+    if request.param == "folder":
+        yield FolderDeckStore(tmp_path / "decks")
+        return
+    database = open_database(request.getfixturevalue("postgres_schema"))
+    yield DatabaseDeckStore(database)
+    database.close()
+
+
+def same(first: DeckProfile, second: DeckProfile) -> bool:
+    return (first.name, first.model_sha256, first.created, first.photos) == (
+        second.name, second.model_sha256, second.created, second.photos,
+    ) and all(
+        np.allclose(first.prototypes[code], second.prototypes[code], atol=1e-5)
+        for code in first.prototypes
+    ) and set(first.prototypes) == set(second.prototypes)  # fmt: skip
+
+
+def test_an_empty_store_has_no_deck(store: DeckStore) -> None:
+    assert store.names() == []
+    assert store.stamp("house") is None
+    with pytest.raises(DeckProfileError, match=r"no deck profile 'house' \(known: none\)"):
+        store.get("house")
+    assert store.delete("house") is False
+
+
+def test_a_deck_put_reads_back_whole(store: DeckStore) -> None:
+    store.put(profile("house"))
+    store.put(profile("blue-back.2", seed=1))
+    assert store.names() == ["blue-back.2", "house"]
+    assert same(store.get("house"), profile("house"))
+    with pytest.raises(DeckProfileError, match=r"known: blue-back\.2, house"):
+        store.get("red")
+
+
+def test_the_stamp_changes_when_a_deck_is_written_again(store: DeckStore) -> None:
+    store.put(profile("house", seed=1))
+    first = store.stamp("house")
+    store.put(profile("house", seed=2))
+    second = store.stamp("house")
+    assert first is not None and second is not None and first != second
+    assert same(store.get("house"), profile("house", seed=2))
+
+
+def test_usage_is_each_decks_size(store: DeckStore) -> None:
+    store.put(profile("house"))
+    store.put(profile("big", cards=("AS", "2S", "3S", "4S")))
+    usage = store.usage()
+    assert set(usage) == {"big", "house"}
+    assert usage["big"] > usage["house"] > 500  # bytes of the profile's JSON text
+
+
+def test_a_deleted_deck_is_gone(store: DeckStore) -> None:
+    store.put(profile("house"))
+    assert store.delete("house") is True
+    assert store.names() == [] and store.stamp("house") is None
+
+
+@pytest.mark.parametrize("name", ["../etc", "", "-x", "a/b", "x" * 65])
+def test_bad_names_are_refused(store: DeckStore, name: str) -> None:
+    with pytest.raises(DeckProfileError, match="bad deck name"):
+        store.get(name)
+    with pytest.raises(DeckProfileError, match="bad deck name"):
+        store.put(profile(name))
+
+
+def test_a_corrupt_profile_is_a_clear_error(postgres_schema: str) -> None:
+    with open_database(postgres_schema) as database:
+        store = DatabaseDeckStore(database)
+        store.put(profile("house"))
+        raw(postgres_schema, "UPDATE deck_profile SET body = '{\"format\": 1}'")
+        with pytest.raises(DeckProfileError, match=r"deck profile 'house in postgresql://.*corrupt"):
+            store.get("house")
+
+
+def test_two_stores_on_one_database_see_each_others_decks(postgres_schema: str) -> None:
+    with open_database(postgres_schema) as one, open_database(postgres_schema) as other:
+        DatabaseDeckStore(one).put(profile("house"))
+        assert same(DatabaseDeckStore(other).get("house"), profile("house"))
+
+
+def test_an_sqlite_database_keeps_no_decks(tmp_path: Path) -> None:
+    with (
+        open_database(tmp_path / "store.sqlite3") as database,
+        pytest.raises(StoreError, match="PostgreSQL only"),
+    ):
+        DatabaseDeckStore(database)
+
+
+def test_the_environment_picks_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HANDREADER_DATA", str(tmp_path))
+    folder = open_deck_store({})
+    assert isinstance(folder, FolderDeckStore) and folder.folder == tmp_path / "decks"
+    save_profile(profile("house"))  # what handreader calibrate writes is what the store reads
+    assert folder.names() == ["house"] and same(load_deck("house"), profile("house"))
+    assert same(load_deck(str(tmp_path / "decks" / "house.json")), profile("house"))
+    with pytest.raises(StoreError, match="must be a postgresql:// URL"):
+        open_deck_store({"HANDREADER_DATABASE_URL": "mysql://floor/decks"})
+
+
+def test_the_database_url_picks_the_database(
+    postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HANDREADER_DATABASE_URL", postgres_schema)
+    store = open_deck_store()
+    assert isinstance(store, DatabaseDeckStore)
+    store.put(profile("house"))
+    assert same(load_deck("house"), profile("house"))

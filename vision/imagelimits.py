@@ -1,0 +1,112 @@
+"""The limits an image meets before it is decoded, and what decoding it will cost in memory.
+
+:func:`check_limits` runs on the encoded bytes and their header alone (``vision.imageheader``):
+
+1. empty data, and data over ``max_bytes`` (default :data:`DEFAULT_MAX_BYTES`, 20 MiB), are
+   refused without looking further;
+2. the header's size over ``max_pixels`` (default :data:`DEFAULT_MAX_PIXELS`, 50 megapixels)
+   is refused, and so is a decoded array over ``max_decoded_bytes`` (default
+   :data:`DEFAULT_MAX_DECODED_BYTES`, 200 MiB): pixels times channels times bytes per sample,
+   so that a few hundred kilobytes of 16-bit RGBA PNG (a "decompression bomb" under the pixel
+   limit) cost nothing; both are :class:`~vision.imageheader.TooManyPixelsError` (HTTP 413);
+3. a side under ``min_side`` (default :data:`MIN_SIDE`, 32 px) is
+   :class:`~vision.imageheader.ImageTooSmallError`: nothing can be read in it.
+
+:func:`decode_peak_bytes` is the memory that decoding and normalising an image takes at its
+peak, from the header: what a caller that decodes many images at once (the HTTP service)
+reserves before decoding one, so that their sum stays bounded.
+"""
+
+from __future__ import annotations
+
+from vision.imageheader import (
+    EmptyImageError,
+    ImageInfo,
+    ImageTooLargeError,
+    ImageTooSmallError,
+    TooManyPixelsError,
+    probe_image,
+)
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_DECODED_BYTES",
+    "DEFAULT_MAX_PIXELS",
+    "MIN_SIDE",
+    "STRIP_BYTES",
+    "check_limits",
+    "decode_peak_bytes",
+    "reduced_side",
+]
+
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+"""Largest accepted encoded image: 20 MiB."""
+DEFAULT_MAX_PIXELS = 50_000_000
+"""Largest accepted image area: 50 megapixels."""
+DEFAULT_MAX_DECODED_BYTES = 200 * 1024 * 1024
+"""Largest accepted decoded array: 200 MiB, a 50-megapixel photo of four 8-bit channels (a
+16-bit RGBA image of 50 megapixels would be 400 MB)."""
+MIN_SIDE = 32
+"""Smallest accepted width and height in pixels: below it no card index can be read."""
+STRIP_BYTES = 8 * 1024 * 1024
+"""Most memory one strip of rows takes while an image is normalised to 8-bit BGR (the
+conversion runs strip by strip, so it never holds a second full-size copy in wider types)."""
+
+
+def reduced_side(side: int, factor: int) -> int:
+    """A side decoded at ``1 / factor`` (libjpeg's rounding: up)."""
+    return -(-side // factor)
+
+
+def decode_peak_bytes(info: ImageInfo, factor: int = 1) -> int:
+    """The most memory decoding the image (a JPEG reduced by ``factor``), normalising it to
+    8-bit BGR and turning it upright takes at once, in bytes.
+
+    OpenCV's decoders hold two arrays of the decoded size while they run (measured for every
+    supported type: 2.0 to 2.4 times the array); the normalised copy (3 bytes a pixel) then
+    lives beside the decoded array, and turning it by its EXIF orientation makes one more
+    copy. The strips of the normalisation add at most :data:`STRIP_BYTES`.
+    """
+    pixels = reduced_side(info.width, factor) * reduced_side(info.height, factor)
+    decoded = pixels * info.channels * info.sample_bytes
+    upright = 3 * pixels
+    return max(2 * decoded + decoded // 4, decoded + upright, 2 * upright) + STRIP_BYTES
+
+
+def check_limits(
+    data: bytes,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
+    min_side: int = MIN_SIDE,
+) -> ImageInfo:
+    """The header of ``data`` after the checks that come before decoding (the module docstring).
+
+    Raises EmptyImageError, ImageTooLargeError (over ``max_bytes``), UnsupportedImageTypeError,
+    CorruptImageError (a damaged header), TooManyPixelsError (over ``max_pixels`` or
+    ``max_decoded_bytes``), ImageTooSmallError (a side under ``min_side``).
+    """
+    if not data:
+        raise EmptyImageError("empty image: 0 bytes received")
+    if len(data) > max_bytes:
+        raise ImageTooLargeError(
+            f"image of {len(data):,} bytes is over the limit of {max_bytes:,} bytes"
+        )
+    info = probe_image(data)
+    if info.pixels > max_pixels:
+        raise TooManyPixelsError(
+            f"{info.format.name} of {info.width}x{info.height} = {info.pixels:,} pixels is over "
+            f"the limit of {max_pixels:,} pixels"
+        )
+    if info.decoded_bytes > max_decoded_bytes:
+        raise TooManyPixelsError(
+            f"{info.describe()} decodes to {info.decoded_bytes:,} bytes, over the limit of "
+            f"{max_decoded_bytes:,} bytes"
+        )
+    if min(info.width, info.height) < min_side:
+        raise ImageTooSmallError(
+            f"{info.format.name} of {info.width}x{info.height} pixels is too small: "
+            f"each side needs at least {min_side} pixels"
+        )
+    return info
