@@ -29,7 +29,14 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["EVIDENCE_CONTEXT", "EVIDENCE_SIZE", "card_evidence", "image_light", "paper_mask"]
+__all__ = [
+    "EVIDENCE_CONTEXT",
+    "EVIDENCE_SIZE",
+    "card_evidence",
+    "doubted_by_card_face",
+    "image_light",
+    "paper_mask",
+]
 
 EVIDENCE_CONTEXT = 4.0
 """The window's side, in the box's longer sides."""
@@ -201,3 +208,24 @@ def card_evidence(
             ys, xs = np.nonzero(np.isin(labels, around))
             answers[number] = float(np.hypot(xs - centre[0], ys - centre[1]).max()) >= needed
     return answers
+
+
+def doubted_by_card_face(
+    image: NDArray[np.uint8], xyxy: NDArray[np.float32], groups: list[NDArray[np.intp]]
+) -> list[NDArray[np.intp]]:
+    """The cards' box groups (rows of ``xyxy``, each card's surest first) none of whose boxes
+    has a card's face around it (:func:`card_evidence`): each card's surest box is looked at
+    first, the others only for the cards whose surest box fails."""
+    if not groups:
+        return []
+    light = image_light(image)
+    surest = np.array([group[0] for group in groups])
+    seen = card_evidence(image, xyxy[surest], light)
+    doubted = [group for group, kept in zip(groups, seen, strict=True) if not kept]
+    rest = [group[1:] for group in doubted if len(group) > 1]
+    if not rest:
+        return doubted
+    boxes = np.concatenate(rest)
+    shown = np.zeros(len(xyxy), bool)
+    shown[boxes] = card_evidence(image, xyxy[boxes], light)
+    return [group for group in doubted if not shown[group[1:]].any()]

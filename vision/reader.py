@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from rules.cards import CARD_CLASSES, Joker, parse_card, parse_cards
 from rules.decks import Deck
 from vision.calibration import DeckProfile, combine_with_profile
-from vision.card_evidence import card_evidence, image_light
+from vision.card_evidence import doubted_by_card_face
 from vision.crops import CROP_CONTEXT, CROP_SIZE, crop_index, crops_to_tensor
 from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
@@ -140,27 +140,6 @@ def upright_turns(xyxy: NDArray[np.floating[Any]]) -> NDArray[np.bool_]:
     quarters of a turn (1 and 3). Row k is turn k (``np.rot90``'s k, counter-clockwise)."""
     tall = (xyxy[:, 3] - xyxy[:, 1]) >= (xyxy[:, 2] - xyxy[:, 0])
     return np.stack([tall, ~tall, tall, ~tall])
-
-
-def _doubted_by_card_face(
-    image: NDArray[np.uint8], xyxy: NDArray[np.float32], groups: list[NDArray[np.intp]]
-) -> list[NDArray[np.intp]]:
-    """The cards' box groups none of whose boxes has a card's face around it
-    (:func:`vision.card_evidence.card_evidence`): each card's surest box first, the others
-    only for the cards whose surest box fails."""
-    if not groups:
-        return []
-    light = image_light(image)
-    surest = np.array([group[0] for group in groups])
-    seen = card_evidence(image, xyxy[surest], light)
-    doubted = [group for group, kept in zip(groups, seen, strict=True) if not kept]
-    rest = [group[1:] for group in doubted if len(group) > 1]
-    if not rest:
-        return doubted
-    boxes = np.concatenate(rest)
-    shown = np.zeros(len(xyxy), bool)
-    shown[boxes] = card_evidence(image, xyxy[boxes], light)
-    return [group for group in doubted if not shown[group[1:]].any()]
 
 
 def _joint(probabilities: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -431,7 +410,7 @@ class Reader:
         if self.settings.card_evidence:
             kept = {id(group) for group in doubted}
             others = [group for group in groups if id(group) not in kept]
-            doubted += _doubted_by_card_face(image, xyxy, others)
+            doubted += doubted_by_card_face(image, xyxy, others)
         if not doubted:
             return cards
         probabilities = probabilities.copy()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from vision.card_evidence import card_evidence, image_light, paper_mask
+from vision.card_evidence import card_evidence, doubted_by_card_face, image_light, paper_mask
 
 FELT = (40, 110, 35)
 INK = (20, 20, 20)
@@ -111,3 +111,18 @@ def test_no_box_or_a_degenerate_one(boxes: NDArray[np.float32]) -> None:
     image = felt(64, 48)
     answer = card_evidence(image, boxes)
     assert answer.shape == (len(boxes),) and not answer.any()
+
+
+def test_a_card_goes_only_when_none_of_its_boxes_passes() -> None:
+    """``doubted_by_card_face``: a card whose surest box is print on the felt but whose other
+    box is an index on a card stays; a card of print alone goes."""
+    image = felt()
+    card(image, 60, 60)
+    glyph(image, 300, 100, (235, 235, 235))
+    glyph(image, 380, 200, (235, 235, 235))
+    xyxy = np.concatenate([box_at(300, 100), box_at(66, 66), box_at(380, 200)])
+    kept_card = np.array([0, 1])  # surest box on the print, its other box on the card
+    print_only = np.array([2])
+    doubted = doubted_by_card_face(image, xyxy, [kept_card, print_only])
+    assert [group.tolist() for group in doubted] == [[2]]
+    assert doubted_by_card_face(image, xyxy, []) == []
