@@ -303,9 +303,11 @@ class Reader:
 
     def for_frames(self) -> Reader:
         """This reader as the live overlay reads video frames: one detector pass (no close-up
-        or finer pass, no whole-card reading), to keep a frame's time."""
+        or finer pass, no whole-card reading, no card-face check), to keep a frame's time."""
         return self.with_settings(
-            dataclasses.replace(self.settings, closeups=False, fine=False, whole_card=False)
+            dataclasses.replace(
+                self.settings, closeups=False, fine=False, whole_card=False, card_evidence=False
+            )
         )
 
     def with_deck_in_play(self, deck: Deck | None) -> Reader:

@@ -482,6 +482,15 @@ def test_frames_reader_turns_both_second_passes_off() -> None:
     assert (reader.settings.closeups, reader.settings.fine) == (True, True)
 
 
+def test_frames_reader_skips_the_card_face_check() -> None:
+    """A video frame's budget (25 ms at 640x480) has no room for the card-face check; photos
+    keep it (``ReaderSettings.card_evidence``)."""
+    reader = _merger()
+    reader.detector = _ScriptedDetector([], [])
+    assert reader.settings.card_evidence is True
+    assert reader.for_frames().settings.card_evidence is False
+
+
 def test_upright_turns_follow_the_box_shape() -> None:
     """A box at least as tall as wide is read as it lies and half a turn round; a wider one
     at the quarter turns. Rows are turns 0..3, columns boxes."""
