@@ -19,14 +19,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import statistics
 import sys
-import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from card_free import count_false_cards, print_rows  # noqa: E402
 
 from training.synth.config import Layouts, load_config  # noqa: E402
 from training.synth.generate import scene_at  # noqa: E402
@@ -64,41 +68,17 @@ def main() -> None:
             dataclasses.replace(reader.settings, verify_below=0.0)
         ),
     }
-    found = {name: Counter[str]() for name in readers}
-    images_with = dict.fromkeys(readers, 0)
-    uncertain = dict.fromkeys(readers, 0)
-    flagged = dict.fromkeys(readers, 0)
-    times: dict[str, list[float]] = {name: [] for name in readers}
     games = Counter[str]()
-    names = list(readers)
-    for number in range(args.seed, args.seed + args.count):
-        scene = scene_at(config, number)  # type: ignore[arg-type]
-        if scene.labels:
-            raise RuntimeError(f"card-free table {number} has labelled indices")
-        games[scene.game] += 1
-        turn = number % len(names)  # each reader goes first as often
-        for name in names[turn:] + names[:turn]:
-            started = time.perf_counter()
-            reading = readers[name].read(scene.image)
-            times[name].append((time.perf_counter() - started) * 1000)
-            certain = reading.certain
-            found[name].update(card.code for card in certain)
-            images_with[name] += int(bool(certain))
-            unsure = sum(card.uncertain for card in reading.cards)
-            uncertain[name] += unsure
-            flagged[name] += int(unsure > 0)
-    rows = {
-        name: {
-            "images": args.count,
-            "false_cards": sum(found[name].values()),
-            "images_with_a_false_card": images_with[name],
-            "uncertain_cards": uncertain[name],
-            "images_flagged_uncertain": flagged[name],
-            "median_ms": round(statistics.median(times[name]), 1),
-            "most_common": found[name].most_common(6),
-        }
-        for name in readers
-    }
+
+    def tables() -> Iterator[tuple[int, NDArray[np.uint8]]]:
+        for number in range(args.seed, args.seed + args.count):
+            scene = scene_at(config, number)  # type: ignore[arg-type]
+            if scene.labels:
+                raise RuntimeError(f"card-free table {number} has labelled indices")
+            games[scene.game] += 1
+            yield number, scene.image
+
+    rows = count_false_cards(tables(), readers)
     if args.json:
         print(json.dumps({"games": dict(games), **rows}))
         return
@@ -107,14 +87,7 @@ def main() -> None:
         + ", ".join(f"{game} {count}" for game, count in sorted(games.items()))
         + "):"
     )
-    for name, row in rows.items():
-        common = ", ".join(f"{code} {count}" for code, count in row["most_common"]) or "none"
-        print(
-            f"  {name}: {row['false_cards']} false certain cards on "
-            f"{row['images_with_a_false_card']} tables, {row['uncertain_cards']} uncertain "
-            f"ones on {row['images_flagged_uncertain']}; median read {row['median_ms']} ms; "
-            f"most common: {common}"
-        )
+    print_rows(rows, "tables")
 
 
 if __name__ == "__main__":

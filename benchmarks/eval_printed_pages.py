@@ -18,12 +18,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import statistics
-import time
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from card_free import count_false_cards, print_rows
 
 from training.synth.backgrounds import background, photo_files
 from training.synth.config import Backgrounds
@@ -62,52 +60,15 @@ def main() -> None:
             dataclasses.replace(reader.settings, verify_uncertain=False)
         ),
     }
-    found = {name: Counter[str]() for name in readers}
-    images_with = dict.fromkeys(readers, 0)
-    uncertain = dict.fromkeys(readers, 0)
-    flagged = dict.fromkeys(readers, 0)
-    times: dict[str, list[float]] = {name: [] for name in readers}
-    names = list(readers)
-    for seed in range(args.seed, args.seed + args.count):
-        image = table_with_print(seed)
-        turn = seed % len(names)  # each reader goes first as often: no one pays the first look
-        for name in names[turn:] + names[:turn]:
-            each = readers[name]
-            started = time.perf_counter()
-            reading = each.read(image)
-            times[name].append((time.perf_counter() - started) * 1000)
-            certain = reading.certain
-            found[name].update(card.code for card in certain)
-            images_with[name] += int(bool(certain))
-            unsure = sum(card.uncertain for card in reading.cards)
-            uncertain[name] += unsure
-            flagged[name] += int(unsure > 0)
-    rows = {
-        name: {
-            "images": args.count,
-            "false_cards": sum(found[name].values()),
-            "images_with_a_false_card": images_with[name],
-            "uncertain_cards": uncertain[name],
-            "images_flagged_uncertain": flagged[name],
-            "median_ms": round(statistics.median(times[name]), 1),
-            "most_common": found[name].most_common(6),
-        }
-        for name in readers
-    }
+    images = ((seed, table_with_print(seed)) for seed in range(args.seed, args.seed + args.count))
+    rows = count_false_cards(images, readers)
     if args.json:
         print(json.dumps({"verifier": reader.verifier is not None, **rows}))
         return
     if reader.verifier is None:
         print("(these models have no index verifier: both rows read the same)")
     print(f"{args.count} tables with printed pages and no card (seeds {args.seed}..):")
-    for name, row in rows.items():
-        common = ", ".join(f"{code} {count}" for code, count in row["most_common"]) or "none"
-        print(
-            f"  {name}: {row['false_cards']} false certain cards on "
-            f"{row['images_with_a_false_card']} images, {row['uncertain_cards']} uncertain "
-            f"ones on {row['images_flagged_uncertain']}; median read {row['median_ms']} ms; "
-            f"most common: {common}"
-        )
+    print_rows(rows, "images")
 
 
 if __name__ == "__main__":
