@@ -411,14 +411,12 @@ def use_pack(pack: Path, work: Path) -> dict[str, Any]:
     """Unpack ``pack`` into ``WORK/cache`` (verified; renders already there kept) and draw
     from it: ``HANDREADER_CACHE`` is set for this process and the scene workers it starts.
     Returns what the report says of the pack."""
-    import os
-
-    from training.pack import unpack
+    from training.pack import draw_from, unpack
 
     cache = work / "cache"
     began = time.monotonic()
     manifest = unpack(pack, cache)
-    os.environ["HANDREADER_CACHE"] = str(cache)
+    draw_from(cache)
     return {
         "file": str(pack),
         "bytes": pack.stat().st_size,

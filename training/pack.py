@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import io
 import json
+import os
 import sys
 import tarfile
 from collections.abc import Iterable, Sequence
@@ -47,6 +48,7 @@ __all__ = [
     "PACK_VERSION",
     "PackError",
     "build_pack",
+    "draw_from",
     "main",
     "unpack",
 ]
@@ -63,7 +65,10 @@ DEFAULT_CONFIGS = (
     "datasets/verifier.yaml",
     "datasets/casino.yaml",
 )
-"""The configs ``scripts/train_gpu.py`` draws (training and held-out scenes)."""
+"""The configs ``scripts/train_gpu.py`` draws (training and held-out scenes), relative to the
+repository."""
+
+_REPO = Path(__file__).resolve().parent.parent
 
 
 class PackError(ValueError):
@@ -232,6 +237,21 @@ def unpack(pack: Path, into: Path | None = None) -> dict[str, Any]:
     return manifest
 
 
+def draw_from(folder: Path) -> None:
+    """Draw scenes from the unpacked pack in ``folder`` from now on, in this process and the
+    scene workers it starts: ``HANDREADER_CACHE`` is set, and the decks, fonts and shrunk cards
+    this process already loaded from elsewhere are dropped."""
+    from training.synth import generate, printed, props, scene
+    from training.synth.assets import load_assets
+
+    os.environ["HANDREADER_CACHE"] = str(folder)
+    load_assets.cache_clear()
+    printed.printing_fonts.cache_clear()
+    props.glyph_fonts.cache_clear()
+    generate._worker_state.clear()
+    scene._pyramids.clear()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.pack", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -246,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            configs = args.config or [Path(p) for p in DEFAULT_CONFIGS]
+            configs = args.config or [_REPO / p for p in DEFAULT_CONFIGS]
             manifest = build_pack(args.out, configs, args.quality, args.deck)
             size = args.out.stat().st_size
             print(f"{args.out}: {len(manifest['decks'])} decks, {size / 2**20:.1f} MiB")

@@ -22,7 +22,14 @@ import pytest
 import yaml
 
 from training import pack as pack_module
-from training.pack import DEFAULT_CONFIGS, PACK_LIMIT_BYTES, PackError, build_pack, unpack
+from training.pack import (
+    DEFAULT_CONFIGS,
+    PACK_LIMIT_BYTES,
+    PackError,
+    build_pack,
+    draw_from,
+    unpack,
+)
 from training.synth import scene as scene_module
 from training.synth.assets import read_assets
 from training.synth.config import parse_config
@@ -168,3 +175,34 @@ def test_cli_builds_and_refuses_a_deck_the_configs_do_not_draw(
     code = pack_module.main(["build", str(out), "--config", str(config), "--deck", "anglo"])
     assert code == 2
     assert "not drawn by the configs" in capsys.readouterr().err
+    assert pack_module.main(["unpack", str(tmp_path / "missing.tar")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot read the pack") and err.count("\n") == 1
+
+
+def test_scenes_are_drawn_from_an_unpacked_pack_without_the_card_art(
+    packed: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from training.synth import decks
+    from training.synth.config import load_config
+    from training.synth.decks import cache_dir
+    from training.synth.generate import generate
+
+    pack, config_file = packed
+    unpack(pack, tmp_path / "cache")
+    home = cache_dir()
+    monkeypatch.setenv("HANDREADER_CACHE", str(home))  # restored after the test
+
+    def no_art(*_: object) -> None:
+        raise AssertionError("drawing from the pack needed the card art")
+
+    # as on a machine without the Debian decks and rsvg-convert
+    monkeypatch.setattr(decks.Deck, "available", property(lambda self: False))
+    monkeypatch.setattr(decks, "_rsvg", no_art)
+    try:
+        draw_from(tmp_path / "cache")
+        labels = generate(load_config(config_file), tmp_path / "out", 3, workers=1, progress=False)
+    finally:
+        draw_from(home)  # nothing this process loaded from the pack outlives the test
+    assert labels > 0
+    assert len(list((tmp_path / "out" / "images").glob("*.jpg"))) == 3

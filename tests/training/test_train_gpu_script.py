@@ -365,7 +365,10 @@ def test_smoke_size_trains_from_a_pack_without_the_card_art(
     script = _script()
     work = tmp_path / "work"
     args = ["--pack", str(pack_file), "--size", "smoke", "--device", "cpu", "--work", str(work)]
-    assert script.main(args) == 0
+    try:
+        assert script.main(args) == 0
+    finally:
+        pack.draw_from(tmp_path / "elsewhere")  # the run's decks and fonts stay with it
     report = json.loads((work / "report.json").read_text())
     assert report["pack"]["decks"] >= 20 and report["counts"]["casino_scenes"] == 2
     assert len(list((work / "scenes-casino" / "images").glob("*.jpg"))) == 2
