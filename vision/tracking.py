@@ -73,7 +73,7 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
 from rules.decks import Deck
-from vision.decoding import decode_cards, deck_table
+from vision.decoding import deck_table, decode_cards
 from vision.detections import CardReading, Reading, ReadingFlag
 from vision.tracks import Box, Track, TrackerError, TrackerSettings, TrackState
 
