@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The larger training, for a machine with a CUDA GPU: one prepared run that trains and evaluates.
 
-    python scripts/train_gpu.py [--size full|quick|smoke] [--work DIR] [--realdata DIR]
-                                [--device auto|cpu|cuda|cuda:N]
+    python scripts/train_gpu.py [--size full|quick|budget|smoke] [--work DIR] [--realdata DIR]
+                                [--device auto|cpu|cuda|cuda:N] [--pack PACK [--minutes M]]
 
 It runs the recipe of ``handreader train`` (:mod:`training.pipeline`) with more scenes,
 more procedural index crops and more epochs than fit a CPU's time, on the GPU, then reads
@@ -18,8 +18,18 @@ Sizes (one GPU; the scenes are drawn on every core first):
 * ``full``: 24,000 table scenes, 3,000 close-ups, 40,000 one-card scenes, 150,000 procedural
   index crops; detector 30 + 10 epochs, index classifier 30 + 6, whole-card classifier 24.
 * ``quick``: 9,000 / 1,500 / 16,000 / 50,000; 10 + 3, 12 + 3, 10 (a run of minutes).
+* ``budget``: 8,000 / 1,000 / 8,000 / 12,000; 12 + 4, 12 + 3, 8; sized to end in 10 minutes on
+  one H200 with 16 cores (an estimate), scaled by ``--minutes``. The default with ``--pack``.
 * ``smoke``: a handful of scenes and one epoch each, to check the script itself (CI runs it on
   the CPU).
+
+Every size but ``smoke`` adds one casino scene (``datasets/casino.yaml``) for every four table
+scenes to the detector's and the verifier's training data.
+
+With ``--pack PACK`` (:mod:`training.pack`) the scenes are drawn from the deck renders and fonts
+of a training pack, unpacked into ``WORK/cache``: for a machine without the card art and
+without network. Such a run goes on the CPU when torch sees no GPU; ``WORK/run.json`` keeps its
+counts, so that a rerun resumes it.
 
 With ``--crops BUNDLE`` it trains the index classifier alone, from a crop bundle packed on
 another machine (:mod:`training.crop_bundle`): for a machine with a CUDA GPU that has no card
@@ -68,6 +78,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "card_epochs": 24,
         "verifier_scenes": 12000,
         "verifier_epochs": 12,
+        "casino_scenes": 6000,
     },
     "quick": {
         "train_scenes": 9000,
@@ -82,6 +93,23 @@ PRESETS: dict[str, dict[str, Any]] = {
         "card_epochs": 10,
         "verifier_scenes": 3000,
         "verifier_epochs": 6,
+        "casino_scenes": 2250,
+    },
+    "budget": {
+        "train_scenes": 8000,
+        "holdout_scenes": 300,
+        "closeup_scenes": 1000,
+        "card_scenes": 8000,
+        "glyph_crops": 12000,
+        "detector_epochs": 12,
+        "detector_finetune_epochs": 4,
+        "detector_batch": 128,
+        "classifier_epochs": 12,
+        "classifier_finetune_epochs": 3,
+        "card_epochs": 8,
+        "verifier_scenes": 2000,
+        "verifier_epochs": 6,
+        "casino_scenes": 2000,
     },
     "smoke": {
         "train_scenes": 6,
@@ -99,6 +127,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "card_epochs": 1,
         "verifier_scenes": 3,
         "verifier_epochs": 1,
+        "casino_scenes": 2,
         # scenes drawn in this process: a test process that already ran torch must not fork
         # the generator's workers (a forked child can wait forever on a lock of torch's threads)
         "workers": 1,
@@ -115,9 +144,46 @@ REALDATA_ROWS = (
 )
 
 
-def plan_for(size: str, work: Path, realdata: Path | None, device: str) -> TrainingPlan:
-    """The training plan of a size, its folders under ``work``."""
+BUDGET_MINUTES = 10.0
+"""The minutes the ``budget`` size is sized for on one H200 with 16 cores: an estimate (scenes
+drawn at about 15 a second a core, the networks' epochs from their CPU timings), not a
+measurement on such a machine."""
+
+SCALED_BY_MINUTES = (
+    "train_scenes",
+    "closeup_scenes",
+    "card_scenes",
+    "glyph_crops",
+    "verifier_scenes",
+    "casino_scenes",
+)
+"""The ``budget`` size's counts that ``--minutes`` scales (the epochs stay)."""
+
+
+def budget_counts(size: str, minutes: float | None) -> dict[str, Any]:
+    """The size's changes to the plan, the ``budget`` size's scene and crop counts scaled by
+    ``minutes`` / :data:`BUDGET_MINUTES` (at least 1 each)."""
+    counts = dict(PRESETS[size])
+    if minutes is not None and size == "budget":
+        factor = minutes / BUDGET_MINUTES
+        for key in SCALED_BY_MINUTES:
+            counts[key] = max(1, round(counts[key] * factor))
+    return counts
+
+
+def plan_for(
+    size: str,
+    work: Path,
+    realdata: Path | None,
+    device: str,
+    counts: dict[str, Any] | None = None,
+) -> TrainingPlan:
+    """The training plan of a size (or of ``counts``, a size's changes as
+    :func:`budget_counts` makes them), its folders under ``work``."""
     photos = (realdata / "crops" / "manifest.jsonl",) if realdata else ()
+    changes = dict(PRESETS[size] if counts is None else counts)
+    if "classifier_widths" in changes:
+        changes["classifier_widths"] = tuple(changes["classifier_widths"])
     return TrainingPlan(
         work_dir=work,
         models_dir=work / "models",
@@ -126,9 +192,10 @@ def plan_for(size: str, work: Path, realdata: Path | None, device: str) -> Train
         closeup_config=ROOT / "datasets" / "closeups.yaml",
         card_config=ROOT / "datasets" / "cards.yaml",
         verifier_config=ROOT / "datasets" / "verifier.yaml",
+        casino_config=ROOT / "datasets" / "casino.yaml",
         photo_manifests=photos,
         device=device,
-        **PRESETS[size],
+        **changes,
     )
 
 
@@ -213,6 +280,16 @@ def report_markdown(report: dict[str, Any]) -> str:
             f"| {name} | {new['photos']} | {cell(old, 'f1')} | {cell(new, 'f1')} | "
             f"{cell(old, 'top1')} | {cell(new, 'top1')} |"
         )
+    if report.get("pack"):
+        pack = report["pack"]
+        lines += [
+            "",
+            f"Drawn from the pack `{pack['file']}` ({pack['bytes'] / 2**20:.1f} MiB, "
+            f"{pack['decks']} decks, unpacked in {pack['unpack_seconds']} s).",
+        ]
+    if report.get("counts"):
+        shown = ", ".join(f"{key} {value}" for key, value in report["counts"].items())
+        lines += ["", f"Plan: {shown}."]
     sizes = ", ".join(f"{file} {size / 1e6:.1f} MB" for file, size in report["files"].items())
     lines += ["", f"Files: {sizes} (each must stay under 15 MB to ship)."]
     for models in ("new", "shipped"):
@@ -330,12 +407,53 @@ def train_from_crops(args: argparse.Namespace, device: str) -> dict[str, Any]:
     return report
 
 
+def use_pack(pack: Path, work: Path) -> dict[str, Any]:
+    """Unpack ``pack`` into ``WORK/cache`` (verified; renders already there kept) and draw
+    from it: ``HANDREADER_CACHE`` is set for this process and the scene workers it starts.
+    Returns what the report says of the pack."""
+    import os
+
+    from training.pack import unpack
+
+    cache = work / "cache"
+    began = time.monotonic()
+    manifest = unpack(pack, cache)
+    os.environ["HANDREADER_CACHE"] = str(cache)
+    return {
+        "file": str(pack),
+        "bytes": pack.stat().st_size,
+        "decks": len(manifest["decks"]),
+        "unpack_seconds": round(time.monotonic() - began, 1),
+    }
+
+
+def run_counts(work: Path, size: str, minutes: float | None) -> dict[str, Any]:
+    """The run's scene counts and epochs: those ``WORK/run.json`` recorded when the run began
+    (a rerun resumes the same run, whatever its ``--minutes``), else the size's (scaled by
+    ``minutes``, recorded there)."""
+    record = work / "run.json"
+    if record.is_file():
+        saved = json.loads(record.read_text())
+        if saved.get("size") == size:
+            counts: dict[str, Any] = saved["counts"]
+            return counts
+    counts = budget_counts(size, minutes)
+    work.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"size": size, "minutes": minutes, "counts": counts}) + "\n")
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Train the detector and the classifiers at a GPU's scale, then read the "
         "held-out scenes (and realdata) with the new and the shipped models.",
     )
-    parser.add_argument("--size", choices=sorted(PRESETS), default="full")
+    parser.add_argument(
+        "--size", choices=sorted(PRESETS), help="full (the default), or budget with --pack"
+    )
+    parser.add_argument(
+        "--pack", type=Path, help="a training pack (python -m training.pack build): draw from it"
+    )
     parser.add_argument("--work", type=Path, default=ROOT / "runs-gpu")
     parser.add_argument(
         "--realdata", type=Path, help="the realdata folder (crops' train split is trained on)"
@@ -346,7 +464,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     crops = parser.add_argument_group("the index classifier alone, from a crop bundle")
     crops.add_argument("--crops", type=Path, help="a crop bundle (training.crop_bundle)")
-    crops.add_argument("--minutes", type=float, help="size the epochs to end within this")
+    crops.add_argument(
+        "--minutes",
+        type=float,
+        help="the run's budget: scales the budget size's scenes (or, with --crops, the epochs)",
+    )
     crops.add_argument("--epochs", type=int, default=40, help="epochs (the most, with --minutes)")
     crops.add_argument("--widths", default="32,64,128,128", help="the network's channels")
     crops.add_argument("--seed", type=int, default=0)
@@ -360,6 +482,14 @@ def main(argv: list[str] | None = None) -> int:
         args.widths = parse_widths(args.widths)
     except ValueError as error:
         parser.error(str(error))
+
+    if args.crops is None:
+        if args.size is None:
+            args.size = "budget" if args.pack is not None else "full"
+        if args.minutes is not None and (args.minutes <= 0 or args.size != "budget"):
+            parser.error("--minutes must be positive and goes with --size budget (or --crops)")
+        if args.pack is not None and not args.pack.is_file():
+            parser.error(f"--pack {str(args.pack)!r}: no such file")
 
     from training.fitting import resolve_device
 
@@ -380,7 +510,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(error))
         print(json.dumps(crops_report, indent=2))
         return 0
-    if device == "cpu" and args.size != "smoke" and args.device == "auto":  # not with --crops
+    cpu_job = args.pack is not None  # a pack's run may go on in the background on a CPU
+    if device == "cpu" and args.size != "smoke" and args.device == "auto" and not cpu_job:
         parser.error(
             f"--size {args.size} is sized for a GPU and torch sees none; pass --device cpu "
             "to run it on the CPU anyway (days), or use handreader train's CPU recipe"
@@ -390,8 +521,20 @@ def main(argv: list[str] | None = None) -> int:
 
     from training.pipeline import draw_scenes, run_training
 
-    plan = plan_for(args.size, args.work, args.realdata, device)
     started = time.monotonic()
+    pack: dict[str, Any] | None = None
+    if args.pack is not None:
+        try:
+            pack = use_pack(args.pack, args.work)
+        except ValueError as error:
+            parser.error(str(error))
+    counts = run_counts(args.work, args.size, args.minutes)
+    plan = plan_for(args.size, args.work, args.realdata, device, counts)
+    if device == "cpu" and args.size != "smoke":
+        print(
+            f"size {args.size} on the CPU: hours; rerun with the same --work to resume",
+            flush=True,
+        )
     manifest = run_training(plan)
     trained = time.monotonic()
     control = args.work / "scenes-control"
@@ -406,6 +549,8 @@ def main(argv: list[str] | None = None) -> int:
         "shipped": evaluate(args.shipped, rows),
         "files": {p.name: p.stat().st_size for p in sorted(plan.models_dir.glob("*.onnx"))},
         "train_minutes": (trained - started) / 60,
+        "counts": counts,
+        "pack": pack,
     }
     report["eval_minutes"] = (time.monotonic() - trained) / 60
     (args.work / "report.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -45,6 +45,10 @@ class TrainingPlan:
     """Scenes (most on printed pages) whose detections train the index verifier
     (:mod:`training.verifier`); 0 ships no verifier."""
     verifier_epochs: int = 6
+    casino_config: Path = Path("datasets/casino.yaml")
+    casino_scenes: int = 0
+    """Casino tables and tight fans (``datasets/casino.yaml``) added to the detector's training
+    scenes and to the verifier's; 0 (the shipped recipe) for none."""
     detector_epochs: int = 6
     detector_finetune_epochs: int = 12
     detector_imgsz: int = 320
@@ -258,6 +262,13 @@ def draw_scenes(
         generate(config, folder, count - have, start=first + have, workers=plan.workers)
 
 
+def _extra_detector_images(plan: TrainingPlan) -> tuple[Path, ...]:
+    """The detector's training images besides the table scenes: the close-ups and the casino
+    scenes, where the plan draws them."""
+    extra = (plan.work_dir / "scenes-closeups" / "images",) if plan.closeup_scenes else ()
+    return extra + ((plan.work_dir / "scenes-casino" / "images",) if plan.casino_scenes else ())
+
+
 def _verifier(plan: TrainingPlan, detector: Path, holdout_dir: Path, device: str) -> Path:
     """Train the index verifier on the detector's boxes in the verifier scenes and the
     close-ups (a card filling the frame, its corners against the image's edges, as in a photo
@@ -269,7 +280,8 @@ def _verifier(plan: TrainingPlan, detector: Path, holdout_dir: Path, device: str
     state = train_verifier(
         VerifierTraining(
             scene_dirs=(plan.work_dir / "scenes-verifier",)
-            + ((plan.work_dir / "scenes-closeups",) if plan.closeup_scenes else ()),
+            + ((plan.work_dir / "scenes-closeups",) if plan.closeup_scenes else ())
+            + ((plan.work_dir / "scenes-casino",) if plan.casino_scenes else ()),
             run_dir=plan.work_dir / "verifier",
             epochs=plan.verifier_epochs,
             val_scene_dirs=(holdout_dir,),
@@ -299,6 +311,7 @@ def add_verifier(plan: TrainingPlan) -> Path:
     verifier_dir = plan.work_dir / "scenes-verifier"
     draw_scenes(plan, plan.verifier_config, verifier_dir, plan.verifier_scenes)
     draw_scenes(plan, plan.closeup_config, plan.work_dir / "scenes-closeups", plan.closeup_scenes)
+    draw_scenes(plan, plan.casino_config, plan.work_dir / "scenes-casino", plan.casino_scenes)
     verifier = _verifier(plan, detector, holdout_dir, device)
     manifest["verifier"] = _verifier_entry(verifier)
     manifest.setdefault("training", {}).update(
@@ -342,6 +355,7 @@ def run_training(plan: TrainingPlan) -> Path:
         (plan.closeup_config, closeup_dir, plan.closeup_scenes),
         (plan.card_config, card_dir, plan.card_scenes),
         (plan.verifier_config, plan.work_dir / "scenes-verifier", plan.verifier_scenes),
+        (plan.casino_config, plan.work_dir / "scenes-casino", plan.casino_scenes),
     ):
         draw_scenes(plan, config_path, folder, count)
     detector_settings = DetectorTraining(
@@ -351,7 +365,7 @@ def run_training(plan: TrainingPlan) -> Path:
         epochs=plan.detector_epochs,
         imgsz=plan.detector_imgsz,
         batch=plan.detector_batch,
-        extra_train_images=(closeup_dir / "images",) if plan.closeup_scenes else (),
+        extra_train_images=_extra_detector_images(plan),
         device=ultralytics_device(device),
         workers=0 if device == "cpu" else min(8, os.cpu_count() or 1),
     )

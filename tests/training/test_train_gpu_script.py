@@ -309,3 +309,65 @@ def test_crops_run_names_a_folder_that_is_no_bundle(
 ) -> None:
     args = ["--crops", str(tmp_path), "--device", "cpu", "--work", str(tmp_path / "w")]
     assert "no bundle.json (not a crop bundle)" in _refusal(args, capsys)
+
+
+def test_budget_size_scales_its_scenes_with_the_minutes_and_a_rerun_keeps_them(
+    tmp_path: Path,
+) -> None:
+    script = _script()
+    ten = script.budget_counts("budget", None)
+    five = script.budget_counts("budget", 5.0)
+    for key in script.SCALED_BY_MINUTES:
+        assert five[key] == round(ten[key] / 2)
+    assert five["detector_epochs"] == ten["detector_epochs"]  # epochs stay
+    # the casino scenes join the detector's and the verifier's data at every size but smoke's 2
+    for size in ("full", "quick", "budget"):
+        counts = script.PRESETS[size]
+        assert counts["casino_scenes"] == counts["train_scenes"] // 4
+    plan = script.plan_for("budget", tmp_path, None, "cpu", five)
+    assert plan.casino_scenes == five["casino_scenes"]
+    assert plan.casino_config == ROOT / "datasets" / "casino.yaml"
+    # a run records its counts when it begins; a rerun with other minutes resumes the same run
+    work = tmp_path / "work"
+    assert script.run_counts(work, "budget", 5.0) == five
+    assert script.run_counts(work, "budget", 20.0) == five
+    assert json.loads((work / "run.json").read_text())["minutes"] == 5.0
+
+
+def test_minutes_go_with_the_budget_size(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refusal(["--size", "quick", "--minutes", "5", "--device", "cpu"], capsys)
+    assert "--minutes must be positive and goes with --size budget" in err
+    err = _refusal(["--pack", "/nonexistent/pack.tar", "--device", "cpu"], capsys)
+    assert "no such file" in err
+
+
+@pytest.mark.train
+@pytest.mark.skipif(
+    shutil.which("rsvg-convert") is None, reason="needs librsvg2-bin and the card decks"
+)
+def test_smoke_size_trains_from_a_pack_without_the_card_art(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from training import pack
+    from training.synth import decks
+
+    pack_file = tmp_path / "pack.tar"
+    assert pack.main(["build", str(pack_file)]) == 0
+    assert pack_file.stat().st_size < pack.PACK_LIMIT_BYTES
+
+    def no_art(*_: object) -> None:
+        raise AssertionError("a scene of the pack's run needed the card art")
+
+    # as on a machine without the Debian decks and rsvg-convert: only the pack draws
+    monkeypatch.setattr(decks.Deck, "available", property(lambda self: False))
+    monkeypatch.setattr(decks, "_rsvg", no_art)
+    monkeypatch.setenv("HANDREADER_CACHE", str(tmp_path / "elsewhere"))
+    script = _script()
+    work = tmp_path / "work"
+    args = ["--pack", str(pack_file), "--size", "smoke", "--device", "cpu", "--work", str(work)]
+    assert script.main(args) == 0
+    report = json.loads((work / "report.json").read_text())
+    assert report["pack"]["decks"] >= 20 and report["counts"]["casino_scenes"] == 2
+    assert len(list((work / "scenes-casino" / "images").glob("*.jpg"))) == 2
+    assert {"detector.onnx", "classifier.onnx", "verifier.onnx"} <= set(report["files"])
+    assert "Drawn from the pack" in (work / "report.md").read_text()

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FONT_DIRS", "RANK_TEXT", "SUIT_SYMBOLS", "GlyphFonts", "find_fonts", "load_font"]
+__all__ = [
+    "FONT_DIRS",
+    "RANK_TEXT",
+    "SUIT_SYMBOLS",
+    "GlyphFonts",
+    "find_fonts",
+    "font_dirs",
+    "load_font",
+]
 
 FONT_DIRS: tuple[Path, ...] = (Path("/usr/share/fonts"), Path("/usr/local/share/fonts"))
 """Where fonts are looked for (recursively: ``.ttf`` and ``.otf`` files)."""
@@ -54,9 +62,22 @@ def _renders(font: Any, text: str) -> bool:
     return True
 
 
-def find_fonts(dirs: Iterable[Path] = FONT_DIRS) -> GlyphFonts:
-    """The installed fonts usable for ranks and for pips, sorted by path."""
+def font_dirs() -> tuple[Path, ...]:
+    """Where fonts are looked for: the render cache's ``fonts`` folder alone when there is one
+    (unpacked from a training pack, :mod:`training.pack`: the fonts of the machine that built
+    it, so that scenes are drawn alike), else :data:`FONT_DIRS`."""
+    from training.synth.decks import cache_dir
+
+    packed = cache_dir() / "fonts"
+    return (packed,) if packed.is_dir() else FONT_DIRS
+
+
+def find_fonts(dirs: Iterable[Path] | None = None) -> GlyphFonts:
+    """The installed fonts usable for ranks and for pips, sorted by path (looked for in
+    ``dirs``, by default :func:`font_dirs`)."""
     from PIL import ImageFont
+
+    dirs = font_dirs() if dirs is None else dirs
 
     paths = sorted(
         path
