@@ -104,7 +104,10 @@ def restricted(probabilities: NDArray[np.floating[Any]], deck: Deck, prior: bool
 
 
 def decode_cards(
-    probabilities: NDArray[np.floating[Any]], deck: Deck, prior: bool = True
+    probabilities: NDArray[np.floating[Any]],
+    deck: Deck,
+    prior: bool = True,
+    only_read: bool = False,
 ) -> Decoded:
     """The codes of a photo's N cards, chosen together (see the module's docstring).
 
@@ -112,6 +115,11 @@ def decode_cards(
     to 1, or less). The returned probability of a code is the card's own (``prior`` False) or
     its share among the deck's cards (``prior`` True, :func:`restricted`); the choice of codes
     is the same either way.
+
+    With ``only_read``, a card gets only a code of positive probability (the rows are then
+    distributions over what a card was read as, such as a tracked card's votes): a card with
+    none left is unplaced, and a card read as no card of the deck at all has code -1 and
+    probability 0.
     """
     rows = np.asarray(probabilities, np.float64)
     if rows.ndim != 2 or rows.shape[1] != len(CARD_CLASSES):
@@ -121,14 +129,18 @@ def decode_cards(
     table = deck_table(deck)
     view = restricted(rows, deck, prior)
     count = len(rows)
-    # the classes the deck lacks get -1, below any probability, so argmax never picks them
-    ranked = np.where(table.allowed, view, -1.0)
+    # the classes the deck lacks (with only_read, those never read too) get -1, below any
+    # probability, so argmax never picks them
+    possible = table.allowed & (view > 0) if only_read else table.allowed
+    ranked = np.where(possible, view, -1.0)
     codes = ranked.argmax(axis=1) if count else np.zeros(0, np.intp)
-    placed = np.ones(count, bool)
-    used = np.bincount(table.limit_of[codes], minlength=len(table.capacity))
+    readable = ranked[np.arange(count), codes] >= 0 if count else np.zeros(0, bool)
+    placed = readable.copy()
+    used = np.bincount(table.limit_of[codes[readable]], minlength=len(table.capacity))
     if count and (used > table.capacity).any():
         codes, placed = _assign(ranked, table)
-    picked = view[np.arange(count), codes] if count else np.zeros(0)
+    codes = np.where(readable, codes, -1)
+    picked = np.where(readable, view[np.arange(count), codes], 0.0) if count else np.zeros(0)
     return Decoded(codes.astype(np.intp), picked.astype(np.float64), placed)
 
 
@@ -136,25 +148,29 @@ def _assign(
     ranked: NDArray[np.float64], table: DeckTable
 ) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
     """The codes of highest joint probability under the deck's limits, among each card's
-    ``CANDIDATES`` likeliest; a card left without one gets its likeliest, unplaced."""
+    ``CANDIDATES`` likeliest (classes ranked -1 are never candidates); a card left without one
+    gets its likeliest, unplaced."""
     count = len(ranked)
     best = ranked.argmax(axis=1)
     top = min(CANDIDATES, int(table.allowed.sum()))
     candidates = np.argsort(-ranked, axis=1, kind="stable")[:, :top]  # (N, K) classes
-    limits = table.limit_of[candidates]  # (N, K), all >= 0: the deck's classes come first
-    cost_of = -np.log(np.maximum(np.take_along_axis(ranked, candidates, axis=1), 1e-12))
+    scores = np.take_along_axis(ranked, candidates, axis=1)
+    wanted = scores >= 0  # the deck's classes come first; with only_read, the read ones
+    limits = np.where(wanted, table.limit_of[candidates], 0)  # (N, K)
+    cost_of = -np.log(np.maximum(scores, 1e-12))
     # a card's cost under a limit is that of its likeliest class under it: the candidates are
     # sorted, so written from the last to the first, the first under each limit stays
     rows = np.arange(count)
     by_limit = np.full((count, len(table.capacity)), _UNPLACED_COST)
     class_by_limit = np.full((count, len(table.capacity)), -1, np.intp)
     for k in range(top - 1, -1, -1):
-        by_limit[rows, limits[:, k]] = cost_of[:, k]
-        class_by_limit[rows, limits[:, k]] = candidates[:, k]
+        some = wanted[:, k]
+        by_limit[rows[some], limits[some, k]] = cost_of[some, k]
+        class_by_limit[rows[some], limits[some, k]] = candidates[some, k]
     # a card whose likeliest card no other card wants keeps it in every best assignment: only
     # the others are assigned (on a table, the few cards of a conflict)
     demand = (class_by_limit >= 0).sum(axis=0)
-    open_rows = np.flatnonzero(demand[table.limit_of[best]] > 1)
+    open_rows = np.flatnonzero((demand[table.limit_of[best]] > 1) & wanted[:, 0])
     by_limit, class_by_limit = by_limit[open_rows], class_by_limit[open_rows]
     # one column per copy a limit can give out, no more copies than cards that want it
     demand = (class_by_limit >= 0).sum(axis=0)
@@ -163,10 +179,13 @@ def _assign(
     cost = np.full((opened, slots + opened), _UNPLACED_COST)  # then one "unplaced" per card
     cost[:, :slots] = by_limit[:, column_limit]
     column = min_cost_assignment(cost)
+    chosen = np.full(opened, -1, np.intp)
     on_slot = column < slots
+    chosen[on_slot] = class_by_limit[:, column_limit][on_slot, column[on_slot]]
+    on_slot &= chosen >= 0  # a copy of a card it does not want costs as much as none
     codes = best.copy()
-    placed = np.ones(count, bool)
-    codes[open_rows[on_slot]] = class_by_limit[:, column_limit][on_slot, column[on_slot]]
+    placed = wanted[:, 0].copy()
+    codes[open_rows[on_slot]] = chosen[on_slot]
     placed[open_rows] = on_slot
     return codes.astype(np.intp), placed
 

@@ -49,6 +49,10 @@ tracks:
    that are linked (corners of one card) or whose boxes intersect (a card's box and one of
    its corners) are one card, with the union of their boxes, under the smallest track id.
 
+7. **The deck in play** (:func:`decode_tracks`): the cards shown are decoded together under
+   the deck, as a photo's cards are (:mod:`vision.decoding`), from their votes: one card of a
+   one-deck game is shown at most once, and never a card the deck lacks.
+
 Frames that are not read (the pipeline may read every k-th frame) do not touch the tracker:
 ``drop_after``, ``confirm_frames`` and the windows count read frames. Tracks come back ordered
 by id, that is by first sighting, so the order of the cards does not change from frame to
@@ -60,11 +64,16 @@ A track's settings, its frozen view and its voting state live in :mod:`vision.tr
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 
+from rules.cards import CARD_CLASSES
+from rules.decks import Deck
+from vision.decoding import deck_table, decode_cards
 from vision.detections import CardReading, Reading, ReadingFlag
 from vision.tracks import Box, Track, TrackerError, TrackerSettings, TrackState
 
@@ -73,6 +82,7 @@ __all__ = [
     "Track",
     "TrackerError",
     "TrackerSettings",
+    "decode_tracks",
     "merge_shown",
     "tracks_to_reading",
 ]
@@ -171,6 +181,69 @@ def merge_shown(tracks: Iterable[Track]) -> tuple[Track, ...]:
             )
         )
     return tuple(sorted(cards, key=lambda card: card.track_id))
+
+
+_CLASS_INDEX = {code: index for index, code in enumerate(CARD_CLASSES)}
+
+
+def decode_tracks(
+    cards: Sequence[Track], deck: Deck, certain_above: float = 0.5
+) -> tuple[Track, ...]:
+    """The cards shown (:attr:`CardTracker.shown`) decoded together under ``deck``.
+
+    Each card's distribution is its votes: the number of its recent readings of each code,
+    over one more than the most votes any of the ``cards`` holds (a card followed longer is
+    surer), times its confidence; its own code counts one vote more than any other code that
+    leads it (the tracker's hysteresis may keep a code that no longer leads), so that with no
+    conflict every card keeps its code. :func:`vision.decoding.decode_cards` then chooses the
+    codes (only codes a card was read as): when two cards claim one copy, the card that would
+    lose the most by giving it up (its votes for the code against its next code's) keeps it,
+    and the other falls back to its next voted code the deck still holds, shown uncertain
+    unless that code holds more than ``certain_above`` of its votes (its confidence is then
+    that share). A card with no such code left keeps its
+    likeliest voted code of the deck, uncertain; a card never read as a card of the deck is
+    not shown. Order and ids are kept; a card that keeps its code is returned unchanged.
+    """
+    if not cards:
+        return ()
+    table = deck_table(deck)
+    own = np.array([_CLASS_INDEX.get(card.code, -1) for card in cards], np.intp)
+    if (own >= 0).all() and table.allowed[own].all():
+        used = np.bincount(table.limit_of[own], minlength=len(table.capacity))
+        if (used <= table.capacity).all():  # each card's own code leads its row: all kept
+            return tuple(cards)
+    rows = np.zeros((len(cards), len(CARD_CLASSES)))
+    longest = max(len(card.votes) for card in cards) + 1  # (a code's weight may be one more)
+    tallies = []
+    for row, card in zip(rows, cards, strict=True):
+        counts = Counter(code for code in card.votes if code in _CLASS_INDEX)
+        tallies.append((counts, max(len(card.votes), 1)))
+        weights = dict(counts)
+        if card.code in _CLASS_INDEX:
+            leader = max((n for code, n in counts.items() if code != card.code), default=0)
+            weights[card.code] = max(counts[card.code], leader + 1)
+        for code, n in weights.items():
+            row[_CLASS_INDEX[code]] = n / longest
+        row *= max(card.confidence, 0.05)
+    decoded = decode_cards(rows, deck, prior=False, only_read=True)
+    shown = []
+    for card, code, placed, (counts, total) in zip(
+        cards, decoded.codes.tolist(), decoded.placed.tolist(), tallies, strict=True
+    ):
+        if code < 0:
+            continue
+        name = CARD_CLASSES[code]
+        if not placed:
+            kept = card.uncertain and name == card.code
+            shown.append(card if kept else replace(card, code=name, uncertain=True))
+        elif name == card.code:
+            shown.append(card)
+        else:
+            share = counts[name] / total
+            shown.append(
+                replace(card, code=name, confidence=share, uncertain=share <= certain_above)
+            )
+    return tuple(shown)
 
 
 class CardTracker:

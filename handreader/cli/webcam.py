@@ -8,7 +8,8 @@
 
 ``--source`` is a camera number (default 0), a video file or a stream URL. Frames are read
 with the Niu Niu deck in play (52 cards, no jokers, the starting profile's number of decks;
-``--decks N`` another number, ``--game any`` none: ``handreader.cli.in_play``). A window shows each
+``--decks N`` another number, ``--game any`` none: ``handreader.cli.in_play``), and the cards
+shown are decoded together under it (``handreader.tables.live``). A window shows each
 frame with, drawn over it, the card boxes and codes, each hand's bull triple and rest, its
 score, the players' results against the banker (or the winner) and the frame rate. Keys:
 ``q`` / Esc quit, ``p`` / space pause, ``s`` snapshot (a PNG of the annotated frame in the
@@ -498,12 +499,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
     """Run the command; ``reader`` replaces the shipped recognizer (tests)."""
+    options = TableOptions.create(profile=args.profile, mode=args.mode, banker=args.banker)
+    in_play = deck_in_play(args.game, args.decks, niuniu_deck(options.profile))
     settings = LiveSettings(
         read_every=args.read_every,
         tracker=TrackerSettings(confirm_frames=args.confirm_frames, drop_after=args.drop_after),
+        in_play=in_play,
     )
-    options = TableOptions.create(profile=args.profile, mode=args.mode, banker=args.banker)
-    in_play = deck_in_play(args.game, args.decks, niuniu_deck(options.profile))
     source = parse_source(args.source)
     if not args.headless:
         check_window_support()

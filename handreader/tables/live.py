@@ -18,6 +18,10 @@ so a misread in one frame neither flickers a code nor a score.
   them; it is redone only when the shown cards change (a track shown or dropped, a code or its
   uncertainty changed) or a shown card has moved by more than ``rescore_move`` box sizes since
   the last scoring, else the previous result is kept (so box jitter cannot regroup the hands).
+- **The deck in play.** With ``LiveSettings.in_play`` (or :attr:`LivePipeline.in_play` set
+  later), the cards shown are decoded together under that deck before they are scored and
+  drawn (:func:`vision.tracking.decode_tracks`): two tracks never show one card of a one-deck
+  game for certain, and no track shows a card the deck lacks, whatever each track voted.
 
 Nothing here opens a camera or a window; the ``webcam`` command does (``handreader.cli``).
 The reader is anything with ``read(image_bgr) -> Reading`` (the recognizer's ``Reader``, or a
@@ -39,9 +43,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from handreader.tables.scoring import TableOptions, TableResult, score_reading
+from rules.decks import Deck
 from rules.niuniu_profiles import NIU_PROFILES, NiuProfile, get_profile
 from vision.detections import Reading, ReadingFlag
-from vision.tracking import CardTracker, Track, TrackerSettings, tracks_to_reading
+from vision.tracking import (
+    CardTracker,
+    Track,
+    TrackerSettings,
+    decode_tracks,
+    tracks_to_reading,
+)
 
 __all__ = [
     "FrameReader",
@@ -91,6 +102,8 @@ class LiveSettings:
     rescore_move: float = 0.5
     """Re-score when a shown card's centre moved more than this many box sizes."""
     tracker: TrackerSettings = field(default_factory=TrackerSettings)
+    in_play: Deck | None = None
+    """The deck in play: the cards shown are decoded together under it (None: as tracked)."""
 
     def __post_init__(self) -> None:
         if self.read_every < 0:
@@ -228,6 +241,29 @@ class LivePipeline:
         self._scored_key: tuple[tuple[int, str, bool], ...] | None = None
         self._scored_at: dict[int, tuple[float, float, float]] = {}
         self._last_flags = ReadingFlag.NONE
+        self._in_play = self.settings.in_play
+        self._decoded: tuple[tuple[Track, ...], tuple[Track, ...]] | None = None
+
+    @property
+    def in_play(self) -> Deck | None:
+        """The deck the cards shown are decoded under (None: shown as tracked)."""
+        return self._in_play
+
+    @in_play.setter
+    def in_play(self, deck: Deck | None) -> None:
+        self._in_play = deck
+        self._decoded = None
+
+    def _shown(self) -> tuple[Track, ...]:
+        """The tracker's cards shown, decoded under the deck in play (once per tracker update:
+        frames that are not read reuse it)."""
+        shown = self.tracker.shown
+        if self._in_play is None:
+            return shown
+        if self._decoded is None or self._decoded[0] is not shown:
+            certain_above = self.settings.tracker.certain_above
+            self._decoded = (shown, decode_tracks(shown, self._in_play, certain_above))
+        return self._decoded[1]
 
     @property
     def options(self) -> TableOptions:
@@ -327,7 +363,7 @@ class LivePipeline:
             tracks = self.tracker.tracks
         tracked = self._clock()
         timings["track"] = (tracked - started) * 1000
-        shown = self.tracker.shown
+        shown = self._shown()
         rescored = self._needs_scoring(shown)
         table = self._score(shown, size_wh) if rescored else self._table
         assert table is not None  # (scored on the first frame)

@@ -73,7 +73,7 @@ from handreader.service.routes.games import add_game_routes
 from handreader.service.routes.source import add_source_route
 from handreader.service.routes.verification import AuditLogHolder, add_verify_routes
 from handreader.service.schemas import CardCodes, TableOptionsIn
-from handreader.tables.live import LiveFrame, LivePipeline, frame_reader
+from handreader.tables.live import LiveFrame, LivePipeline, LiveSettings, frame_reader
 from handreader.tables.scoring import HandResult, TableOptions, TableResult, score_codes
 from rules.cards import Card, full_deck, parse_cards
 from rules.errors import HandError
@@ -332,7 +332,9 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
             await send_error(error)
             await websocket.close(code=1008)
             return
-        pipeline = LivePipeline(_TimedReader(decks, runtime), options)
+        pipeline = LivePipeline(
+            _TimedReader(decks, runtime), options, LiveSettings(in_play=decks.in_play)
+        )
         try:
             while True:
                 message = await websocket.receive()
@@ -380,6 +382,7 @@ def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
         _choose_deck(pipeline, decks, chosen.deck)
         if in_play != decks.in_play:
             decks.play(in_play)
+            pipeline.in_play = in_play
             pipeline.reset()
         pipeline.options = options
     if "deck" in command:

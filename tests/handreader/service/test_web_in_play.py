@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from numpy.typing import NDArray
-from web_fakes import NIU_TABLE, FakeReader, error_message, fake_client, image_bytes
+from web_fakes import NIU_TABLE, NO_NIU, FakeReader, error_message, fake_client, image_bytes
 
 from rules.decks import Deck, deck_for_game
 from vision.detections import Reading
@@ -142,3 +142,39 @@ def test_the_live_stream_reads_with_the_deck_in_play(client: TestClient, fake: I
         socket.send_bytes(image_bytes())
         socket.receive_json()
     assert fake.decks == [Deck.standard(2), None]
+
+
+def _live_aces(socket: Any, frames: int = 3) -> list[bool]:
+    """The uncertain flags of the AS cards shown after ``frames`` frames (3 confirm a card)."""
+    answer: dict[str, Any] = {}
+    for _ in range(frames):
+        socket.send_bytes(image_bytes())
+        answer = socket.receive_json()
+    return [card["uncertain"] for card in answer["cards"] if card["card"] == "AS"]
+
+
+@pytest.mark.parametrize(
+    ("query", "certain_aces", "why"),
+    [
+        ("", 1, "one deck: the second AS is shown uncertain"),
+        ("?decks=2", 2, "two decks hold two AS"),
+        ("?game=any", 2, "no deck in play: the cards are shown as tracked"),
+    ],
+)
+def test_the_live_stream_shows_the_cards_decoded_under_the_deck_in_play(
+    query: str, certain_aces: int, why: str
+) -> None:
+    # the second hand's last card is read as AS, like the first hand's first card
+    duplicated = FakeReader({NO_NIU: (0.4, 0.05), "KS QS 10S 5C AS": (0.1, 0.6)})
+    with fake_client(duplicated) as client, client.websocket_connect(f"/v1/live{query}") as socket:
+        aces = _live_aces(socket)
+    assert len(aces) == 2 and aces.count(False) == certain_aces, why
+
+
+def test_a_live_options_message_changes_the_deck_the_cards_shown_are_decoded_under() -> None:
+    duplicated = FakeReader({NO_NIU: (0.4, 0.05), "KS QS 10S 5C AS": (0.1, 0.6)})
+    with fake_client(duplicated) as client, client.websocket_connect("/v1/live") as socket:
+        assert _live_aces(socket).count(False) == 1
+        socket.send_json({"options": {"decks": 2}})
+        assert socket.receive_json()["in_play"] == "niuniu: 2 decks of 52 cards"
+        assert _live_aces(socket).count(False) == 2

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pytest
 from fan_scene import FAN_LABEL, FanReader
 from fan_scene import SIZE_WH as FAN_SIZE
-from live_scene import BANKER, PLAYER, SIZE_WH, NoisyReader, render_frame
+from live_scene import BANKER, PLAYER, SIZE_WH, NoisyReader, frame_number, render_frame
 from numpy.typing import NDArray
 
 from handreader.drawing.live import LiveAnnotator
@@ -29,9 +29,11 @@ from handreader.tables.live import (
     table_summary,
 )
 from handreader.tables.scoring import HandStatus, TableOptions, score_codes, score_reading
+from rules.decks import niuniu_deck
 from rules.niuniu_profiles import NIU_PROFILES
-from vision.detections import Reading
+from vision.detections import Reading, ReadingFlag
 from vision.flicker import FlickerMeter
+from vision.tracking import TrackerSettings
 
 
 def run(pipeline: LivePipeline, frames: int, start: int = 0) -> list[LiveFrame]:
@@ -404,3 +406,53 @@ def test_tracked_cards_keep_their_index_size_and_corners() -> None:
     assert sorted((c.code, round(c.index_px, 3), c.corners) for c in read) == sorted(
         (t.code, round(t.index_px, 3), t.corners) for t in shown
     )
+
+
+@dataclass
+class DealtLateReader:
+    """The still table read without noise, but the player's 6H is dealt at frame ``dealt``
+    and read as KH (the banker's card) in that first frame only."""
+
+    dealt: int = 10
+
+    def read(self, image: NDArray[np.uint8]) -> Reading:
+        frame = frame_number(image)
+        cards = NoisyReader(misread=0.0, miss=0.0, ghost=0.0, jitter_px=0.0).reading_for(frame)
+        kept = []
+        for card in cards.cards:
+            if card.code == "6H":
+                if frame < self.dealt:
+                    continue
+                if frame == self.dealt:
+                    card = replace(card, code="KH")
+            kept.append(card)
+        return Reading(cards.size_wh, tuple(kept))
+
+
+def certain_codes(frame: LiveFrame) -> list[str]:
+    return [card.code for card in frame.cards if not card.uncertain]
+
+
+def test_with_a_deck_in_play_one_frames_misread_never_shows_a_second_copy() -> None:
+    # confirm_frames=1 shows a new card from its first frame, so the misread 6H is shown as a
+    # second KH at once; the tracker then keeps KH until 6H outweighs it (hysteresis)
+    tracker = TrackerSettings(confirm_frames=1)
+    plain = LivePipeline(DealtLateReader(), settings=LiveSettings(tracker=tracker))
+    frames = run(plain, 20)
+    doubled = [frame.index for frame in frames if certain_codes(frame).count("KH") == 2]
+    assert doubled and doubled[0] == 10  # without the deck: two KH shown for certain
+    assert ReadingFlag.DUPLICATE in frames[10].table.flags
+    decoded = LivePipeline(
+        DealtLateReader(), settings=LiveSettings(tracker=tracker, in_play=niuniu_deck())
+    )
+    frames = run(decoded, 20)
+    assert all(certain_codes(frame).count("KH") <= 1 for frame in frames)
+    # in its first frame the new card has no other code to fall back to: shown uncertain (the
+    # table flags the copy, as for a photo); from the next frame on its next voted code, 6H
+    new_card = frames[10].cards[-1]
+    assert new_card.code == "KH" and new_card.uncertain
+    assert all(ReadingFlag.DUPLICATE not in frame.table.flags for frame in frames[11:])
+    assert sorted(card.code for card in frames[11].cards) == sorted(BANKER + PLAYER)
+    expected = score_codes([list(BANKER), list(PLAYER)], banker=0)
+    assert table_summary(frames[19].table) == table_summary(expected)
+    assert frames[11].cards[-1].code == "6H" and frames[11].tracks[-1].code == "KH"
