@@ -322,7 +322,7 @@ def test_every_shipped_config_loads(path: Path) -> None:
 
 
 def test_the_joker_config_is_the_training_config_with_more_jokers_drawn_otherwise() -> None:
-    """Datasets/jokers.yaml draws the training scenes' world (decks, layouts, camera), with
+    """datasets/jokers.yaml draws the training scenes' world (decks, layouts, camera), with
     jokers in most scenes and most of them drawn with another mark, from its own seed."""
     scenes = load_config(ROOT / "datasets" / "scenes.yaml")
     jokers = load_config(ROOT / "datasets" / "jokers.yaml")

@@ -72,7 +72,7 @@ def six_scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_layout_of_the_output(six_scenes: Path) -> None:
-    """Images/NNNNNNN.jpg, labels/NNNNNNN.txt, meta/NNNNNNN.json for scenes 0-5."""
+    """images/NNNNNNN.jpg, labels/NNNNNNN.txt, meta/NNNNNNN.json for scenes 0-5."""
     names = [f"{index:07d}" for index in range(6)]
     assert sorted(p.stem for p in (six_scenes / "images").glob("*.jpg")) == names
     assert sorted(p.stem for p in (six_scenes / "labels").glob("*.txt")) == names
@@ -178,7 +178,7 @@ EXTRA_DECKS = tuple(deck for deck in DECKS if deck.split == "extra")
     reason="card art not installed: run scripts/install-card-art",
 )
 def test_extra_split_draws_only_the_cards_the_decks_lend(tmp_path: Path) -> None:
-    """Deck_split: extra draws the decks with other court letters, and only the cards they
+    """deck_split: extra draws the decks with other court letters, and only the cards they
     lend, in every layout (a Zheng Shangyou play of queens keeps none of them: it becomes one
     card the deck has)."""
     lent = {deck.name: set(deck.codes) for deck in EXTRA_DECKS}

@@ -155,7 +155,7 @@ def test_joker_without_a_corner_mark_gets_no_label() -> None:
 def test_tall_joker_mark_is_labelled_from_the_decks_index_size(
     name: str, card_height_px: float, labelled: bool
 ) -> None:
-    """Min_index_px (12) keeps illegibly small indices unlabelled; a mark taller than the
+    """min_index_px (12) keeps illegibly small indices unlabelled; a mark taller than the
     deck's index is labelled from the card size at which the deck's indices are, not from a
     card a third that size."""
     if not deck_by_name(name).available:

@@ -275,7 +275,7 @@ def test_the_photo_form_names_each_choice_once(page: Any) -> None:
     # the controls shown with a game (Niu Niu's by default), named by their labels' own text
     names: list[str] = page.eval_on_selector_all(
         "#photo-form select, #photo-form input:not([type=file])",
-        """Controls => controls.filter(c => c.offsetParent !== null).map(c =>
+        """controls => controls.filter(c => c.offsetParent !== null).map(c =>
             [...c.closest('label').childNodes].filter(n => n.nodeType === Node.TEXT_NODE)
                 .map(n => n.textContent).join(' ').trim())""",
     )
