@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,20 @@ def launch(driver: Any, video: Path) -> Any:
             "--no-first-run",
         ],
     )
+
+
+@contextmanager
+def chromium_with_camera(video: Path) -> Iterator[Any]:
+    """:func:`launch` under its own Playwright driver, closed on the way out: what a module's
+    ``browser`` fixture yields."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        chromium = launch(driver, video)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
 
 
 def write_frames_y4m(path: Path, frames: Iterable[NDArray[np.uint8]], fps: int = 10) -> Path:

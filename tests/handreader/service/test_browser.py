@@ -24,7 +24,7 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-from browser_page import TOKEN, Server, drawn_labels, launch
+from browser_page import TOKEN, Server, chromium_with_camera, drawn_labels
 from web_fakes import NIU_TABLE, DeckFakeReader, image_bytes, write_y4m
 
 from handreader.service.routes.verification import AuditSettings
@@ -33,7 +33,7 @@ from vision.calibration import load_profile, new_profile, save_profile
 
 pytestmark = pytest.mark.browser
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 CARD_COLOUR_RGB = (255, 214, 0)
 """The overlay's colour for a card box (draw.js CARD_COLOUR)."""
@@ -70,12 +70,8 @@ def server(
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     video = write_y4m(tmp_path_factory.mktemp("camera") / "table.y4m")
-    with playwright_api.sync_playwright() as driver:
-        chromium = launch(driver, video)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium_with_camera(video) as chromium:
+        yield chromium
 
 
 @pytest.fixture

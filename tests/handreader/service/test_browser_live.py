@@ -21,14 +21,14 @@ from typing import Any
 
 import cv2
 import pytest
-from browser_page import PHONE, Server, drawn_labels, hands_key, launch, shaken_video
+from browser_page import PHONE, Server, chromium_with_camera, drawn_labels, hands_key, shaken_video
 from fan_scene import FAN_LABEL, FIXTURE, FanReader
 
 from vision.reader import default_models_dir
 
 pytestmark = pytest.mark.browser
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 VIDEO_SECONDS = 10.0
 
@@ -37,12 +37,8 @@ VIDEO_SECONDS = 10.0
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     video = tmp_path_factory.mktemp("camera") / "fan.y4m"
     shaken_video(video, cv2.imread(str(FIXTURE)), seconds=VIDEO_SECONDS)
-    with playwright_api.sync_playwright() as driver:
-        chromium = launch(driver, video)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium_with_camera(video) as chromium:
+        yield chromium
 
 
 def photo_then_live(browser: Any, server: Server) -> tuple[dict[str, Any], list[dict[str, Any]]]:

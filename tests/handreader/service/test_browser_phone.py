@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_page import PHONE, TOKEN, Server, drawn_labels, launch, sideways_overflow
+from browser_page import PHONE, TOKEN, Server, chromium_with_camera, drawn_labels, sideways_overflow
 from web_fakes import NIU_4, NIU_NIU, NIU_TABLE, NO_NIU, DeckFakeReader, image_bytes, write_y4m
 
 from handreader.service.routes.verification import AuditSettings
@@ -31,7 +31,7 @@ from rules.niuniu_profiles import BetType
 
 pytestmark = pytest.mark.browser
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 
 
 class SlowFake(DeckFakeReader):
@@ -64,12 +64,8 @@ def server(fake: SlowFake, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     video = write_y4m(tmp_path_factory.mktemp("camera") / "grey.y4m")
-    with playwright_api.sync_playwright() as driver:
-        chromium = launch(driver, video)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium_with_camera(video) as chromium:
+        yield chromium
 
 
 @pytest.fixture
