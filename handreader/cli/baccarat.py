@@ -28,7 +28,12 @@ from typing import TYPE_CHECKING
 from handreader.cli._amounts import amount as _amount
 from handreader.cli._amounts import money as _money
 from handreader.cli._amounts import rate as _rate
-from handreader.cli.photos import add_photo_arguments, print_game_photo, read_photos, region
+from handreader.cli.photos import (
+    add_layout_arguments,
+    add_photo_arguments,
+    print_game_photo,
+    read_photos,
+)
 from rules.baccarat import BaccaratBet, BaccaratRules
 from rules.cards import parse_cards
 from rules.decks import deck_for_game, deck_in_play
@@ -61,18 +66,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="Player and Banker bets lose on a tie (default: they push)",
     )
     parser.add_argument("--decks", type=int, default=8, help="decks in the shoe (default 8)")
-    parser.add_argument(
-        "--player-side",
-        choices=("left", "right", "top", "bottom"),
-        default="left",
-        help="in a photo, the Player's cards lie nearest this edge (default left)",
-    )
-    parser.add_argument(
-        "--player-region", type=region, metavar="X1,Y1,X2,Y2", help="the Player's cards in a photo"
-    )
-    parser.add_argument(
-        "--banker-region", type=region, metavar="X1,Y1,X2,Y2", help="the Banker's cards in a photo"
-    )
+    add_layout_arguments(parser, "Player", "left", ("Player", "Banker"))
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.set_defaults(func=run)
 

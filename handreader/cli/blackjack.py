@@ -27,7 +27,13 @@ from decimal import Decimal
 
 from handreader.cli._amounts import amount as _amount
 from handreader.cli._amounts import money as _money
-from handreader.cli.photos import add_photo_arguments, print_game_photo, read_photos, region
+from handreader.cli.photos import (
+    add_layout_arguments,
+    add_photo_arguments,
+    print_game_photo,
+    read_photos,
+    region,
+)
 from rules.blackjack import BlackjackRound, BlackjackRules, play_blackjack_round
 from rules.cards import parse_cards
 from rules.decks import deck_for_game, deck_in_play
@@ -53,15 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--blackjack-pays", type=_amount, default=Decimal("1.5"), help="blackjack payout (1.5)"
     )
     parser.add_argument("--decks", type=int, default=6, help="decks in the shoe (default 6)")
-    parser.add_argument(
-        "--dealer-side",
-        choices=("left", "right", "top", "bottom"),
-        default="top",
-        help="in a photo, the dealer's cards lie nearest this edge (default top)",
-    )
-    parser.add_argument(
-        "--dealer-region", type=region, metavar="X1,Y1,X2,Y2", help="the dealer's cards in a photo"
-    )
+    add_layout_arguments(parser, "dealer", "top", ("dealer",))
     parser.add_argument(
         "--player-region",
         type=region,

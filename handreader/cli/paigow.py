@@ -33,7 +33,12 @@ from typing import TYPE_CHECKING
 from handreader.cli._amounts import amount as _amount
 from handreader.cli._amounts import money as _money
 from handreader.cli._amounts import rate as _rate
-from handreader.cli.photos import add_photo_arguments, print_game_photo, read_photos, region
+from handreader.cli.photos import (
+    add_layout_arguments,
+    add_photo_arguments,
+    print_game_photo,
+    read_photos,
+)
 from rules.cards import parse_cards
 from rules.decks import deck_for_game, deck_in_play
 from rules.errors import HandError
@@ -73,18 +78,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="NAME",
         help=f"the published house way: {', '.join(HOUSE_WAYS)} (default {DEFAULT_HOUSE_WAY})",
     )
-    parser.add_argument(
-        "--player-side",
-        choices=("left", "right", "top", "bottom"),
-        default="bottom",
-        help="in a photo, the player's cards lie nearest this edge (default bottom)",
-    )
-    parser.add_argument(
-        "--player-region", type=region, metavar="X1,Y1,X2,Y2", help="the player's cards in a photo"
-    )
-    parser.add_argument(
-        "--banker-region", type=region, metavar="X1,Y1,X2,Y2", help="the banker's cards in a photo"
-    )
+    add_layout_arguments(parser, "player", "bottom", ("player", "banker"))
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.set_defaults(func=run)
 

@@ -138,6 +138,31 @@ def add_photo_arguments(parser: argparse.ArgumentParser, game: str) -> None:
     add_deck_options(parser, default=game, decks=False)
 
 
+EDGES = ("left", "right", "top", "bottom")
+"""The edges a side of a game's photo may lie nearest."""
+
+
+def add_layout_arguments(
+    parser: argparse.ArgumentParser, side: str, default: str, regions: tuple[str, ...]
+) -> None:
+    """How a game's photo is laid out: ``--SIDE-side`` (the edge the ``side``'s cards lie
+    nearest, ``default`` unless given) and ``--NAME-region X1,Y1,X2,Y2`` for each of ``regions``
+    (the words name the hands in the help: ``Player``, ``dealer``)."""
+    parser.add_argument(
+        f"--{side.lower()}-side",
+        choices=EDGES,
+        default=default,
+        help=f"in a photo, the {side}'s cards lie nearest this edge (default {default})",
+    )
+    for name in regions:
+        parser.add_argument(
+            f"--{name.lower()}-region",
+            type=region,
+            metavar="X1,Y1,X2,Y2",
+            help=f"the {name}'s cards in a photo",
+        )
+
+
 def region(text: str) -> Region:
     """A region for argparse: ``X1,Y1,X2,Y2``, fractions of the photo when all lie in 0..1,
     else pixels."""
