@@ -13,6 +13,7 @@ labels in the format of :mod:`training.photo_crops`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -32,8 +33,31 @@ __all__ = [
     "draw_pip",
     "find_fonts",
     "glyph_crops",
+    "local_index_crops",
     "render_index",
+    "renders",
 ]
+
+LOCAL_RANKS: dict[str, dict[str, str]] = {
+    "french": {"A": "1", "K": "R", "Q": "D", "J": "V"},
+    "german": {"K": "K", "Q": "D", "J": "B"},
+    "russian": {"A": "Т", "K": "К", "Q": "Д", "J": "В"},
+    "dutch": {"K": "H", "Q": "V", "J": "B"},
+}
+"""The rank letters of decks whose indices are not English, by the English rank they stand
+for (French roi, dame, valet and aces printed 1; German König, Dame, Bube; Russian король,
+дама, валет, туз; Dutch heer, vrouw, boer)."""
+
+
+def unambiguous_local_ranks() -> dict[str, str]:
+    """Each local rank letter that stands for one English rank in every deck of
+    :data:`LOCAL_RANKS`, with that rank: ``V`` (a French jack, a Dutch queen) is left out."""
+    meanings: dict[str, set[str]] = {}
+    for letters in LOCAL_RANKS.values():
+        for rank, letter in letters.items():
+            meanings.setdefault(letter, set()).add(rank)
+    return {letter: ranks.pop() for letter, ranks in meanings.items() if len(ranks) == 1}
+
 
 _BASE = 64
 """Rank height, in pixels, at which an index is drawn before it is shrunk."""
@@ -51,6 +75,20 @@ def _text_mask(font_path: Path, text: str, height: int) -> NDArray[np.uint8]:
     scale = height / max(1, mask.shape[0])
     width = max(1, round(mask.shape[1] * scale))
     return cast(NDArray[np.uint8], cv2.resize(mask, (width, height), interpolation=cv2.INTER_AREA))
+
+
+@functools.cache
+def renders(font_path: Path, text: str) -> bool:
+    """Whether the font has a glyph of its own for every character of ``text`` (not the
+    missing-glyph box it draws for a character it lacks)."""
+    missing = _text_mask(font_path, "\U000f0000", 48)
+    for character in text:
+        mask = _text_mask(font_path, character, 48)
+        if mask.shape == missing.shape and np.array_equal(mask, missing):
+            return False
+        if int((mask > 24).sum()) == 0:
+            return False
+    return True
 
 
 def _tight(mask: NDArray[np.uint8]) -> NDArray[np.uint8]:
@@ -166,7 +204,7 @@ def _paste(
 
 
 def render_index(
-    code: str, fonts: GlyphFonts, rng: np.random.Generator
+    code: str, fonts: GlyphFonts, rng: np.random.Generator, rank_text: str | None = None
 ) -> tuple[NDArray[np.uint8], NDArray[np.float64]]:
     """A card's top-left corner with the index of ``code`` (one of the 52), drawn large
     (rank about 64 px tall), turned by a random angle: the BGR image and the index's box.
@@ -174,11 +212,18 @@ def render_index(
     The rank is set in one of ``fonts.rank_fonts`` (squeezed or widened, sometimes emboldened);
     the pip, under the rank or beside it, comes from a suit font or :func:`draw_pip`. Paper,
     the table beyond the card's rounded edge, a frame line or a big pip of the face near the
-    index vary too.
+    index vary too. ``rank_text`` prints another rank letter than the code's (a local deck's
+    ``R`` for a king, see :data:`LOCAL_RANKS`); the rank fonts must render it.
     """
     rank, suit = code[:-1], code[-1]
     if suit not in SUIT_SYMBOLS or not rank:
         raise ValueError(f"render_index draws the 52 cards, not {code!r}")
+    fonts_for_rank = fonts.rank_fonts
+    if rank_text is not None:
+        fonts_for_rank = tuple(font for font in fonts.rank_fonts if renders(font, rank_text))
+        if not fonts_for_rank:
+            raise ValueError(f"no rank font renders {rank_text!r}")
+        rank = rank_text
     size = 6 * _BASE
     table = rng.uniform(0, 255, 3)
     canvas = np.empty((size, size, 3), np.float64)
@@ -196,7 +241,7 @@ def render_index(
 
     ink = _ink_colour(suit, rng, four_colour=rng.random() < 0.12)
     rank_height = round(_BASE * rng.uniform(0.85, 1.1))
-    glyph = _text_mask(fonts.rank_fonts[rng.integers(len(fonts.rank_fonts))], rank, rank_height)
+    glyph = _text_mask(fonts_for_rank[rng.integers(len(fonts_for_rank))], rank, rank_height)
     squeeze = rng.uniform(0.7, 1.15) * (rng.uniform(0.6, 0.9) if rank == "10" else 1.0)
     glyph = cast(
         NDArray[np.uint8],
@@ -333,6 +378,33 @@ def glyph_crops(
     for i in range(count):
         code = codes[i % len(codes)]
         image, box = render_index(code, fonts, rng)
+        crops[i] = _shrink_and_cut(image, box, rng)
+        labels[i] = class_of[code]
+    return crops, labels
+
+
+def local_index_crops(
+    count: int, seed: int, fonts: GlyphFonts | None = None
+) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    """``count`` procedural index crops of local decks' letters (:func:`unambiguous_local_ranks`,
+    each with the four suits, in turn), labelled with the card they stand for: a French ``R``
+    of hearts is ``KH``. Letters no installed rank font renders are left out."""
+    fonts = fonts or find_fonts()
+    letters = sorted(
+        (letter, rank)
+        for letter, rank in unambiguous_local_ranks().items()
+        if any(renders(font, letter) for font in fonts.rank_fonts)
+    )
+    if not letters:
+        raise RuntimeError("no rank font renders the local index letters")
+    jobs = [(letter, rank + suit) for letter, rank in letters for suit in "SHDC"]
+    class_of = {code: i for i, code in enumerate(CARD_CLASSES)}
+    rng = np.random.default_rng(seed)
+    crops = np.empty((count, CROP_SIZE, CROP_SIZE, 3), np.uint8)
+    labels = np.empty(count, np.int64)
+    for i in range(count):
+        letter, code = jobs[i % len(jobs)]
+        image, box = render_index(code, fonts, rng, rank_text=letter)
         crops[i] = _shrink_and_cut(image, box, rng)
         labels[i] = class_of[code]
     return crops, labels

@@ -122,11 +122,37 @@ def register(subparsers: Any) -> None:
         help="where the networks train: auto (the first GPU torch sees, else the CPU; the "
         "default), cpu, cuda or cuda:N",
     )
+    group = parser.add_argument_group(
+        "training round",
+        "--round fine-tunes the models in --models (detector, index classifier, verifier) on "
+        "real photos and new scenes within --minutes, reads both sets of models on every set, "
+        "writes WORK/report.md and WORK/report.json, and with --promote copies the new models "
+        "over --models when the gate passes (docs/training.md)",
+    )
+    group.add_argument("--round", action="store_true", help="run (or resume) a training round")
+    group.add_argument(
+        "--realdata",
+        type=Path,
+        metavar="DIR",
+        help="real-photo folders (boxes/, tables/, singles/...): train splits train, valid "
+        "splits measure",
+    )
+    group.add_argument(
+        "--minutes",
+        type=float,
+        default=120.0,
+        help="the round's budget on a 2-core CPU (default 120; under 5: a smoke round)",
+    )
+    group.add_argument(
+        "--promote", action="store_true", help="replace --models when the round's gate passes"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run (or resume) the training recipe."""
+    """Run (or resume) the training recipe, or a training round with ``--round``."""
+    if args.round:
+        return _run_round(args)
     from training.classifier import DEFAULT_WIDTHS, parse_widths
     from training.pipeline import TrainingPlan, add_verifier, run_training
 
@@ -210,3 +236,20 @@ def run(args: argparse.Namespace) -> int:
     manifest = run_training(plan)
     print(f"models written; manifest {manifest}")
     return 0
+
+
+def _run_round(args: argparse.Namespace) -> int:
+    """``handreader train --round``: see :mod:`training.round`."""
+    from training.round import check_round_arguments, run_from_arguments
+
+    if args.work == Path("runs"):
+        args.work = Path("runs-round")
+    check_round_arguments(args)
+    try:
+        import torch  # noqa: F401
+        import ultralytics  # noqa: F401
+    except ImportError as error:
+        raise ValueError(
+            f"training needs the train extra (pip install -e '.[train]'): {error}"
+        ) from error
+    return run_from_arguments(args)

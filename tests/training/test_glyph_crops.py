@@ -124,3 +124,21 @@ def test_shipped_classifier_reads_typefaces_beyond_the_decks(fonts: GlyphFonts) 
     model = session(default_models_dir() / "classifier.onnx")
     logits = model.run(["logits"], {"crops": crops_to_tensor(crops)})[0]
     assert float(np.mean(logits.argmax(axis=1) == labels)) >= 0.85
+
+
+def test_local_deck_letters_name_the_card_they_stand_for() -> None:
+    from rules.cards import CARD_CLASSES
+    from training.glyph_crops import LOCAL_RANKS, local_index_crops, unambiguous_local_ranks
+
+    letters = unambiguous_local_ranks()
+    # V is a French jack and a Dutch queen: left out; the rest stand for one rank each
+    assert "V" not in letters
+    assert letters["R"] == "K" and letters["1"] == "A" and letters["Д"] == "Q"
+    assert letters["B"] == "J" and letters["H"] == "K" and letters["Т"] == "A"
+    assert set(LOCAL_RANKS) == {"french", "german", "russian", "dutch"}
+    crops, labels = local_index_crops(len(letters) * 4, seed=3)
+    assert crops.shape == (len(letters) * 4, 32, 32, 3)
+    ranks = {CARD_CLASSES[label][:-1] for label in labels}
+    assert ranks <= {"A", "K", "Q", "J"} and len(ranks) == 4
+    suits = {CARD_CLASSES[label][-1] for label in labels}
+    assert suits == {"S", "H", "D", "C"}

@@ -1,0 +1,224 @@
+"""Training rounds (training.round): pseudo-labelling, real photos as YOLO data, local index
+letters, the gate on constructed reports, and (train tier) a smoke round of every stage on a
+small real-photo folder built from synthetic scenes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from training.real_photos import degrade, pseudo_boxes, train_photos, write_yolo_set
+from training.round import complete_pseudo_boxes, plan_for_minutes
+from training.round_report import GateVerdict, gate, write_report
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_pseudo_boxes_keep_labelled_cards_and_name_certain_strangers_negatives() -> None:
+    boxes = np.array([[0, 0, 10, 14], [20, 0, 30, 14], [40, 0, 50, 14], [60, 0, 70, 14],
+                      [80, 0, 90, 14]], np.float32)  # fmt: skip
+    codes = ["KC", "5D", "9H", "QS", "5D"]
+    certain = [True, True, False, True, False]
+    found = pseudo_boxes(boxes, codes, certain, cards=("KC", "9H"), optional=("QS",))
+    # KC and the uncertain 9H are labelled cards; the certain 5D (a chip) is a negative; QS is
+    # optional and the uncertain 5D a stranger nobody vouches for: both left out
+    assert found.positive_cards == ("KC", "9H")
+    assert found.positive_xyxy.tolist() == [boxes[0].tolist(), boxes[2].tolist()]
+    assert found.negative_xyxy.tolist() == [boxes[1].tolist()]
+
+
+def test_only_complete_pseudo_boxes_teach_the_detector() -> None:
+    assert complete_pseudo_boxes(["KC", "9H"], ["KC", "KC", "9H"])
+    assert not complete_pseudo_boxes(["KC", "9H"], ["KC", "KC", "KC"])  # 9H has no box
+    assert not complete_pseudo_boxes(["KC", "9H"], ["KC", "9H"])  # one box a card
+    assert complete_pseudo_boxes([], [])  # a card-free photo: chips are background
+
+
+def test_train_photos_read_only_the_train_split(tmp_path: Path) -> None:
+    rows = [
+        {"image": "a.jpg", "cards": ["7H"], "split": "train",
+         "objects": [{"card": "7H", "box_xyxy": [1, 2, 11, 22], "kind": "index"},
+                     {"card": "7H", "box_xyxy": [0, 0, 5, 5], "kind": "card"}]},
+        {"image": "b.jpg", "cards": ["8S"], "split": "valid"},
+    ]  # fmt: skip
+    (tmp_path / "manifest.jsonl").write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    photos = train_photos(tmp_path / "manifest.jsonl")
+    assert [photo.image.name for photo in photos] == ["a.jpg"]
+    assert photos[0].boxes_xyxy.tolist() == [[1, 2, 11, 22]]  # index boxes only
+    assert photos[0].box_cards == ("7H",)
+    (tmp_path / "bad.jsonl").write_text("{not json\n")
+    with pytest.raises(ValueError, match=r"bad.jsonl:1: not JSON"):
+        train_photos(tmp_path / "bad.jsonl")
+
+
+def test_real_photos_become_yolo_folders_with_degraded_copies(tmp_path: Path) -> None:
+    image = np.full((400, 800, 3), 200, np.uint8)
+    cv2.putText(image, "7", (100, 100), cv2.FONT_HERSHEY_SIMPLEX, 2, (0, 0, 255), 4)
+    boxes = np.array([[80, 40, 160, 120], [790, 390, 900, 500]], np.float32)
+    written = write_yolo_set(iter([("photo", image, boxes)]), tmp_path, copies=3, longest_side=400)
+    assert written == 3
+    names = sorted(path.name for path in (tmp_path / "images").iterdir())
+    assert names == ["photo-0.jpg", "photo-1.jpg", "photo-2.jpg"]
+    first = cv2.imread(str(tmp_path / "images" / "photo-0.jpg"))
+    assert first.shape == (200, 400, 3)  # shrunk to the longest side
+    lines = (tmp_path / "labels" / "photo-1.txt").read_text().splitlines()
+    # the first box normalised; the second, clipped to the image, is 5 x 5 px: still kept
+    cls, cx, cy, w, h = (float(value) for value in lines[0].split())
+    assert (cls, round(cx, 3), round(cy, 3), round(w, 3), round(h, 3)) == (0, 0.15, 0.2, 0.1, 0.2)
+    assert len(lines) == 2
+    # a rerun writes nothing more
+    assert write_yolo_set(iter([("photo", image, boxes)]), tmp_path, copies=3) == 0
+
+
+def test_degraded_copies_differ_but_keep_the_shape() -> None:
+    rng = np.random.default_rng(0)
+    image = np.random.default_rng(1).integers(0, 255, (120, 160, 3), dtype=np.uint8)
+    for _ in range(5):
+        soft = degrade(image, rng)
+        assert soft.shape == image.shape and soft.dtype == np.uint8
+        assert not np.array_equal(soft, image)
+
+
+def _figures(**sets: tuple[float, int]) -> dict[str, Any]:
+    return {
+        name: {"f1": f1, "wrong": wrong, "cards": 500, "exact_photos": 0.5}
+        for name, (f1, wrong) in sets.items()
+    }
+
+
+def test_the_gate_promotes_a_round_better_where_targeted_and_no_worse_elsewhere() -> None:
+    shipped = _figures(boxes=(0.735, 40), tables=(0.9855, 2), singles=(0.990, 1))
+    shipped["card_free"] = {"certain": 31, "tables": 200}
+    new = _figures(boxes=(0.90, 20), tables=(1.0, 0), singles=(0.989, 1))  # within a card
+    new["card_free"] = {"certain": 4, "tables": 200}
+    verdict = gate(shipped, new)
+    assert verdict.promote, verdict.reasons
+    assert any("boxes: better" in reason for reason in verdict.reasons)
+
+
+def test_the_gate_refuses_a_round_worse_on_one_folder() -> None:
+    shipped = _figures(boxes=(0.735, 40), tables=(0.9855, 2), scans=(1.0, 0))
+    new = _figures(boxes=(0.90, 20), tables=(1.0, 0), scans=(0.98, 4))
+    verdict = gate(shipped, new)
+    assert not verdict.promote
+    assert [reason for reason in verdict.reasons if "worse" in reason] == [
+        "scans: worse (F1 1.0000 -> 0.9800, tolerance 0.0030)"
+    ]
+
+
+def test_the_gate_refuses_a_round_not_better_where_targeted_or_with_more_false_cards() -> None:
+    shipped = _figures(boxes=(0.735, 40), tables=(0.9855, 2))
+    same = gate(shipped, _figures(boxes=(0.735, 40), tables=(0.99, 1)))
+    assert not same.promote and "boxes: not better" in same.reasons[0]
+    shipped["card_free"] = {"certain": 3, "tables": 200}
+    new = _figures(boxes=(0.9, 1), tables=(1.0, 0))
+    new["card_free"] = {"certain": 12, "tables": 200}
+    verdict = gate(shipped, new)
+    assert not verdict.promote and verdict.reasons[-1] == "card_free: more false cards (3 -> 12)"
+    assert not gate({}, {}).promote  # nothing targeted was read: nothing shows it is better
+
+
+def test_the_report_shows_both_model_sets_and_the_verdict(tmp_path: Path) -> None:
+    figures = {"shipped": _figures(boxes=(0.7, 3)), "round": _figures(boxes=(0.9, 1))}
+    json_path, markdown_path = write_report(
+        tmp_path, figures, GateVerdict(True, ("boxes: better",)), {"detector_epochs": 8}
+    )
+    payload = json.loads(json_path.read_text())
+    assert payload["gate"] == {"promote": True, "reasons": ["boxes: better"]}
+    text = markdown_path.read_text()
+    assert "| set | shipped | round |" in text
+    assert "| boxes | 0.7000 (50% exact, 3 wrong) | 0.9000 (50% exact, 1 wrong) |" in text
+    assert "**Gate: promote**" in text
+
+
+def test_a_budget_under_five_minutes_is_a_smoke_round(tmp_path: Path) -> None:
+    smoke = plan_for_minutes(tmp_path, 1)
+    full = plan_for_minutes(tmp_path, 120)
+    half = plan_for_minutes(tmp_path, 60)
+    assert smoke.detector_epochs == smoke.classifier_epochs == smoke.verifier_epochs == 1
+    assert smoke.table_scenes < 10 and full.table_scenes == 400
+    assert half.detector_epochs == full.detector_epochs // 2
+
+
+def _fake_realdata(root: Path, scenes: Path) -> Path:
+    """``boxes/`` and ``tables/`` folders made of synthetic scenes: the first scenes train,
+    the last one is valid."""
+    metas = sorted((scenes / "meta").glob("*.json"))
+    for folder in ("boxes", "tables"):
+        (root / folder).mkdir(parents=True)
+        rows = []
+        for number, meta_path in enumerate(metas):
+            meta = json.loads(meta_path.read_text())
+            name = f"{meta_path.stem}.jpg"
+            shutil.copyfile(scenes / "images" / name, root / folder / name)
+            cards = sorted({item["card"] for item in meta["indices"]})
+            row: dict[str, Any] = {
+                "image": name,
+                "cards": cards,
+                "split": "valid" if number == len(metas) - 1 else "train",
+            }
+            if folder == "boxes":
+                row["objects"] = [
+                    {"card": item["card"], "box_xyxy": item["box_xyxy"], "kind": "index"}
+                    for item in meta["indices"]
+                ]
+            rows.append(json.dumps(row))
+        (root / folder / "manifest.jsonl").write_text("\n".join(rows) + "\n")
+    return root
+
+
+@pytest.mark.train
+@pytest.mark.skipif(
+    shutil.which("rsvg-convert") is None, reason="needs librsvg2-bin and the card decks"
+)
+def test_a_smoke_round_trains_every_model_reports_and_promotes_only_through_the_gate(
+    tmp_path: Path,
+) -> None:
+    from training.round import promote, run_round
+    from training.synth.config import load_config
+    from training.synth.generate import generate
+    from vision.reader import Reader
+
+    generate(load_config(ROOT / "datasets" / "scenes.yaml"), tmp_path / "photos", 3,
+             start=500, workers=1, progress=False)  # fmt: skip
+    realdata = _fake_realdata(tmp_path / "realdata", tmp_path / "photos")
+    plan = plan_for_minutes(
+        tmp_path / "round", 1, realdata=realdata, shipped_models=ROOT / "models", device="cpu"
+    )
+    report = run_round(plan)
+    payload = json.loads(report.read_text())
+    figures = payload["figures"]
+    assert set(figures) == {"shipped", "round"}
+    for name in ("boxes", "tables", "holdout", "casino_holdout_legible"):
+        assert 0.0 <= figures["round"][name]["f1"] <= 1.0
+    assert figures["round"]["card_free"]["tables"] == 2
+    assert "top1" in figures["round"]["local_indices"]
+    assert set(payload["timings_s"]) >= {"data", "detector", "classifier", "verifier", "evaluate"}
+    assert (tmp_path / "round" / "report.md").is_file()
+    models = tmp_path / "round" / "models"
+    Reader.load(models)  # the round's folder loads as a model folder
+    manifest = json.loads((models / "manifest.json").read_text())
+    assert manifest["rounds"][-1]["detector_epochs"] == 1
+    # the gate decides promotion: a refused round copies nothing, a passed one everything
+    target = tmp_path / "promoted"
+    shutil.copytree(ROOT / "models", target)
+    before = (target / "detector.onnx").read_bytes()
+    payload["gate"]["promote"] = False
+    report.write_text(json.dumps(payload))
+    assert not promote(plan, report, target)
+    assert (target / "detector.onnx").read_bytes() == before
+    payload["gate"]["promote"] = True
+    report.write_text(json.dumps(payload))
+    assert promote(plan, report, target)
+    assert (target / "detector.onnx").read_bytes() == (models / "detector.onnx").read_bytes()
+    promoted = json.loads((target / "manifest.json").read_text())
+    assert "figures" in promoted["rounds"][-1]
+    Reader.load(target)
+    # a rerun resumes: every stage is cached, the report written again
+    assert run_round(plan) == report
