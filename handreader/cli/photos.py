@@ -176,7 +176,7 @@ def region(text: str) -> Region:
 
 def _left_over_line(cards: tuple[CardReading, ...]) -> str:
     shown = ", ".join(
-        card.code + (" (uncertain)" if card.uncertain else "") + f" {card.confidence:.2f}"
+        card.code + ("? (uncertain)" if card.uncertain else "") + f" {card.confidence:.2f}"
         for card in cards
     )
     return f"left over (in no hand): {shown}"
@@ -199,7 +199,8 @@ def print_game_photo(
         print_result(game.result)
     else:
         for hand in game.hands:
-            print(f"{hand.role} {hand.seat}: {' '.join(card.code for card in hand.cards)}")
+            shown = " ".join(card.code + ("?" if card.uncertain else "") for card in hand.cards)
+            print(f"{hand.role} {hand.seat}: {shown}")
     if game.problem:
         print(f"problem: {game.problem}")
     if game.left_over:

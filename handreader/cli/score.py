@@ -219,8 +219,18 @@ def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bo
                 "status": hand.status.value,
                 "problem": hand.problem,
             }
-            if hand.hand is not None:
+            if hand.hand is not None and hand.scored:
                 record.update(hand_to_json(hand.hand))
+            elif hand.hand is not None:  # unverified: the score is provisional, not a result
+                record.update(
+                    {
+                        "cards": [card.code for card in hand.cards],
+                        "split": None,
+                        "score": None,
+                        "points": None,
+                        "provisional": hand_to_json(hand.hand),
+                    }
+                )
             else:
                 record.update(
                     {
@@ -231,6 +241,7 @@ def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bo
                     }
                 )
             record["boxes"] = [card.to_dict()["box"] for card in hand.cards]
+            record["readings"] = [card.to_dict() for card in hand.cards]
             if player is not None:
                 record.update(
                     {k: v for k, v in player.to_dict().items() if k in ("outcome", "net")}
@@ -239,15 +250,15 @@ def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bo
         else:
             text = (
                 format_hand(hand.hand)
-                if hand.hand is not None
-                else " ".join(c.code for c in hand.cards)
+                if hand.hand is not None and hand.scored
+                else " ".join(card.shown for card in hand.cards)
             )
             extra = f" [{hand.status.value}: {hand.problem}]" if hand.problem else ""
             against = f" -> {player.outcome.value}" if player is not None and player.outcome else ""
             print(f"{hand.role.value} {hand.seat}: {text}{extra}{against}")
     if table.left_over and not as_json:
         cards = ", ".join(
-            card.code
+            card.shown
             + (" (uncertain)" if card.uncertain else "")
             + (f" {card.confidence:.2f}" if card.confidence is not None else "")
             for card in table.left_over

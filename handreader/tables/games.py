@@ -227,6 +227,20 @@ _Layout = tuple[list[PhotoHand], tuple[CardReading, ...], str | None]
 """The hands of a photo, the cards left over and the problem (None when the layout is clear)."""
 
 
+def _shown(card: CardReading) -> str:
+    return f"{card.code}?" if card.uncertain else card.code
+
+
+def _clusters(
+    cards: Sequence[CardReading], link_factor: float
+) -> tuple[list[CardGroup], tuple[CardReading, ...]]:
+    """The groups of cards lying together, and the uncertain readings set aside from them
+    (``handreader.tables.grouping``: never a hand of their own)."""
+    found = group_cards(cards, link_factor=link_factor, hand_size=NO_SPLIT)
+    aside = tuple(card for group in found if group.set_aside for card in group.cards)
+    return [group for group in found if not group.set_aside], aside
+
+
 def _two_sides(
     reading: Reading,
     first: tuple[str, Region | None],
@@ -250,14 +264,14 @@ def _two_sides(
             left_over,
             None,
         )
-    found = list(group_cards(reading.cards, link_factor=link_factor, hand_size=NO_SPLIT))
+    found, aside = _clusters(reading.cards, link_factor)
     if alone and len(found) == 1:
-        return [PhotoHand(first_role, 0, found[0].cards)], (), None
+        return [PhotoHand(first_role, 0, found[0].cards)], aside, None
     if len(found) != 2:
-        shown = " | ".join(" ".join(card.code for card in group.cards) for group in found)
+        shown = " | ".join(" ".join(_shown(card) for card in group.cards) for group in found)
         return (
             [PhotoHand("hand", seat, group.cards) for seat, group in enumerate(found)],
-            (),
+            aside,
             f"found {len(found)} groups of cards ({shown or 'none'}), expected 2 "
             f"({first_role} and {second_role}): give {first_role}_region and {second_role}_region",
         )
@@ -267,7 +281,7 @@ def _two_sides(
             PhotoHand(first_role, 0, found[near].cards),
             PhotoHand(second_role, 1, found[1 - near].cards),
         ],
-        (),
+        aside,
         None,
     )
 
@@ -290,7 +304,7 @@ def _dealer_and_players(
         groups, left_over = assign_regions(cards, list(player_regions), reading.size_wh)
         players = list(groups)
     else:
-        players = list(group_cards(cards, link_factor=link_factor, hand_size=NO_SPLIT))
+        players, left_over = _clusters(cards, link_factor)
     if dealer is None:
         if len(players) < 2:
             return (
@@ -309,8 +323,8 @@ def _uncertain_note(hands: Sequence[PhotoHand]) -> str | None:
     doubtful = [card for hand in hands for card in hand.cards if card.uncertain]
     if not doubtful:
         return None
-    shown = ", ".join(f"{card.code} ({card.confidence:.2f})" for card in doubtful)
-    return f"uncertain reading of {shown}: the result is provisional"
+    shown = ", ".join(f"{_shown(card)} ({card.confidence:.2f})" for card in doubtful)
+    return f"unverified: uncertain reading of {shown}; no result until it is read for certain"
 
 
 def _photo(
@@ -324,12 +338,12 @@ def _photo(
     hands, left_over, problem = layout
     result = None
     if problem is None:
+        problem = _uncertain_note(hands)
+    if problem is None:
         try:
             result = score(hands)
         except RulesError as error:
             problem = f"the cards read do not make a {game} round: {error}"
-        else:
-            problem = _uncertain_note(hands)
     return GamePhoto(
         game,
         reading.size_wh,

@@ -27,7 +27,10 @@ five cards):
    and sets the uncertain ones apart as a group of their own: a reading below the confidence
    threshold beside a full hand is likelier a pip or a picture read as an index than a sixth
    card, and it must not push a real card out of its hand. That group is marked
-   ``set_aside``; scoring lists its cards as left over, not as a seat.
+   ``set_aside``; scoring lists its cards as left over, not as a seat. A group of uncertain
+   cards alone (a lone 0.27 "KC" read off a phone screen at the table's edge) is set aside
+   the same way, before any hand is formed or the banker chosen: a reading nobody can trust
+   never makes a seat of its own.
 5. **Too many cards.** A group larger than a hand (two hands touching, a stray card beside a
    hand) is split along its tree: among the links longer than the group's median link whose
    removal leaves a part of a whole number of hands (5, 10, .. cards), the longest is cut, and
@@ -362,6 +365,9 @@ def group_cards(
     parts: list[list[int]] = []
     for component in _components(range(len(cards)), kept):
         certain = [i for i in component if not cards[i].uncertain]
+        if not certain:  # uncertain readings alone: no seat
+            groups.append(CardGroup(_left_to_right([cards[i] for i in component]), set_aside=True))
+            continue
         whole_hands = len(certain) % hand_size == 0 and 0 < len(certain) < len(component)
         nodes, edges = component, kept
         if len(component) > hand_size and whole_hands:

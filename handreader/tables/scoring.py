@@ -6,9 +6,13 @@ Niu Niu (:func:`score_reading`, :func:`score_codes`):
   the hand size, or by the regions given). A group of exactly five cards is a hand; a smaller
   group is reported as *incomplete*, a larger one as *too_many*, each with its cards and the
   reason, and is never scored.
-- A hand with a card read below the recognizer's confidence threshold is *uncertain*: its score
-  is computed from the best-guess codes and reported as provisional, but it takes no part in
-  outcomes, payouts or the winner (a payout must not rest on a guess). Five cards the rules
+- A hand with a card read below the recognizer's confidence threshold is *uncertain*
+  (unverified): its score is computed from the best-guess codes and reported as provisional,
+  never as a result: it takes no part in outcomes, payouts or the winner (a payout must not
+  rest on a guess). Uncertain readings that lie apart from every certain card are set aside
+  before any hand is formed or the banker chosen (``handreader.tables.grouping``) and listed
+  as left over. Every card printed carries its doubt: ``KC?`` in text, ``"uncertain": true``
+  in JSON. Five cards the rules
   refuse (a joker, more copies of a card than the decks hold, across the whole table) are
   *invalid*, with the reason.
 - Banker game (``TableMode.BANKER``, the default): one group is the banker, chosen by
@@ -186,6 +190,11 @@ class TableCard:
     uncertain: bool = False
     alternatives: tuple[tuple[str, float], ...] = ()
 
+    @property
+    def shown(self) -> str:
+        """The code as text shows it: ``KC?`` when the reading is uncertain."""
+        return f"{self.code}?" if self.uncertain else self.code
+
     @classmethod
     def from_reading(cls, card: CardReading) -> TableCard:
         """The table card of a recognizer reading."""
@@ -360,7 +369,7 @@ def flag_names(flags: ReadingFlag) -> list[str]:
 
 
 def _named(cards: Sequence[TableCard]) -> str:
-    return " ".join(card.code for card in cards) or "no cards"
+    return " ".join(card.shown for card in cards) or "no cards"
 
 
 def _count(cards: Sequence[TableCard]) -> str:
@@ -392,10 +401,10 @@ def _judge_hand(
     doubtful = [card for card in cards if card.uncertain]
     if doubtful:
         shown = ", ".join(
-            f"{card.code} ({card.confidence:.2f})" if card.confidence is not None else card.code
+            f"{card.shown} ({card.confidence:.2f})" if card.confidence is not None else card.shown
             for card in doubtful
         )
-        problem = f"uncertain reading of {shown}: the score is provisional"
+        problem = f"unverified: uncertain reading of {shown}; the score is provisional"
         return HandResult(seat, role, HandStatus.UNCERTAIN, cards, hand, problem)
     return HandResult(seat, role, HandStatus.SCORED, cards, hand)
 

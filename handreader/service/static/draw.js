@@ -44,7 +44,7 @@ export function statusText(hand) {
 export function niuniuLabel(hand, table) {
   const who = table.banker === hand.seat ? `Banker ${hand.seat}` : `Seat ${hand.seat}`;
   const parts = [who];
-  if (hand.score) parts.push(hand.status === "scored" ? hand.score.label : `${hand.score.label}? (${hand.status})`);
+  if (hand.score) parts.push(hand.status === "scored" ? hand.score.label : hand.status === "uncertain" ? `unverified (${hand.score.label}?)` : `${hand.score.label}? (${hand.status})`);
   else parts.push(statusText(hand));
   const player = (table.players || []).find((item) => item.seat === hand.seat);
   if (player && player.outcome) parts.push(`${player.outcome} ${player.net > 0 ? "+" : ""}${player.net}`);

@@ -56,7 +56,8 @@ function showGameOptions() {
 
 function handScore(hand) {
   if (!hand.score) return statusText(hand);
-  return hand.status === "scored" ? hand.score.label : `${hand.score.label} (${hand.status})`;
+  if (hand.status === "scored") return hand.score.label;
+  return hand.status === "uncertain" ? `unverified (provisional ${hand.score.label}?)` : `${hand.score.label} (${hand.status})`;
 }
 
 /** The results of a Niu Niu table (TableOut). */

@@ -171,9 +171,18 @@ def test_uncertain_card_and_left_over_cards_are_named(
     status, out, _ = run(capsys, "baccarat", str(_photo(tmp_path)), *regions)
     assert status == 0
     lines = out.splitlines()
-    assert "result: player" in lines
-    assert "problem: uncertain reading of 6S (0.40): the result is provisional" in lines
+    # an uncertain card decides nothing: no result, the card marked wherever it is printed
+    assert not any(line.startswith("result:") for line in lines)
+    assert lines[:2] == ["player 0: 9H 5C 3D", "banker 1: KD 6S?"]
+    assert (
+        "problem: unverified: uncertain reading of 6S? (0.40); no result until it is read for "
+        "certain" in lines
+    )
     assert lines[-1] == "left over (in no hand): 2C 0.95"
+    status, out, _ = run(capsys, "baccarat", str(_photo(tmp_path)), *regions, "--json")
+    body = json.loads(out)
+    assert body["result"] is None
+    assert [card["uncertain"] for card in body["hands"][1]["cards"]] == [False, True]
 
 
 def test_several_photos_and_one_unreadable(

@@ -127,7 +127,35 @@ def test_score_names_an_uncertain_reading_left_out_of_the_hand(
     assert main(["score", str(photo)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("hand 0: ") and "Niu 4" in lines[0] and "JH" not in lines[0]
-    assert lines[1] == "left over (in no hand): JH (uncertain) 0.36"
+    assert lines[1] == "left over (in no hand): JH? (uncertain) 0.36"
+
+
+class _UnsureHand:
+    """A reader that finds one hand of five whose KD is uncertain."""
+
+    def read(self, image_bgr: NDArray[np.uint8], deck: object = None) -> Reading:
+        cards = tuple(
+            CardReading(code, 0.3 if code == "KD" else 0.97,
+                        (100 + 30 * i, 100, 124 + 30 * i, 140), uncertain=code == "KD")
+            for i, code in enumerate(["3H", "7S", "KD", "8C", "6D"])
+        )  # fmt: skip
+        return Reading((image_bgr.shape[1], image_bgr.shape[0]), cards)
+
+
+def test_score_marks_an_uncertain_card_and_gives_its_hand_no_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("vision.reader.Reader.load", lambda *args, **kwargs: _UnsureHand())
+    photo = _photo(tmp_path, ".jpg", 640, 480)
+    assert main(["score", str(photo)]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.startswith("hand 0: 3H 7S KD? 8C 6D [uncertain: unverified: uncertain reading")
+    assert "Niu 4" not in line  # the provisional score is no result
+    assert main(["score", str(photo), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["status"] == "uncertain" and record["score"] is None
+    assert record["provisional"]["label"] == "Niu 4"
+    assert [card["uncertain"] for card in record["readings"]] == [False, False, True, False, False]
 
 
 def test_read_takes_a_folder_as_its_image_files(

@@ -152,14 +152,16 @@ def test_baccarat_photo_that_is_no_coup_is_reported(client: TestClient, fake: Fa
     assert body["result"] is None and "player needs 2 or 3 cards, got 4" in body["problem"]
 
 
-def test_baccarat_photo_with_an_uncertain_card_is_provisional(
+def test_baccarat_photo_with_an_uncertain_card_is_unverified(
     client: TestClient, fake: FakeReader
 ) -> None:
     fake.hands = {"9H 5C 3D": (0.1, 0.4), "KD 6S": (0.7, 0.4)}
     fake.uncertain = ["6S"]
     body = _photo(client, "baccarat")
-    assert body["result"]["result"] == "player"
-    assert body["problem"].startswith("uncertain reading of 6S")
+    assert body["result"] is None  # an uncertain card never decides the coup
+    assert body["problem"].startswith("unverified: uncertain reading of 6S?")
+    banker = next(hand for hand in body["hands"] if hand["role"] == "banker")
+    assert [card["uncertain"] for card in banker["cards"]] == [False, True]
 
 
 @pytest.mark.parametrize(

@@ -145,6 +145,19 @@ def test_an_uncertain_reading_beside_a_full_hand_is_left_over_not_a_seat() -> No
     assert sorted(card.code for card in result.hands[0].cards) == sorted(NIU_4.split())
 
 
+def test_a_lone_uncertain_reading_at_the_top_is_no_phantom_banker() -> None:
+    """A 0.27 "KC" off a phone screen at the top edge: left over, the banker is the real hand
+    nearest the top, and every player is settled."""
+    phantom = [CardReading("KC", 0.27, (480, 5, 504, 45), uncertain=True)]
+    reading = _reading(phantom, _hand(NO_NIU, 400, 300), _hand(NIU_4, 20, 600))
+    result = score_reading(reading, TableOptions.create(stake=10))
+    assert [card.code for card in result.left_over] == ["KC"]
+    assert result.left_over[0].to_dict()["uncertain"] is True
+    assert [" ".join(c.code for c in hand.cards) for hand in result.hands] == [NO_NIU, NIU_4]
+    assert result.banker == 0 and result.problem is None
+    assert result.players[0].outcome is Outcome.WIN
+
+
 def test_an_incomplete_group_is_reported_never_scored() -> None:
     reading = _reading(_hand(NO_NIU, 400, 20), _hand(NIU_4, 20, 400), _hand("9H 9S 2C", 700, 400))
     result = score_reading(reading)
@@ -170,7 +183,7 @@ def test_an_uncertain_hand_is_provisional_and_never_settled() -> None:
     hand = result.hands[1]
     assert hand.status is HandStatus.UNCERTAIN and not hand.scored
     assert hand.hand is not None and hand.hand.label == "Niu 4"  # provisional score shown
-    assert hand.problem == "uncertain reading of KD (0.30): the score is provisional"
+    assert hand.problem == "unverified: uncertain reading of KD? (0.30); the score is provisional"
     assert result.players[0].outcome is None
     assert result.players[0].problem == f"this hand is uncertain: {hand.problem}"
     assert ReadingFlag.LOW_CONFIDENCE in result.flags

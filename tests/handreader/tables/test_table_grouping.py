@@ -340,3 +340,14 @@ def test_overlapping_regions_take_the_nearest_centre() -> None:
     groups, left_over = assign_regions([card], [wide, near], (600, 600))
     assert [len(group.cards) for group in groups] == [0, 1]
     assert left_over == ()
+
+
+def test_a_lone_uncertain_reading_is_set_aside_before_hands_are_formed() -> None:
+    """A 0.27 reading far from every hand (a phone screen at the table's edge) is no seat."""
+    cards = [*_row(CODES[:5], 0, 400), _unsure("KC", 600, 0)]
+    groups = group_cards(cards)
+    assert _codes([g for g in groups if not g.set_aside]) == [CODES[:5]]
+    assert [[c.code for c in g.cards] for g in groups if g.set_aside] == [["KC"]]
+    # two uncertain readings lying together are set aside alike
+    pair = group_cards([*cards, _unsure("9H", 630, 0)])
+    assert [sorted(c.code for c in g.cards) for g in pair if g.set_aside] == [["9H", "KC"]]
