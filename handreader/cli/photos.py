@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -182,6 +183,12 @@ def _left_over_line(cards: tuple[CardReading, ...]) -> str:
     return f"left over (in no hand): {shown}"
 
 
+def as_options(text: str) -> str:
+    """A game's problem in the command line's words: the API's ``player_region`` (and the
+    other regions) as the option ``--player-region``."""
+    return re.sub(r"\b(player|banker|dealer)_region(s?)\b", r"--\1-region\2", text)
+
+
 def print_game_photo(
     photo: str,
     game: GamePhoto[Any],
@@ -202,6 +209,6 @@ def print_game_photo(
             shown = " ".join(card.code + ("?" if card.uncertain else "") for card in hand.cards)
             print(f"{hand.role} {hand.seat}: {shown}")
     if game.problem:
-        print(f"problem: {game.problem}")
+        print(f"problem: {as_options(game.problem)}")
     if game.left_over:
         print(_left_over_line(game.left_over))

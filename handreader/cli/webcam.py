@@ -29,13 +29,14 @@ without a display is an error (exit status 2).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import enum
 import json
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -114,6 +115,20 @@ def parse_source(text: str) -> int | str:
     return int(stripped) if stripped.isdigit() else stripped
 
 
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Standard error (file descriptor 2, where FFmpeg's decoders write) sent nowhere."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def open_source(source: int | str, size_wh: tuple[int, int] | None = (640, 480)) -> Any:
     """An opened ``cv2.VideoCapture``; WebcamError naming the source when it cannot be opened.
 
@@ -127,13 +142,26 @@ def open_source(source: int | str, size_wh: tuple[int, int] | None = (640, 480))
     level = logging.getLogLevel()
     logging.setLogLevel(logging.LOG_LEVEL_SILENT)  # its warnings would bury our one-line error
     try:
-        capture = cv2.VideoCapture(source)
+        with _quiet_stderr():
+            capture = cv2.VideoCapture(source)
     finally:
         logging.setLogLevel(level)
     if not capture.isOpened():
         capture.release()
         what = f"camera {source}" if isinstance(source, int) else repr(source)
         raise WebcamError(f"cannot open video source {what}")
+    if isinstance(source, str) and "://" not in source:
+        # a file that opens may still hold no frame (a text file named .jpg): try one, with
+        # the decoder's own complaints kept off the terminal, then start again from the top
+        with _quiet_stderr():
+            ok, _ = capture.read()
+        capture.release()
+        if not ok:
+            raise WebcamError(
+                f"cannot read video source {source!r}: no frame decodes (not a video or image)"
+            )
+        with _quiet_stderr():
+            capture = cv2.VideoCapture(source)
     if isinstance(source, int) and size_wh is not None:
         capture.set(cv2.CAP_PROP_FRAME_WIDTH, size_wh[0])
         capture.set(cv2.CAP_PROP_FRAME_HEIGHT, size_wh[1])

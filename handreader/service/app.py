@@ -115,7 +115,11 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
     app = FastAPI(
         title="handreader",
         version="1",
-        summary="Read card hands from photos and score them: Niu Niu tables and Pits plays.",
+        summary=(
+            "Read card hands from photos and score them: Niu Niu tables, Zheng Shangyou / "
+            "Pits plays, Baccarat, Blackjack and Pai Gow Poker, deck calibration and the "
+            "dealer's verification log."
+        ),
         description=(__doc__ or "").split("\n\n", 1)[0],
         lifespan=lifespan,
         docs_url=None,  # served from the package's own files (routes/docs.py), not a CDN

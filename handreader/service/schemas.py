@@ -61,7 +61,16 @@ RegionIn = Annotated[
         description="[x1, y1, x2, y2]: fractions of the image when all lie in 0..1, else pixels",
     ),
 ]
-Stake = Annotated[float, Field(gt=0, le=1e12)] | Annotated[str, Field(max_length=40)]
+FLAGS_DESCRIPTION = (
+    "what may be wrong with the reading: low_confidence (a card read below the confidence "
+    "threshold: shown with ?, it decides nothing), duplicate (a card seen more often than the "
+    "decks hold), wrong_count (a hand of more or fewer cards than the game's), unreadable "
+    "(the image could not be read)"
+)
+
+Stake = Annotated[float, Field(le=1e12, allow_inf_nan=False)] | Annotated[str, Field(max_length=40)]
+"""A stake: a number or exact decimal text; zero and negative stakes pass the schema so that
+the rules refuse them in words ("stake must be a positive number, got -1")."""
 DeckOption = Annotated[
     str | None,
     Field(
@@ -319,7 +328,7 @@ class TableOut(_Out):
     winners: list[int]
     tie: bool
     left_over: list[CardOut]
-    flags: list[str]
+    flags: list[str] = Field(description=FLAGS_DESCRIPTION)
     problem: str | None
     timings_ms: dict[str, float] | None = None
 
@@ -337,7 +346,7 @@ class PitsOut(_Out):
     readings: list[str]
     legal: bool | None
     reason: str | None
-    flags: list[str]
+    flags: list[str] = Field(description=FLAGS_DESCRIPTION)
     timings_ms: dict[str, float] | None = None
 
 
@@ -346,7 +355,7 @@ class ReadOut(_Out):
 
     size: list[int]
     cards: list[CardOut]
-    flags: list[str]
+    flags: list[str] = Field(description=FLAGS_DESCRIPTION)
     timings_ms: dict[str, float] | None = None
 
 

@@ -71,6 +71,17 @@ class Settings:
         )
 
 
+def _port(text: str) -> int:
+    """A TCP port number, 1 to 65535 (argparse names the option and the value otherwise)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: give 1 to 65535")
+    return port
+
+
 def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
     """``--host --port --workers --models --access-log --ssl-keyfile --ssl-certfile``, defaults
     from ``HANDREADER_*``."""
@@ -81,7 +92,7 @@ def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, 
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=_port,
         default=environ.get("HANDREADER_PORT", "8000"),  # (argparse applies ``type`` to it)
         help="port (default: $HANDREADER_PORT or 8000)",
     )

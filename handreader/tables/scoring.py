@@ -553,7 +553,7 @@ def score_reading(reading: Reading, options: TableOptions | None = None) -> Tabl
     """Group the cards of a photo into hands and score the table (see the module docstring)."""
     chosen = options or TableOptions()
     groups, banker, left_over = _photo_groups(reading, chosen)
-    return score_groups(
+    result = score_groups(
         [tuple(TableCard.from_reading(card) for card in group.cards) for group in groups],
         banker,
         chosen,
@@ -561,6 +561,10 @@ def score_reading(reading: Reading, options: TableOptions | None = None) -> Tabl
         left_over=[TableCard.from_reading(card) for card in left_over],
         flags=reading.flags,
     )
+    if not result.hands and result.problem is None:
+        found = "no cards found" if not reading.cards else "no hand found: only cards left over"
+        result = replace(result, problem=found)
+    return result
 
 
 def score_codes(

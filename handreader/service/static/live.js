@@ -40,6 +40,7 @@ export function drawOverlay(canvas, answer) {
 }
 
 function onAnswer(event) {
+  if (!state.running) return; // an answer that arrives after Stop shows nothing
   let answer;
   try {
     answer = JSON.parse(event.data);
@@ -107,6 +108,7 @@ function stop() {
   if (state.stream) for (const track of state.stream.getTracks()) track.stop();
   state.stream = null;
   clearScene($("live-overlay"));
+  $("live-status").textContent = "Stopped";
   $("live-start").disabled = false;
   $("live-stop").disabled = true;
 }

@@ -16,6 +16,14 @@ function stake() {
   return Number.isFinite(value) && value > 0 ? value : 1;
 }
 
+/** What each reading flag means, in the page's words (the API documents the same). */
+const FLAG_MEANINGS = {
+  low_confidence: "a card read uncertainly, marked ?: it decides nothing",
+  duplicate: "a card seen more often than the decks hold",
+  wrong_count: "a hand with more or fewer cards than the game's",
+  unreadable: "the photo could not be read",
+};
+
 /** The options of the chosen game, as the endpoint's options model names them. */
 export function photoOptions(game) {
   switch (game) {
@@ -64,12 +72,14 @@ function handScore(hand) {
 export function niuniuResults(result) {
   const parts = [];
   const seatName = (seat) => (result.banker === seat ? `${seat} (banker)` : String(seat));
-  parts.push(table(
-    "Hands (the bull's cards highlighted)",
-    ["Seat", "Role", "Cards", "Score", "Note"],
-    result.hands.map((hand) => [seatName(hand.seat), hand.role, cardChips(hand.cards), handScore(hand), hand.problem]),
-    { id: "photo-hands" },
-  ));
+  if (result.hands.length) {
+    parts.push(table(
+      "Hands (the bull's cards highlighted)",
+      ["Seat", "Role", "Cards", "Score", "Note"],
+      result.hands.map((hand) => [seatName(hand.seat), hand.role, cardChips(hand.cards), handScore(hand), hand.problem]),
+      { id: "photo-hands" },
+    ));
+  }
   if (result.mode === "banker" && result.players.length) {
     parts.push(table(
       "Players against the banker",
@@ -88,7 +98,7 @@ export function niuniuResults(result) {
   }
   if (result.left_over.length) parts.push(el("p", {}, "Cards outside every hand: ", cardChips(result.left_over)));
   if (result.problem) parts.push(el("p", { class: "error" }, result.problem));
-  if (result.flags.length) parts.push(el("p", { class: "status" }, `Flags: ${result.flags.join(", ")}`));
+  if (result.flags.length) parts.push(el("p", { class: "status" }, `Flags: ${result.flags.map((flag) => `${flag} (${FLAG_MEANINGS[flag] || "see the API documentation"})`).join(", ")}`));
   return parts;
 }
 
@@ -244,15 +254,19 @@ async function read(file) {
   if (chosenDeck()) options.deck = chosenDeck();
   showError($("photo-error"), null);
   $("photo-status").textContent = state.shown ? "Out of date: reading again with the new options\u2026" : "Reading\u2026";
+  $("photo-status").classList.add("busy");
+  $("photo-submit").disabled = true;
+  $("photo-form").setAttribute("aria-busy", "true");
   const started = performance.now();
   try {
+    const sent = await uploadable(file);
     const [answer, picture] = await Promise.all([
-      request(GAME_ENDPOINTS[game], { method: "POST", body: imageForm(file, options) }).then((r) => r.json()),
-      loadPicture(file),
+      request(GAME_ENDPOINTS[game], { method: "POST", body: imageForm(sent, options) }).then((r) => r.json()),
+      loadPicture(sent),
     ]);
     if (generation !== state.generation) return;
     clearShown();
-    await showPicture(game, file, options, answer, picture, generation);
+    await showPicture(game, sent, options, answer, picture, generation);
     if (generation !== state.generation) return;
     $("photo-results").replaceChildren(...(RESULTS[game] ? RESULTS[game](answer) : gamePhotoResults(game, answer)));
     state.shown = true;
@@ -262,7 +276,42 @@ async function read(file) {
     clearShown();
     $("photo-status").textContent = "";
     showError($("photo-error"), error);
+  } finally {
+    if (generation === state.generation) {
+      $("photo-submit").disabled = false;
+      $("photo-status").classList.remove("busy");
+      $("photo-form").removeAttribute("aria-busy");
+    }
   }
+}
+
+/** The longest side a photo is sent at: larger photos are shrunk in the page first (the
+ * reader reduces them on decoding anyway), so a 12 MP phone photo sends about a third of
+ * its bytes. */
+export const UPLOAD_MAX_SIDE = 3000;
+
+/** The photo as it is sent: itself when small enough, else a JPEG of it at UPLOAD_MAX_SIDE. */
+export async function uploadable(file) {
+  let bitmap;
+  try {
+    bitmap = await createImageBitmap(file);
+  } catch {
+    return file; // not decodable here: the server names the problem
+  }
+  const side = Math.max(bitmap.width, bitmap.height);
+  if (side <= UPLOAD_MAX_SIDE) {
+    bitmap.close();
+    return file;
+  }
+  const factor = UPLOAD_MAX_SIDE / side;
+  const canvas = document.createElement("canvas");
+  canvas.width = Math.round(bitmap.width * factor);
+  canvas.height = Math.round(bitmap.height * factor);
+  canvas.getContext("2d").drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+  bitmap.close();
+  const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.92));
+  if (!blob || blob.size >= file.size) return file;
+  return new File([blob], (file.name || "photo").replace(/\.[^.]*$/, "") + ".jpg", { type: "image/jpeg" });
 }
 
 /** An option changed: what is shown is out of date; read the photo again with the option. */

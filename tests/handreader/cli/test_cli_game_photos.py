@@ -160,6 +160,8 @@ def test_photo_that_makes_no_round_prints_the_groups_and_the_problem(
     lines = out.splitlines()
     assert lines[:3] == ["hand 0: 9H 5C", "hand 1: KD 6S", "hand 2: 2C 3C"]
     assert lines[3].startswith("problem: found 3 groups of cards (9H 5C | KD 6S | 2C 3C)")
+    # the command line's own option names, not the API's
+    assert lines[3].endswith("give --player-region and --banker-region")
 
 
 def test_uncertain_card_and_left_over_cards_are_named(

@@ -187,6 +187,26 @@ def test_bad_arguments_are_a_clear_error_with_exit_status_2(
     assert error.startswith("handreader webcam: error: ") and message in error
 
 
+def test_a_file_with_no_frame_is_one_line_and_exit_status_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A text file named .jpg opens in OpenCV yet decodes no frame: one line naming it, none
+    of the decoder's own messages, status 2 (not "0 frames" and 0)."""
+    fake_image = tmp_path / "notimage.jpg"
+    fake_image.write_text("hello, not an image")
+    from vision import reader as reader_module
+
+    fake = NoisyReader()
+    monkeypatch.setattr(reader_module.Reader, "load", classmethod(lambda cls, *a, **k: fake))
+    assert cli.main(["webcam", "--source", str(fake_image), "--headless"]) == 2
+    out, err = capfd.readouterr()
+    assert out == ""
+    assert err == (
+        f"handreader webcam: error: cannot read video source {str(fake_image)!r}: no frame "
+        "decodes (not a video or image)\n"
+    )
+
+
 def test_a_window_without_a_display_is_a_clear_error(
     video: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -372,3 +372,82 @@ def test_live_mode_reads_with_the_chosen_deck(page: Any, fake: DeckFakeReader) -
         assert time.monotonic() < deadline, "the live stream kept the deck"
         page.wait_for_timeout(100)
     page.click("#live-stop")
+
+
+def test_a_lone_uncertain_reading_is_no_phantom_banker_on_the_page(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
+    """A 0.40 "KC" at the top edge, far from every hand: listed outside every hand with its
+    question mark; the banker is the real top hand and both players are settled."""
+    fake.hands = {**NIU_TABLE, "KC": (0.9, 0.0)}
+    fake.uncertain = ["KC"]
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-players tbody tr")
+    rows = page.locator("#photo-hands tbody tr")
+    assert rows.count() == 3
+    assert rows.nth(0).locator("td").nth(0).inner_text() == "0 (banker)"
+    assert "KC" not in page.locator("#photo-hands").inner_text()
+    outcomes = page.locator("#photo-players tbody tr td:nth-child(2)").all_inner_texts()
+    assert outcomes == ["win", "win"]
+    text = page.locator("#photo-results").inner_text()
+    assert "Cards outside every hand:" in text and "K\u2663?" in text
+
+
+def test_a_blank_photo_says_no_cards_were_found_without_an_empty_table(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
+    fake.hands = {}
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-results .error")
+    assert page.locator("#photo-results .error").inner_text() == "no cards found"
+    assert page.locator("#photo-hands").count() == 0
+    assert not page.locator("#photo-submit").is_disabled()  # enabled again once answered
+
+
+def test_a_large_photo_is_shrunk_in_the_page_before_it_is_sent(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
+    path = tmp_path / "large.png"
+    path.write_bytes(image_bytes(4000, 3000, ".png"))
+    page.set_input_files("#photo-file", str(path))
+    page.wait_for_selector("#photo-players tbody tr")
+    # sent at 3000 x 2250 (the server may halve it again on decoding, as it reduces any
+    # large photo): never the 4000 x 3000 photo or its own half, 2000 x 1500
+    assert fake.sizes[-1] in ((3000, 2250), (1500, 1125))
+
+
+def test_the_tabs_answer_the_arrow_keys(page: Any) -> None:
+    page.focus("#tab-photo")
+    page.keyboard.press("ArrowRight")
+    assert page.get_attribute("#tab-live", "aria-selected") == "true"
+    assert page.evaluate("document.activeElement.id") == "tab-live"
+    assert page.locator("#mode-live").is_visible()
+    page.keyboard.press("End")
+    assert page.get_attribute("#tab-decks", "aria-selected") == "true"
+    page.keyboard.press("ArrowRight")  # wraps round to the first
+    assert page.get_attribute("#tab-photo", "aria-selected") == "true"
+    # one tab stop for the list: only the chosen tab is in the tab order
+    tab_indexes = page.eval_on_selector_all("nav [data-mode]", "tabs => tabs.map(t => t.tabIndex)")
+    assert tab_indexes == [0, -1, -1, -1, -1]
+
+
+def test_results_tables_never_break_a_word_inside_its_letters(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-players tbody tr")
+    # every cell of plain text holding one word is one line high: "Seat", "Commission",
+    # "player" are never split
+    lines = page.eval_on_selector_all(
+        "#photo-results th, #photo-results td",
+        """cells => cells.filter((cell) => cell.children.length === 0).map((cell) => {
+            const range = document.createRange();
+            range.selectNodeContents(cell);
+            const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+            return [cell.innerText, tops.size];
+        })""",
+    )
+    assert lines
+    for text, count in lines:
+        if text and " " not in text.strip():
+            assert count <= 1, (text, count)

@@ -148,6 +148,22 @@ def test_score_card_codes(client: TestClient) -> None:
     assert result["hands"][1]["score"]["bull"] == ["KS", "QS", "10S"]
 
 
+@pytest.mark.parametrize("stake", [-1, 0, "-5"])
+def test_a_stake_that_is_not_positive_is_named_in_words(client: TestClient, stake: object) -> None:
+    body = {"hands": [NO_NIU, NIU_NIU], "stake": stake}
+    response = client.post("/v1/score", json=body)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "bad_options"
+    assert error["message"].startswith("stake must be a positive number, got ")
+
+
+def test_a_blank_photo_says_no_cards_were_found(client: TestClient, fake: FakeReader) -> None:
+    fake.hands = {}
+    result = client.post("/v1/score", content=_jpeg()).json()
+    assert result["hands"] == [] and result["problem"] == "no cards found"
+
+
 def test_score_card_codes_trainer(client: TestClient) -> None:
     body = {"hands": [NIU_4, NO_NIU, NIU_NIU], "mode": "trainer"}
     result = client.post("/v1/score", json=body).json()
@@ -376,3 +392,18 @@ def test_listener_for_several_workers_is_tcp() -> None:
         assert fixed.getsockname() == address  # the same bound socket
     finally:
         fixed.close()
+
+
+@pytest.mark.parametrize(("port", "words"), [("99999", "99999 is not a port"), ("x", "'x'")])
+def test_a_bad_port_is_one_error_line_not_a_traceback(
+    port: str, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from handreader import cli
+
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["serve", "--port", port])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.splitlines()[-1].startswith("handreader serve: error: argument --port: ")
+    assert words in err

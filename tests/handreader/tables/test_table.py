@@ -207,6 +207,9 @@ def test_a_card_on_two_hands_invalidates_both() -> None:
 def test_no_cards_no_hands() -> None:
     result = score_reading(_reading())
     assert result.hands == () and result.players == () and result.banker is None
+    assert result.problem == "no cards found"  # a blank photo says so, as the CLI does
+    lone = score_reading(_reading([CardReading("KC", 0.27, (10, 10, 34, 50), uncertain=True)]))
+    assert lone.hands == () and lone.problem == "no hand found: only cards left over"
 
 
 # --- trainer -------------------------------------------------------------------------------------
