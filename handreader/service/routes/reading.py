@@ -62,9 +62,12 @@ from handreader.service.errors import error_responses
 from handreader.service.origins import origin_allowed
 from handreader.service.requests import (
     JSON_LIMIT,
+    LIVE_TEXT_LIMIT,
     MalformedJsonError,
+    PayloadTooLargeError,
     json_body_doc,
     parse_json_object,
+    parse_json_off_loop,
     read_body,
 )
 from handreader.service.routes.calibrate import add_deck_routes
@@ -256,7 +259,7 @@ async def _trainer_body(request: Request) -> TrainerCheckIn:
     """The body of ``POST /v1/trainer/check``: a JSON object within ``JSON_LIMIT`` bytes, read
     by the service's own reader (cut at the limit, depth checked)."""
     body = await read_body(request, JSON_LIMIT)
-    return validate(TrainerCheckIn, parse_json_object(body, "the request body"))
+    return validate(TrainerCheckIn, await parse_json_off_loop(body, "the request body"))
 
 
 # --- live ----------------------------------------------------------------------------------------
@@ -347,7 +350,13 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
                         answer = frame.to_dict() | {"size": list(frame.size_wh)}
                         await websocket.send_text(json.dumps(answer, separators=(",", ":")))
                     else:
-                        _control(pipeline, message.get("text") or "", decks)
+                        text = message.get("text") or ""
+                        if len(text) > LIVE_TEXT_LIMIT:  # refused unread: never parsed
+                            raise PayloadTooLargeError(
+                                f"a control message of {len(text)} characters: at most "
+                                f"{LIVE_TEXT_LIMIT}"
+                            )
+                        _control(pipeline, text, decks)
                         answer = {
                             "ok": True,
                             "profile": pipeline.options.profile.name,

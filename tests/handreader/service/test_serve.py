@@ -407,3 +407,16 @@ def test_a_bad_port_is_one_error_line_not_a_traceback(
     assert "Traceback" not in err
     assert err.splitlines()[-1].startswith("handreader serve: error: argument --port: ")
     assert words in err
+
+
+def test_a_json_body_over_64_kib_is_refused_before_it_is_parsed(client: TestClient) -> None:
+    from handreader.service.requests import JSON_LIMIT
+
+    assert JSON_LIMIT == 64 * 1024
+    nested = "[" * 30 + "]" * 30
+    body = '{"hands": [' + ",".join([nested] * 3000) + "]}"
+    assert len(body) > JSON_LIMIT
+    response = client.post(
+        "/v1/score", content=body, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"

@@ -283,8 +283,8 @@ BAD_REQUESTS = [
         "negative stake",
         "/v1/score",
         {"json": {"hands": ["3H 7S KD 8C 6D"], "stake": -1}},
-        422,
-        "validation_error",
+        400,
+        "bad_options",
     ),
     (
         "unknown field",

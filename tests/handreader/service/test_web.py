@@ -281,7 +281,8 @@ def test_live_control_messages(client: TestClient) -> None:
         ("[1, 2]", "malformed_json"),
         ('{"profile": "casino"}', "unknown_profile"),
         ('{"options": {"bet": "triple"}}', "bad_options"),
-        ('{"options": {"stake": -1}}', "validation_error"),
+        ('{"options": {"stake": -1}}', "bad_options"),  # refused in words
+        ('{"reset": "' + "x" * 5000 + '"}', "too_large"),  # over the 4 KB of a control message
         ('{"options": 5}', "malformed_json"),
     ],
 )
