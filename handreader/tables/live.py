@@ -18,6 +18,15 @@ so a misread in one frame neither flickers a code nor a score.
   them; it is redone only when the shown cards change (a track shown or dropped, a code or its
   uncertainty changed) or a shown card has moved by more than ``rescore_move`` box sizes since
   the last scoring, else the previous result is kept (so box jitter cannot regroup the hands).
+- **Steady hands.** An uncertain track never joins a hand: it is listed as left over until
+  it reads for certain (``LiveSettings.uncertain_join`` turns this off), so a phantom reading
+  on a wobbling camera cannot make a hand "too many". A new grouping of the cards into hands
+  (or a new banker) is shown only once it has held for ``LiveSettings.hold_frames``
+  consecutive frames; until then the previous table stays (the first hands are shown at
+  once; a card dealt later joins its hand after ``confirm_frames`` + ``hold_frames``). The
+  banker's hand stays the banker while a hand of the same cards is on the table, whatever
+  the banker rule would pick now. A track must also be read in
+  ``TrackerSettings.confirm_frames`` frames before it is shown at all.
 - **The deck in play.** With ``LiveSettings.in_play`` (or :attr:`LivePipeline.in_play` set
   later), the cards shown are decoded together under that deck before they are scored and
   drawn (:func:`vision.tracking.decode_tracks`): two tracks never show one card of a one-deck
@@ -42,7 +51,7 @@ from typing import Protocol, TypeVar, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from handreader.tables.scoring import TableOptions, TableResult, score_reading
+from handreader.tables.scoring import TableCard, TableOptions, TableResult, score_reading
 from rules.decks import Deck
 from rules.niuniu_profiles import NIU_PROFILES, NiuProfile, get_profile
 from vision.detections import Reading, ReadingFlag
@@ -101,6 +110,13 @@ class LiveSettings:
     """The largest k that ``read_every = 0`` may choose."""
     rescore_move: float = 0.5
     """Re-score when a shown card's centre moved more than this many box sizes."""
+    hold_frames: int = 8
+    """Frames a new grouping of the hands (or a new banker) must hold before it is shown
+    (about half a second of a 16 frames/s stream)."""
+    uncertain_join: bool = False
+    """Whether an uncertain track may join a hand (off: it is left over until certain)."""
+    keep_banker: bool = True
+    """Whether the banker's hand stays the banker while a hand of its cards is on the table."""
     tracker: TrackerSettings = field(default_factory=TrackerSettings)
     in_play: Deck | None = None
     """The deck in play: the cards shown are decoded together under it (None: as tracked)."""
@@ -114,6 +130,8 @@ class LiveSettings:
             raise LiveError(f"max_read_every={self.max_read_every!r} must be 1 or more")
         if self.rescore_move < 0:
             raise LiveError(f"rescore_move={self.rescore_move!r} must be 0 or more")
+        if self.hold_frames < 1:
+            raise LiveError(f"hold_frames={self.hold_frames!r} must be 1 or more")
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +261,8 @@ class LivePipeline:
         self._last_flags = ReadingFlag.NONE
         self._in_play = self.settings.in_play
         self._decoded: tuple[tuple[Track, ...], tuple[Track, ...]] | None = None
+        self._held: tuple[object, TableResult] | None = None  # the grouping shown, its table
+        self._candidate: tuple[object, int] | None = None  # a new grouping, frames it held
 
     @property
     def in_play(self) -> Deck | None:
@@ -274,6 +294,7 @@ class LivePipeline:
     def options(self, options: TableOptions) -> None:
         self._options = options
         self._scored_key = None  # score again on the next frame
+        self._held = self._candidate = None  # and show that table at once
 
     def set_profile(self, profile: str | NiuProfile) -> NiuProfile:
         """Score with another profile from the next frame on; returns it."""
@@ -293,6 +314,8 @@ class LivePipeline:
         self._table = None
         self._scored_key = None
         self._scored_at = {}
+        self._held = None
+        self._candidate = None
 
     def _choose_read_every(self) -> None:
         settings = self.settings
@@ -320,7 +343,26 @@ class LivePipeline:
         return False
 
     def _score(self, shown: tuple[Track, ...], size_wh: tuple[int, int]) -> TableResult:
-        table = score_reading(tracks_to_reading(shown, size_wh, self._last_flags), self._options)
+        joining = shown
+        if not self.settings.uncertain_join:
+            joining = tuple(track for track in shown if not track.uncertain)
+        keep = None
+        held = self._held[1] if self._held is not None else None
+        if self.settings.keep_banker and held is not None and held.banker is not None:
+            keep = frozenset(card.code for card in held.hands[held.banker].cards)
+        table = score_reading(
+            tracks_to_reading(joining, size_wh, self._last_flags), self._options, keep_banker=keep
+        )
+        if len(joining) != len(shown):  # the uncertain tracks are listed, in no hand
+            apart = tracks_to_reading(
+                [track for track in shown if track.uncertain], size_wh
+            ).cards
+            table = replace(
+                table,
+                left_over=table.left_over + tuple(TableCard.from_reading(card) for card in apart),
+                flags=table.flags | ReadingFlag.LOW_CONFIDENCE,
+                problem=None if table.hands else table.problem,
+            )
         self._table = table
         self._scored_key = tuple((track.track_id, track.code, track.uncertain) for track in shown)
         self._scored_at = {
@@ -331,6 +373,28 @@ class LivePipeline:
             for track in shown
         }
         return table
+
+    def _steady(self, table: TableResult) -> TableResult:
+        """The table to show: ``table`` when its grouping is the one shown (its scores may
+        change), when no hand was shown yet, or when its new grouping (other hands, other cards
+        in them, another banker) has now held for ``hold_frames`` frames; else the table
+        shown."""
+        grouping = _grouping(table)
+        if (
+            self._held is None or self._held[0] == grouping or not self._held[1].hands
+        ):  # the first hands, or the same grouping: shown at once
+            self._held, self._candidate = (grouping, table), None
+            return table
+        frames = (
+            self._candidate[1] + 1
+            if self._candidate is not None and self._candidate[0] == grouping
+            else 1
+        )
+        if frames >= self.settings.hold_frames:
+            self._held, self._candidate = (grouping, table), None
+            return table
+        self._candidate = (grouping, frames)
+        return self._held[1]
 
     def plan(self) -> bool:
         """Whether the next frame is to be read (the first one, and every k-th after it);
@@ -364,12 +428,13 @@ class LivePipeline:
         tracked = self._clock()
         timings["track"] = (tracked - started) * 1000
         shown = self._shown()
-        rescored = self._needs_scoring(shown)
+        rescored = self._needs_scoring(shown) or self._candidate is not None
         table = self._score(shown, size_wh) if rescored else self._table
         assert table is not None  # (scored on the first frame)
         if table.size_wh != size_wh:
             table = self._score(shown, size_wh)
             rescored = True
+        table = self._steady(table)
         finished = self._clock()
         timings["score"] = (finished - tracked) * 1000
         timings["total"] = timings.get("read", 0.0) + (finished - started) * 1000
@@ -408,6 +473,14 @@ class LivePipeline:
         """Report a frame's work outside the pipeline (drawing, video I/O): ``read_every = 0``
         counts its running mean in the cost of every frame when it chooses k."""
         self._extra_ms.add(milliseconds)
+
+
+def _grouping(table: TableResult) -> object:
+    """What a table's grouping is: each hand's cards (codes and seat role) and the banker's."""
+    hands = tuple(
+        (hand.role.value, tuple(sorted(card.code for card in hand.cards))) for hand in table.hands
+    )
+    return hands, table.banker
 
 
 _Pending = tuple[NDArray[np.uint8], "Future[tuple[Reading, float]] | None"]

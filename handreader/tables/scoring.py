@@ -549,10 +549,24 @@ def _photo_groups(
     return groups, options.banker.pick(groups), left_over
 
 
-def score_reading(reading: Reading, options: TableOptions | None = None) -> TableResult:
-    """Group the cards of a photo into hands and score the table (see the module docstring)."""
+def score_reading(
+    reading: Reading,
+    options: TableOptions | None = None,
+    *,
+    keep_banker: frozenset[str] | None = None,
+) -> TableResult:
+    """Group the cards of a photo into hands and score the table (see the module docstring).
+
+    ``keep_banker`` (live mode) names the cards of the banker's hand shown so far: a group of
+    exactly those cards stays the banker whatever the banker rule would pick now (a camera
+    turning a few degrees must not move the bank between two hands at the same height)."""
     chosen = options or TableOptions()
     groups, banker, left_over = _photo_groups(reading, chosen)
+    if keep_banker and banker is not None and chosen.banker_region is None:
+        kept = [n for n, group in enumerate(groups)
+                if frozenset(card.code for card in group.cards) == keep_banker]  # fmt: skip
+        if kept:
+            banker = kept[0]
     result = score_groups(
         [tuple(TableCard.from_reading(card) for card in group.cards) for group in groups],
         banker,
