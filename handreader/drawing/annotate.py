@@ -8,8 +8,10 @@ draws a Niu Niu table (``handreader.tables.scoring.TableResult``) or a Pits verd
   of the bull (the three that make the multiple of ten) are filled lightly as well, and each
   card's code is written at its box;
 - a card read with low confidence is outlined in the uncertain colour with ``?`` after its code;
-- each hand's label sits at its top-left: seat and role, score, outcome and net for a settled
-  player, ``WINNER`` in the trainer, or why the hand is not scored;
+- each hand's label (seat and role, score, outcome and net for a settled player, ``WINNER`` in
+  the trainer, or why the hand is not scored) goes where it covers no card's index or code and
+  no other label (:mod:`handreader.drawing.layout`), joined to its hand by a leader line when
+  it lies away from it;
 - cards left outside every region are grey; a summary line (banker's net, winner or problem)
   runs along the bottom.
 
@@ -26,12 +28,14 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from handreader.drawing.layout import LabelPlace, place_labels
+
 if TYPE_CHECKING:
     from handreader.tables.pits import PitsResult
     from handreader.tables.scoring import HandResult, TableCard, TableResult
     from vision.detections import Reading
 
-__all__ = ["DEFAULT_PALETTE", "Annotator", "Rgb", "bgr"]
+__all__ = ["DEFAULT_PALETTE", "Annotator", "Rgb", "TableLayout", "bgr"]
 
 Rgb = tuple[int, int, int]
 
@@ -55,9 +59,14 @@ def bgr(colour: Rgb) -> tuple[int, int, int]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Label:
-    text: str
-    colour: Rgb
+class TableLayout:
+    """What a drawing of a table holds, in image pixels: each card's code box and index box,
+    each hand's box, and each hand's label (the hand, its text, its place)."""
+
+    codes: tuple[tuple[int, int, int, int], ...]
+    cards: tuple[tuple[float, float, float, float], ...]
+    hands: tuple[tuple[float, float, float, float], ...]
+    labels: tuple[tuple[HandResult, str, LabelPlace], ...]
 
 
 class Annotator:
@@ -102,16 +111,26 @@ class Annotator:
 
     # --- drawing primitives (all colours pass through _bgr) ---------------------------------------
 
-    def _text(
-        self, image: NDArray[np.uint8], text: str, origin: tuple[int, int], background: Rgb
-    ) -> None:
-        """Text on a filled box; moved inside the image when it would leave it."""
+    def _text_box(
+        self, image: NDArray[np.uint8], text: str, origin: tuple[int, int]
+    ) -> tuple[int, int, int, int]:
+        """The box (x1, y1, x2, y2) :meth:`_text` fills for ``text`` whose bottom-left corner
+        is ``origin``, moved inside the image."""
         scale, weight = self._scale(image), max(1, self._line(image) // 2)
         (width, height), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, weight)
         rows, columns = image.shape[:2]
         x = min(max(origin[0], 0), max(columns - width - 4, 0))
         y = min(max(origin[1], height + base + 4), rows - 1)
-        cv2.rectangle(image, (x, y - height - base - 4), (x + width + 4, y), bgr(background), -1)
+        return (x, y - height - base - 4, x + width + 4, y)
+
+    def _text(
+        self, image: NDArray[np.uint8], text: str, origin: tuple[int, int], background: Rgb
+    ) -> None:
+        """Text on a filled box; moved inside the image when it would leave it."""
+        scale, weight = self._scale(image), max(1, self._line(image) // 2)
+        x, top, right, y = self._text_box(image, text, origin)
+        base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, weight)[1]
+        cv2.rectangle(image, (x, top), (right, y), bgr(background), -1)
         cv2.putText(
             image,
             text,
@@ -151,9 +170,55 @@ class Annotator:
             self._fill(image, card.box_xyxy, colour)
         outline = self.uncertain_colour if card.uncertain else colour
         self._box(image, card.box_xyxy, outline, line)
-        code = card.code + ("?" if card.uncertain else "")
         x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])
-        self._text(image, code, (x1, y1 - line), outline)
+        self._text(image, card.shown, (x1, y1 - line), outline)
+
+    def _code_box(self, image: NDArray[np.uint8], card: TableCard) -> tuple[int, int, int, int]:
+        assert card.box_xyxy is not None
+        x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])
+        return self._text_box(image, card.shown, (x1, y1 - self._line(image)))
+
+    def layout(self, image: NDArray[np.uint8], result: TableResult) -> TableLayout:
+        """Where :meth:`annotate` draws ``result`` over ``image``: each card's index and code
+        boxes (to keep clear), and each hand's label place (:mod:`handreader.drawing.layout`)."""
+        line = self._line(image)
+        cards = [
+            card
+            for hand in result.hands
+            for card in hand.cards
+            if card.box_xyxy is not None
+        ] + [card for card in result.left_over if card.box_xyxy is not None]
+        codes = [self._code_box(image, card) for card in cards]
+        clear: list[tuple[float, float, float, float]] = [
+            (float(x1), float(y1), float(x2), float(y2))
+            for x1, y1, x2, y2 in (card.box_xyxy for card in cards if card.box_xyxy)
+        ]
+        hands, sizes, texts = [], [], []
+        for hand in result.hands:
+            box = hand.box_xyxy
+            if box is None:
+                continue
+            margin = 3 * line
+            hands.append((box[0] - margin, box[1] - margin, box[2] + margin, box[3] + margin))
+            text = self._hand_label(hand, result)
+            x1, y1, x2, y2 = self._text_box(image, text, (0, image.shape[0] - 1))
+            sizes.append((float(x2 - x1), float(y2 - y1)))
+            texts.append((hand, text))
+        places = place_labels(
+            hands,
+            sizes,
+            [*clear, *((float(a), float(b), float(c), float(d)) for a, b, c, d in codes)],
+            (float(image.shape[1]), float(image.shape[0])),
+            float(2 * line),
+        )
+        return TableLayout(
+            codes=tuple(codes),
+            cards=tuple(clear),
+            hands=tuple(hands),
+            labels=tuple(
+                (hand, text, place) for (hand, text), place in zip(texts, places, strict=True)
+            ),
+        )
 
     # --- hands and results -----------------------------------------------------------------------
 
@@ -220,23 +285,29 @@ class Annotator:
 
     def _draw_table(self, image: NDArray[np.uint8], result: TableResult) -> None:
         line = self._line(image)
+        layout = self.layout(image, result)
         for hand in result.hands:
             colour = self._colour(hand, result.banker)
             for card, part in zip(hand.cards, hand.parts(), strict=True):
                 self._card(image, card, colour, part)
-            box = hand.box_xyxy
-            if box is None:
-                continue
-            margin = 3 * line
-            around = (box[0] - margin, box[1] - margin, box[2] + margin, box[3] + margin)
-            self._box(image, around, colour, max(1, line // 2))
-            label_height = round(30 * self._scale(image)) + 2 * line
-            above = round(around[1]) - label_height  # above the card codes
-            below = round(around[3]) + label_height  # when the hand touches the top edge
-            origin = (round(around[0]), above if above >= label_height else below)
-            self._text(image, self._hand_label(hand, result), origin, colour)
+        for hand_box, (hand, _, _) in zip(layout.hands, layout.labels, strict=True):
+            self._box(image, hand_box, self._colour(hand, result.banker), max(1, line // 2))
         for card in result.left_over:
             self._card(image, card, self.left_over_colour, None)
+        for hand, text, place in layout.labels:
+            colour = self._colour(hand, result.banker)
+            x1, _, _, y2 = (round(value) for value in place.box)
+            if place.leader is not None:
+                start, end = place.leader
+                cv2.line(
+                    image,
+                    (round(start[0]), round(start[1])),
+                    (round(end[0]), round(end[1])),
+                    bgr(colour),
+                    max(1, line),
+                    cv2.LINE_AA,
+                )
+            self._text(image, text, (x1, y2), colour)
         summary = self._summary(result)
         if summary is not None:
             self._text(image, summary, (0, image.shape[0] - 1), (40, 40, 40))

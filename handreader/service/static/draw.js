@@ -3,11 +3,12 @@
 // each hand's label (seat, score, outcome, WINNER) placed inside the frame.
 //
 // Sizes follow the picture as it is shown, not its pixels: a label is LABEL_CSS_PX CSS pixels
-// tall on the screen whether the photo is 640 or 4,000 pixels wide, so that it reads at a
-// glance on a phone held at arm's length. A label goes above its hand, else below it, else
-// inside its top edge: the first place that lies wholly inside the frame and over no other
-// label; when none does, the first is moved inside the frame. A label wider than the frame is
-// broken into lines at " · ".
+// tall on the screen and a card's code CODE_CSS_PX, whether the photo is 640 or 4,000 pixels
+// wide, so that they read at a glance on a phone held at arm's length. The labels are placed
+// as the annotated image places them (handreader/drawing/layout.py, the same steps): above the
+// hand, below it, beside it, then farther out with a leader line, the first place that covers
+// no card's index or code, no other label and no other hand; when none is free, the one that
+// covers least. A label wider than the frame is broken into lines at " · ".
 
 import { ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
 
@@ -15,6 +16,10 @@ export const CARD_COLOUR = "rgb(255, 214, 0)";
 export const UNCERTAIN_COLOUR = "rgb(230, 30, 30)";
 export const LEFT_OVER_COLOUR = "rgb(150, 150, 150)";
 export const LABEL_CSS_PX = 18;
+/** A card's code on the drawing, in CSS pixels (readable on a phone). */
+export const CODE_CSS_PX = 14;
+/** How many label heights farther out a label may go above or below its hand. */
+const RINGS = 8;
 /** The largest side of a drawn photo: a 12 MP photo is shown on a canvas of this size. */
 export const MAX_CANVAS_SIDE = 1600;
 
@@ -73,14 +78,6 @@ function imagePerCss(element, width) {
   return shown > 0 ? width / shown : 1;
 }
 
-function inside(rect, width, height) {
-  return rect.x >= 0 && rect.y >= 0 && rect.x + rect.w <= width && rect.y + rect.h <= height;
-}
-
-function overlaps(a, b) {
-  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
-}
-
 function clampInside(rect, width, height) {
   return {
     ...rect,
@@ -107,16 +104,52 @@ function lines(context, text, room) {
   return found;
 }
 
-/** Where a label box of ``w`` x ``h`` goes for a hand box (see the module comment). */
-function placeLabel(box, w, h, gap, placed, width, height) {
-  const [x1, y1, , y2] = box;
-  const candidates = [
-    { x: x1, y: y1 - gap - h, w, h },
-    { x: x1, y: y2 + gap, w, h },
-    { x: x1 + gap, y: y1 + gap, w, h },
-  ].map((rect) => ({ ...rect, x: Math.min(Math.max(rect.x, 0), Math.max(width - w, 0)) }));
-  const free = candidates.find((rect) => inside(rect, width, height) && !placed.some((other) => overlaps(rect, other)));
-  return free || clampInside(candidates.find((rect) => inside(rect, width, height)) || candidates[0], width, height);
+function area(a, b) {
+  const w = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
+  const h = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+  return w > 0 && h > 0 ? w * h : 0;
+}
+
+/** The places a label of ``w`` x ``h`` may take around a hand box, in order (see the module
+ *  comment), each with whether it lies away from the hand. */
+function labelCandidates(box, w, h, gap) {
+  const [x1, y1, x2, y2] = box;
+  const near = [[x1, y1 - gap - h], [x2 - w, y1 - gap - h], [x1, y2 + gap], [x2 - w, y2 + gap], [x1 - gap - w, y1], [x2 + gap, y1]];
+  const places = near.map(([x, y]) => ({ x, y, w, h, away: false }));
+  for (let ring = 1; ring <= RINGS; ring += 1) {
+    const step = ring * (h + gap);
+    for (const y of [y1 - gap - h - step, y2 + gap + step]) for (const x of [x1, x2 - w]) places.push({ x, y, w, h, away: true });
+  }
+  return places;
+}
+
+/** Where a label box of ``w`` x ``h`` goes for a hand box (see the module comment): the place
+ *  and, when it lies away from its hand, the leader line's two ends. */
+export function placeLabel(box, w, h, gap, keepClear, placed, hands, width, height) {
+  const asRect = ([a, b, c, d]) => ({ x: a, y: b, w: c - a, h: d - b });
+  const others = hands.filter((other) => other !== box).map(asRect);
+  let best = null;
+  for (const candidate of labelCandidates(box, w, h, gap)) {
+    const rect = clampInside(candidate, width, height);
+    const hard = [...keepClear, ...placed].reduce((sum, other) => sum + area(rect, other), 0);
+    const soft = others.reduce((sum, other) => sum + area(rect, other), 0);
+    if (!best || hard < best.hard || (hard === best.hard && soft < best.soft)) best = { rect, hard, soft, away: candidate.away };
+    if (hard === 0 && soft === 0) break;
+  }
+  const { rect } = best;
+  const hand = asRect(box);
+  const touching = area({ x: rect.x - 2 * gap, y: rect.y - 2 * gap, w: rect.w + 4 * gap, h: rect.h + 4 * gap }, hand) > 0;
+  let leader = null;
+  if (best.away || !touching) {
+    const cx = Math.min(Math.max(rect.x + rect.w / 2, box[0]), box[2]);
+    if (rect.y + rect.h <= box[1]) leader = [cx, rect.y + rect.h, cx, box[1]];
+    else if (rect.y >= box[3]) leader = [cx, rect.y, cx, box[3]];
+    else {
+      const cy = Math.min(Math.max(rect.y + rect.h / 2, box[1]), box[3]);
+      leader = rect.x + rect.w <= box[0] ? [rect.x + rect.w, cy, box[0], cy] : [rect.x, cy, box[2], cy];
+    }
+  }
+  return { x: rect.x, y: rect.y, w: rect.w, h: rect.h, leader };
 }
 
 function textBox(context, text, x, y, font, colour, background) {
@@ -149,7 +182,9 @@ export function drawScene(canvas, picture, scene) {
   if (picture) context.drawImage(picture, 0, 0, width, height);
   const scale = imagePerCss(canvas, width);
   const font = Math.max(10, Math.round(LABEL_CSS_PX * scale));
-  const small = Math.max(9, Math.round(font * 0.75));
+  const small = Math.max(9, Math.round(CODE_CSS_PX * scale));
+  const codes = []; // the code boxes drawn, kept clear of the labels
+  const cardBoxes = [];
   const line = Math.max(2, Math.round(2 * scale));
   const at = (box) => box.map((value) => value * factor);
   context.lineWidth = line;
@@ -166,6 +201,8 @@ export function drawScene(canvas, picture, scene) {
     const w = context.measureText(text).width + small * 0.5;
     const spot = clampInside({ x: x1, y: y1 - small * 1.5, w, h: small * 1.5 }, width, height);
     textBox(context, text, spot.x, spot.y, small, "#fff", outline === CARD_COLOUR ? "rgba(0, 0, 0, 0.65)" : outline);
+    codes.push(spot);
+    cardBoxes.push({ x: x1, y: y1, w: x2 - x1, h: y2 - y1 });
   };
 
   for (const card of scene.cards || []) drawCard(card, CARD_COLOUR);
@@ -187,18 +224,34 @@ export function drawScene(canvas, picture, scene) {
   const placed = [];
   const padding = Math.round(font * 0.3);
   context.font = `bold ${font}px sans-serif`;
-  for (const hand of scene.hands) {
-    if (!hand.box) continue;
-    const pad = line * 3;
+  const pad = line * 3;
+  const shownHands = scene.hands.filter((hand) => hand.box);
+  const arounds = shownHands.map((hand) => {
     const [x1, y1, x2, y2] = at(hand.box);
-    const around = [x1 - pad, y1 - pad, x2 + pad, y2 + pad];
+    return [x1 - pad, y1 - pad, x2 + pad, y2 + pad];
+  });
+  const keepClear = [...cardBoxes, ...codes];
+  shownHands.forEach((hand, index) => {
+    const around = arounds[index];
     context.strokeStyle = hand.colour;
+    context.lineWidth = line;
     context.strokeRect(around[0], around[1], around[2] - around[0], around[3] - around[1]);
+  });
+  for (const [index, hand] of shownHands.entries()) {
+    const around = arounds[index];
     const rows = lines(context, hand.label, width - 2 * padding);
     const w = Math.min(width, Math.max(...rows.map((row) => context.measureText(row).width)) + 2 * padding);
     const h = rows.length * font * 1.2 + 2 * padding;
-    const rect = placeLabel(around, w, h, line, placed, width, height);
+    const rect = placeLabel(around, w, h, line * 2, keepClear, placed, arounds, width, height);
     placed.push(rect);
+    if (rect.leader) {
+      context.strokeStyle = hand.colour;
+      context.lineWidth = line;
+      context.beginPath();
+      context.moveTo(rect.leader[0], rect.leader[1]);
+      context.lineTo(rect.leader[2], rect.leader[3]);
+      context.stroke();
+    }
     context.fillStyle = "rgba(0, 0, 0, 0.72)";
     context.fillRect(rect.x, rect.y, rect.w, rect.h);
     context.fillStyle = hand.colour;
@@ -207,7 +260,7 @@ export function drawScene(canvas, picture, scene) {
     rows.forEach((row, index) => context.fillText(row, rect.x + padding, rect.y + padding + index * font * 1.2));
     labels.push({ text: hand.label, x: rect.x, y: rect.y, w: rect.w, h: rect.h });
   }
-  canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, labels });
+  canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, codeCss: small / scale, labels, codes, cards: cardBoxes });
   drawn.set(canvas, [picture, scene]);
   return labels;
 }

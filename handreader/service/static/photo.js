@@ -217,6 +217,7 @@ async function showPicture(game, file, options, answer, picture, generation) {
     const size = answer.size || [picture.width, picture.height];
     const scene = game === "niuniu" ? niuniuScene(answer) : game === "pits" ? pitsScene(answer, size) : gameScene(game, answer);
     drawScene(canvas, picture, scene);
+    $("photo-enlarge").hidden = false;
     return;
   }
   canvas.hidden = true;
@@ -228,10 +229,13 @@ async function showPicture(game, file, options, answer, picture, generation) {
   annotatedUrl = URL.createObjectURL(drawing);
   image.src = annotatedUrl;
   image.hidden = false;
+  $("photo-enlarge").hidden = false;
 }
 
 function clearShown() {
   const canvas = $("photo-canvas");
+  $("photo-enlarge").hidden = true;
+  if ($("photo-figure").classList.contains("enlarged")) enlarge(false);
   clearScene(canvas);
   canvas.hidden = true;
   $("photo-annotated").hidden = true;
@@ -324,8 +328,25 @@ function optionChanged() {
   read(state.file);
 }
 
+/** Enlarge the photo to the whole screen (scrollable, pinch-zoomable) or back; the drawing is
+ *  made again at its new size, so its labels keep their size on the screen. */
+function enlarge(on) {
+  const figure = $("photo-figure");
+  figure.classList.toggle("enlarged", on);
+  $("photo-enlarge").setAttribute("aria-pressed", String(on));
+  $("photo-enlarge").textContent = on ? "Close" : "Enlarge";
+  window.dispatchEvent(new Event("resize"));
+}
+
 export function setupPhoto() {
   const input = $("photo-file");
+  for (const shown of [$("photo-canvas"), $("photo-annotated")]) {
+    shown.addEventListener("click", () => enlarge(!$("photo-figure").classList.contains("enlarged")));
+  }
+  $("photo-enlarge").addEventListener("click", () => enlarge(!$("photo-figure").classList.contains("enlarged")));
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && $("photo-figure").classList.contains("enlarged")) enlarge(false);
+  });
   const drop = $("photo-drop");
   showGameOptions();
   $("photo-game").addEventListener("change", () => {

@@ -97,3 +97,76 @@ def test_bad_style(arguments: dict[str, object], words: str) -> None:
 def test_scene_must_be_bgr() -> None:
     with pytest.raises(ValueError, match=r"\(H, W, 3\)"):
         Annotator().annotate(np.zeros((10, 10), np.uint8), score_reading(_table()))
+
+
+def _fanned(codes: str, x: float, y: float, step: float = 26.0) -> list[CardReading]:
+    """A tight row: index boxes 24 x 40 px, ``step`` px apart (a fan seen from above)."""
+    return [
+        CardReading(code, 0.95, (x + step * i, y, x + step * i + 24, y + 40))
+        for i, code in enumerate(codes.split())
+    ]
+
+
+SCENES = {
+    # a banker at the top edge, two players below: the banker's label cannot go above
+    "banker at the top edge": (
+        (1000, 700),
+        [_fanned(NO_NIU, 380, 4), _fanned("KS QS 10S 5C 5S", 120, 330), _fanned(NIU_4, 640, 330)],
+    ),
+    # four hands in two rows a label's height apart: labels between the rows would cover codes
+    "two close rows": (
+        (900, 600),
+        [
+            _fanned("AH 2H 3H 4H 6H", 80, 150), _fanned("7C 8C 9C JC QC", 480, 150),
+            _fanned("AD 2D 3D 4D 6D", 80, 235), _fanned("7D 8D 9D JD QD", 480, 235),
+        ],
+    ),
+    # a phone photo: hands near the left and right edges, a stray card between them
+    "hands at the edges": (
+        (640, 480),
+        [
+            _fanned("KS QS 10S 5C 5S", 0, 220, 22), _fanned(NIU_4, 530, 210, 22),
+            [CardReading("9H", 0.95, (300, 230, 324, 270))],
+        ],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(SCENES))
+def test_no_label_covers_a_card_code_or_another_label(name: str) -> None:
+    from handreader.drawing.layout import overlap_area
+
+    size, hands = SCENES[name]
+    reading = Reading(size, tuple(card for hand in hands for card in hand))
+    result = score_reading(reading, TableOptions.create(stake=10))
+    image = np.full((size[1], size[0], 3), 90, np.uint8)
+    annotator = Annotator()
+    layout = annotator.layout(image, result)
+    assert len(layout.labels) == len(result.hands) >= 2
+    labels = [place.box for _, _, place in layout.labels]
+    keep_clear = [*layout.cards, *layout.codes]
+    for number, box in enumerate(labels):
+        assert 0 <= box[0] and 0 <= box[1] and box[2] <= size[0] and box[3] <= size[1]
+        for other in keep_clear:
+            assert overlap_area(box, other) == 0, (name, box, other)
+        for other in labels[number + 1 :]:
+            assert overlap_area(box, other) == 0, (name, box, other)
+    # the drawing is that layout: every label's box is painted in its hand's colour
+    drawn = annotator.annotate(image, result)
+    for hand, _, place in layout.labels:
+        x1, y1 = round(place.box[0]) + 1, round(place.box[1]) + 1
+        assert tuple(drawn[y1, x1]) != (90, 90, 90), (name, hand.seat)
+
+
+def test_a_label_far_from_its_hand_is_joined_by_a_leader_line() -> None:
+    from handreader.drawing.layout import place_labels
+
+    hand = (100.0, 100.0, 300.0, 140.0)
+    # everything just around the hand is taken: the label goes a ring out, with a leader
+    blocked = [(0.0, 40.0, 1000.0, 99.0), (0.0, 141.0, 1000.0, 200.0), (0.0, 100.0, 99.0, 140.0),
+               (301.0, 100.0, 1000.0, 140.0)]  # fmt: skip
+    (place,) = place_labels([hand], [(120.0, 20.0)], blocked, (1000.0, 800.0), 4.0)
+    assert place.leader is not None
+    assert place.box[1] >= 200 or place.box[3] <= 40
+    (near,) = place_labels([hand], [(120.0, 20.0)], [], (1000.0, 800.0), 4.0)
+    assert near.leader is None and near.box == (100.0, 76.0, 220.0, 96.0)  # just above

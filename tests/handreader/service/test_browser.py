@@ -451,3 +451,34 @@ def test_results_tables_never_break_a_word_inside_its_letters(
     for text, count in lines:
         if text and " " not in text.strip():
             assert count <= 1, (text, count)
+
+
+def _intersect(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and (
+        a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    )
+
+
+PAGE_SCENES = {
+    "three hands": dict(NIU_TABLE),
+    "banker at the top edge": {"AS 2S 3S 4S 8S": (0.4, 0.0), "KS QS 10S 5C 5S": (0.1, 0.5),
+                               "3H 7S KD 8C 6D": (0.6, 0.5)},
+    "two close rows": {"AH 2H 3H 4H 6H": (0.1, 0.3), "7C 8C 9C JC QC": (0.55, 0.3),
+                       "AD 2D 3D 4D 6D": (0.1, 0.38), "7D 8D 9D JD QD": (0.55, 0.38)},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(PAGE_SCENES))
+def test_no_label_on_the_page_covers_a_code_or_another_label(
+    page: Any, fake: DeckFakeReader, tmp_path: Path, name: str
+) -> None:
+    fake.hands = PAGE_SCENES[name]
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-hands tbody tr")
+    drawn = drawn_labels(page, "photo-canvas")
+    labels, keep_clear = drawn["labels"], drawn["codes"] + drawn["cards"]
+    assert len(labels) == len(PAGE_SCENES[name])
+    assert drawn["codeCss"] >= 14  # codes readable on a phone
+    for number, label in enumerate(labels):
+        assert not any(_intersect(label, other) for other in keep_clear), (name, label)
+        assert not any(_intersect(label, other) for other in labels[number + 1 :]), name

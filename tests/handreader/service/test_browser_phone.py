@@ -334,3 +334,24 @@ def test_the_api_documentation_works_with_no_network(browser: Any, server: Serve
     finally:
         context.close()
     assert blocked == []
+
+
+def test_a_tap_enlarges_the_photo_to_the_whole_screen_and_another_closes_it(
+    page: Any, photo: Path
+) -> None:
+    page.set_input_files("#photo-file", str(photo))
+    _read_in(page)
+    canvas = page.locator("#photo-canvas")
+    small = canvas.bounding_box()
+    assert small is not None and small["width"] <= PHONE["width"]
+    canvas.tap()
+    page.wait_for_selector("#photo-figure.enlarged")
+    big = canvas.bounding_box()
+    assert big is not None and big["width"] >= 2 * PHONE["width"] - 1  # scroll and pinch
+    assert page.get_attribute("#photo-enlarge", "aria-pressed") == "true"
+    # the labels are drawn again at the new size: still LABEL_CSS_PX on the screen
+    assert abs(drawn_labels(page, "photo-canvas")["fontCss"] - 18) < 1.5
+    page.locator("#photo-enlarge").tap()
+    page.wait_for_selector("#photo-figure:not(.enlarged)")
+    back = canvas.bounding_box()
+    assert back is not None and abs(back["width"] - small["width"]) < 1
