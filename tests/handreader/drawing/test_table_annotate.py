@@ -146,7 +146,7 @@ def test_no_label_covers_a_card_code_or_another_label(name: str) -> None:
     labels = [place.box for _, _, place in layout.labels]
     keep_clear = [*layout.cards, *layout.codes]
     for number, box in enumerate(labels):
-        assert 0 <= box[0] and 0 <= box[1] and box[2] <= size[0] and box[3] <= size[1]
+        assert box[0] >= 0 and box[1] >= 0 and box[2] <= size[0] and box[3] <= size[1]
         for other in keep_clear:
             assert overlap_area(box, other) == 0, (name, box, other)
         for other in labels[number + 1 :]:
