@@ -34,6 +34,7 @@ __all__ = [
     "ImageTooSmallError",
     "NoImagesError",
     "TooManyPixelsError",
+    "TooManyScansError",
     "UnsupportedImageTypeError",
     "probe_image",
 ]
@@ -61,6 +62,13 @@ class TooManyPixelsError(ImageError):
     """A header announcing more pixels than the limit (refused before decoding)."""
 
     code = "too_many_pixels"
+
+
+class TooManyScansError(ImageError):
+    """A multi-scan (progressive) JPEG of more scans than any camera writes: each scan is a
+    pass of the decoder over the whole image, so thousands of them cost minutes of CPU."""
+
+    code = "too_many_scans"
 
 
 class UnsupportedImageTypeError(ImageError):
@@ -116,6 +124,12 @@ class ImageInfo:
     orientation: int = 1
     channels: int = 3
     sample_bytes: int = 1
+    scans: int = 1
+    """JPEG: the scans of the image (a progressive JPEG has several, a camera's baseline one)."""
+    coefficient_bytes: int = 0
+    """JPEG of several scans: the DCT coefficients the decoder keeps for the whole image until
+    the last scan (2 bytes a coefficient, every component at its own sampling), beside the
+    decoded array; 0 for a single-scan image, decoded as it streams."""
 
     @property
     def pixels(self) -> int:
@@ -253,9 +267,24 @@ _JPEG_SOF = frozenset(
 _JPEG_STANDALONE = frozenset({0x01, *range(0xD0, 0xD8)})
 
 
+def _coefficient_bytes(size: tuple[int, int], sampling: list[tuple[int, int]]) -> int:
+    """What libjpeg's whole-image coefficient buffer holds for a multi-scan JPEG: every
+    component's blocks at its sampling (padded to whole MCUs), 64 coefficients of 2 bytes."""
+    if not sampling:
+        return 0
+    h_max = max(max(h for h, _ in sampling), 1)
+    v_max = max(max(v for _, v in sampling), 1)
+    width, height = size
+    mcu_columns = -(-width // (8 * h_max))
+    mcu_rows = -(-height // (8 * v_max))
+    blocks = sum(mcu_columns * h * mcu_rows * v for h, v in sampling)
+    return blocks * 64 * 2
+
+
 def _probe_jpeg(data: bytes) -> ImageInfo:
     """Walk the JPEG segments up to the first scan: size from SOF, orientation from APP1 Exif."""
     offset, size, orientation, layout = 2, (0, 0), 1, (3, 1)
+    sampling: list[tuple[int, int]] = []
     while True:
         if offset + 4 > len(data):
             raise CorruptImageError("truncated JPEG: the header ends before the image data")
@@ -275,6 +304,11 @@ def _probe_jpeg(data: bytes) -> ImageInfo:
                 ">BHHB", data, offset + 4, "JPEG frame header"
             )
             size = (width, height)
+            sampling = [
+                (body[7 + 3 * i] >> 4, body[7 + 3 * i] & 0x0F)
+                for i in range(components)
+                if 8 + 3 * i < len(body)
+            ]
             # grey stays one channel, YCbCr and CMYK come out as BGR; 12-bit as 16-bit samples
             layout = (1 if components == 1 else 3, 2 if precision > 8 else 1)
         elif marker == 0xE1 and body.startswith(b"Exif\x00\x00"):
@@ -288,7 +322,18 @@ def _probe_jpeg(data: bytes) -> ImageInfo:
                     "truncated JPEG: the end-of-image marker is missing "
                     f"({len(data)} bytes received)"
                 )
-            return ImageInfo(ImageFormat.JPEG, size[0], size[1], orientation, *layout)
+            # a scan marker inside entropy-coded data is always a real one (0xFF there is
+            # stuffed with 0x00), so the scans are the SOS markers from this one on
+            scans = data.count(b"\xff\xda", offset)
+            return ImageInfo(
+                ImageFormat.JPEG,
+                size[0],
+                size[1],
+                orientation,
+                *layout,
+                scans=scans,
+                coefficient_bytes=_coefficient_bytes(size, sampling) if scans > 1 else 0,
+            )
         elif marker == 0xD9:
             raise CorruptImageError("corrupt JPEG: end of image before any image data")
         offset += 2 + length

@@ -10,7 +10,11 @@
    so that a few hundred kilobytes of 16-bit RGBA PNG (a "decompression bomb" under the pixel
    limit) cost nothing; both are :class:`~vision.imageheader.TooManyPixelsError` (HTTP 413);
 3. a side under ``min_side`` (default :data:`MIN_SIDE`, 32 px) is
-   :class:`~vision.imageheader.ImageTooSmallError`: nothing can be read in it.
+   :class:`~vision.imageheader.ImageTooSmallError`: nothing can be read in it;
+4. a JPEG of more than ``max_scans`` scans (default :data:`DEFAULT_MAX_SCANS`) is
+   :class:`~vision.imageheader.TooManyScansError` (HTTP 413): cameras and encoders write 1
+   (baseline) to about 12 (progressive), and each scan is a decoding pass over the whole image,
+   so a few hundred kilobytes of 6,000 one-coefficient scans would cost half a minute of CPU.
 
 :func:`decode_peak_bytes` is the memory that decoding and normalising an image takes at its
 peak, from the header: what a caller that decodes many images at once (the HTTP service)
@@ -25,6 +29,7 @@ from vision.imageheader import (
     ImageTooLargeError,
     ImageTooSmallError,
     TooManyPixelsError,
+    TooManyScansError,
     probe_image,
 )
 
@@ -32,6 +37,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_DECODED_BYTES",
     "DEFAULT_MAX_PIXELS",
+    "DEFAULT_MAX_SCANS",
     "MIN_SIDE",
     "STRIP_BYTES",
     "check_limits",
@@ -48,6 +54,10 @@ DEFAULT_MAX_DECODED_BYTES = 200 * 1024 * 1024
 16-bit RGBA image of 50 megapixels would be 400 MB)."""
 MIN_SIDE = 32
 """Smallest accepted width and height in pixels: below it no card index can be read."""
+DEFAULT_MAX_SCANS = 64
+"""Most scans accepted in a JPEG: libjpeg's progressive script writes 10 (6 for grey), mozjpeg
+and phone encoders up to about 20."""
+
 STRIP_BYTES = 8 * 1024 * 1024
 """Most memory one strip of rows takes while an image is normalised to 8-bit BGR (the
 conversion runs strip by strip, so it never holds a second full-size copy in wider types)."""
@@ -65,12 +75,16 @@ def decode_peak_bytes(info: ImageInfo, factor: int = 1) -> int:
     OpenCV's decoders hold two arrays of the decoded size while they run (measured for every
     supported type: 2.0 to 2.4 times the array); the normalised copy (3 bytes a pixel) then
     lives beside the decoded array, and turning it by its EXIF orientation makes one more
-    copy. The strips of the normalisation add at most :data:`STRIP_BYTES`.
+    copy. The strips of the normalisation add at most :data:`STRIP_BYTES`. A JPEG of several
+    scans also holds its whole-image coefficient buffer (``ImageInfo.coefficient_bytes``, at
+    full size whatever ``factor``: a progressive 7000 x 7000 4:4:4 JPEG, 294 MB) while it is
+    decoded.
     """
     pixels = reduced_side(info.width, factor) * reduced_side(info.height, factor)
     decoded = pixels * info.channels * info.sample_bytes
     upright = 3 * pixels
-    return max(2 * decoded + decoded // 4, decoded + upright, 2 * upright) + STRIP_BYTES
+    peak = max(2 * decoded + decoded // 4 + info.coefficient_bytes, decoded + upright, 2 * upright)
+    return peak + STRIP_BYTES
 
 
 def check_limits(
@@ -80,12 +94,14 @@ def check_limits(
     max_pixels: int = DEFAULT_MAX_PIXELS,
     max_decoded_bytes: int = DEFAULT_MAX_DECODED_BYTES,
     min_side: int = MIN_SIDE,
+    max_scans: int = DEFAULT_MAX_SCANS,
 ) -> ImageInfo:
     """The header of ``data`` after the checks that come before decoding (the module docstring).
 
     Raises EmptyImageError, ImageTooLargeError (over ``max_bytes``), UnsupportedImageTypeError,
     CorruptImageError (a damaged header), TooManyPixelsError (over ``max_pixels`` or
-    ``max_decoded_bytes``), ImageTooSmallError (a side under ``min_side``).
+    ``max_decoded_bytes``), TooManyScansError (a JPEG of more than ``max_scans`` scans),
+    ImageTooSmallError (a side under ``min_side``).
     """
     if not data:
         raise EmptyImageError("empty image: 0 bytes received")
@@ -103,6 +119,11 @@ def check_limits(
         raise TooManyPixelsError(
             f"{info.describe()} decodes to {info.decoded_bytes:,} bytes, over the limit of "
             f"{max_decoded_bytes:,} bytes"
+        )
+    if info.scans > max_scans:
+        raise TooManyScansError(
+            f"JPEG of {info.scans:,} scans is over the limit of {max_scans} (a camera's "
+            "progressive JPEG has about 10)"
         )
     if min(info.width, info.height) < min_side:
         raise ImageTooSmallError(

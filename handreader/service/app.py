@@ -38,7 +38,7 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
 408   ``request_timeout``: a request body slower than ``HANDREADER_BODY_TIMEOUT``
 409   ``quota_exceeded``: a deck past the number of decks or the storage they may take
 413   ``too_large`` (bytes), ``too_many_pixels`` (pixels, or the decoded array's bytes: read
-      from the header, before decoding)
+      from the header, before decoding), ``too_many_scans`` (a JPEG of more than 64 scans)
 415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF
 422   ``validation_error`` (a field of the wrong type or shape), ``missing_image``,
       ``too_small`` (a side under 32 pixels)

@@ -67,6 +67,7 @@ ERROR_STATUS: Mapping[str, int] = {
     "quota_exceeded": 409,
     "too_large": 413,
     "too_many_pixels": 413,
+    "too_many_scans": 413,
     "unsupported_type": 415,
     "validation_error": 422,
     "missing_image": 422,

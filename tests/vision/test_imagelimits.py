@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import tracemalloc
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -148,3 +149,66 @@ def test_a_reduced_jpeg_costs_its_reduced_size() -> None:
     info = probe_image(_cv(np.zeros((4000, 3000, 3), np.uint8), ".jpg"))
     full, reduced = (decode_peak_bytes(info, factor) - STRIP_BYTES for factor in (1, 4))
     assert reduced * 16 == full
+
+
+def _progressive_jpeg(width: int = 640, height: int = 480, subsampling: int = 2) -> bytes:
+    import io
+
+    from PIL import Image
+
+    from PIL import ImageFile
+
+    ImageFile.MAXBLOCK = max(ImageFile.MAXBLOCK, width * height * 3)  # progressive: one block
+    rng = np.random.default_rng(3)
+    image = Image.fromarray(rng.integers(0, 255, (height, width, 3), dtype=np.uint8))
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=85, progressive=True, subsampling=subsampling)
+    return out.getvalue()
+
+
+def _with_extra_scans(data: bytes, count: int) -> bytes:
+    """``data`` with ``count`` more (empty, refinement) scans before its end-of-image marker:
+    the shape of a scan bomb, thousands of scans of a coefficient each."""
+    scan = bytes([0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x01, 0x01, 0x10, 0x00])
+    assert data.endswith(b"\xff\xd9")
+    return data[:-2] + scan * count + b"\xff\xd9"
+
+
+def test_the_scans_of_a_progressive_jpeg_are_counted_from_the_header_walk() -> None:
+    from vision.imageheader import probe_image
+
+    baseline = cv2.imencode(".jpg", np.full((480, 640, 3), 99, np.uint8))[1].tobytes()
+    assert probe_image(baseline).scans == 1 and probe_image(baseline).coefficient_bytes == 0
+    progressive = probe_image(_progressive_jpeg())
+    assert 6 <= progressive.scans <= 12  # libjpeg's progressive script
+    # 4:2:0: luma 80 x 60 blocks, each chroma 40 x 30, 64 coefficients of 2 bytes
+    assert progressive.coefficient_bytes == (80 * 60 + 2 * 40 * 30) * 128
+    full = probe_image(_progressive_jpeg(subsampling=0))  # 4:4:4
+    assert full.coefficient_bytes == 3 * 80 * 60 * 128
+
+
+def test_a_jpeg_of_thousands_of_scans_is_refused_before_decoding() -> None:
+    from vision.imageheader import TooManyScansError
+    from vision.imagelimits import DEFAULT_MAX_SCANS, check_limits
+
+    data = _progressive_jpeg()
+    assert check_limits(data).scans < DEFAULT_MAX_SCANS  # a camera's progressive JPEG reads
+    bomb = _with_extra_scans(data, 6000)
+    with pytest.raises(TooManyScansError, match=r"JPEG of 6,0\d\d scans is over the limit of 64"):
+        check_limits(bomb)
+    assert TooManyScansError.code == "too_many_scans"
+
+
+def test_the_decoding_budget_counts_a_progressive_jpegs_coefficients() -> None:
+    from vision.imageheader import probe_image
+    from vision.imagelimits import decode_peak_bytes
+
+    progressive = probe_image(_progressive_jpeg(subsampling=0))
+    baseline = replace(progressive, scans=1, coefficient_bytes=0)
+    assert decode_peak_bytes(progressive) == decode_peak_bytes(baseline) + (
+        progressive.coefficient_bytes
+    )
+    # reduced decoding keeps the whole-image coefficients: they are counted at full size
+    assert decode_peak_bytes(progressive, 4) - decode_peak_bytes(baseline, 4) == (
+        progressive.coefficient_bytes
+    )

@@ -420,3 +420,15 @@ def test_a_json_body_over_64_kib_is_refused_before_it_is_parsed(client: TestClie
         "/v1/score", content=body, headers={"content-type": "application/json"}
     )
     assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+
+
+def test_a_jpeg_scan_bomb_is_refused_with_a_clear_413(client: TestClient) -> None:
+    """Thousands of scans in a small JPEG: refused from its header walk, nothing decoded."""
+    data = cv2.imencode(".jpg", np.full((480, 640, 3), 99, np.uint8))[1].tobytes()
+    scan = bytes([0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x01, 0x01, 0x10, 0x00])
+    bomb = data[:-2] + scan * 6000 + b"\xff\xd9"
+    for route in ("/v1/read", "/v1/score"):
+        response = client.post(route, content=bomb, headers={"content-type": "image/jpeg"})
+        assert response.status_code == 413
+        error = response.json()["error"]
+        assert error["code"] == "too_many_scans" and "6,001 scans" in error["message"]
