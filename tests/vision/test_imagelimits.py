@@ -154,9 +154,7 @@ def test_a_reduced_jpeg_costs_its_reduced_size() -> None:
 def _progressive_jpeg(width: int = 640, height: int = 480, subsampling: int = 2) -> bytes:
     import io
 
-    from PIL import Image
-
-    from PIL import ImageFile
+    from PIL import Image, ImageFile
 
     ImageFile.MAXBLOCK = max(ImageFile.MAXBLOCK, width * height * 3)  # progressive: one block
     rng = np.random.default_rng(3)
