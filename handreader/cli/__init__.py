@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "calibrate",
     "webcam",
     "serve",
+    "audit",
 )
 """Command modules under ``handreader.cli``, in help order."""
 

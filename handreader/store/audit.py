@@ -12,11 +12,17 @@ that opens and passes :meth:`AuditLog.integrity_check` (tested by killing writer
 writes, on both backends).
 
 Tamper evidence: each record carries ``record_sha256``, the SHA-256 of the previous record's
-hash and this record's stored fields, so a record edited, or deleted from the middle, breaks
-the chain (:meth:`AuditLog.verify_chain`). Appends are serialized in the database (SQLite's
-write lock; PostgreSQL's advisory lock :data:`CHAIN_LOCK`, held by the appending transaction),
-and each record's id is the previous one's plus one: any number of processes on any number of
-machines writing to one database keep one chain without gaps.
+hash and this record's stored fields, so a record edited, or deleted from the middle, breaks the
+chain, and ids run 1, 2, 3... so a deleted record leaves a gap (:meth:`AuditLog.verify` names
+the first bad or missing record). What a chain alone cannot show (the newest records deleted, or
+a row edited and every hash after it computed again) a *checkpoint* shows: the count of records
+and the head hash at a moment, signed with HMAC-SHA256 under an operator secret
+(``HANDREADER_AUDIT_KEY``) and kept outside the database (:meth:`AuditLog.checkpoint`,
+``handreader audit checkpoint``). Verifying against it checks the signature, that the record it
+counted is still there and that its hash is still the head it signed. Appends are serialized in
+the database (SQLite's write lock; PostgreSQL's advisory lock :data:`CHAIN_LOCK`, held by the
+appending transaction), and each record's id is the previous one's plus one: any number of
+processes on any number of machines writing to one database keep one chain without gaps.
 
 Access: every read and write needs the operator token, set by the operator through the
 constructor or the environment variable ``HANDREADER_AUDIT_TOKEN``, and compared in constant
@@ -63,11 +69,14 @@ from vision.detections import Reading
 
 __all__ = [
     "CHAIN_LOCK",
+    "KEY_ENV",
     "TOKEN_ENV",
     "AuditAuthError",
     "AuditError",
     "AuditLog",
     "AuditRecord",
+    "ChainReport",
+    "Checkpoint",
     "format_time",
     "parse_time",
     "verify_and_log",
@@ -75,6 +84,9 @@ __all__ = [
 
 TOKEN_ENV = "HANDREADER_AUDIT_TOKEN"
 """The environment variable that holds the operator token when none is passed."""
+
+KEY_ENV = "HANDREADER_AUDIT_KEY"
+"""The environment variable that holds the operator secret that signs checkpoints."""
 
 CHAIN_LOCK = 0x68616E6400000002
 """The PostgreSQL advisory lock key that serializes appends to the chain."""
@@ -137,21 +149,26 @@ class AuditRecord:
     computed: Any
     differences: Any
     record_sha256: str
+    damaged: tuple[str, ...] = ()
+    """Fields whose stored text is not JSON (the record was altered in the database): each is
+    given as the text stored, and the export goes on."""
 
     @classmethod
     def _from_row(cls, row: Sequence[Any]) -> AuditRecord:
+        values: list[Any] = []
+        damaged = []
+        for name, text in zip(("reading", "declared", "computed", "differences"), row[5:9],
+                              strict=True):  # fmt: skip
+            try:
+                values.append(json.loads(text))
+            except (TypeError, ValueError):
+                values.append(text)
+                damaged.append(name)
+        reading, declared, computed, differences = values
         return cls(
-            int(row[0]),
-            row[1],
-            row[2],
-            row[3],
-            row[4],
-            json.loads(row[5]),
-            json.loads(row[6]),
-            json.loads(row[7]),
-            json.loads(row[8]),
-            row[9],
-        )
+            int(row[0]), row[1], row[2], row[3], row[4], reading, declared, computed,
+            differences, row[9], tuple(damaged),
+        )  # fmt: skip
 
     def to_dict(self) -> dict[str, object]:
         """JSON form (the export's)."""
@@ -166,7 +183,7 @@ class AuditRecord:
             "computed": self.computed,
             "differences": self.differences,
             "record_sha256": self.record_sha256,
-        }
+        } | ({"damaged": list(self.damaged)} if self.damaged else {})
 
 
 def _chain(previous: str, fields: Sequence[str]) -> str:
@@ -179,6 +196,65 @@ def _chain(previous: str, fields: Sequence[str]) -> str:
 
 
 _GENESIS = "0" * 64
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The head of the chain at a moment: how many records, the last one's hash, and the
+    HMAC-SHA256 of both under the operator secret (kept outside the database)."""
+
+    count: int
+    head: str
+    signature: str
+
+    @staticmethod
+    def sign(count: int, head: str, secret: str) -> str:
+        """The signature of ``count`` records ending in ``head``."""
+        message = f"handreader-audit:{count}:{head}".encode("ascii")
+        return hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form (what an operator keeps)."""
+        return {"count": self.count, "head": self.head, "signature": self.signature}
+
+    @classmethod
+    def from_dict(cls, value: object) -> Checkpoint:
+        """A checkpoint from its JSON form; AuditError naming what is wrong."""
+        if not isinstance(value, dict):
+            raise AuditError("a checkpoint is a JSON object with count, head and signature")
+        count, head, signature = value.get("count"), value.get("head"), value.get("signature")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise AuditError(f"checkpoint count must be a whole number, got {count!r}")
+        for name, text in (("head", head), ("signature", signature)):
+            if not isinstance(text, str) or not _HEX64.fullmatch(text):
+                raise AuditError(f"checkpoint {name} must be 64 hex digits, got {text!r}")
+        return cls(count, str(head), str(signature))
+
+
+@dataclass(frozen=True, slots=True)
+class ChainReport:
+    """What :meth:`AuditLog.verify` found: the records read, the head hash, and the first
+    record that is bad or missing with the reason (None, None when the trail holds)."""
+
+    records: int
+    head: str
+    first_bad: int | None
+    problem: str | None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the trail holds."""
+        return self.problem is None
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form (the route's answer)."""
+        return {
+            "ok": self.ok,
+            "records": self.records,
+            "head": self.head,
+            "first_bad": self.first_bad,
+            "problem": self.problem,
+        }
 
 
 class AuditLog:
@@ -410,22 +486,77 @@ class AuditLog:
             writer.writerow(
                 [
                     value if isinstance(value, str | int) else _json(value, name)
-                    for name, value in zip(header, data.values(), strict=True)
+                    for name, value in ((name, data[name]) for name in header)
                 ]
             )
         return out.getvalue()
 
     def verify_chain(self, token: str | None) -> int | None:
-        """The id of the first record whose hash does not follow from the records before it
-        (edited, or a record before it deleted); None when the whole chain holds."""
+        """The id of the first record that is bad (edited: its hash does not follow from the
+        records before it) or missing (a gap in the ids); None when the whole chain holds.
+        :meth:`verify` says why, and checks a checkpoint too."""
+        return self.verify(token).first_bad
+
+    def verify(
+        self,
+        token: str | None,
+        checkpoint: Checkpoint | None = None,
+        secret: str | None = None,
+    ) -> ChainReport:
+        """Check the whole trail: ids 1, 2, 3... with no gap, each hash following from the
+        record before it, and, given a ``checkpoint`` (with the ``secret`` that signed it),
+        that its signature holds, that the record it counted is still there and still has
+        the head hash it signed. Names the first bad or missing record."""
         self.authorize(token)
-        previous = _GENESIS
+        if checkpoint is not None:
+            if not secret:
+                raise AuditError(f"verifying a checkpoint needs the operator secret ({KEY_ENV})")
+            wanted = Checkpoint.sign(checkpoint.count, checkpoint.head, secret)
+            if not hmac.compare_digest(wanted, checkpoint.signature):
+                raise AuditError("the checkpoint's signature does not hold under this secret")
+        previous, expected, count = _GENESIS, 1, 0
         rows = self._query(f"SELECT {_COLUMNS} FROM verification ORDER BY id", [])
         for row in rows:
+            record_id = int(row[0])
+            if record_id != expected:
+                missing = f"record {expected} is missing" + (
+                    "" if record_id == expected + 1 else f" (and up to {record_id - 1})"
+                )
+                return ChainReport(count, previous, expected, missing)
             if _chain(previous, [str(value) for value in row[1:9]]) != row[9]:
-                return int(row[0])
-            previous = row[9]
-        return None
+                why = f"record {record_id} does not follow from the records before it"
+                return ChainReport(count, previous, record_id, why + " (edited, or re-hashed)")
+            if (
+                checkpoint is not None
+                and record_id == checkpoint.count
+                and row[9] != checkpoint.head
+            ):
+                why = f"record {record_id} is not the one the checkpoint signed (rewritten)"
+                return ChainReport(count, previous, record_id, why)
+            previous, expected, count = row[9], expected + 1, count + 1
+        if checkpoint is not None and count < checkpoint.count:
+            gone = (
+                f"record {count + 1} was deleted"
+                if count + 1 == checkpoint.count
+                else f"records {count + 1} to {checkpoint.count} were deleted"
+            )
+            why = (
+                f"the checkpoint counted {checkpoint.count} records, the log holds {count}: {gone}"
+            )
+            return ChainReport(count, previous, count + 1, why)
+        return ChainReport(count, previous, None, None)
+
+    def checkpoint(self, token: str | None, secret: str) -> Checkpoint:
+        """The chain's head now, signed with the operator ``secret``: keep it outside the
+        database and verify against it later (the module docstring). The trail must hold."""
+        if not secret:
+            raise AuditError(f"a checkpoint needs the operator secret ({KEY_ENV})")
+        report = self.verify(token)
+        if not report.ok:
+            raise AuditError(f"the trail does not hold, no checkpoint made: {report.problem}")
+        return Checkpoint(
+            report.records, report.head, Checkpoint.sign(report.records, report.head, secret)
+        )
 
     def integrity_check(self, token: str | None) -> str:
         """``"ok"`` for a sound database: SQLite's ``PRAGMA integrity_check``; on PostgreSQL

@@ -43,6 +43,7 @@ from handreader.service.requests import (
     read_upload,
     request_body_doc,
 )
+from handreader.service.routes.verification import bearer_token
 from handreader.service.schemas import (
     HealthOut,
     PitsCodesIn,
@@ -74,7 +75,8 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
         answer: dict[str, Any] = {"status": "ok", "models": _model_info(reader)}
         audit = getattr(request.app.state, "audit", None)
         if audit is not None:
-            answer["store"] = audit.describe()
+            # where the store lives (its path, a database's user and host) only for the operator
+            answer["store"] = audit.describe(detailed=audit.is_operator(bearer_token(request)))
         return json_response(answer)
 
     @app.post(

@@ -26,9 +26,12 @@ before; an unreachable database answers 503 ``store_unavailable`` and is tried a
 next request.
 """
 
+import hmac
 import os
 import threading
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
@@ -36,6 +39,7 @@ from typing import Annotated, Any, Literal, Self
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from pydantic import Field
+from starlette.concurrency import run_in_threadpool
 
 from handreader.service.deps import (
     ReaderLike,
@@ -47,16 +51,27 @@ from handreader.service.deps import (
 )
 from handreader.service.errors import error_responses
 from handreader.service.requests import (
+    JSON_LIMIT,
     BadOptionsError,
     MissingImageError,
     ServiceError,
     Upload,
     parse_json_object,
+    parse_json_off_loop,
+    read_body,
     read_upload,
     request_body_doc,
 )
 from handreader.service.schemas import TableOptionsIn
-from handreader.store.audit import TOKEN_ENV, AuditError, AuditLog, parse_time, verify_and_log
+from handreader.store.audit import (
+    KEY_ENV,
+    TOKEN_ENV,
+    AuditError,
+    AuditLog,
+    Checkpoint,
+    parse_time,
+    verify_and_log,
+)
 from handreader.store.database import DATABASE_URL_ENV, StoreError, redact_url
 from handreader.tables.verification import image_sha256
 
@@ -116,6 +131,10 @@ class AuditSettings:
         )
 
 
+HEALTH_PROBE_S = 1.0
+"""The longest ``GET /health`` waits for the store's database to answer."""
+
+
 @dataclass
 class AuditLogHolder:
     """An app's audit log, opened on first use (one connection, thread-safe); :meth:`close`
@@ -124,6 +143,12 @@ class AuditLogHolder:
     settings: AuditSettings
     _log: AuditLog | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _prober: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="store-probe"),
+        init=False,
+    )
+    _probe: Future[dict[str, object]] | None = field(default=None, init=False)
+    _last_state: dict[str, object] | None = field(default=None, init=False)
 
     def log(self) -> AuditLog:
         """The open log; AuditNotConfiguredError without a token, AuditError when the database
@@ -144,26 +169,64 @@ class AuditLogHolder:
                 self._log = AuditLog(self.settings.path, token=self.settings.token)
             return self._log
 
-    def describe(self) -> dict[str, object]:
-        """The store as ``GET /health`` reports it: backend, location, schema version and
-        ``ok`` (or ``error``, the reason); ``audit: "off"`` without an operator token (the
-        database is then not opened)."""
+    def describe(
+        self, detailed: bool = True, timeout_s: float = HEALTH_PROBE_S
+    ) -> dict[str, object]:
+        """The store as ``GET /health`` reports it: backend, whether audit is on, and ``ok``
+        (or ``error``, the reason); ``detailed`` (a caller holding the operator token) adds the
+        location (a URL without its password) and the schema version. The database is asked
+        in a probe thread: an answer later than ``timeout_s`` gives the last state known,
+        marked ``stale`` (a frozen database never holds ``/health``); ``audit: "off"``
+        without an operator token (the database is then not opened)."""
         url = self.settings.database_url
-        report: dict[str, object] = {
-            "backend": "postgresql" if url else "sqlite",
-            "location": redact_url(url) if url else str(self.settings.path),
-        }
+        report: dict[str, object] = {"backend": "postgresql" if url else "sqlite"}
+        if detailed:
+            report["location"] = redact_url(url) if url else str(self.settings.path)
         if self.settings.token is None:
             return report | {"audit": "off"}
+        with self._lock:
+            if self._probe is None or self._probe.done():
+                if self._probe is not None:
+                    self._last_state = self._probe.result()
+                self._probe = self._prober.submit(self._probe_store)
+            probe = self._probe
+        try:
+            state = probe.result(timeout=timeout_s)
+        except FutureTimeout:
+            known = dict(self._last_state or {})
+            state = known | {
+                "ok": False,
+                "stale": True,
+                "error": f"the database did not answer within {timeout_s:g} s",
+            }
+        if not detailed:
+            state = {key: value for key, value in state.items() if key in ("ok", "stale")}
+            if state.get("ok") is False:
+                state["error"] = "the database does not answer"
+        return report | state | {"audit": "on"}
+
+    def is_operator(self, token: str | None) -> bool:
+        """Whether ``token`` is the operator token (compared in constant time)."""
+        wanted = self.settings.token
+        return bool(token and wanted) and hmac.compare_digest(
+            str(token).encode("utf-8"), str(wanted).encode("utf-8")
+        )
+
+    def _probe_store(self) -> dict[str, object]:
+        """The database's state (its schema version, ``ok``), or why it cannot be used."""
         try:
             log = self.log()
         except StoreError as error:
-            return report | {"audit": "on", "ok": False, "error": str(error)}
-        return report | log.database.describe() | {"audit": "on"}
+            return {"ok": False, "error": str(error)}
+        state = log.database.describe()
+        return {key: value for key, value in state.items() if key not in ("backend", "location")}
 
     def close(self) -> None:
         """Close the log if it was opened (it opens again on the next use)."""
+        self._prober.shutdown(wait=False, cancel_futures=True)
+        self._prober = ThreadPoolExecutor(1, thread_name_prefix="store-probe")
         with self._lock:
+            self._probe = None
             if self._log is not None:
                 self._log.close()
                 self._log = None
@@ -249,6 +312,39 @@ def add_verify_routes(
             "table": verification.table.to_dict(),
         }
         return json_response(answer, timings)
+
+    @router.get(
+        "/v1/audit/verify",
+        responses={**error_responses(400, 401, 500, 503)},
+        tags=["verification"],
+    )
+    def audit_verify(token: Annotated[str | None, Depends(operator)]) -> Response:
+        """Check the whole audit trail (operator token required): ids with no gap and each
+        record's hash following from the one before; names the first bad or missing record.
+        ``POST`` the same path with a signed checkpoint to check it too."""
+        return json_response(holder.log().verify(token).to_dict())
+
+    @router.post(
+        "/v1/audit/verify",
+        responses={**error_responses(400, 401, 413, 500, 503)},
+        tags=["verification"],
+    )
+    async def audit_verify_checkpoint(
+        request: Request, token: Annotated[str | None, Depends(operator)]
+    ) -> Response:
+        """Check the trail against a checkpoint (``{"count", "head", "signature"}``, from
+        ``handreader audit checkpoint``), signed with the service's ``HANDREADER_AUDIT_KEY``:
+        that its record is still there with the head it signed (the newest records deleted,
+        or rows rewritten and re-hashed, show)."""
+        body = await read_body(request, JSON_LIMIT)
+        try:
+            checkpoint = Checkpoint.from_dict(await parse_json_off_loop(body, "the checkpoint"))
+        except AuditError as error:
+            raise BadOptionsError(str(error)) from None
+        secret = os.environ.get(KEY_ENV) or None
+        log = holder.log()
+        report = await run_in_threadpool(log.verify, token, checkpoint, secret)
+        return json_response(report.to_dict())
 
     @router.get(
         "/v1/audit",

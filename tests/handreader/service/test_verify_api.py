@@ -274,3 +274,43 @@ def test_bearer_token(header: str, token: str | None) -> None:
 
     scope = {"type": "http", "headers": [(b"authorization", header.encode())] if header else []}
     assert bearer_token(Request(scope)) == token
+
+
+def test_the_trail_is_verified_by_a_route_and_the_command_line(
+    client: TestClient,
+    database: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A route and ``handreader audit`` name the first bad or missing record; a checkpoint
+    signed before the newest records were deleted shows the deletion."""
+    import sqlite3
+
+    from handreader import cli
+
+    for _ in range(3):
+        assert _verify(client, RIGHT).status_code == 200
+    assert client.get("/v1/audit/verify").status_code == 401
+    assert client.get("/v1/audit/verify", headers=AUTH).json() == {
+        "ok": True, "records": 3, "head": client.get("/v1/audit", headers=AUTH).json()[
+            "records"][-1]["record_sha256"], "first_bad": None, "problem": None,
+    }  # fmt: skip
+    monkeypatch.setenv("HANDREADER_AUDIT_KEY", "operator secret")
+    kept = tmp_path / "checkpoint.json"
+    assert cli.main(["audit", "checkpoint", "--out", str(kept)]) == 0
+    assert cli.main(["audit", "verify", "--checkpoint", str(kept)]) == 0
+    assert "the trail holds: 3 records and the checkpoint" in capsys.readouterr().out
+    with sqlite3.connect(database) as connection:
+        connection.execute("DELETE FROM verification WHERE id = 3")
+    assert client.get("/v1/audit/verify", headers=AUTH).json()["ok"] is True  # chain alone
+    answer = client.post("/v1/audit/verify", content=kept.read_bytes(), headers=AUTH).json()
+    assert answer["ok"] is False and answer["first_bad"] == 3
+    assert cli.main(["audit", "verify", "--checkpoint", str(kept)]) == 1
+    assert "record 3 was deleted" in capsys.readouterr().out
+    bad = client.post("/v1/audit/verify", content=b'{"count": -1}', headers=AUTH)
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "bad_options"
+    with sqlite3.connect(database) as connection:
+        connection.execute("DELETE FROM verification WHERE id = 1")
+    gap = client.get("/v1/audit/verify", headers=AUTH).json()
+    assert gap["first_bad"] == 1 and gap["problem"] == "record 1 is missing"

@@ -346,11 +346,81 @@ def test_an_edited_record_breaks_the_hash_chain(filled: AuditLog, location: str)
     assert filled.verify_chain(TOKEN) == 2
 
 
-def test_a_record_deleted_from_the_middle_breaks_the_chain_at_the_next(
+def test_a_record_deleted_from_the_middle_is_named_as_missing(
     filled: AuditLog, location: str
 ) -> None:
     raw(location, "DELETE FROM verification WHERE id = 3")
-    assert filled.verify_chain(TOKEN) == 4
+    assert filled.verify_chain(TOKEN) == 3  # the record deleted, not the one after it
+    report = filled.verify(TOKEN)
+    assert not report.ok and report.first_bad == 3 and report.problem == "record 3 is missing"
+    raw(location, "DELETE FROM verification WHERE id = 4")
+    assert filled.verify(TOKEN).problem == "record 3 is missing (and up to 4)"
+
+
+SECRET = "operator-checkpoint-secret"
+
+
+def test_the_newest_records_deleted_show_against_a_signed_checkpoint(
+    filled: AuditLog, location: str
+) -> None:
+    checkpoint = filled.checkpoint(TOKEN, SECRET)
+    assert (checkpoint.count, checkpoint.head) == (5, filled.get(TOKEN, 5).record_sha256)
+    raw(location, "DELETE FROM verification WHERE id >= 4")
+    assert filled.verify(TOKEN).ok  # the chain alone cannot see it
+    report = filled.verify(TOKEN, checkpoint, SECRET)
+    assert not report.ok and report.first_bad == 4
+    assert report.problem == (
+        "the checkpoint counted 5 records, the log holds 3: records 4 to 5 were deleted"
+    )
+    # and the next append reusing id 4 is no cover
+    record(filled)
+    assert filled.verify(TOKEN, checkpoint, SECRET).first_bad == 5
+
+
+def test_a_row_edited_and_every_hash_after_it_recomputed_shows_against_a_checkpoint(
+    filled: AuditLog, location: str
+) -> None:
+    checkpoint = filled.checkpoint(TOKEN, SECRET)
+    raw(location, "UPDATE verification SET verdict = 'match' WHERE id = 2")
+    previous = filled.get(TOKEN, 1).record_sha256
+    columns = "time_utc, image_sha256, profile, verdict, reading, declared, computed, differences"
+    for row in filled._query(f"SELECT id, {columns} FROM verification ORDER BY id", []):
+        if row[0] == 1:
+            continue
+        digest = audit_module._chain(previous, [str(value) for value in row[1:]])
+        raw(location, f"UPDATE verification SET record_sha256 = '{digest}' WHERE id = {row[0]}")
+        previous = digest
+    assert filled.verify(TOKEN).ok  # a chain without a key is re-hashed at will
+    report = filled.verify(TOKEN, checkpoint, SECRET)
+    assert not report.ok and report.first_bad == 5 and "rewritten" in str(report.problem)
+
+
+def test_a_checkpoint_under_another_secret_or_malformed_is_refused(filled: AuditLog) -> None:
+    checkpoint = filled.checkpoint(TOKEN, SECRET)
+    with pytest.raises(AuditError, match="signature does not hold"):
+        filled.verify(TOKEN, checkpoint, "another secret")
+    forged = audit_module.Checkpoint(9, checkpoint.head, checkpoint.signature)
+    with pytest.raises(AuditError, match="signature does not hold"):
+        filled.verify(TOKEN, forged, SECRET)
+    with pytest.raises(AuditError, match="needs the operator secret"):
+        filled.verify(TOKEN, checkpoint, None)
+    with pytest.raises(AuditError, match="checkpoint head must be 64 hex digits"):
+        audit_module.Checkpoint.from_dict({"count": 1, "head": "x", "signature": "0" * 64})
+    assert audit_module.Checkpoint.from_dict(checkpoint.to_dict()) == checkpoint
+
+
+def test_a_row_whose_stored_json_is_damaged_is_flagged_and_the_export_goes_on(
+    filled: AuditLog, location: str
+) -> None:
+    raw(location, "UPDATE verification SET reading = '{not json' WHERE id = 2")
+    records = filled.records(TOKEN)
+    assert [r.record_id for r in records] == [1, 2, 3, 4, 5]
+    assert records[1].damaged == ("reading",) and records[1].reading == "{not json"
+    assert records[0].damaged == ()
+    exported = json.loads(filled.export_json(TOKEN))
+    assert exported[1]["damaged"] == ["reading"] and "damaged" not in exported[0]
+    assert filled.export_csv(TOKEN).count("\r\n") == 6
+    assert filled.verify(TOKEN).first_bad == 2  # and the edit breaks the chain
 
 
 # --- threads -----------------------------------------------------------------------------------

@@ -55,11 +55,16 @@ def configured(location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def test_health_reports_the_store(configured: str) -> None:
     with TestClient(_app()) as client:
-        store = client.get("/health").json()["store"]
+        store = client.get("/health", headers={"Authorization": f"Bearer {TOKEN}"}).json()[
+            "store"
+        ]
+        anonymous = client.get("/health").json()["store"]
     backend = "postgresql" if configured.startswith("postgresql://") else "sqlite"
     assert store["backend"] == backend and store["ok"] is True
     assert store["schema_version"] == 1 and store["audit"] == "on"
     assert store["location"] == configured  # no password to hide in the test's URL
+    # without the operator token: whether it answers, not where it lives
+    assert anonymous == {"backend": backend, "ok": True, "audit": "on"}
 
 
 def test_health_without_a_token_opens_nothing(
@@ -71,7 +76,7 @@ def test_health_without_a_token_opens_nothing(
     monkeypatch.setenv("HANDREADER_AUDIT_DB", str(path))
     with TestClient(_app()) as client:
         store = client.get("/health").json()["store"]
-    assert store == {"backend": "sqlite", "location": str(path), "audit": "off"}
+    assert store == {"backend": "sqlite", "audit": "off"}  # no path for anyone without a token
     assert not path.exists()
 
 
@@ -144,3 +149,35 @@ def test_a_deck_calibrated_through_one_replica_is_used_by_the_other(
     assert raw(postgres_schema, "SELECT name FROM deck_profile") == []
     assert not (tmp_path / "data" / "decks").exists()  # nothing in the data folder
     DECKS.clear()
+
+
+def test_health_answers_within_a_second_while_the_database_hangs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frozen database (a probe that does not come back): /health answers from the last
+    state known, marked stale, within the probe's second; the next probe is not piled up."""
+    import threading
+    import time
+
+    from handreader.service.routes.verification import AuditLogHolder, AuditSettings
+
+    holder = AuditLogHolder(AuditSettings(tmp_path / "audit.sqlite3", TOKEN))
+    assert holder.describe()["ok"] is True  # a first answer, remembered
+    release = threading.Event()
+    calls = []
+
+    def frozen() -> dict[str, object]:
+        calls.append(1)
+        release.wait(10)
+        return {"ok": True}
+
+    monkeypatch.setattr(holder, "_probe_store", frozen)
+    for _ in range(2):
+        started = time.monotonic()
+        state = holder.describe(timeout_s=0.3)
+        assert time.monotonic() - started < 1.0
+        assert state["ok"] is False and state["stale"] is True
+        assert state["schema_version"] == 1  # the last state known
+    assert len(calls) == 1  # one probe waits on the database, not one per request
+    release.set()
+    holder.close()

@@ -1,0 +1,82 @@
+"""``handreader audit verify|checkpoint``: check the dealer's audit trail, and sign its head.
+
+Usage::
+
+    handreader audit verify [--checkpoint FILE] [--json]
+    handreader audit checkpoint [--out FILE]
+
+The store is the service's (``HANDREADER_DATABASE_URL``, else ``HANDREADER_AUDIT_DB``, else the
+data folder's SQLite file), the operator token ``HANDREADER_AUDIT_TOKEN``, the operator secret
+that signs checkpoints ``HANDREADER_AUDIT_KEY``. ``verify`` checks every record (ids with no
+gap, each hash following from the one before) and, with ``--checkpoint``, that the checkpoint's
+signature holds and its record still has the head it signed; it prints the first bad or missing
+record and exits 1 when the trail does not hold, 0 when it does. ``checkpoint`` prints (or
+writes) the head now, signed: keep it outside the database, for instance after each shift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``audit`` command to the CLI."""
+    parser = subparsers.add_parser(
+        "audit",
+        help="verify the dealer's audit trail, or sign a checkpoint of its head",
+        description="Check the audit trail's chain (and a signed checkpoint), or sign its head.",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    verify = actions.add_parser("verify", help="check every record (and a checkpoint)")
+    verify.add_argument("--checkpoint", type=Path, metavar="FILE", help="a signed checkpoint")
+    verify.add_argument("--json", action="store_true", help="one JSON object")
+    checkpoint = actions.add_parser("checkpoint", help="sign the head of the trail now")
+    checkpoint.add_argument("--out", type=Path, metavar="FILE", help="write it here")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Verify the trail or sign a checkpoint (see the module docstring)."""
+    from handreader.service.routes.verification import AuditSettings
+    from handreader.store.audit import KEY_ENV, AuditError, AuditLog, Checkpoint
+
+    settings = AuditSettings.from_env()
+    if settings.token is None:
+        raise ValueError("the audit trail needs the operator token: set HANDREADER_AUDIT_TOKEN")
+    secret = os.environ.get(KEY_ENV) or None
+    given = None
+    if args.action == "verify" and args.checkpoint is not None:
+        try:
+            given = Checkpoint.from_dict(json.loads(args.checkpoint.read_text()))
+        except OSError as error:
+            raise ValueError(f"--checkpoint {str(args.checkpoint)!r}: {error.strerror}") from None
+        except json.JSONDecodeError as error:
+            raise ValueError(
+                f"--checkpoint {str(args.checkpoint)!r}: not JSON ({error.msg})"
+            ) from None
+    with AuditLog(settings.location, settings.token) as log:
+        if args.action == "checkpoint":
+            if secret is None:
+                raise AuditError(f"a checkpoint needs the operator secret: set {KEY_ENV}")
+            text = json.dumps(log.checkpoint(settings.token, secret).to_dict())
+            if args.out is not None:
+                args.out.write_text(text + "\n")
+                print(f"checkpoint written to {args.out}")
+            else:
+                print(text)
+            return 0
+        report = log.verify(settings.token, given, secret)
+    if args.json:
+        print(json.dumps(report.to_dict()))
+    elif report.ok:
+        against = " and the checkpoint" if given is not None else ""
+        print(f"the trail holds: {report.records} records{against}, head {report.head}")
+    else:
+        print(f"the trail does not hold: {report.problem}")
+    return 0 if report.ok else 1
