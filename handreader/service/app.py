@@ -30,7 +30,8 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
 ====  ========================================================================================
 400   ``malformed_json``, ``malformed_multipart``, ``bad_card``, ``bad_hand``,
       ``unknown_profile``, ``bad_options``, ``no_combination``, ``empty``, ``corrupt``,
-      ``illegal_play`` (a foul, a draw against the rules), ``bad_declaration`` (verification)
+      ``illegal_play`` (a foul, a draw against the rules), ``bad_declaration`` (verification),
+      ``bad_host`` (a ``Host`` name the service does not answer: ``HANDREADER_ALLOWED_HOSTS``)
 401   ``unauthorized``: missing or wrong operator token (verification, audit log, deck writes)
 403   ``forbidden``: deck writes while no operator token is set (and decks are not open)
 404   ``not_found``; 405 ``method_not_allowed``
@@ -84,6 +85,7 @@ from handreader.service.errors import (
     handle_http,
 )
 from handreader.service.headers import SecurityHeaders
+from handreader.service.hosts import BIND_ENV, HostCheck
 from handreader.service.routes.docs import add_docs_routes
 from handreader.service.routes.reading import create_router
 from handreader.service.routes.scoring import add_scoring_routes
@@ -133,6 +135,7 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
     app.add_middleware(UnexpectedErrors)  # any other exception: a bug, answered 500
     app.add_middleware(BodyDeadline, timeout_s=chosen.body_timeout_s)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(HostCheck, hosts=chosen.allowed_hosts, origins=chosen.allowed_origins)
     audit = AuditLogHolder(AuditSettings.from_env())
     app.state.audit = audit  # GET /health reports the store
     add_docs_routes(app)
@@ -170,6 +173,7 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     if args.models is not None:
         os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
+    os.environ[BIND_ENV] = args.host  # the workers answer the names of the address they bind
     settings = Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
     ConnectionLimits()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")

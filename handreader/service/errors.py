@@ -53,6 +53,7 @@ ERROR_STATUS: Mapping[str, int] = {
     "bad_hand": 400,
     "unknown_profile": 400,
     "bad_options": 400,
+    "bad_host": 400,
     "no_combination": 400,
     "empty": 400,
     "corrupt": 400,

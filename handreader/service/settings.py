@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from handreader.service.hosts import allowed_hosts
 from handreader.service.origins import ORIGINS_ENV, parse_allowed_origins
 from vision.imagelimits import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECODED_BYTES, DEFAULT_MAX_PIXELS
 
@@ -33,12 +34,16 @@ class Settings:
     read_threads: int = 2
     body_timeout_s: float = 60.0
     allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: frozenset[str] | None = None
+    """The ``Host`` names answered (``handreader.service.hosts``); None answers every one."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
         """Settings from ``HANDREADER_MODELS``, ``_MAX_BYTES``, ``_MAX_PIXELS``,
         ``_MAX_DECODED_BYTES``, ``_DECODE_MEMORY``, ``_READ_TIMEOUT``, ``_READ_THREADS``,
-        ``_BODY_TIMEOUT`` and ``_ALLOWED_ORIGINS`` (``handreader.service.origins``);
+        ``_BODY_TIMEOUT``, ``_ALLOWED_ORIGINS`` (``handreader.service.origins``) and
+        ``_ALLOWED_HOSTS`` with the address ``handreader serve`` listens on
+        (``handreader.service.hosts``);
         ValueError names a bad value."""
 
         def number(name: str, default: float, kind: Callable[[str], float]) -> Any:
@@ -68,6 +73,7 @@ class Settings:
             read_threads=number("READ_THREADS", 2, int),
             body_timeout_s=number("BODY_TIMEOUT", 60.0, float),
             allowed_origins=origins,
+            allowed_hosts=allowed_hosts(environ),
         )
 
 
