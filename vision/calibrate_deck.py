@@ -105,6 +105,30 @@ def embed_card_photo(
     return embeddings, probabilities, boxes
 
 
+OTHER_CARD_ABOVE = 0.9
+"""How sure the standard reading must be of another card to question a photo's card."""
+
+
+def surely_another_card(probabilities: NDArray[np.float32], code: str) -> str | None:
+    """The card a one-card photo's indices read together (their probabilities multiplied)
+    when that is another card than ``code`` with at least :data:`OTHER_CARD_ABOVE`; None
+    otherwise (the photo agrees, or the reading is unsure, as a deck of its own design may
+    be: that is what calibrating is for)."""
+    from vision.detections import CLASSIFIER_CLASSES
+
+    cards = np.asarray(probabilities, np.float64)
+    if cards.ndim != 2 or cards.shape[1] < len(CLASSIFIER_CLASSES) - 1:
+        return None
+    cards = cards[:, : len(CLASSIFIER_CLASSES) - 1]  # the cards, not "none"
+    if len(cards) == 0:
+        return None
+    joint = np.exp(np.log(cards + 1e-9).sum(axis=0))
+    joint /= joint.sum()
+    best = int(joint.argmax())
+    read = CLASSIFIER_CLASSES[best]
+    return read if read != code and joint[best] >= OTHER_CARD_ABOVE else None
+
+
 def _sheet(tiles: Sequence[tuple[NDArray[np.uint8], str]], columns: int = 13) -> NDArray[np.uint8]:
     size = 72
     cells = []
@@ -222,10 +246,16 @@ def calibrate_photos(
                 )
             code = photo.code if photo.code is not None else SINGLE_ORDER[position]
             image = photo.load()
-            embeddings, _, boxes = embed_card_photo(reader, image)
+            embeddings, probabilities, boxes = embed_card_photo(reader, image)
             if len(embeddings) == 0:
                 warnings.append(f"{photo.label}: no card index found; {code} left out")
                 continue
+            shown = surely_another_card(probabilities, code)
+            if shown is not None:
+                warnings.append(
+                    f"{photo.label}: taken for {code}, but its corners read {shown} for "
+                    f"certain: is it the photo of {code}?"
+                )
             if code in seen and seen[code] != photo.label:
                 warnings.append(
                     f"{photo.label}: {code} again (also {seen[code]}); both kept as samples"

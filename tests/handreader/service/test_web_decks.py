@@ -341,6 +341,20 @@ def test_calibrate_one_card_per_photo_with_the_codes_given(
     assert fake.deck_calls == ["new"]
 
 
+def test_a_photo_that_reads_as_another_card_for_certain_is_questioned(
+    client: TestClient, fake: DeckFakeReader
+) -> None:
+    """A 4S photo given at the AS step: calibrated as asked (a deck of its own design may read
+    wrong), with a warning naming both cards."""
+    fake.grid_reads = {1: "4S", 50: "4S"}  # both corners of the one-card photo read 4S
+    files = [_card_photo("as.png")]
+    answer = client.post("/v1/decks/wrong", files=files, data={"codes": "AS"}).json()
+    assert answer["warnings"] == [
+        "as.png: taken for AS, but its corners read 4S for certain: is it the photo of AS?"
+    ]
+    assert answer["deck"]["cards"] == 1
+
+
 @pytest.mark.parametrize(
     ("names", "cards"),
     [
