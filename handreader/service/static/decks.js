@@ -7,7 +7,7 @@ import { $, el, request, showError, cardChip, cardText, table } from "./common.j
 const CARD_SIDE = 1600; // longest side of a one-card photo sent (the corners stay sharp)
 const GRID_SIDE = 4096; // a grid photo holds 52 cards: keep it large
 const STORED = "handreader.deck";
-const wizard = { order: [], grid: null, codes: [], index: 0, photos: new Map(), urls: new Map() };
+const wizard = { order: [], grid: null, codes: [], index: 0, photos: new Map(), urls: new Map(), existing: new Set() };
 const listeners = [];
 
 /** The deck chosen at the top ("" for the standard reading). */
@@ -43,6 +43,7 @@ export async function refreshDecks(select = null) {
   const answer = await (await request("/v1/decks")).json();
   wizard.order = answer.card_order;
   wizard.grid = answer.grid;
+  wizard.existing = new Set(answer.decks.map((deck) => deck.name));
   const selector = $("deck-select");
   let wanted = select ?? selector.value;
   if (select === null && !selector.dataset.loaded) {
@@ -122,6 +123,16 @@ function start(event) {
   $("wizard-status").textContent = "";
   forget();
   if (!$("wizard-setup").reportValidity()) return;
+  // calibrating a name again replaces that deck: only when the replacement is asked for
+  const name = $("wizard-name").value.trim();
+  if (wizard.existing.has(name) && !$("wizard-replace").checked) {
+    $("wizard-replace-choice").hidden = false;
+    showError($("wizard-error"), new Error(`a deck named ${name} exists: tick "replace" to calibrate it again, or choose another name`));
+    $("wizard-replace").focus();
+    return;
+  }
+  $("wizard-replace-choice").hidden = true;
+  $("wizard-replace").checked = false;
   if (layout() === "grid") {
     showStep("grid");
     const rows = [];
@@ -231,6 +242,10 @@ async function finishGrid(file) {
 }
 
 export function setupDecks() {
+  $("wizard-name").addEventListener("input", () => {
+    $("wizard-replace-choice").hidden = true;
+    $("wizard-replace").checked = false;
+  });
   $("deck-select").addEventListener("change", () => choose($("deck-select").value));
   $("wizard-setup").addEventListener("submit", start);
   $("wizard-file").addEventListener("change", () => {

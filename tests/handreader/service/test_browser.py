@@ -454,8 +454,10 @@ def test_results_tables_never_break_a_word_inside_its_letters(
 
 
 def _intersect(a: dict[str, float], b: dict[str, float]) -> bool:
-    return a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and (
-        a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    return (
+        a["x"] < b["x"] + b["w"]
+        and b["x"] < a["x"] + a["w"]
+        and (a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"])
     )
 
 
@@ -482,3 +484,28 @@ def test_no_label_on_the_page_covers_a_code_or_another_label(
     for number, label in enumerate(labels):
         assert not any(_intersect(label, other) for other in keep_clear), (name, label)
         assert not any(_intersect(label, other) for other in labels[number + 1 :]), name
+
+
+def test_calibrating_a_deck_name_again_asks_before_replacing_it(
+    page: Any, server: Server, tmp_path: Path
+) -> None:
+    photo = _card_photos(tmp_path, 1)[0]
+    saved = page.request.post(
+        f"{server.url}/v1/decks/kept",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        multipart={"photo": {"name": "AS.png", "mimeType": "image/png",
+                             "buffer": Path(photo).read_bytes()}},
+    )  # fmt: skip
+    assert saved.ok, saved.text()
+    page.reload()
+    page.wait_for_selector("body[data-ready='true']")
+    page.click("#tab-decks")
+    page.fill("#wizard-name", "kept")
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-replace-choice:not([hidden])")
+    assert "a deck named kept exists" in page.inner_text("#wizard-error")
+    assert page.locator("#wizard-cards").is_hidden()  # nothing started
+    page.check("#wizard-replace")
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-cards:not([hidden])")  # asked for: it goes on
+    page.click("#tab-decks")
