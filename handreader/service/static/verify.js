@@ -8,6 +8,8 @@ import { chosenDeck, onDeckChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene } from "./draw.js";
 import { niuniuResults } from "./photo.js";
 
+let generation = 0; // a check or a newer photo makes an answer still on its way out of date
+
 function addRow(seat = "", outcome = "win", payout = "") {
   const row = el("tr", { class: "declared-row" },
     el("td", {}, el("input", { type: "number", min: 0, step: 1, class: "seat", value: seat, "aria-label": "seat", placeholder: "seat" })),
@@ -105,6 +107,7 @@ async function submit(event) {
   if ($("verify-bet").value) options.bet = $("verify-bet").value;
   if (chosenDeck()) options.deck = chosenDeck();
   $("verify-status").textContent = "Checking\u2026";
+  generation += 1;
   try {
     const [answer, picture] = await Promise.all([
       request("/v1/verify", { method: "POST", headers: authorization(), body: imageForm(file, options) }).then((r) => r.json()),
@@ -155,8 +158,39 @@ async function downloadCsv() {
   }
 }
 
+/** The photo chosen: read it (``POST /v1/score``, nothing logged) and draw its hands with
+ *  their seat numbers, so the dealer declares by the seats the check will use. */
+async function preview() {
+  const file = $("verify-file").files && $("verify-file").files[0];
+  if (!file) return;
+  const mine = ++generation;
+  clearVerification();
+  const options = { profile: $("verify-profile").value, stake: Number($("verify-stake").value) || 1 };
+  if (chosenDeck()) options.deck = chosenDeck();
+  $("verify-status").textContent = "Reading the seats\u2026";
+  try {
+    const [table, picture] = await Promise.all([
+      request("/v1/score", { method: "POST", body: imageForm(file, options) }).then((r) => r.json()),
+      loadPicture(file),
+    ]);
+    if (mine !== generation) return; // another photo was chosen, or the round checked
+    const seats = table.hands.map((hand) => (table.banker === hand.seat ? `${hand.seat} (banker)` : String(hand.seat)));
+    $("verify-status").textContent = seats.length ? `Seats read: ${seats.join(", ")}. Declare each player's result by its seat, then Check.` : "No hand read in this photo.";
+    $("verify-status").dataset.seats = JSON.stringify(table.hands.map((hand) => hand.seat));
+    if (picture) {
+      $("verify-canvas").hidden = false;
+      drawScene($("verify-canvas"), picture, niuniuScene(table));
+    }
+  } catch (error) {
+    if (mine !== generation) return;
+    $("verify-status").textContent = "";
+    showError($("verify-error"), error);
+  }
+}
+
 export function setupVerify() {
   addRow(1);
+  $("verify-file").addEventListener("change", preview);
   $("verify-add").addEventListener("click", () => {
     addRow();
     markStale();

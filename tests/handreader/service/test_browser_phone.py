@@ -355,3 +355,19 @@ def test_a_tap_enlarges_the_photo_to_the_whole_screen_and_another_closes_it(
     page.wait_for_selector("#photo-figure:not(.enlarged)")
     back = canvas.bounding_box()
     assert back is not None and abs(back["width"] - small["width"]) < 1
+
+
+def test_the_dealer_sees_the_seats_before_declaring(page: Any, fake: SlowFake, photo: Path) -> None:
+    """Choosing the photo reads it (nothing logged) and draws each hand with its seat, so the
+    dealer declares by the seats the check will use."""
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(photo))
+    page.wait_for_function(
+        "() => document.getElementById('verify-status').textContent.startsWith('Seats read')"
+    )
+    assert page.inner_text("#verify-status").startswith("Seats read: 0 (banker), 1, 2.")
+    drawn = drawn_labels(page, "verify-canvas")
+    assert [label["text"].split(" \u00b7 ")[0] for label in drawn["labels"]] == [
+        "Banker 0", "Seat 1", "Seat 2",
+    ]  # fmt: skip
+    assert page.locator("#verify-verdict").count() == 0  # no check made, nothing logged
