@@ -29,12 +29,12 @@ next request.
 import hmac
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
@@ -66,13 +66,19 @@ from handreader.service.schemas import TableOptionsIn
 from handreader.store.audit import (
     KEY_ENV,
     TOKEN_ENV,
+    AuditAuthError,
     AuditError,
     AuditLog,
     Checkpoint,
     parse_time,
     verify_and_log,
 )
-from handreader.store.database import DATABASE_URL_ENV, StoreError, redact_url
+from handreader.store.database import (
+    DATABASE_URL_ENV,
+    StoreError,
+    StoreUnavailableError,
+    redact_url,
+)
 from handreader.tables.verification import image_sha256
 
 __all__ = [
@@ -131,8 +137,17 @@ class AuditSettings:
         )
 
 
+_T = TypeVar("_T")
+
 HEALTH_PROBE_S = 1.0
 """The longest ``GET /health`` waits for the store's database to answer."""
+STORE_DEADLINE_S = 5.0
+"""The longest a request waits for a store call (open, append, read) before 503
+``store_unavailable``: a stalled database never holds the threads that read photos."""
+STORE_THREADS = 4
+"""Threads of the store's own pool: at most this many store calls wait on the database."""
+STORE_QUEUE = 16
+"""Store calls that may wait for a thread of that pool; more are refused at once (503)."""
 
 
 @dataclass
@@ -149,6 +164,49 @@ class AuditLogHolder:
     )
     _probe: Future[dict[str, object]] | None = field(default=None, init=False)
     _last_state: dict[str, object] | None = field(default=None, init=False)
+    _store_pool: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="store"),
+        init=False,
+    )
+    _waiting: int = field(default=0, init=False)
+
+    def authorize(self, token: str | None) -> None:
+        """Check the operator token without touching the database (401, or 503 when audit is
+        off), as :meth:`handreader.store.audit.AuditLog.authorize` would."""
+        if self.settings.token is None:
+            raise AuditNotConfiguredError(f"audit log not configured: set {TOKEN_ENV}")
+        if not token:
+            raise AuditAuthError("missing operator token for the audit log")
+        if not self.is_operator(token):
+            raise AuditAuthError("wrong operator token for the audit log")
+
+    def call(self, work: Callable[[AuditLog], _T], deadline_s: float | None = None) -> _T:
+        """``work(log)`` in the store's own bounded pool, waited for at most ``deadline_s``
+        (default :data:`STORE_DEADLINE_S`):
+        StoreUnavailableError (503) when the database does not answer in time or too many
+        calls already wait on it."""
+        with self._lock:
+            if self._waiting >= STORE_THREADS + STORE_QUEUE:
+                raise StoreUnavailableError(
+                    "the store is not answering: too many calls are waiting on its database"
+                )
+            self._waiting += 1
+
+        def run() -> _T:
+            try:
+                return work(self.log())
+            finally:
+                with self._lock:
+                    self._waiting -= 1
+
+        future = self._store_pool.submit(run)
+        deadline_s = STORE_DEADLINE_S if deadline_s is None else deadline_s
+        try:
+            return future.result(timeout=deadline_s)
+        except FutureTimeout:
+            raise StoreUnavailableError(
+                f"the store's database did not answer within {deadline_s:g} s"
+            ) from None
 
     def log(self) -> AuditLog:
         """The open log; AuditNotConfiguredError without a token, AuditError when the database
@@ -224,6 +282,8 @@ class AuditLogHolder:
     def close(self) -> None:
         """Close the log if it was opened (it opens again on the next use)."""
         self._prober.shutdown(wait=False, cancel_futures=True)
+        self._store_pool.shutdown(wait=False, cancel_futures=True)
+        self._store_pool = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="store")
         self._prober = ThreadPoolExecutor(1, thread_name_prefix="store-probe")
         with self._lock:
             self._probe = None
@@ -268,7 +328,7 @@ def add_verify_routes(
     def operator(request: Request) -> str | None:
         """The operator's token, refused (401, 503) before anything else is read."""
         token = bearer_token(request)
-        holder.log().authorize(token)
+        holder.authorize(token)
         return token
 
     async def upload(request: Request) -> Upload:
@@ -289,7 +349,6 @@ def add_verify_routes(
     ) -> Response:
         """Check a dealer's declared results against the photo of the round; the verification
         is appended to the audit log (operator token required)."""
-        log = holder.log()
         if body.document is not None or body.image is None:
             raise MissingImageError(
                 "a verification needs the photo: multipart with an 'image' field, or the raw image"
@@ -298,13 +357,15 @@ def add_verify_routes(
         declared = options.declaration()
         _, reading, timings = read_photo(body, reader, runtime, options.in_play())
         digest = image_sha256(body.image)
-        verification, record_id = verify_and_log(
-            reading,
-            declared,
-            log,
-            token,
-            image_digest=digest,
-            options=options.to_options(),
+        verification, record_id = holder.call(
+            lambda log: verify_and_log(
+                reading,
+                declared,
+                log,
+                token,
+                image_digest=digest,
+                options=options.to_options(),
+            )
         )
         answer = verification.to_dict() | {
             "record_id": record_id,
@@ -322,7 +383,7 @@ def add_verify_routes(
         """Check the whole audit trail (operator token required): ids with no gap and each
         record's hash following from the one before; names the first bad or missing record.
         ``POST`` the same path with a signed checkpoint to check it too."""
-        return json_response(holder.log().verify(token).to_dict())
+        return json_response(holder.call(lambda log: log.verify(token)).to_dict())
 
     @router.post(
         "/v1/audit/verify",
@@ -342,8 +403,9 @@ def add_verify_routes(
         except AuditError as error:
             raise BadOptionsError(str(error)) from None
         secret = os.environ.get(KEY_ENV) or None
-        log = holder.log()
-        report = await run_in_threadpool(log.verify, token, checkpoint, secret)
+        report = await run_in_threadpool(
+            holder.call, lambda log: log.verify(token, checkpoint, secret)
+        )
         return json_response(report.to_dict())
 
     @router.get(
@@ -369,7 +431,6 @@ def add_verify_routes(
     ) -> Response:
         """The audit log's records matching the filters, oldest first, as JSON or CSV
         (operator token required)."""
-        log = holder.log()
         for name, value in (("since", since), ("until", until)):
             if value is not None:
                 try:
@@ -380,18 +441,20 @@ def add_verify_routes(
             "verdict": verdict, "since": since, "until": until, "profile": profile,
         }  # fmt: skip
         if format == "csv":
-            text = log.export_csv(token, **filters, limit=limit, offset=offset)
+            text = holder.call(
+                lambda log: log.export_csv(token, **filters, limit=limit, offset=offset)
+            )
             return Response(
                 text,
                 media_type="text/csv; charset=utf-8",
                 headers={"Content-Disposition": 'attachment; filename="audit.csv"'},
             )
-        records = log.records(token, **filters, limit=limit, offset=offset)
-        return json_response(
-            {
-                "count": log.count(token, **filters),
-                "records": [record.to_dict() for record in records],
-            }
+        count, records = holder.call(
+            lambda log: (
+                log.count(token, **filters),
+                log.records(token, **filters, limit=limit, offset=offset),
+            )
         )
+        return json_response({"count": count, "records": [record.to_dict() for record in records]})
 
     return holder

@@ -314,3 +314,39 @@ def test_the_trail_is_verified_by_a_route_and_the_command_line(
         connection.execute("DELETE FROM verification WHERE id = 1")
     gap = client.get("/v1/audit/verify", headers=AUTH).json()
     assert gap["first_bad"] == 1 and gap["problem"] == "record 1 is missing"
+
+
+def test_a_stalled_store_answers_503_in_time_and_photos_are_still_read(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's database stops answering: a verification waits its deadline and answers
+    503 store_unavailable; reading a photo, which needs no database, goes on meanwhile."""
+    import threading
+    import time
+
+    from handreader.service.routes import verification as routes
+
+    release = threading.Event()
+
+    def stalled(*args: Any, **kwargs: Any) -> Any:
+        release.wait(10)
+        raise AssertionError("released")
+
+    monkeypatch.setattr(routes, "verify_and_log", stalled)
+    monkeypatch.setattr(routes, "STORE_DEADLINE_S", 0.5)
+    answers: list[Any] = []
+    threads = [
+        threading.Thread(target=lambda: answers.append(_verify(client, RIGHT))) for _ in range(3)
+    ]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    read = client.post("/v1/read", content=image_bytes())  # meanwhile, no database needed
+    assert read.status_code == 200
+    for thread in threads:
+        thread.join(5)
+    assert time.monotonic() - started < 4
+    assert [answer.status_code for answer in answers] == [503, 503, 503]
+    assert {answer.json()["error"]["code"] for answer in answers} == {"store_unavailable"}
+    assert "did not answer within 0.5 s" in answers[0].json()["error"]["message"]
+    release.set()
