@@ -306,6 +306,42 @@ def _stage(plan: RoundPlan, name: str, work: Any) -> Any:
     return result
 
 
+def evaluate_candidate(plan: RoundPlan, candidate: Path) -> Path:
+    """The round's evaluation and gate for a models folder made otherwise (a stage's models
+    beside shipped ones, a GPU run's): ``candidate`` read beside ``plan.shipped_models`` on
+    every set, the report written to ``W/report.md`` and ``W/report.json``; returns the
+    JSON's path. The synthetic sets are drawn in ``W`` as a round draws them."""
+    from training.round_report import evaluate_models, gate, write_report
+
+    plan.work_dir.mkdir(parents=True, exist_ok=True)
+    for name, config, count in (
+        ("holdout", "holdout.yaml", plan.eval_scenes),
+        ("casino_holdout", "casino-holdout.yaml", plan.eval_casino_scenes),
+    ):
+        _draw(plan, config, plan.work_dir / f"eval-{name}", count, 0)
+    manifests, tables, local = _stage(plan, "eval-data", lambda: _eval_sets(plan))
+    figures = _stage(
+        plan,
+        "evaluate",
+        lambda: evaluate_models(
+            {"shipped": plan.shipped_models, "round": candidate},
+            plan.realdata,
+            manifests,
+            tables,
+            local,
+            log=_log,
+        ),
+    )
+    verdict = gate(figures["shipped"], figures["round"])
+    timings = json.loads((plan.work_dir / "timings.json").read_text())
+    extra = {"timings_s": timings, "candidate": str(candidate)}
+    report, _ = write_report(plan.work_dir, figures, verdict, plan.plain(), extra)
+    _log(f"gate: {'promote' if verdict.promote else 'keep the shipped models'}")
+    for reason in verdict.reasons:
+        _log(f"  {reason}")
+    return report
+
+
 def run_round(plan: RoundPlan) -> Path:
     """Every stage of the round, then the report; returns ``W/report.json``. A rerun
     resumes: finished stages are skipped, the report is written again."""
@@ -398,8 +434,10 @@ def promote(plan: RoundPlan, report: Path, target: Path) -> bool:
     payload = json.loads(report.read_text())
     if not payload["gate"]["promote"]:
         return False
-    models = plan.work_dir / "models"
+    models = Path(payload.get("candidate") or plan.work_dir / "models")
     manifest = json.loads((models / "manifest.json").read_text())
+    if not manifest.get("rounds"):
+        manifest["rounds"] = [{"finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]
     manifest["rounds"][-1]["figures"] = payload["figures"]["round"]
     manifest["rounds"][-1]["figures_before"] = payload["figures"]["shipped"]
     manifest["rounds"][-1]["timings_s"] = payload.get("timings_s", {})
@@ -471,6 +509,13 @@ def add_round_arguments(parser: Any) -> None:
         help="copy the round's models over --models when its gate passes",
     )
     parser.add_argument("--device", default="auto", help="auto (default), cpu, cuda, cuda:N")
+    parser.add_argument(
+        "--evaluate",
+        type=Path,
+        metavar="MODELS",
+        help="train nothing: read the models folder MODELS beside --models on every set and "
+        "let the gate decide (a folder made otherwise: a stage's models, a GPU run's)",
+    )
 
 
 def check_round_arguments(arguments: Any) -> None:
@@ -505,7 +550,13 @@ def run_from_arguments(arguments: Any) -> int:
         if kept != plan.plain():
             _log("resuming with the plan the round began with (W/plan.json)")
             plan = _plan_from(kept)
-    report = run_round(plan)
+    candidate = getattr(arguments, "evaluate", None)
+    if candidate is not None:
+        if not (candidate / "manifest.json").is_file():
+            raise ValueError(f"--evaluate {str(candidate)!r} holds no manifest.json")
+        report = evaluate_candidate(plan, candidate)
+    else:
+        report = run_round(plan)
     if arguments.promote:
         promoted = promote(plan, report, arguments.models)
         _log(f"models {'promoted into' if promoted else 'not promoted:'} {arguments.models}")

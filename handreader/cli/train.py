@@ -146,6 +146,12 @@ def register(subparsers: Any) -> None:
     group.add_argument(
         "--promote", action="store_true", help="replace --models when the round's gate passes"
     )
+    group.add_argument(
+        "--evaluate",
+        type=Path,
+        metavar="MODELS",
+        help="with --round: train nothing, read MODELS beside --models and let the gate decide",
+    )
     parser.set_defaults(func=run)
 
 
