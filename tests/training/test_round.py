@@ -222,3 +222,29 @@ def test_a_smoke_round_trains_every_model_reports_and_promotes_only_through_the_
     Reader.load(target)
     # a rerun resumes: every stage is cached, the report written again
     assert run_round(plan) == report
+
+
+def test_a_candidate_folder_is_promoted_only_through_its_gate(tmp_path: Path) -> None:
+    """``--evaluate MODELS``: the report names the candidate; promotion copies it over the
+    target with the figures in a manifest round, and a refused gate copies nothing."""
+    from training.round import promote
+
+    candidate = tmp_path / "candidate"
+    shutil.copytree(ROOT / "models", candidate)
+    (candidate / "detector.onnx").write_bytes(b"a new detector")
+    target = tmp_path / "models"
+    shutil.copytree(ROOT / "models", target)
+    plan = plan_for_minutes(tmp_path / "work", 120)
+    report = tmp_path / "report.json"
+    figures = {"round": {"boxes": {"f1": 0.9}}, "shipped": {"boxes": {"f1": 0.7}}}
+    payload = {"gate": {"promote": False}, "figures": figures, "candidate": str(candidate)}
+    report.write_text(json.dumps(payload))
+    assert not promote(plan, report, target)
+    assert (target / "detector.onnx").read_bytes() != b"a new detector"
+    payload["gate"]["promote"] = True
+    report.write_text(json.dumps(payload))
+    assert promote(plan, report, target)
+    assert (target / "detector.onnx").read_bytes() == b"a new detector"
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["rounds"][-1]["figures"] == {"boxes": {"f1": 0.9}}
+    assert manifest["rounds"][-1]["figures_before"] == {"boxes": {"f1": 0.7}}
