@@ -445,6 +445,12 @@ def promote(plan: RoundPlan, report: Path, target: Path) -> bool:
     for name in ("detector.onnx", "classifier.onnx", "verifier.onnx", "card.onnx"):
         if (models / name).is_file():
             shutil.copyfile(models / name, target / name)
+    from vision.reader import file_sha256
+
+    for entry in manifest.values():  # the hashes of the files as copied
+        if isinstance(entry, dict) and (target / str(entry.get("file", ""))).is_file():
+            path = target / str(entry["file"])
+            entry.update(sha256=file_sha256(path), bytes=path.stat().st_size)
     (target / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return True
 
