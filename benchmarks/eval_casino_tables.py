@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from card_free import count_false_cards, print_rows  # noqa: E402
 
-from training.synth.config import Layouts, load_config  # noqa: E402
+from training.round_report import card_free_config as round_card_free_config  # noqa: E402
 from training.synth.generate import scene_at  # noqa: E402
 from vision.reader import Reader  # noqa: E402
 
@@ -41,11 +41,7 @@ CONFIG = ROOT / "datasets" / "casino-holdout.yaml"
 
 def card_free_config(path: Path = CONFIG) -> object:
     """The casino config with every table card-free and drawn as a casino table."""
-    config = load_config(path)
-    only_casino = Layouts(**{field.name: 0.0 for field in dataclasses.fields(Layouts)})
-    only_casino = dataclasses.replace(only_casino, casino=1.0)
-    casino = dataclasses.replace(config.casino, card_free_probability=1.0)
-    return dataclasses.replace(config, layouts=only_casino, casino=casino)
+    return round_card_free_config(path)
 
 
 def main() -> None:

@@ -1,0 +1,66 @@
+"""Several model folders read beside the shipped ones on a training round's sets, in one run,
+each through the round's gate (``training.round_report``).
+
+Run: ``python benchmarks/compare_models.py --realdata REALDATA --work W NAME=DIR [NAME=DIR ...]``
+
+The sets are those of ``handreader train --round`` (the valid splits of the real folders,
+400 held-out and 200 casino held-out scenes, 200 card-free casino tables, local-letter crops),
+drawn in ``W`` once (a rerun reuses them). Every folder is read on the same images in the same
+order; ``W/report.md`` and ``W/report.json`` hold the figures and each folder's verdict against
+``--models`` (the shipped models by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from training.round import RoundPlan, _draw, _eval_sets, _log  # noqa: E402
+from training.round_report import GateVerdict, evaluate_models, gate, write_report  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folders", nargs="+", metavar="NAME=DIR", help="model folders to read")
+    parser.add_argument("--realdata", type=Path, required=True)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--models", type=Path, default=ROOT / "models")
+    args = parser.parse_args()
+    candidates = {}
+    for item in args.folders:
+        name, _, folder = item.partition("=")
+        if not folder or not (Path(folder) / "manifest.json").is_file():
+            parser.error(f"{item!r}: expected NAME=DIR, DIR holding a manifest.json")
+        candidates[name] = Path(folder)
+    plan = RoundPlan(work_dir=args.work, realdata=args.realdata, shipped_models=args.models)
+    args.work.mkdir(parents=True, exist_ok=True)
+    for name, config, count in (
+        ("holdout", "holdout.yaml", plan.eval_scenes),
+        ("casino_holdout", "casino-holdout.yaml", plan.eval_casino_scenes),
+    ):
+        _draw(plan, config, args.work / f"eval-{name}", count, 0)
+    manifests, tables, local = _eval_sets(plan)
+    figures = evaluate_models(
+        {"shipped": args.models, **candidates}, args.realdata, manifests, tables, local, log=_log
+    )
+    verdicts = {name: gate(figures["shipped"], figures[name]) for name in candidates}
+    summary = GateVerdict(
+        any(verdict.promote for verdict in verdicts.values()),
+        tuple(f"{name}: {reason}" for name, v in verdicts.items() for reason in v.reasons),
+    )
+    write_report(args.work, figures, summary, plan.plain(), {
+        "verdicts": {name: {"promote": v.promote, "reasons": list(v.reasons)}
+                     for name, v in verdicts.items()},
+        "folders": {name: str(folder) for name, folder in candidates.items()},
+    })  # fmt: skip
+    print(json.dumps({name: v.promote for name, v in verdicts.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
