@@ -348,7 +348,6 @@ def run_round(plan: RoundPlan) -> Path:
     import shutil
 
     from training.round_crops import train_round_classifier, train_round_verifier
-    from training.round_report import evaluate_models, gate, write_report
 
     plan.work_dir.mkdir(parents=True, exist_ok=True)
     (plan.work_dir / "plan.json").write_text(json.dumps(plan.plain(), indent=2))
@@ -361,26 +360,7 @@ def run_round(plan: RoundPlan) -> Path:
         if not (models / name).is_file() and (plan.shipped_models / name).is_file():
             shutil.copyfile(plan.shipped_models / name, models / name)
     write_round_manifest(plan, models)
-    manifests, tables, local = _stage(plan, "eval-data", lambda: _eval_sets(plan))
-    figures = _stage(
-        plan,
-        "evaluate",
-        lambda: evaluate_models(
-            {"shipped": plan.shipped_models, "round": models},
-            plan.realdata,
-            manifests,
-            tables,
-            local,
-            log=_log,
-        ),
-    )
-    verdict = gate(figures["shipped"], figures["round"])
-    timings = json.loads((plan.work_dir / "timings.json").read_text())
-    report, _ = write_report(plan.work_dir, figures, verdict, plan.plain(), {"timings_s": timings})
-    _log(f"gate: {'promote' if verdict.promote else 'keep the shipped models'}")
-    for reason in verdict.reasons:
-        _log(f"  {reason}")
-    return report
+    return evaluate_candidate(plan, models)
 
 
 def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
