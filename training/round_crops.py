@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:
-    from training.round import RoundPlan
+    from training.round_plan import RoundPlan
 
 __all__ = [
     "real_classifier_crops",
@@ -63,7 +63,7 @@ def _real_sources(
     import cv2
 
     from training.real_photos import read_images, train_photos
-    from training.round import pseudo_labelled
+    from training.round_plan import pseudo_labelled
 
     assert plan.realdata is not None
     out = []
