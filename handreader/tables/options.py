@@ -1,0 +1,101 @@
+"""How a Niu Niu table is to be read and scored: banker game or trainer, the banker rule or
+regions, the profile, the bet and stake, the grouping (:class:`TableOptions`), re-exported by
+:mod:`handreader.tables.scoring`."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TypeVar
+
+from handreader.tables.grouping import DEFAULT_LINK_FACTOR, CardGroup, Region
+from rules.errors import RulesError
+from rules.niuniu_profiles import DEFAULT_PROFILE, BetType, NiuProfile, get_profile
+from rules.settlement import parse_bet, parse_stake
+
+__all__ = ["BankerRule", "TableMode", "TableOptions"]
+
+
+class TableMode(enum.Enum):
+    """Banker game (players against the banker) or trainer (rank 2 to 4 hands)."""
+
+    BANKER = "banker"
+    TRAINER = "trainer"
+
+
+class BankerRule(enum.Enum):
+    """Which group of a photo is the banker's when no banker region is given."""
+
+    TOP = "top"
+    BOTTOM = "bottom"
+    LEFT = "left"
+    RIGHT = "right"
+
+    def pick(self, groups: Sequence[CardGroup]) -> int:
+        """The index of the group nearest this edge of the image (by mean card centre)."""
+        axis = 1 if self in (BankerRule.TOP, BankerRule.BOTTOM) else 0
+        sign = 1.0 if self in (BankerRule.TOP, BankerRule.LEFT) else -1.0
+        return min(range(len(groups)), key=lambda i: sign * groups[i].center_xy[axis])
+
+
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+def _enum(kind: type[_E], value: _E | str, what: str) -> _E:
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(str(value).strip().lower())
+    except ValueError:
+        known = ", ".join(str(member.value) for member in kind)
+        raise RulesError(f"unknown {what} {value!r}: known are {known}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class TableOptions:
+    """How to read a table: profile, mode, banker rule or regions, bet and stake, grouping.
+
+    ``player_regions``, when given, define the hands (one per region, in seat order; cards in
+    no region are left over); ``banker_region`` defines the banker's hand (the other cards are
+    then clustered into players unless ``player_regions`` are given too).
+    """
+
+    profile: NiuProfile = field(default_factory=lambda: get_profile(DEFAULT_PROFILE))
+    mode: TableMode = TableMode.BANKER
+    banker: BankerRule = BankerRule.TOP
+    banker_region: Region | None = None
+    player_regions: tuple[Region, ...] = ()
+    bet: BetType | None = None
+    stake: Decimal = Decimal(1)
+    link_factor: float = DEFAULT_LINK_FACTOR
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        profile: str | NiuProfile = DEFAULT_PROFILE,
+        mode: TableMode | str = TableMode.BANKER,
+        banker: BankerRule | str = BankerRule.TOP,
+        banker_region: Region | None = None,
+        player_regions: Sequence[Region] = (),
+        bet: BetType | str | None = None,
+        stake: int | float | str | Decimal = 1,
+        link_factor: float = DEFAULT_LINK_FACTOR,
+    ) -> TableOptions:
+        """Options from names and numbers; RulesError (a ValueError) names the bad one."""
+        rules = get_profile(profile)
+        bet_type = parse_bet(bet)
+        if bet_type is not None:
+            rules.bet_rule(bet_type)  # ProfileError when the profile does not offer the bet
+        return cls(
+            profile=rules,
+            mode=_enum(TableMode, mode, "mode"),
+            banker=_enum(BankerRule, banker, "banker rule"),
+            banker_region=banker_region,
+            player_regions=tuple(player_regions),
+            bet=bet_type,
+            stake=parse_stake(stake),
+            link_factor=link_factor,
+        )
