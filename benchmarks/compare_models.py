@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from training.round import RoundPlan, _draw, _eval_sets, _log  # noqa: E402
+from training.round import RoundPlan, _eval_sets, log  # noqa: E402
 from training.round_report import GateVerdict, evaluate_models, gate, write_report  # noqa: E402
 
 
@@ -39,14 +39,9 @@ def main() -> int:
         candidates[name] = Path(folder)
     plan = RoundPlan(work_dir=args.work, realdata=args.realdata, shipped_models=args.models)
     args.work.mkdir(parents=True, exist_ok=True)
-    for name, config, count in (
-        ("holdout", "holdout.yaml", plan.eval_scenes),
-        ("casino_holdout", "casino-holdout.yaml", plan.eval_casino_scenes),
-    ):
-        _draw(plan, config, args.work / f"eval-{name}", count, 0)
     manifests, tables, local = _eval_sets(plan)
     figures = evaluate_models(
-        {"shipped": args.models, **candidates}, args.realdata, manifests, tables, local, log=_log
+        {"shipped": args.models, **candidates}, args.realdata, manifests, tables, local, log=log
     )
     verdicts = {name: gate(figures["shipped"], figures[name]) for name in candidates}
     summary = GateVerdict(

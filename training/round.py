@@ -34,8 +34,6 @@ from training.round_plan import RoundPlan, log, pseudo_labelled
 
 __all__ = ["RoundPlan", "prepare_data", "pseudo_labelled", "train_round_detector"]
 
-_log = log
-
 
 def _draw(plan: RoundPlan, config: str, folder: Path, count: int, first: int) -> None:
     from training.synth.config import load_config
@@ -43,7 +41,7 @@ def _draw(plan: RoundPlan, config: str, folder: Path, count: int, first: int) ->
 
     have = len(list((folder / "images").glob("*.jpg"))) if (folder / "images").is_dir() else 0
     if count > have:
-        _log(f"drawing {count - have} scenes of {config} into {folder.name}")
+        log(f"drawing {count - have} scenes of {config} into {folder.name}")
         generate(
             load_config(Path("datasets") / config),
             folder,
@@ -105,16 +103,12 @@ def prepare_data(plan: RoundPlan) -> dict[str, Path]:
     _draw(plan, "verifier.yaml", folders["verifier"], plan.verifier_scenes, plan.first_scene)
     # every scene is drawn before anything loads onnxruntime or torch: the generator's
     # workers are forked, and a fork of a process running their thread pools can hang
-    for name, config, count in (
-        ("holdout", "holdout.yaml", plan.eval_scenes),
-        ("casino_holdout", "casino-holdout.yaml", plan.eval_casino_scenes),
-    ):
-        _draw(plan, config, work / f"eval-{name}", count, 0)
+    _draw_eval_scenes(plan)
     if plan.realdata is not None:
         done = work / "real" / "done.json"
         folders["real"] = work / "real" / "detector"
         if not done.is_file():
-            _log("writing the real training photos (boxes/, tables/ pseudo-boxes)")
+            log("writing the real training photos (boxes/, tables/ pseudo-boxes)")
             counts = {
                 "boxes": write_yolo_set(
                     _boxes_photos(plan), folders["real"], plan.real_copies, plan.seed
@@ -153,7 +147,7 @@ def train_round_detector(plan: RoundPlan, folders: dict[str, Path]) -> Path:
     device = resolve_device(plan.device)
     start = plan.work_dir / "detector-start.pt"
     if not start.is_file():
-        _log("reading the shipped detector back from its ONNX")
+        log("reading the shipped detector back from its ONNX")
         inputs = _recovery_inputs(folders["tables"], 48, plan.detector_imgsz)
         detector_checkpoint_from_onnx(plan.shipped_models / "detector.onnx", start, inputs)
     extra = tuple(
@@ -170,10 +164,24 @@ def train_round_detector(plan: RoundPlan, folders: dict[str, Path]) -> Path:
         workers=0,
         seed=plan.seed,
     )
-    _log(f"fine-tuning the detector for {plan.detector_epochs} epochs on {device}")
+    log(f"fine-tuning the detector for {plan.detector_epochs} epochs on {device}")
     weights = finetune_detector(settings, start, plan.detector_epochs)
     last = weights.parent / "last.pt"
     return export_detector(last if last.is_file() else weights, plan.detector_imgsz, out)
+
+
+def _draw_eval_scenes(plan: RoundPlan) -> dict[str, Path]:
+    """Draw the held-out and casino held-out scenes the report reads (from scene 0; those
+    present are kept); returns their folders by set name."""
+    folders = {}
+    for name, config, count in (
+        ("holdout", "holdout.yaml", plan.eval_scenes),
+        ("casino_holdout", "casino-holdout.yaml", plan.eval_casino_scenes),
+    ):
+        if count > 0:
+            folders[name] = plan.work_dir / f"eval-{name}"
+            _draw(plan, config, folders[name], count, 0)
+    return folders
 
 
 def _eval_sets(plan: RoundPlan) -> tuple[dict[str, Path], list[Any], Any]:
@@ -186,14 +194,7 @@ def _eval_sets(plan: RoundPlan) -> tuple[dict[str, Path], list[Any], Any]:
     from vision.evaluate import scenes_manifest
 
     manifests = {}
-    for name, config, count in (
-        ("holdout", "holdout.yaml", plan.eval_scenes),
-        ("casino_holdout", "casino-holdout.yaml", plan.eval_casino_scenes),
-    ):
-        if count <= 0:
-            continue
-        folder = plan.work_dir / f"eval-{name}"
-        _draw(plan, config, folder, count, 0)
+    for name, folder in _draw_eval_scenes(plan).items():
         manifests[name] = scenes_manifest(folder, folder / "manifest" / "manifest.jsonl")
         manifests[f"{name}_legible"] = scenes_manifest(
             folder, folder / "manifest" / "legible.jsonl", legible_only=True
@@ -210,7 +211,7 @@ def _stage(plan: RoundPlan, name: str, work: Any) -> Any:
     """Run one stage, logging it and adding its seconds to ``W/timings.json``."""
     path = plan.work_dir / "timings.json"
     timings = json.loads(path.read_text()) if path.is_file() else {}
-    _log(f"stage {name}")
+    log(f"stage {name}")
     started = time.perf_counter()
     result = work()
     timings[name] = round(timings.get(name, 0.0) + time.perf_counter() - started, 1)
@@ -226,11 +227,6 @@ def evaluate_candidate(plan: RoundPlan, candidate: Path) -> Path:
     from training.round_report import evaluate_models, gate, write_report
 
     plan.work_dir.mkdir(parents=True, exist_ok=True)
-    for name, config, count in (
-        ("holdout", "holdout.yaml", plan.eval_scenes),
-        ("casino_holdout", "casino-holdout.yaml", plan.eval_casino_scenes),
-    ):
-        _draw(plan, config, plan.work_dir / f"eval-{name}", count, 0)
     manifests, tables, local = _stage(plan, "eval-data", lambda: _eval_sets(plan))
     figures = _stage(
         plan,
@@ -241,16 +237,16 @@ def evaluate_candidate(plan: RoundPlan, candidate: Path) -> Path:
             manifests,
             tables,
             local,
-            log=_log,
+            log=log,
         ),
     )
     verdict = gate(figures["shipped"], figures["round"])
     timings = json.loads((plan.work_dir / "timings.json").read_text())
     extra = {"timings_s": timings, "candidate": str(candidate)}
     report, _ = write_report(plan.work_dir, figures, verdict, plan.plain(), extra)
-    _log(f"gate: {'promote' if verdict.promote else 'keep the shipped models'}")
+    log(f"gate: {'promote' if verdict.promote else 'keep the shipped models'}")
     for reason in verdict.reasons:
-        _log(f"  {reason}")
+        log(f"  {reason}")
     return report
 
 
@@ -446,7 +442,7 @@ def run_from_arguments(arguments: Any) -> int:
     if saved.is_file():  # a resumed round keeps the plan it began with
         kept = json.loads(saved.read_text())
         if kept != plan.plain():
-            _log("resuming with the plan the round began with (W/plan.json)")
+            log("resuming with the plan the round began with (W/plan.json)")
             plan = _plan_from(kept)
     candidate = getattr(arguments, "evaluate", None)
     if candidate is not None:
@@ -457,8 +453,8 @@ def run_from_arguments(arguments: Any) -> int:
         report = run_round(plan)
     if arguments.promote:
         promoted = promote(plan, report, arguments.models)
-        _log(f"models {'promoted into' if promoted else 'not promoted:'} {arguments.models}")
-    _log(f"report: {report.with_suffix('.md')}")
+        log(f"models {'promoted into' if promoted else 'not promoted:'} {arguments.models}")
+    log(f"report: {report.with_suffix('.md')}")
     return 0
 
 
