@@ -8,7 +8,9 @@ SVG decks with ``rsvg-convert``) and their measured index boxes, and the install
 pages, felt print, chips and the procedural jokers). A pack holds, for every deck the configs
 draw, each card's render at the configs' ``card_render_height`` as lossy WebP with a lossless
 alpha plane, the deck's ``index_box.json``, the fonts :func:`training.synth.fonts.find_fonts`
-chose, and ``manifest.json`` (the SHA-256 and size of every member). Background photos are not
+chose (DejaVu first, then as many as keep the pack under :data:`PACK_LIMIT_BYTES`; the
+manifest's ``fonts_left_out`` names the rest), and ``manifest.json`` (the SHA-256 and size of
+every member). Background photos are not
 packed: where the configs' ``photo_dirs`` are missing, scenes use the procedural backgrounds.
 
 Unpacking verifies every hash and writes the render cache's layout (``cards/h<height>/<deck>/
@@ -137,15 +139,15 @@ def build_pack(
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
         parts = list(pool.map(lambda item: _deck_members(item[0], item[1], quality), chosen))
     members = [member for part in parts for member in part]
-    fonts = find_fonts()
-    for font in sorted(set(fonts.rank_fonts) | set(fonts.suit_fonts)):
-        members.append(_Member(f"fonts/{font.name}", font.read_bytes()))
+    fonts, left_out = _fonts_within(PACK_LIMIT_BYTES - _tar_bytes(members) - _RESERVE_BYTES)
+    members.extend(fonts)
     manifest: dict[str, Any] = {
         "version": PACK_VERSION,
         "quality": quality,
         "configs": [str(path) for path in configs],
         "decks": {deck.name: {"split": deck.split, "height": h} for deck, h in chosen},
         "files": {m.name: {"sha256": _sha256(m.data), "bytes": len(m.data)} for m in members},
+        "fonts_left_out": left_out,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(f"{out.name}.part")
@@ -156,6 +158,39 @@ def build_pack(
             _add(tar, member)
     partial.replace(out)
     return manifest
+
+
+_RESERVE_BYTES = 1024 * 1024
+"""Room kept under the limit for the manifest and the archive's padding."""
+
+
+def _tar_bytes(members: Iterable[_Member]) -> int:
+    """What ``members`` weigh in a tar: a 512-byte header each, data padded to 512 bytes."""
+    return sum(512 + -(-len(member.data) // 512) * 512 for member in members)
+
+
+def _fonts_within(budget: int) -> tuple[list[_Member], list[str]]:
+    """The fonts :func:`find_fonts` finds that fit in ``budget`` bytes of a tar, DejaVu first
+    (the faces every config can rely on), then by path; and the names of those left out."""
+    found = find_fonts()
+    paths = sorted(
+        set(found.rank_fonts) | set(found.suit_fonts),
+        key=lambda path: (not path.name.startswith("DejaVu"), str(path)),
+    )
+    kept: list[_Member] = []
+    left_out: list[str] = []
+    names: set[str] = set()
+    for path in paths:
+        if path.name in names:  # one face per name: the members share a folder
+            continue
+        member = _Member(f"fonts/{path.name}", path.read_bytes())
+        if _tar_bytes([member]) <= budget:
+            kept.append(member)
+            names.add(path.name)
+            budget -= _tar_bytes([member])
+        else:
+            left_out.append(path.name)
+    return kept, left_out
 
 
 def _add(tar: tarfile.TarFile, member: _Member) -> None:
@@ -269,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
             configs = args.config or [_REPO / p for p in DEFAULT_CONFIGS]
             manifest = build_pack(args.out, configs, args.quality, args.deck)
             size = args.out.stat().st_size
-            print(f"{args.out}: {len(manifest['decks'])} decks, {size / 2**20:.1f} MiB")
+            left_out = manifest["fonts_left_out"]
+            note = f"; {len(left_out)} fonts left out to stay under the limit" if left_out else ""
+            print(f"{args.out}: {len(manifest['decks'])} decks, {size / 2**20:.1f} MiB{note}")
             if size > PACK_LIMIT_BYTES:
                 print(f"error: the pack is over {PACK_LIMIT_BYTES // 2**20} MiB", file=sys.stderr)
                 return 2

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -371,7 +372,13 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m training.round", description=__doc__)
     add_round_arguments(parser)
-    return run_from_arguments(parser.parse_args(argv))
+    arguments = parser.parse_args(argv)
+    try:
+        check_round_arguments(arguments)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return run_from_arguments(arguments)
 
 
 def add_round_arguments(parser: Any) -> None:
@@ -404,6 +411,15 @@ def add_round_arguments(parser: Any) -> None:
     )
     parser.add_argument("--device", default="auto", help="auto (default), cpu, cuda, cuda:N")
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="change one number of the round's plan after --minutes scaled it, for example "
+        "closeup_scenes=600 or detector_epochs=5 (repeatable; training.round_plan.RoundPlan "
+        "names them)",
+    )
+    parser.add_argument(
         "--evaluate",
         type=Path,
         metavar="MODELS",
@@ -423,6 +439,43 @@ def check_round_arguments(arguments: Any) -> None:
     if not (arguments.models / "manifest.json").is_file():
         raise ValueError(f"--models {str(arguments.models)!r} holds no manifest.json")
     parse_device(arguments.device)
+    plan_changes(getattr(arguments, "set", []))
+
+
+_FIXED_FIELDS = {"work_dir", "realdata", "shipped_models", "device"}
+"""Plan fields that have options of their own and so cannot be ``--set``."""
+
+
+def plan_changes(items: list[str]) -> dict[str, int | float]:
+    """The plan fields ``--set FIELD=VALUE`` items name, as numbers of the field's type; a
+    ValueError names an unknown field, a field that has its own option, or a bad value."""
+    kinds = {item.name: item.type for item in dataclasses.fields(RoundPlan)}
+    numeric = sorted(
+        name
+        for name, kind in kinds.items()
+        if name not in _FIXED_FIELDS and kind in ("int", "float")
+    )
+    changes: dict[str, int | float] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or name not in numeric:
+            raise ValueError(
+                f"--set {item!r}: expected FIELD=VALUE with FIELD one of {', '.join(numeric)}"
+            )
+        try:
+            value: int | float = int(text) if kinds[name] == "int" else float(text)
+        except ValueError:
+            wanted = "an integer" if kinds[name] == "int" else "a number"
+            raise ValueError(f"--set {item!r}: {text!r} is not {wanted}") from None
+        if value < 0 or (
+            value == 0 and name.endswith(("epochs", "batch", "imgsz", "copies", "rate"))
+        ):
+            raise ValueError(
+                f"--set {item!r}: must be {'positive' if value == 0 else 'at least 0'}"
+            )
+        changes[name] = value
+    return changes
 
 
 def run_from_arguments(arguments: Any) -> int:
@@ -438,6 +491,7 @@ def run_from_arguments(arguments: Any) -> int:
         shipped_models=arguments.models,
         device=parse_device(arguments.device),
     )
+    plan = dataclasses.replace(plan, **plan_changes(getattr(arguments, "set", [])))
     saved = plan.work_dir / "plan.json"
     if saved.is_file():  # a resumed round keeps the plan it began with
         kept = json.loads(saved.read_text())

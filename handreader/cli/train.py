@@ -147,6 +147,14 @@ def register(subparsers: Any) -> None:
         "--promote", action="store_true", help="replace --models when the round's gate passes"
     )
     group.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="with --round: change one number of the round's plan, for example "
+        "closeup_scenes=600 (repeatable; training.round_plan.RoundPlan names them)",
+    )
+    group.add_argument(
         "--evaluate",
         type=Path,
         metavar="MODELS",

@@ -19,9 +19,19 @@ needs_dejavu = pytest.mark.skipif(
 )
 
 
+CORE_FACES = {"DejaVuSans", "DejaVuSans-Bold", "DejaVuSansMono", "DejaVuSansMono-Bold",
+              "DejaVuSerif", "DejaVuSerif-Bold"}  # fmt: skip
+"""The faces of fonts-dejavu-core: the same set wherever the tests run (fonts-dejavu-extra,
+which other packages pull in, adds condensed and oblique faces to the same folder)."""
+
+
 @pytest.fixture(scope="module")
 def fonts() -> GlyphFonts:
-    return find_fonts([DEJAVU])
+    found = find_fonts([DEJAVU])
+    return GlyphFonts(
+        tuple(path for path in found.rank_fonts if path.stem in CORE_FACES),
+        tuple(path for path in found.suit_fonts if path.stem in CORE_FACES),
+    )
 
 
 @needs_dejavu
