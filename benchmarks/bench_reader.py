@@ -7,16 +7,29 @@ shrinks it to 1,400 px anyway) are timed in the same run, alternately, each with
 the cards read from both are compared. Medians of many runs (timings on a busy machine are noisy).
 
     python benchmarks/bench_reader.py [--frame examples/hand.jpg] [--runs 50] [--models DIR]
+    python benchmarks/bench_reader.py --baseline REF [--rounds 2] [--runs 30] [--models DIR]
 
 Targets: frame <= 25 ms, 12 MP <= 200 ms, load < 0.5 s, peak memory < 500 MB.
+
+With ``--baseline REF`` the code of the git revision ``REF`` (checked out in a temporary
+worktree) and the working tree's code are measured in turn, ``--rounds`` times each, every
+measurement in a fresh process with the same models, and the headline figures (frame, its
+split between the detector, the index classifier, the verifier and the rest, the 12 MP close-up
+and table photos, load, memory) are printed side by side with their ratio: both see the same
+load. ``--json`` prints those figures of the code imported as one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import os
 import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -63,12 +76,122 @@ def _twelve_megapixel_jpeg(frame: np.ndarray, repeat: int = 1) -> bytes:
     return encoded.tobytes()
 
 
+def _frame(path: Path) -> NDArray[np.uint8]:
+    loaded = cv2.imread(str(path))
+    if loaded is None:
+        raise SystemExit(f"cannot read {path}")
+    return np.asarray(cv2.resize(loaded, (640, 480), interpolation=cv2.INTER_AREA), np.uint8)
+
+
+def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, float]:
+    """The figures ``--baseline`` compares, measured with the ``vision`` package imported
+    (only the reader's public stages, which every revision has): milliseconds unless named."""
+    started = time.perf_counter()
+    reader = Reader.load(models)
+    load_ms = (time.perf_counter() - started) * 1000
+    frame = _frame(frame_path)
+    frames = reader.for_frames()
+    session = reader.detector._session
+    tensor, _ = reader.detector.input_tensor(frame)
+    name = session.get_inputs()[0].name
+    bare = _median_ms(lambda: session.run(None, {name: tensor}), runs)
+    whole = _median_ms(lambda: frames.read(frame), runs)
+    prepared = frames.prepare(frame)
+    detections = frames.detect(prepared)
+    probabilities, _ = frames.classify(prepared, detections.xyxy)
+    detect_ms, classify_ms, verify_ms = _paired_median_ms(
+        [
+            lambda: frames.detect(frames.prepare(frame)),
+            lambda: frames.classify(prepared, detections.xyxy),
+            lambda: frames.verified_cards(prepared, detections.xyxy, probabilities),
+        ],
+        runs,
+    )
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        closeup_data = pool.submit(_twelve_megapixel_jpeg, frame).result()
+        table_data = pool.submit(_twelve_megapixel_jpeg, frame, 3).result()
+    photo_runs = max(5, runs // 5)
+
+    def read_photo(data: bytes) -> object:
+        reduced = decode_reduced(data)
+        return reduced.to_original(reader.read(reduced.image))
+
+    closeup_ms, table_ms = _paired_median_ms(
+        [lambda: read_photo(closeup_data), lambda: read_photo(table_data)], photo_runs
+    )
+    return {
+        "bare detector, 640x480 frame": bare,
+        "whole pipeline, same frame": whole,
+        "pipeline / bare detector (x)": whole / bare,
+        "  prepare + detect": detect_ms,
+        "  index classifier": classify_ms,
+        "  verifier, card-face check, merge": verify_ms,
+        "12 MP close-up, reduced decode + read": closeup_ms,
+        "12 MP table of 25 cards, reduced decode + read": table_ms,
+        "model load": load_ms,
+        "peak memory (MB)": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def compare(baseline: str, rounds: int, frame: Path, runs: int, models: Path | None) -> None:
+    """Measure the revision ``baseline`` and the working tree in turn (see the module's
+    docstring) and print their figures side by side."""
+    models_dir = (models or ROOT / "models").resolve()
+    with tempfile.TemporaryDirectory(prefix="bench-baseline-") as scratch:
+        tree = Path(scratch) / "tree"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), baseline],
+            check=True,
+        )
+        try:
+            figures: dict[str, list[dict[str, float]]] = {"baseline": [], "now": []}
+            for number in range(rounds):
+                for label, code in (("baseline", tree), ("now", ROOT)):
+                    command = [sys.executable, str(Path(__file__).resolve()), "--json",
+                               "--frame", str(frame.resolve()), "--runs", str(runs),
+                               "--models", str(models_dir)]  # fmt: skip
+                    env = os.environ | {"PYTHONPATH": str(code)}
+                    out = subprocess.run(command, env=env, check=True, capture_output=True)
+                    figures[label].append(json.loads(out.stdout))
+                    print(f"round {number + 1}/{rounds}: {label} measured", file=sys.stderr)
+        finally:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False
+            )
+    print(f"baseline: {baseline} ({_revision(baseline)}); now: the working tree; "
+          f"medians of {rounds} fresh processes each, measured in turn")  # fmt: skip
+    print(f"{'figure':48} {'baseline':>10} {'now':>10} {'now/base':>9}")
+    for key in figures["now"][0]:
+        base = statistics.median(run[key] for run in figures["baseline"])
+        now = statistics.median(run[key] for run in figures["now"])
+        print(f"{key:48} {base:10.1f} {now:10.1f} {now / base:9.2f}")
+
+
+def _revision(ref: str) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(ROOT), "log", "-1", "--format=%h %s", ref],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return out.stdout.strip()[:70]
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--frame", type=Path, default=ROOT / "examples" / "hand.jpg")
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--models", type=Path, help="models folder (default: the shipped one)")
+    parser.add_argument("--baseline", metavar="REF", help="compare with git revision REF")
+    parser.add_argument("--rounds", type=int, default=2, help="with --baseline (default 2)")
+    parser.add_argument("--json", action="store_true", help="print the headline figures only")
     args = parser.parse_args()
+    if args.baseline:
+        compare(args.baseline, args.rounds, args.frame, args.runs, args.models)
+        return
+    if args.json:
+        print(json.dumps(headline(args.frame, args.runs, args.models)))
+        return
 
     loads = []
     for _ in range(5):
@@ -175,9 +298,7 @@ def main() -> None:
     with ProcessPoolExecutor(max_workers=1) as pool:
         table_data = pool.submit(_twelve_megapixel_jpeg, frame, 3).result()
     table = decode_reduced(table_data)
-    unverified_photos = reader.with_settings(
-        dataclasses.replace(reader.settings, verify_below=0.0)
-    )
+    unverified_photos = reader.with_settings(dataclasses.replace(reader.settings, verify_below=0.0))
     flipped_photos = reader.with_settings(
         dataclasses.replace(reader.settings, card_evidence=evidence)
     )

@@ -338,9 +338,11 @@ class Reader:
         by where the suit pip sits. A crop whose surest card is below ``settings.retry_below``
         is also shown turned by quarter turns (``settings.turns``; with four, only the two
         that stand its box upright when ``settings.upright_turns``), and the surest turn is
-        kept. With ``settings.retry_contexts`` it is also cut again with those margins and read
-        the same way; its probabilities are then the mean of each cut's surest turn, and its
-        embedding the surest view's.
+        kept, unless a sure crop nearby reads the same card (``settings.retry_agreeing``).
+        With ``settings.retry_contexts`` it is also cut again with those margins and read
+        the same way (with ``settings.staged_retry``, only when its turns left it unsure); its
+        probabilities are then the mean of each cut's surest turn, and its embedding the
+        surest view's.
         """
         if len(xyxy) == 0:
             empty = np.zeros((0, len(CLASSIFIER_CLASSES)), np.float32)
@@ -351,6 +353,8 @@ class Reader:
             (probabilities[:, :-1].max(axis=1) < self.settings.retry_below)
             & (probabilities[:, -1] < self.settings.retry_none_below)
         )
+        if len(unsure) and not self.settings.retry_agreeing:
+            unsure = unsure[~self._agreeing(xyxy, probabilities, unsure)]
         turns = max(1, self.settings.turns)
         if len(unsure) == 0 or (turns == 1 and not self.settings.retry_contexts):
             return probabilities, embeddings
@@ -363,23 +367,65 @@ class Reader:
         if turns == 4 and self.settings.upright_turns:
             shown[:] = upright_turns(xyxy[unsure])
             shown[0, 0] = True  # the first look, already read, stays a candidate
-        views = [(c, k, j) for c, k, j in zip(*np.nonzero(shown), strict=True) if c or k]
-        more, more_embeddings = self._run_classifier(
-            np.stack([np.rot90(cuts[c][j], k) for c, k, j in views])
-        )
         seen = np.zeros((len(cuts), turns, count, probabilities.shape[1]), np.float32)
         seen_embeddings = np.zeros((len(cuts), turns, count, embeddings.shape[1]), np.float32)
         seen[0, 0], seen_embeddings[0, 0] = probabilities[unsure], embeddings[unsure]
-        at = tuple(np.array(views).T)
-        seen[at], seen_embeddings[at] = more, more_embeddings
+
+        def look(wanted: NDArray[np.bool_]) -> None:
+            views = [(c, k, j) for c, k, j in zip(*np.nonzero(wanted), strict=True) if c or k]
+            if not views:
+                return
+            more, more_embeddings = self._run_classifier(
+                np.stack([np.rot90(cuts[c][j], k) for c, k, j in views])
+            )
+            at = tuple(np.array(views).T)
+            seen[at], seen_embeddings[at] = more, more_embeddings
+
+        if self.settings.staged_retry and len(cuts) > 1:
+            first = shown.copy()
+            first[1:] = False
+            look(first)  # the other turns of the first cut
+            settled = (
+                np.where(first[0], seen[0, ..., :-1].max(axis=2), -1.0).max(axis=0)
+                >= self.settings.retry_below
+            )
+            shown[1:, :, settled] = False  # a crop the turns settled is not cut again
+            look(shown & ~first)
+        else:
+            look(shown)
         sureness = np.where(shown, seen[..., :-1].max(axis=3), -1.0)  # (cuts, turns, crops)
         best_turn = sureness.argmax(axis=1)  # (cuts, crops)
         columns = np.arange(count)
         surest = np.stack([seen[c, best_turn[c], columns] for c in range(len(cuts))])
-        probabilities[unsure] = surest.mean(axis=0)
+        cut_shown = shown.any(axis=1)  # (cuts, crops): the cuts each crop was read in
+        probabilities[unsure] = (surest * cut_shown[..., None]).sum(axis=0) / cut_shown.sum(axis=0)[
+            :, None
+        ]
         flat = sureness.reshape(len(cuts) * turns, count).argmax(axis=0)
         embeddings[unsure] = seen_embeddings.reshape(len(cuts) * turns, count, -1)[flat, columns]
         return probabilities, embeddings
+
+    def _agreeing(
+        self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32], rows: NDArray[np.intp]
+    ) -> NDArray[np.bool_]:
+        """For each of ``rows``, whether a crop read for sure (``settings.retry_below``) as the
+        same card lies within ``settings.merge_distance`` of it (the reach of one card's
+        indices in :meth:`merge_corners`)."""
+        cards = probabilities[:, :-1]
+        codes = cards.argmax(axis=1)
+        sure = np.flatnonzero(cards.max(axis=1) >= self.settings.retry_below)
+        agreeing = np.zeros(len(rows), bool)
+        if len(sure) == 0:
+            return agreeing
+        sides = np.maximum(xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1])
+        centres = (xyxy[:, :2] + xyxy[:, 2:]) / 2
+        for number, row in enumerate(rows.tolist()):
+            same = sure[codes[sure] == codes[row]]
+            if len(same):
+                reach = self.settings.merge_distance * np.maximum(sides[same], sides[row])
+                distance = np.linalg.norm(centres[same] - centres[row], axis=1)
+                agreeing[number] = bool((distance <= reach).any())
+        return agreeing
 
     def _run_classifier(
         self, crops: NDArray[np.uint8]

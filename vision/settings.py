@@ -93,6 +93,15 @@ class ReaderSettings:
     """An unsure crop is also cut again around its box with these shares of the usual margin
     (``vision.crops.CROP_CONTEXT``) and read at the same turns; its probabilities are the mean
     of each cut's surest turn."""
+    retry_agreeing: bool = True
+    """Whether an unsure crop is retried although a sure crop nearby (within
+    ``merge_distance``) reads the same card. Off, its first reading only joins that card's
+    (most such crops are the card's pips, which the detector also finds): a 12 MP table photo
+    then costs about a third fewer classifier crops, for a few cards fewer on webcam frames
+    (``docs/reading.md``, "Speed")."""
+    staged_retry: bool = True
+    """An unsure crop is first shown at its other turns alone; only a crop still unsure after
+    them is cut again (``retry_contexts``), so that most retries cost one or two views."""
     in_play: Deck | None = None
     """The deck in play (:class:`rules.decks.Deck`): a photo's cards are then decoded together
     (:mod:`vision.decoding`): no card the deck lacks is read, no card more often than the deck

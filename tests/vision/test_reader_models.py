@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -434,3 +435,68 @@ def test_two_cards_side_by_side_stay_two_cards(
         pair = np.hstack([gap, cards[0], gap, cards[1], gap])
         kept = sorted(card.code for card in reader.read(pair).certain)
         assert kept == sorted(card.code for card in without.read(pair).certain)
+
+
+def _unsure(first: np.ndarray, settings: ReaderSettings) -> np.ndarray:
+    return (first[:, :-1].max(axis=1) < settings.retry_below) & (
+        first[:, -1] < settings.retry_none_below
+    )
+
+
+def test_a_crop_its_turns_settle_is_not_cut_again() -> None:
+    """With ``staged_retry``, an unsure crop is first read at its other turns: one those settle
+    (its surest turn at least ``retry_below``) keeps that turn's reading and is not cut again;
+    one still unsure reads as without stages (the mean of each cut's surest turn)."""
+    image = load_image(EXAMPLE)
+    reader = Reader.load()
+    boxes = reader.detect(image).xyxy
+    settings = ReaderSettings(retry_agreeing=True, retry_below=0.97)
+    first, _ = reader.with_settings(ReaderSettings(turns=1, retry_contexts=())).classify(
+        image, boxes
+    )
+    turns_only, _ = reader.with_settings(replace(settings, retry_contexts=())).classify(
+        image, boxes
+    )
+    staged, _ = reader.with_settings(settings).classify(image, boxes)
+    unstaged, _ = reader.with_settings(replace(settings, staged_retry=False)).classify(image, boxes)
+    unsure = _unsure(first, settings)
+    settled = unsure & (turns_only[:, :-1].max(axis=1) >= settings.retry_below)
+    still = unsure & ~settled
+    assert settled.any() and still.any(), "the example should have unsure crops of both kinds"
+    np.testing.assert_allclose(staged[settled], turns_only[settled], atol=1e-6)
+    np.testing.assert_allclose(staged[still], unstaged[still], atol=1e-6)
+    np.testing.assert_allclose(staged[~unsure], first[~unsure], atol=1e-6)
+
+
+def test_an_unsure_crop_a_sure_one_nearby_agrees_with_is_not_retried() -> None:
+    """Without ``retry_agreeing``, an unsure crop whose first reading a sure crop within
+    ``merge_distance`` shares keeps its first reading; the other unsure crops are retried."""
+    image = load_image(EXAMPLE)
+    reader = Reader.load()
+    boxes = reader.detect(image).xyxy
+    first, _ = reader.with_settings(ReaderSettings(turns=1, retry_contexts=())).classify(
+        image, boxes
+    )
+    settings = ReaderSettings(retry_below=0.97, retry_agreeing=False)
+    every, _ = reader.with_settings(replace(settings, retry_agreeing=True)).classify(image, boxes)
+    got, _ = reader.with_settings(settings).classify(image, boxes)
+    codes = first[:, :-1].argmax(axis=1)
+    sure = first[:, :-1].max(axis=1) >= settings.retry_below
+    sides = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+    centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+    agreeing = np.array(
+        [
+            any(
+                sure[j]
+                and codes[j] == codes[i]
+                and np.linalg.norm(centres[j] - centres[i])
+                <= settings.merge_distance * max(sides[i], sides[j])
+                for j in range(len(boxes))
+            )
+            for i in range(len(boxes))
+        ]
+    )
+    unsure = _unsure(first, settings)
+    assert (unsure & agreeing).any() and (unsure & ~agreeing).any()
+    np.testing.assert_allclose(got[unsure & agreeing], first[unsure & agreeing], atol=1e-6)
+    np.testing.assert_allclose(got[~(unsure & agreeing)], every[~(unsure & agreeing)], atol=1e-6)
