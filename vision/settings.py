@@ -98,7 +98,7 @@ class ReaderSettings:
     ``merge_distance``) reads the same card. Off, its first reading only joins that card's
     (most such crops are the card's pips, which the detector also finds): a 12 MP table photo
     then costs about a third fewer classifier crops, for a few cards fewer on webcam frames
-    (``docs/reading.md``, "Speed")."""
+    (``docs/reading.md``, "Naming each index")."""
     staged_retry: bool = True
     """An unsure crop is first shown at its other turns alone; only a crop still unsure after
     them is cut again (``retry_contexts``), so that most retries cost one or two views."""
