@@ -21,10 +21,30 @@ rest in the same run (the baseline):
 Targets: peak memory under 1 GB a worker through the bombs, ``/health`` within 1 s
 during the bad frame and with the idle sockets open, no 5xx but 503 ``busy``.
 
+``--attacks`` replays the second set of attacks instead, against a server with the audit log
+on a throw-away PostgreSQL cluster (``benchmarks/postgres_cluster.py``):
+
+7. **scan bomb**: a 7000 x 7000 grey progressive JPEG of about 6,000 one-coefficient scans on
+   ``POST /v1/read``: its status and seconds (refused from the header walk: 413);
+8. **progressive x12**: twelve 7000 x 7000 4:4:4 progressive JPEGs at once (each holds about
+   285 MiB of coefficients while decoded): statuses, seconds, each worker's peak memory;
+9. **frozen database**: the cluster stopped (SIGSTOP) for 12 s while four verifications wait:
+   their statuses and seconds, ``/health``'s worst latency and a photo read's seconds
+   meanwhile;
+10. **JSON flood**: sixteen 893 KiB bodies of arrays 30 deep on ``POST /v1/score`` at once:
+    their statuses and ``/health``'s worst latency meanwhile;
+11. **text flood**: one 17.7 MiB text message on ``WS /v1/live``: the answer, the seconds, and
+    ``/health``'s worst latency meanwhile.
+
+Targets: the scan bomb refused, the twelve refused or read with every worker under 1 GB,
+``/health`` within 1 s in phases 9 to 11, a photo read within 1 s while the database is
+frozen and the verifications answered 503 ``store_unavailable``.
+
 Usage::
 
     .venv/bin/python benchmarks/bench_bad_input.py [--workers 2] [--descriptors 192]
         [--idle 300] [--json OUT]
+    .venv/bin/python benchmarks/bench_bad_input.py --attacks [--workers 2] [--json OUT]
 """
 
 from __future__ import annotations
@@ -108,10 +128,17 @@ def _command(pid: int) -> str:
         return ""
 
 
-def _request(port: int, method: str, path: str, body: bytes = b"", timeout: float = 120) -> int:
+def _request(
+    port: int,
+    method: str,
+    path: str,
+    body: bytes = b"",
+    timeout: float = 120,
+    kind: str = "application/octet-stream",
+) -> int:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        headers = {"Content-Type": "application/octet-stream"} if body else {}
+        headers = {"Content-Type": kind} if body else {}
         connection.request(method, path, body=body or None, headers=headers)
         response = connection.getresponse()
         response.read()
@@ -213,13 +240,222 @@ def _idle(port: int, count: int, log: Path) -> dict[str, Any]:
     }
 
 
+def progressive_jpeg(side: int, extra_scans: int = 0) -> bytes:
+    """A ``side`` x ``side`` grey 4:4:4 progressive JPEG, with ``extra_scans`` more
+    one-coefficient refinement scans before its end (the shape of a scan bomb)."""
+    import io
+
+    from PIL import Image, ImageFile
+
+    ImageFile.MAXBLOCK = max(ImageFile.MAXBLOCK, side * side * 3)
+    image = Image.new("RGB", (side, side), (128, 128, 128))
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=90, progressive=True, subsampling=0)
+    data = out.getvalue()
+    scan = bytes([0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x01, 0x01, 0x10, 0x00])
+    return data[:-2] + scan * extra_scans + b"\xff\xd9"
+
+
+def deep_json(size: int = 893 * 1024, depth: int = 30) -> bytes:
+    """A JSON body of about ``size`` bytes: arrays ``depth`` deep, side by side."""
+    one = "[" * depth + "1" + "]" * depth
+    count = max(1, size // (len(one) + 1))
+    return ('{"hands": [' + ",".join([one] * count) + "]}").encode()
+
+
+class _HealthPoller:
+    """``/health`` asked every 50 ms in a thread while the block runs: its worst latency."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.latencies: list[float] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._poll)
+
+    def _poll(self) -> None:
+        while not self._done.is_set():
+            self.latencies.append(health_s(self.port))
+            time.sleep(0.05)
+
+    def __enter__(self) -> _HealthPoller:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    @property
+    def worst_s(self) -> float:
+        return round(max(self.latencies, default=0.0), 3)
+
+
+TOKEN = "bench-operator-token"
+
+
+def _verify(port: int, photo: bytes) -> tuple[int, float, str]:
+    import httpx
+
+    started = time.perf_counter()
+    options = {"stake": 100, "declared": {"players": [{"seat": 1, "outcome": "win"}]}}
+    answer = httpx.post(
+        f"http://127.0.0.1:{port}/v1/verify",
+        files={"image": ("round.jpg", photo, "image/jpeg")},
+        data={"options": json.dumps(options)},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=60,
+    )
+    code = answer.json().get("error", {}).get("code", "") if answer.status_code >= 400 else ""
+    return answer.status_code, round(time.perf_counter() - started, 2), code
+
+
+def _cluster_pids(url: str) -> list[int]:
+    """The processes of the throw-away cluster serving ``url`` (its postmaster and children)."""
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            command = _command(int(entry.name))
+            if "postgres" in command and (f"-p {port}" in command or "postgres:" in command):
+                found.append(int(entry.name))
+    return found
+
+
+def _frozen_database(port: int, url: str, photo: bytes, seconds: float) -> dict[str, Any]:
+    import signal
+
+    pids = _cluster_pids(url)
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        with _HealthPoller(port) as poller, ThreadPoolExecutor(4) as pool:
+            verifications = [pool.submit(_verify, port, photo) for _ in range(4)]
+            time.sleep(0.5)
+            started = time.perf_counter()
+            status = _request(port, "POST", "/v1/read", photo, timeout=60)
+            read_s = round(time.perf_counter() - started, 3)
+            answers = [future.result() for future in verifications]
+            time.sleep(max(0.0, seconds - 0.5 - read_s))
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+    return {
+        "stopped_processes": len(pids),
+        "verifications": [list(answer) for answer in answers],
+        "photo_read": [status, read_s],
+        "health_worst_s": poller.worst_s,
+    }
+
+
+def _text_flood(port: int, size: int) -> dict[str, Any]:
+    from websockets.sync.client import connect
+
+    with _HealthPoller(port) as poller:
+        started = time.perf_counter()
+        try:
+            with connect(f"ws://127.0.0.1:{port}/v1/live", max_size=None) as socket_:
+                socket_.send("x" * size)
+                answer = json.loads(socket_.recv(timeout=60))
+                outcome = "error " + answer["error"]["code"] if "error" in answer else "answered"
+        except Exception as error:  # the server may close the stream instead of answering
+            outcome = f"closed: {type(error).__name__}"
+        seconds = round(time.perf_counter() - started, 2)
+    return {"answer": outcome, "seconds": seconds, "health_worst_s": poller.worst_s}
+
+
+def attacks(args: argparse.Namespace) -> int:
+    """Phases 7 to 11 (see the module's docstring); 0 when every target holds."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from postgres_cluster import throwaway_cluster
+
+    scan_bomb = progressive_jpeg(7000, extra_scans=6000)
+    progressive = progressive_jpeg(7000)
+    flood, photo = deep_json(), photo_jpeg()
+    print(f"scan bomb {len(scan_bomb):,} bytes; progressive {len(progressive):,} bytes; "
+          f"JSON body {len(flood):,} bytes")  # fmt: skip
+    figures: dict[str, Any] = {"workers": args.workers}
+    with throwaway_cluster() as url, tempfile.NamedTemporaryFile(suffix=".log") as log_file:
+        port = _free_port()
+        environ = {"HANDREADER_DATABASE_URL": url, "HANDREADER_AUDIT_TOKEN": TOKEN}
+        server = _start(port, args.workers, 4096, log_file, **environ)
+        try:
+            for _ in range(2 * args.workers):
+                _request(port, "POST", "/v1/read", photo)
+                _verify(port, photo)
+            figures["rest"] = {"peak_mib": worker_peaks_mib(server.pid)}
+            started = time.perf_counter()
+            status = _request(port, "POST", "/v1/read", scan_bomb)
+            figures["scan bomb"] = {
+                "status": status,
+                "seconds": round(time.perf_counter() - started, 2),
+            }
+            print("scan bomb:", figures["scan bomb"])
+            statuses, seconds = _concurrently(
+                12, lambda: _request(port, "POST", "/v1/read", progressive)
+            )
+            figures["progressive x12"] = {
+                "statuses": statuses,
+                "seconds": seconds,
+                "peak_mib": worker_peaks_mib(server.pid),
+            }
+            print("progressive x12:", figures["progressive x12"])
+            figures["frozen database"] = _frozen_database(port, url, photo, 12.0)
+            print("frozen database:", figures["frozen database"])
+            with _HealthPoller(port) as poller:
+                statuses, seconds = _concurrently(
+                    16, lambda: _request(port, "POST", "/v1/score", flood, kind="application/json")
+                )
+            figures["JSON flood"] = {
+                "statuses": sorted(set(statuses)),
+                "seconds": seconds,
+                "health_worst_s": poller.worst_s,
+            }
+            print("JSON flood:", figures["JSON flood"])
+            figures["text flood"] = _text_flood(port, int(17.7 * 1024 * 1024))
+            print("text flood:", figures["text flood"])
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    frozen = figures["frozen database"]
+    checks = {
+        "scan bomb refused (413)": figures["scan bomb"]["status"] == 413,
+        "progressive x12: refused or read, workers under 1 GiB": max(
+            figures["progressive x12"]["peak_mib"]
+        )
+        < 1024
+        and all(status in (200, 413, 503) for status in figures["progressive x12"]["statuses"]),
+        "frozen database: verifications 503 store_unavailable": all(
+            answer[0] == 503 and answer[2] == "store_unavailable"
+            for answer in frozen["verifications"]
+        ),
+        "frozen database: a photo read within 1 s": frozen["photo_read"][0] == 200
+        and frozen["photo_read"][1] < 1,
+        "frozen database: /health within 1 s": frozen["health_worst_s"] < 1,
+        "JSON flood: /health within 1 s": figures["JSON flood"]["health_worst_s"] < 1,
+        "text flood: /health within 1 s": figures["text flood"]["health_worst_s"] < 1,
+    }
+    return _report(figures, checks, args.json)
+
+
+def _report(figures: dict[str, Any], checks: dict[str, bool], out: Path | None) -> int:
+    figures["checks"] = checks
+    for check, passed in checks.items():
+        print(f"{'PASS' if passed else 'FAIL'}  {check}")
+    if out is not None:
+        out.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0 if all(checks.values()) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--descriptors", type=int, default=192, help="soft RLIMIT_NOFILE")
     parser.add_argument("--idle", type=int, default=300, help="idle sockets to open")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--attacks", action="store_true", help="replay phases 7 to 11 instead")
     args = parser.parse_args(argv)
+    if args.attacks:
+        return attacks(args)
 
     bomb, decodable, photo = bomb_png(7000), bomb_png(5000), photo_jpeg()
     print(f"bomb: 7000x7000 16-bit RGBA PNG, {len(bomb):,} bytes; decodable: 5000x5000, "
@@ -286,12 +522,7 @@ def main(argv: list[str] | None = None) -> int:
             for status in figures[phase]["statuses"]
         ),
     }
-    figures["checks"] = checks
-    for check, passed in checks.items():
-        print(f"{'PASS' if passed else 'FAIL'}  {check}")
-    if args.json is not None:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
-    return 0 if all(checks.values()) else 1
+    return _report(figures, checks, args.json)
 
 
 if __name__ == "__main__":

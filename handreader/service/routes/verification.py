@@ -139,8 +139,9 @@ class AuditSettings:
 
 _T = TypeVar("_T")
 
-HEALTH_PROBE_S = 1.0
-"""The longest ``GET /health`` waits for the store's database to answer."""
+HEALTH_PROBE_S = 0.5
+"""The longest ``GET /health`` waits for the store's database to answer (the answer then comes
+within 1 s, the rest of the route included)."""
 STORE_DEADLINE_S = 5.0
 """The longest a request waits for a store call (open, append, read) before 503
 ``store_unavailable``: a stalled database never holds the threads that read photos."""
