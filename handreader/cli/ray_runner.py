@@ -35,9 +35,7 @@ from vision.detections import Reading
 
 __all__ = ["RayJob", "RayRunError", "ReadOutcome", "is_ray_address", "read_on_ray"]
 
-_ADDRESS = re.compile(
-    r"^(auto|local|ray://\S+|[A-Za-z0-9.\-]+:\d{1,5}|\[[0-9A-Fa-f:]+\]:\d{1,5})$"
-)
+_ADDRESS = re.compile(r"^(auto|local|ray://\S+|[A-Za-z0-9.\-]+:\d{1,5}|\[[0-9A-Fa-f:]+\]:\d{1,5})$")
 
 
 def is_ray_address(text: str) -> bool:

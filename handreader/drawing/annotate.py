@@ -183,10 +183,7 @@ class Annotator:
         boxes (to keep clear), and each hand's label place (:mod:`handreader.drawing.layout`)."""
         line = self._line(image)
         cards = [
-            card
-            for hand in result.hands
-            for card in hand.cards
-            if card.box_xyxy is not None
+            card for hand in result.hands for card in hand.cards if card.box_xyxy is not None
         ] + [card for card in result.left_over if card.box_xyxy is not None]
         codes = [self._code_box(image, card) for card in cards]
         clear: list[tuple[float, float, float, float]] = [

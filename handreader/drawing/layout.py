@@ -113,9 +113,12 @@ def place_labels(
                 break
         assert best is not None
         _, box, away = best
-        touching = overlap_area(
-            (box[0] - 2 * gap, box[1] - 2 * gap, box[2] + 2 * gap, box[3] + 2 * gap), hand
-        ) > 0
+        touching = (
+            overlap_area(
+                (box[0] - 2 * gap, box[1] - 2 * gap, box[2] + 2 * gap, box[3] + 2 * gap), hand
+            )
+            > 0
+        )
         placed.append(box)
         out.append(LabelPlace(box, None if touching and not away else _leader(box, hand)))
     return out

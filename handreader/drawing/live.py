@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LiveAnnotator", "Rgb"]
 
+
 class LiveAnnotator:
     """Draws live frames; the style is fixed at construction (see the module docstring).
 

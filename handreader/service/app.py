@@ -38,6 +38,8 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
 406   ``not_acceptable``: the annotated image in no format the client accepts
 408   ``request_timeout``: a request body slower than ``HANDREADER_BODY_TIMEOUT``
 409   ``quota_exceeded``: a deck past the number of decks or the storage they may take
+429   ``too_many_attempts``: too many wrong operator tokens from one address in a minute
+      (``Retry-After`` says when to try again; :mod:`handreader.service.token_guard`)
 413   ``too_large`` (bytes), ``too_many_pixels`` (pixels, or the decoded array's bytes: read
       from the header, before decoding), ``too_many_scans`` (a JPEG of more than 64 scans)
 415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF
@@ -50,6 +52,8 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
       ``busy`` (the decoding memory budget held by other images past the time limit),
       ``audit_not_configured`` (no operator token set), ``store_unavailable`` (the store's
       database cannot be reached)
+507   ``storage_full``: the store's disk is full, nothing was written (the photo was read;
+      the answer names no path)
 ====  ========================================================================================
 """
 

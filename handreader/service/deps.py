@@ -248,9 +248,7 @@ class MemoryBudget:
         within ``timeout_s`` seconds."""
         amount = max(0, min(nbytes, self.capacity))
         with self._changed:
-            if not self._changed.wait_for(
-                lambda: self.held + amount <= self.capacity, timeout_s
-            ):
+            if not self._changed.wait_for(lambda: self.held + amount <= self.capacity, timeout_s):
                 raise ServerBusyError(
                     f"the server is decoding other images: {amount:,} bytes of its "
                     f"{self.capacity:,}-byte decoding budget did not come free within "

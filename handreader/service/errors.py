@@ -11,6 +11,7 @@ drops a kept-alive connection).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -24,8 +25,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from handreader.service.requests import ServiceError
 from handreader.service.schemas import ErrorOut
+from handreader.service.token_guard import TooManyAttemptsError, client_of, guard_for
 from handreader.store.audit import AuditAuthError, AuditError
-from handreader.store.database import StoreError, StoreUnavailableError
+from handreader.store.database import StoreError, StoreFullError, StoreUnavailableError
 from handreader.tables.grouping import GroupingError
 from handreader.tables.verification import VerifyError
 from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
@@ -66,6 +68,7 @@ ERROR_STATUS: Mapping[str, int] = {
     "not_acceptable": 406,
     "request_timeout": 408,
     "quota_exceeded": 409,
+    "too_many_attempts": 429,
     "too_large": 413,
     "too_many_pixels": 413,
     "too_many_scans": 413,
@@ -82,6 +85,7 @@ ERROR_STATUS: Mapping[str, int] = {
     "busy": 503,
     "audit_not_configured": 503,
     "store_unavailable": 503,
+    "storage_full": 507,
 }
 """The one table from error codes to HTTP statuses."""
 
@@ -118,6 +122,7 @@ def _error_code(error: BaseException) -> str:
         (VerifyError, "bad_declaration"),
         (AuditAuthError, "unauthorized"),
         (StoreUnavailableError, "store_unavailable"),
+        (StoreFullError, "storage_full"),
         (AuditError, "audit_failed"),
         (StoreError, "store_failed"),
     ):
@@ -149,16 +154,25 @@ def error_response(code: str, message: str) -> JSONResponse:
 
 
 async def handle_error(request: Request, error: Exception) -> JSONResponse:
-    """An expected error's answer; a refused token and an expected 5xx are logged in one line,
-    an unknown exception (a bug) with its traceback."""
+    """An expected error's answer; an expected 5xx is logged in one line, an unknown exception
+    (a bug) with its traceback. A refused token is counted by the worker's token guard
+    (:mod:`handreader.service.token_guard`), which says how long to wait before answering and
+    which refusals to log; a client it holds off gets 429 with ``Retry-After``."""
     code = _error_code(error)
     message = _error_message(error)
     where = f"{request.method} {request.url.path}"
     if code == "internal_error":
         LOG.error("%s failed: %s", where, error, exc_info=error)
     elif code == "unauthorized":
-        client = request.client.host if request.client else "?"
-        LOG.warning("%s from %s refused: %s", where, client, message)
+        refusal = guard_for(request).refused(client_of(request), f"{where}: {message}")
+        if refusal.line is not None:
+            LOG.warning("%s", refusal.line)
+        if refusal.delay_s > 0:
+            await asyncio.sleep(refusal.delay_s)
+    elif isinstance(error, TooManyAttemptsError):
+        response = error_response(code, message)
+        response.headers["Retry-After"] = str(error.retry_after_s)
+        return response
     elif ERROR_STATUS.get(code, 500) >= 500:
         LOG.error("%s failed: %s: %s", where, code, message)
     return error_response(code, message)

@@ -54,6 +54,7 @@ from handreader.store.audit_trail import AuditAuthError, AuditError, ChainReport
 from handreader.store.database import (
     Database,
     StoreError,
+    StoreFullError,
     StoreUnavailableError,
     Transaction,
     open_database,
@@ -228,7 +229,7 @@ class AuditLog:
         StoreUnavailableError)."""
         try:
             yield
-        except StoreUnavailableError:
+        except (StoreUnavailableError, StoreFullError):
             raise
         except AuditError:
             raise

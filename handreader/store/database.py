@@ -69,6 +69,14 @@ class StoreUnavailableError(StoreError):
     """The store's database cannot be reached or opened."""
 
 
+class StoreFullError(StoreError):
+    """The store's disk (or the database's quota) is full: nothing was written. The message
+    names no path."""
+
+
+FULL_MESSAGE = "the store's disk is full: nothing was written"
+
+
 def is_database_url(location: str | Path) -> bool:
     """Whether ``location`` is a PostgreSQL URL (``postgresql://`` or ``postgres://``)."""
     return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
@@ -270,6 +278,10 @@ class SqliteDatabase(Database):
                         connection.execute("ROLLBACK")
                     raise
             except sqlite3.Error as error:
+                if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or (
+                    "disk is full" in str(error)
+                ):
+                    raise StoreFullError(FULL_MESSAGE) from None
                 raise StoreError(f"cannot write to database {self.location!r}: {error}") from None
         return result
 
@@ -380,6 +392,8 @@ class PostgresDatabase(Database):
                         connection.execute("SELECT pg_advisory_xact_lock(%s)", (serialize,))
                     return work(Transaction(run))
             except self._psycopg.Error as error:
+                if getattr(error, "sqlstate", None) == "53100":  # disk_full
+                    raise StoreFullError(FULL_MESSAGE) from None
                 raise self._failure("write to", error) from None
 
     def integrity_check(self, table: str) -> str:

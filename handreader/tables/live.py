@@ -354,9 +354,7 @@ class LivePipeline:
             tracks_to_reading(joining, size_wh, self._last_flags), self._options, keep_banker=keep
         )
         if len(joining) != len(shown):  # the uncertain tracks are listed, in no hand
-            apart = tracks_to_reading(
-                [track for track in shown if track.uncertain], size_wh
-            ).cards
+            apart = tracks_to_reading([track for track in shown if track.uncertain], size_wh).cards
             table = replace(
                 table,
                 left_over=table.left_over + tuple(TableCard.from_reading(card) for card in apart),

@@ -283,7 +283,7 @@ def add_deck_routes(
     """Add ``GET /v1/decks``, ``GET|POST|DELETE /v1/decks/NAME``; ``access`` None: the
     deck-writing settings from the environment (``handreader.service.routes.deck_access``)."""
     writes = access or DeckAccess.from_env()
-    write_errors = error_responses(400, 401, 403, 409, 413, 415, 422, 503)
+    write_errors = error_responses(400, 401, 403, 409, 413, 415, 422, 429, 503)
 
     def writable(request: Request, name: Annotated[str, _DECK_NAME]) -> str:
         """The deck's name once the token, the name and the quota allow the write."""
@@ -331,7 +331,7 @@ def add_deck_routes(
         return json_response(calibrate_upload(name, upload, reader, runtime))
 
     @router.delete(
-        "/v1/decks/{name}", responses=error_responses(400, 401, 403, 404, 422), tags=["decks"]
+        "/v1/decks/{name}", responses=error_responses(400, 401, 403, 404, 422, 429), tags=["decks"]
     )
     def delete(name: Annotated[str, Depends(writable)]) -> Response:
         """Remove the deck ``name`` (operator token required)."""

@@ -32,6 +32,7 @@ from starlette.requests import Request
 from handreader.service.requests import ServiceError
 from handreader.service.routes.decks import DECKS
 from handreader.service.routes.verification import bearer_token
+from handreader.service.token_guard import client_of, guard_for
 from handreader.store.audit import TOKEN_ENV
 
 __all__ = [
@@ -122,6 +123,7 @@ class DeckAccess:
         given = bearer_token(request)
         if given is None:
             raise OperatorTokenError("writing decks needs the operator token (Bearer)")
+        guard_for(request).check(client_of(request))
         if not hmac.compare_digest(given.encode(), self.token.encode()):
             raise OperatorTokenError("wrong operator token")
 

@@ -332,6 +332,7 @@ def _codes_or_photo(
 
 # --- routes --------------------------------------------------------------------------------------
 
+
 def add_game_routes(router: APIRouter, hooks: ServiceHooks) -> None:
     """Add ``POST /v1/baccarat``, ``/v1/blackjack`` and ``/v1/paigow`` to ``router``."""
 

@@ -63,6 +63,7 @@ from handreader.service.requests import (
     request_body_doc,
 )
 from handreader.service.schemas import TableOptionsIn
+from handreader.service.token_guard import client_of, guard_for
 from handreader.store.audit import (
     KEY_ENV,
     TOKEN_ENV,
@@ -329,6 +330,8 @@ def add_verify_routes(
     def operator(request: Request) -> str | None:
         """The operator's token, refused (401, 503) before anything else is read."""
         token = bearer_token(request)
+        if token is not None:
+            guard_for(request).check(client_of(request))
         holder.authorize(token)
         return token
 
@@ -338,7 +341,7 @@ def add_verify_routes(
 
     @router.post(
         "/v1/verify",
-        responses=error_responses(400, 401, 413, 415, 422, 500, 503),
+        responses=error_responses(400, 401, 413, 415, 422, 429, 500, 503, 507),
         openapi_extra=request_body_doc(options_model=VerifyOptionsIn),
         tags=["verification"],
     )
@@ -377,7 +380,7 @@ def add_verify_routes(
 
     @router.get(
         "/v1/audit/verify",
-        responses={**error_responses(400, 401, 500, 503)},
+        responses={**error_responses(400, 401, 429, 500, 503)},
         tags=["verification"],
     )
     def audit_verify(token: Annotated[str | None, Depends(operator)]) -> Response:
@@ -388,7 +391,7 @@ def add_verify_routes(
 
     @router.post(
         "/v1/audit/verify",
-        responses={**error_responses(400, 401, 413, 500, 503)},
+        responses={**error_responses(400, 401, 413, 429, 500, 503)},
         tags=["verification"],
     )
     async def audit_verify_checkpoint(
@@ -416,7 +419,7 @@ def add_verify_routes(
                 "description": "the records: JSON, or CSV with ``format=csv``",
                 "content": {"application/json": {}, "text/csv": {"schema": {"type": "string"}}},
             },
-            **error_responses(400, 401, 422, 500, 503),
+            **error_responses(400, 401, 422, 429, 500, 503),
         },
         tags=["verification"],
     )

@@ -350,3 +350,33 @@ def test_a_stalled_store_answers_503_in_time_and_photos_are_still_read(
     assert {answer.json()["error"]["code"] for answer in answers} == {"store_unavailable"}
     assert "did not answer within 0.5 s" in answers[0].json()["error"]["message"]
     release.set()
+
+
+def test_a_full_disk_is_a_507_that_names_no_path(
+    client: TestClient, database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite reports its disk full (the database held at the pages it has): the verification
+    answers 507 storage_full without the file's path, nothing is written, and the log keeps
+    what it held."""
+    from handreader.store.database import SqliteDatabase
+
+    assert _verify(client, RIGHT).status_code == 200
+    write = SqliteDatabase.write
+
+    def on_a_full_disk(self: SqliteDatabase, work: Any, **kwargs: Any) -> Any:
+        pages = self.connection.execute("PRAGMA page_count").fetchone()[0]
+        self.connection.execute(f"PRAGMA max_page_count = {pages}")
+        return write(self, work, **kwargs)
+
+    monkeypatch.setattr(SqliteDatabase, "write", on_a_full_disk)
+    attempts = [_verify(client, RIGHT) for _ in range(40)]  # the free room of the last page
+    full = [answer for answer in attempts if answer.status_code == 507]
+    assert full, [answer.status_code for answer in attempts]
+    message = error_message(full[0], 507, "storage_full")
+    assert message == "the store's disk is full: nothing was written"
+    assert str(database.parent) not in full[0].text
+    assert all(answer.status_code in (200, 507) for answer in attempts)
+    monkeypatch.setattr(SqliteDatabase, "write", write)
+    kept = client.get("/v1/audit", headers=AUTH).json()
+    assert kept["count"] == 1 + sum(answer.status_code == 200 for answer in attempts)
+    assert client.get("/v1/audit/verify", headers=AUTH).json()["ok"] is True

@@ -1,0 +1,108 @@
+"""Wrong operator tokens: slowed, then refused per address, logged in groups
+(handreader.service.token_guard), alone and through the service."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from web_fakes import NIU_TABLE, FakeReader, error_message
+
+from handreader.service import app as serve
+from handreader.service import deps as service_deps
+from handreader.service.token_guard import (
+    FIRST_DELAY_S,
+    MAX_DELAY_S,
+    TokenGuard,
+    TooManyAttemptsError,
+)
+
+TOKEN = "s3cret-operator-token"
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_first_refusals_wait_nothing_then_twice_as_long_each_up_to_the_cap() -> None:
+    guard = TokenGuard(free=5, clock=_Clock())
+    delays = [guard.refused("10.0.0.7", "GET /v1/audit").delay_s for _ in range(12)]
+    assert delays[:5] == [0.0] * 5
+    assert delays[5:9] == [FIRST_DELAY_S, 2 * FIRST_DELAY_S, 4 * FIRST_DELAY_S, MAX_DELAY_S]
+    assert delays[9:] == [MAX_DELAY_S] * 3
+    assert guard.refused("10.0.0.8", "GET /v1/audit").delay_s == 0.0  # another address
+
+
+def test_an_address_past_the_limit_is_held_off_until_the_window_moves_on() -> None:
+    clock = _Clock()
+    guard = TokenGuard(window_s=60.0, lock_after=30, clock=clock)
+    for second in range(30):
+        guard.check("10.0.0.7")
+        clock.now = 1000.0 + second
+        guard.refused("10.0.0.7", "GET /v1/audit")
+    with pytest.raises(TooManyAttemptsError, match="try again in 31 s") as held:
+        guard.check("10.0.0.7")
+    assert held.value.retry_after_s == 31 and held.value.code == "too_many_attempts"
+    guard.check("10.0.0.9")  # others are not held off
+    clock.now = 1000.0 + 60.5  # the first refusal has left the window
+    guard.check("10.0.0.7")
+
+
+def test_refusals_are_logged_once_then_in_groups() -> None:
+    guard = TokenGuard(log_every=100, lock_after=10_000, clock=_Clock())
+    lines = [guard.refused("10.0.0.7", "GET /v1/audit: wrong token").line for _ in range(1000)]
+    logged = [line for line in lines if line is not None]
+    assert logged[0] == "GET /v1/audit: wrong token from 10.0.0.7 refused"
+    assert len(logged) == 1 + 9  # the first, then one line for every hundred after it
+    assert logged[1].startswith("100 more wrong operator tokens from 10.0.0.7 (101 in the last")
+
+
+def _client(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, guard: TokenGuard) -> TestClient:
+    monkeypatch.setenv("HANDREADER_AUDIT_TOKEN", TOKEN)
+    monkeypatch.setenv("HANDREADER_AUDIT_DB", str(tmp_path / "audit.sqlite3"))
+    app = serve.create_app(settings=serve.Settings(models_dir=Path("/nonexistent")))
+    app.dependency_overrides[service_deps.get_reader] = lambda: FakeReader(NIU_TABLE)
+    app.state.token_guard = guard
+    return TestClient(app, raise_server_exceptions=False)
+
+
+def test_the_service_slows_then_holds_off_a_guessing_address(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard = TokenGuard(free=1, lock_after=3, log_every=100)
+    wrong = {"Authorization": "Bearer guess"}
+    with _client(monkeypatch, tmp_path, guard) as client, caplog.at_level(logging.INFO):
+        error_message(client.get("/v1/audit", headers=wrong), 401, "unauthorized")
+        started = time.monotonic()
+        error_message(client.get("/v1/audit", headers=wrong), 401, "unauthorized")
+        assert time.monotonic() - started >= FIRST_DELAY_S * 0.9  # the second one waited
+        error_message(client.get("/v1/audit", headers=wrong), 401, "unauthorized")
+        # held off before its token is compared, the right one too
+        right = {"Authorization": f"Bearer {TOKEN}"}
+        for headers in (wrong, right):
+            response = client.get("/v1/audit", headers=headers)
+            message = error_message(response, 429, "too_many_attempts")
+            assert message.startswith("too many wrong operator tokens from this address")
+            assert 1 <= int(response.headers["Retry-After"]) <= 60
+        deck = client.post("/v1/decks/house", content=b"x", headers=wrong)
+        error_message(deck, 429, "too_many_attempts")
+        assert client.get("/health").status_code == 200  # no token: not held off
+    refused = [record.getMessage() for record in caplog.records if "refused" in record.getMessage()]
+    assert refused == [
+        "GET /v1/audit: wrong operator token for the audit log from testclient refused"
+    ]
+
+
+def test_a_right_token_is_not_slowed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    guard = TokenGuard(free=0)
+    with _client(monkeypatch, tmp_path, guard) as client:
+        answer: Any = client.get("/v1/audit", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert answer.status_code == 200
