@@ -1,9 +1,10 @@
-"""``handreader audit verify|checkpoint``: check the dealer's audit trail, and sign its head.
+"""``handreader audit verify|checkpoint|rekey``: check the dealer's audit trail, sign its head.
 
 Usage::
 
     handreader audit verify [--checkpoint FILE] [--json]
     handreader audit checkpoint [--out FILE]
+    handreader audit rekey
 
 The store is the service's (``HANDREADER_DATABASE_URL``, else ``HANDREADER_AUDIT_DB``, else the
 data folder's SQLite file), the operator token ``HANDREADER_AUDIT_TOKEN``, the operator secret
@@ -12,6 +13,8 @@ gap, each hash following from the one before) and, with ``--checkpoint``, that t
 signature holds and its record still has the head it signed; it prints the first bad or missing
 record and exits 1 when the trail does not hold, 0 when it does. ``checkpoint`` prints (or
 writes) the head now, signed: keep it outside the database, for instance after each shift.
+With ``HANDREADER_AUDIT_KEY`` set, the records are chained under it (a keyed chain); ``rekey``
+chains a trail kept without it under it, once the trail holds (sign a new checkpoint after).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ def register(subparsers: Any) -> None:
     verify.add_argument("--json", action="store_true", help="one JSON object")
     checkpoint = actions.add_parser("checkpoint", help="sign the head of the trail now")
     checkpoint.add_argument("--out", type=Path, metavar="FILE", help="write it here")
+    actions.add_parser("rekey", help="chain a trail kept without the operator secret under it")
     parser.set_defaults(func=run)
 
 
@@ -61,6 +65,14 @@ def run(args: argparse.Namespace) -> int:
                 f"--checkpoint {str(args.checkpoint)!r}: not JSON ({error.msg})"
             ) from None
     with AuditLog(settings.location, settings.token) as log:
+        if args.action == "rekey":
+            count = log.rekey(settings.token)
+            print(
+                f"{count} records chained under the operator secret: sign a new checkpoint"
+                if count
+                else "the trail is already chained under the operator secret"
+            )
+            return 0
         if args.action == "checkpoint":
             if secret is None:
                 raise AuditError(f"a checkpoint needs the operator secret: set {KEY_ENV}")

@@ -11,11 +11,16 @@ killed at any moment (``kill -9``) loses no record whose id was returned and lea
 that opens and passes :meth:`AuditLog.integrity_check` (tested by killing writers in a stream of
 writes, on both backends).
 
-Tamper evidence: each record carries ``record_sha256``, the SHA-256 of the previous record's
+Tamper evidence: each record carries ``record_sha256``, the hash of the previous record's
 hash and this record's stored fields, so a record edited, or deleted from the middle, breaks the
 chain, and ids run 1, 2, 3... so a deleted record leaves a gap (:meth:`AuditLog.verify` names
-the first bad or missing record). What a chain alone cannot show (the newest records deleted, or
-a row edited and every hash after it computed again) a *checkpoint* shows: the count of records
+the first bad or missing record). With the operator secret (``HANDREADER_AUDIT_KEY``) the hash
+is an HMAC-SHA256 under it (a *keyed* chain): a row edited and every hash after it computed
+again no longer holds without the secret. Without one it is a SHA-256, which anyone who can
+write the database can compute again. One trail is chained one way: a log refuses to append
+to a trail chained the other way, and :meth:`AuditLog.rekey` (``handreader audit rekey``)
+chains a trail kept without the secret under it, once it holds. What a chain alone cannot show
+(the newest records deleted) a *checkpoint* shows: the count of records
 and the head hash at a moment, signed with HMAC-SHA256 under an operator secret
 (``HANDREADER_AUDIT_KEY``) and kept outside the database (:meth:`AuditLog.checkpoint`,
 ``handreader audit checkpoint``). Verifying against it checks the signature, that the record it
@@ -180,13 +185,18 @@ class AuditRecord:
         } | ({"damaged": list(self.damaged)} if self.damaged else {})
 
 
-def _chain(previous: str, fields: Sequence[str]) -> str:
-    """The record hash: SHA-256 over the previous hash and the stored fields, NUL-separated."""
-    digest = hashlib.sha256(previous.encode("ascii"))
+def _chain(previous: str, fields: Sequence[str], key: bytes | None = None) -> str:
+    """The record hash over the previous hash and the stored fields, NUL-separated:
+    HMAC-SHA256 under the operator secret ``key``, or SHA-256 without one."""
+    digest = hmac.new(key, digestmod=hashlib.sha256) if key else hashlib.sha256()
+    digest.update(previous.encode("ascii"))
     for text in fields:
         digest.update(b"\0")
         digest.update(text.encode("utf-8"))
     return digest.hexdigest()
+
+
+REKEY_HINT = "run 'handreader audit rekey' to chain them under it"
 
 
 _GENESIS = "0" * 64
@@ -209,9 +219,13 @@ class AuditLog:
         *,
         timeout_s: float = 30.0,
         database: Database | None = None,
+        key: str | None = None,
     ) -> None:
         configured = token if token is not None else os.environ.get(TOKEN_ENV)
         self._token = configured.encode("utf-8") if configured else None
+        secret = key if key is not None else os.environ.get(KEY_ENV)
+        self._key = secret.encode("utf-8") if secret else None
+        self._mode_checked = False
         if database is None:
             if location is None:
                 raise AuditError("an audit log needs a location or an open database")
@@ -304,11 +318,15 @@ class AuditLog:
         ]
 
         def add(transaction: Transaction) -> int:
+            if not self._mode_checked:
+                self._check_mode(
+                    transaction.one(f"SELECT {_COLUMNS} FROM verification WHERE id = 1")
+                )
             last = transaction.one(
                 "SELECT id, record_sha256 FROM verification ORDER BY id DESC LIMIT 1"
             )
             record_id = int(last[0]) + 1 if last else 1
-            record_hash = _chain(last[1] if last else _GENESIS, fields)
+            record_hash = _chain(last[1] if last else _GENESIS, fields, self._key)
             transaction.all(
                 "INSERT INTO verification (id, time_utc, image_sha256, profile, verdict, "
                 "reading, declared, computed, differences, record_sha256) "
@@ -319,6 +337,54 @@ class AuditLog:
 
         with self._guard():
             return self.database.write(add, serialize=CHAIN_LOCK)
+
+    def _check_mode(self, first: Sequence[Any] | None) -> None:
+        """AuditError when the trail's first record is chained otherwise than this log would
+        append (under the operator secret or without one): a chain of both kinds would not
+        hold."""
+        if first is not None:
+            fields = [str(value) for value in first[1:9]]
+            if _chain(_GENESIS, fields, self._key) != first[9]:
+                if self._key and _chain(_GENESIS, fields) == first[9]:
+                    raise AuditError(
+                        f"the trail's records are chained without the operator secret "
+                        f"({KEY_ENV}): {REKEY_HINT}, or unset it"
+                    )
+                if not self._key:
+                    raise AuditError(
+                        f"the trail is chained under the operator secret: set {KEY_ENV}"
+                    )
+        self._mode_checked = True
+
+    def rekey(self, token: str | None) -> int:
+        """Chain every record under the operator secret this log was given (after checking
+        that the trail holds as it is chained now, without one); the number of records
+        chained again (0 when they already were). Checkpoints signed before no longer match
+        the head: sign a new one."""
+        self.authorize(token)
+        if not self._key:
+            raise AuditError(f"chaining the trail under the operator secret needs {KEY_ENV}")
+        keyed = self.verify(token)
+        if keyed.ok:
+            return 0
+        plain = self._walk(None)
+        if not plain.ok:
+            raise AuditError(f"the trail does not hold, nothing chained again: {plain.problem}")
+
+        def again(transaction: Transaction) -> int:
+            rows = transaction.all(f"SELECT {_COLUMNS} FROM verification ORDER BY id")
+            previous = _GENESIS
+            for row in rows:
+                previous = _chain(previous, [str(value) for value in row[1:9]], self._key)
+                transaction.all(
+                    "UPDATE verification SET record_sha256 = ? WHERE id = ?", (previous, row[0])
+                )
+            return len(rows)
+
+        with self._guard():
+            count = self.database.write(again, serialize=CHAIN_LOCK)
+        self._mode_checked = False
+        return count
 
     # --- reading ---------------------------------------------------------------------------------
 
@@ -449,6 +515,10 @@ class AuditLog:
             wanted = Checkpoint.sign(checkpoint.count, checkpoint.head, secret)
             if not hmac.compare_digest(wanted, checkpoint.signature):
                 raise AuditError("the checkpoint's signature does not hold under this secret")
+        return self._walk(self._key, checkpoint)
+
+    def _walk(self, key: bytes | None, checkpoint: Checkpoint | None = None) -> ChainReport:
+        """:meth:`verify`'s walk over the records, each hash checked under ``key``."""
         previous, expected, count = _GENESIS, 1, 0
         rows = self._query(f"SELECT {_COLUMNS} FROM verification ORDER BY id", [])
         for row in rows:
@@ -458,9 +528,16 @@ class AuditLog:
                     "" if record_id == expected + 1 else f" (and up to {record_id - 1})"
                 )
                 return ChainReport(count, previous, expected, missing)
-            if _chain(previous, [str(value) for value in row[1:9]]) != row[9]:
+            fields = [str(value) for value in row[1:9]]
+            if _chain(previous, fields, key) != row[9]:
                 why = f"record {record_id} does not follow from the records before it"
-                return ChainReport(count, previous, record_id, why + " (edited, or re-hashed)")
+                if record_id == 1 and key and _chain(previous, fields) == row[9]:
+                    why = f"the records are chained without the operator secret: {REKEY_HINT}"
+                elif record_id == 1 and not key and self._key is None:
+                    why += f" (a trail chained under the operator secret needs {KEY_ENV})"
+                else:
+                    why += " (edited, or re-hashed)"
+                return ChainReport(count, previous, record_id, why)
             if (
                 checkpoint is not None
                 and record_id == checkpoint.count

@@ -289,6 +289,7 @@ def test_the_trail_is_verified_by_a_route_and_the_command_line(
 
     from handreader import cli
 
+    monkeypatch.setenv("HANDREADER_AUDIT_KEY", "operator secret")  # a keyed chain
     for _ in range(3):
         assert _verify(client, RIGHT).status_code == 200
     assert client.get("/v1/audit/verify").status_code == 401
@@ -296,7 +297,6 @@ def test_the_trail_is_verified_by_a_route_and_the_command_line(
         "ok": True, "records": 3, "head": client.get("/v1/audit", headers=AUTH).json()[
             "records"][-1]["record_sha256"], "first_bad": None, "problem": None,
     }  # fmt: skip
-    monkeypatch.setenv("HANDREADER_AUDIT_KEY", "operator secret")
     kept = tmp_path / "checkpoint.json"
     assert cli.main(["audit", "checkpoint", "--out", str(kept)]) == 0
     assert cli.main(["audit", "verify", "--checkpoint", str(kept)]) == 0
@@ -380,3 +380,23 @@ def test_a_full_disk_is_a_507_that_names_no_path(
     kept = client.get("/v1/audit", headers=AUTH).json()
     assert kept["count"] == 1 + sum(answer.status_code == 200 for answer in attempts)
     assert client.get("/v1/audit/verify", headers=AUTH).json()["ok"] is True
+
+
+def test_a_trail_kept_without_the_secret_is_chained_under_it_by_the_command_line(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from handreader import cli
+
+    for _ in range(2):
+        assert _verify(client, RIGHT).status_code == 200
+    monkeypatch.setenv("HANDREADER_AUDIT_KEY", "operator secret")
+    assert cli.main(["audit", "verify"]) == 1
+    assert "chained without the operator secret: run 'handreader audit rekey'" in (
+        capsys.readouterr().out
+    )
+    assert cli.main(["audit", "rekey"]) == 0
+    assert capsys.readouterr().out.startswith("2 records chained under the operator secret")
+    assert cli.main(["audit", "verify"]) == 0
+    assert "the trail holds: 2 records" in capsys.readouterr().out
+    assert cli.main(["audit", "rekey"]) == 0
+    assert "already chained" in capsys.readouterr().out

@@ -395,6 +395,71 @@ def test_a_row_edited_and_every_hash_after_it_recomputed_shows_against_a_checkpo
     assert not report.ok and report.first_bad == 5 and "rewritten" in str(report.problem)
 
 
+def _rehash_from(log: AuditLog, location: str, first: int, key: bytes | None) -> None:
+    """Every hash from record ``first`` on computed again, as one who can write the
+    database but holds ``key`` (None: no secret) would."""
+    columns = "time_utc, image_sha256, profile, verdict, reading, declared, computed, differences"
+    rows = log._query(f"SELECT id, {columns}, record_sha256 FROM verification ORDER BY id", [])
+    previous = audit_module._GENESIS if first == 1 else rows[first - 2][-1]
+    for row in rows[first - 1 :]:
+        previous = audit_module._chain(previous, [str(value) for value in row[1:-1]], key)
+        raw(location, f"UPDATE verification SET record_sha256 = '{previous}' WHERE id = {row[0]}")
+
+
+def _keyed(location: str, key: str = SECRET) -> AuditLog:
+    log = AuditLog(location, token=TOKEN, key=key)
+    for minute in range(4):
+        record(log, time=T0 + timedelta(minutes=minute))
+    return log
+
+
+def test_a_keyed_chain_shows_a_row_edited_and_every_hash_after_it_recomputed(
+    location: str,
+) -> None:
+    """Under the operator secret the chain cannot be computed again without it: the edited
+    record is named, whether the hashes after it, or all of them, are recomputed."""
+    log = _keyed(location)
+    assert log.verify(TOKEN).ok
+    raw(location, "UPDATE verification SET verdict = 'mismatch' WHERE id = 2")
+    _rehash_from(log, location, 2, None)
+    report = log.verify(TOKEN)
+    assert not report.ok and report.first_bad == 2 and "edited, or re-hashed" in str(report.problem)
+    _rehash_from(log, location, 1, None)  # the whole trail as a chain without the secret
+    report = log.verify(TOKEN)
+    assert not report.ok and report.first_bad == 1
+    assert "chained without the operator secret" in str(report.problem)
+    _rehash_from(log, location, 1, b"a guessed secret")
+    assert log.verify(TOKEN).first_bad == 1
+    assert AuditLog(location, token=TOKEN, key="a guessed secret").verify(TOKEN).ok is True
+
+
+def test_a_trail_is_appended_to_only_as_it_is_chained(location: str) -> None:
+    """A log refuses to append to a trail chained the other way (a chain of both kinds would
+    not hold); ``rekey`` chains a trail kept without the secret under it, once it holds."""
+    plain = AuditLog(location, token=TOKEN, key="")
+    for minute in range(3):
+        record(plain, time=T0 + timedelta(minutes=minute))
+    keyed = AuditLog(location, token=TOKEN, key=SECRET)
+    with pytest.raises(AuditError, match=r"chained without the operator secret .*audit rekey"):
+        record(keyed)
+    assert keyed.verify(TOKEN).first_bad == 1
+    raw(location, "UPDATE verification SET verdict = 'mismatch' WHERE id = 2")
+    with pytest.raises(AuditError, match="the trail does not hold, nothing chained again"):
+        keyed.rekey(TOKEN)
+    raw(location, "UPDATE verification SET verdict = 'match' WHERE id = 2")
+    assert plain.verify(TOKEN).ok
+    with pytest.raises(AuditError, match="needs HANDREADER_AUDIT_KEY"):
+        plain.rekey(TOKEN)
+    assert keyed.rekey(TOKEN) == 3
+    assert keyed.rekey(TOKEN) == 0  # already chained under it
+    assert keyed.verify(TOKEN).ok and record(keyed) == 4 and keyed.verify(TOKEN).records == 4
+    with pytest.raises(AuditError, match="chained under the operator secret: set"):
+        record(AuditLog(location, token=TOKEN, key=""))
+    assert "needs HANDREADER_AUDIT_KEY" in str(
+        AuditLog(location, token=TOKEN, key="").verify(TOKEN).problem
+    )
+
+
 def test_a_checkpoint_under_another_secret_or_malformed_is_refused(filled: AuditLog) -> None:
     checkpoint = filled.checkpoint(TOKEN, SECRET)
     with pytest.raises(AuditError, match="signature does not hold"):
