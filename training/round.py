@@ -491,7 +491,8 @@ def run_from_arguments(arguments: Any) -> int:
         shipped_models=arguments.models,
         device=parse_device(arguments.device),
     )
-    plan = dataclasses.replace(plan, **plan_changes(getattr(arguments, "set", [])))
+    changes: dict[str, Any] = dict(plan_changes(getattr(arguments, "set", [])))
+    plan = dataclasses.replace(plan, **changes)
     saved = plan.work_dir / "plan.json"
     if saved.is_file():  # a resumed round keeps the plan it began with
         kept = json.loads(saved.read_text())

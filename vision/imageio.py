@@ -94,6 +94,7 @@ __all__ = [
     "UnsupportedImageTypeError",
     "apply_orientation",
     "check_limits",
+    "decode_checked",
     "decode_image",
     "decode_reduced",
     "load_image",
@@ -294,7 +295,7 @@ def decode_image(
         max_decoded_bytes=max_decoded_bytes,
         min_side=min_side,
     )
-    return _decode(data, info, 1)
+    return decode_checked(data, info).image
 
 
 def reduced_factor(
@@ -331,7 +332,15 @@ def decode_reduced(
         max_decoded_bytes=max_decoded_bytes,
         min_side=min_side,
     )
-    factor = reduced_factor(info, min_long_side, min_side)
+    return decode_checked(data, info, reduced_factor(info, min_long_side, min_side))
+
+
+def decode_checked(data: bytes, info: ImageInfo, factor: int = 1) -> ReducedImage:
+    """Decode ``data`` whose header walk :func:`check_limits` already made and passed (its
+    ``info``), at ``factor`` (1, or for a JPEG :func:`reduced_factor` of ``info``): the one
+    walk of the header serves the limits, the decoding budget and the decoder, so a caller
+    that holds memory for the decode (``decode_peak_bytes(info, factor)``) reads the header
+    once. CorruptImageError when the data does not decode."""
     image = _decode(data, info, factor)
     if factor == 1:
         return ReducedImage(image, 1, (image.shape[1], image.shape[0]))

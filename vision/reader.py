@@ -397,10 +397,9 @@ class Reader:
         best_turn = sureness.argmax(axis=1)  # (cuts, crops)
         columns = np.arange(count)
         surest = np.stack([seen[c, best_turn[c], columns] for c in range(len(cuts))])
-        cut_shown = shown.any(axis=1)  # (cuts, crops): the cuts each crop was read in
-        probabilities[unsure] = (surest * cut_shown[..., None]).sum(axis=0) / cut_shown.sum(axis=0)[
-            :, None
-        ]
+        cut_shown: NDArray[np.bool_] = np.asarray(shown.any(axis=1))  # (cuts, crops): read in
+        weights = cut_shown[..., None].astype(np.float32)
+        probabilities[unsure] = (surest * weights).sum(axis=0) / weights.sum(axis=0)
         flat = sureness.reshape(len(cuts) * turns, count).argmax(axis=0)
         embeddings[unsure] = seen_embeddings.reshape(len(cuts) * turns, count, -1)[flat, columns]
         return probabilities, embeddings

@@ -45,8 +45,7 @@ from vision.imageio import (
     ImageError,
     ReducedImage,
     check_limits,
-    decode_image,
-    decode_reduced,
+    decode_checked,
     reduced_factor,
 )
 from vision.imagelimits import decode_peak_bytes
@@ -172,14 +171,10 @@ def decoded_photo(
         "max_pixels": limits.max_pixels,
         "max_decoded_bytes": limits.max_decoded_bytes,
     }
-    info = check_limits(data, **checks)
+    info = check_limits(data, **checks)  # the one walk of the header
     factor = reduced_factor(info) if reduced else 1
     with runtime.hold(decode_peak_bytes(info, factor)):
-        if reduced:
-            yield decode_reduced(data, **checks)
-        else:
-            image = decode_image(data, **checks)
-            yield ReducedImage(image, 1, (image.shape[1], image.shape[0]))
+        yield decode_checked(data, info, factor)
 
 
 def read_photo(

@@ -111,13 +111,13 @@ def test_a_frame_is_decoded_off_the_event_loop(
 
     def slow_decode(*args: Any, **kwargs: Any) -> Any:
         seen.append(answered.wait(timeout=5))
-        return decode_image(*args, **kwargs)
+        return decode_checked(*args, **kwargs)
 
     from handreader.service.routes import reading
 
-    decode_image = service_deps.decode_image
-    monkeypatch.setattr(service_deps, "decode_image", slow_decode)
-    monkeypatch.setattr(reading, "decode_image", slow_decode, raising=False)
+    decode_checked = service_deps.decode_checked
+    monkeypatch.setattr(service_deps, "decode_checked", slow_decode)
+    monkeypatch.setattr(reading, "decode_checked", slow_decode, raising=False)
     with client.websocket_connect("/v1/live") as socket:
         socket.send_bytes(image_bytes())
         assert client.get("/health").status_code in (200, 503)

@@ -104,3 +104,34 @@ def test_annotated_keeps_the_photos_size_with_the_boxes_in_place(
     change = np.abs(drawn - GREY).sum(axis=2)
     assert change[1500, 1010:1080].mean() > 60  # the outline along its top edge
     assert change[750, 505:540].mean() < 10  # nothing where the reduced box would be
+
+
+def test_a_photo_s_header_is_walked_once_from_upload_to_decoding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The limits, the decoding budget and the decoder share one walk of the header."""
+    import contextlib
+
+    from handreader.service import deps
+    from vision import imagelimits
+
+    walks: list[int] = []
+    probe = imagelimits.probe_image
+
+    def counted(data: bytes) -> object:
+        walks.append(len(data))
+        return probe(data)
+
+    monkeypatch.setattr(imagelimits, "probe_image", counted)
+    photo = cv2.imencode(".jpg", np.full((3000, 4000, 3), 90, np.uint8))[1].tobytes()
+
+    class _Runtime:
+        settings = deps.Settings()
+
+        @staticmethod
+        def hold(amount: int) -> contextlib.AbstractContextManager[None]:
+            return contextlib.nullcontext()
+
+    with deps.decoded_photo(photo, _Runtime()) as image:  # type: ignore[arg-type]
+        assert image.factor > 1 and image.size_wh == (4000, 3000)
+    assert walks == [len(photo)]
