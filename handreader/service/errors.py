@@ -29,6 +29,7 @@ from handreader.service.token_guard import TooManyAttemptsError, client_of, guar
 from handreader.store.audit import AuditAuthError, AuditError
 from handreader.store.database import StoreError, StoreFullError, StoreUnavailableError
 from handreader.tables.grouping import GroupingError
+from handreader.tables.live import LiveError
 from handreader.tables.verification import VerifyError
 from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
 from rules.pits import CombinationError
@@ -95,6 +96,7 @@ KNOWN_ERRORS: tuple[type[Exception], ...] = (
     ImageError,
     RulesError,
     GroupingError,
+    LiveError,
     VerifyError,
     AuditError,
     StoreError,
@@ -119,6 +121,7 @@ def _error_code(error: BaseException) -> str:
         (IllegalPlayError, "illegal_play"),
         (RulesError, "bad_options"),
         (GroupingError, "bad_options"),
+        (LiveError, "bad_options"),
         (VerifyError, "bad_declaration"),
         (AuditAuthError, "unauthorized"),
         (StoreUnavailableError, "store_unavailable"),

@@ -27,6 +27,9 @@ so a misread in one frame neither flickers a code nor a score.
   banker's hand stays the banker while a hand of the same cards is on the table, whatever
   the banker rule would pick now. A track must also be read in
   ``TrackerSettings.confirm_frames`` frames before it is shown at all.
+- **A locked layout.** :meth:`LivePipeline.lock_layout` turns the hands shown into regions
+  (the banker's and each player's), so that from then on the cards are grouped by where they
+  lie, not by their geometry: a dealer locks the table once the hands are down.
 - **The deck in play.** With ``LiveSettings.in_play`` (or :attr:`LivePipeline.in_play` set
   later), the cards shown are decoded together under that deck before they are scored and
   drawn (:func:`vision.tracking.decode_tracks`): two tracks never show one card of a one-deck
@@ -51,7 +54,8 @@ from typing import Protocol, TypeVar, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from handreader.tables.scoring import TableCard, TableOptions, TableResult, score_reading
+from handreader.tables.grouping import Region
+from handreader.tables.scoring import Role, TableCard, TableOptions, TableResult, score_reading
 from rules.decks import Deck
 from rules.niuniu_profiles import NIU_PROFILES, NiuProfile, get_profile
 from vision.detections import Reading, ReadingFlag
@@ -64,7 +68,9 @@ from vision.tracking import (
 )
 
 __all__ = [
+    "LOCK_MARGIN",
     "FrameReader",
+    "Layout",
     "LiveError",
     "LiveFrame",
     "LivePipeline",
@@ -80,7 +86,31 @@ _R = TypeVar("_R")
 
 
 class LiveError(ValueError):
-    """Live settings out of range, or a frame that is not a BGR image."""
+    """Live settings out of range, a frame that is not a BGR image, or no hands to lock."""
+
+
+LOCK_MARGIN = 0.5
+"""How far a locked hand's region reaches past its cards, in the shorter side of their box."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A locked table: the banker's region (None without a banker) and the players' (or the
+    trainer's hands'), in seat order, as fractions of the frame."""
+
+    banker: Region | None
+    players: tuple[Region, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON: ``banker`` [x1, y1, x2, y2] or null, ``players`` a list of them."""
+
+        def box(region: Region) -> list[float]:
+            return [round(value, 4) for value in (region.x1, region.y1, region.x2, region.y2)]
+
+        return {
+            "banker": None if self.banker is None else box(self.banker),
+            "players": [box(region) for region in self.players],
+        }
 
 
 class FrameReader(Protocol):
@@ -143,7 +173,8 @@ class LiveFrame:
     cards shown: the confirmed tracks, the corners of one card made one
     (:attr:`vision.tracking.CardTracker.shown`); ``table`` is scored from ``cards``;
     ``read_every`` is the k in force; ``timings_ms`` has ``read`` (when read: the reader's own
-    time, wherever it ran), ``track``, ``score`` and ``total`` (their sum).
+    time, wherever it ran), ``track``, ``score`` and ``total`` (their sum); ``layout`` the
+    locked regions, if any.
     """
 
     index: int
@@ -156,6 +187,8 @@ class LiveFrame:
     read_every: int
     rescored: bool
     timings_ms: dict[str, float] = field(compare=False)
+    layout: Layout | None = None
+    """The locked regions the hands are held to (:meth:`LivePipeline.lock_layout`)."""
 
     @property
     def shown(self) -> tuple[Track, ...]:
@@ -171,6 +204,7 @@ class LiveFrame:
             "cards": [track.to_dict() for track in self.shown],
             "table": self.table.to_dict(),
             "ms": {key: round(value, 2) for key, value in self.timings_ms.items()},
+            "layout": None if self.layout is None else self.layout.to_dict(),
         }
 
 
@@ -263,6 +297,8 @@ class LivePipeline:
         self._decoded: tuple[tuple[Track, ...], tuple[Track, ...]] | None = None
         self._held: tuple[object, TableResult] | None = None  # the grouping shown, its table
         self._candidate: tuple[object, int] | None = None  # a new grouping, frames it held
+        self._layout: Layout | None = None
+        self._unlocked: tuple[Region | None, tuple[Region, ...]] = (None, ())
 
     @property
     def in_play(self) -> Deck | None:
@@ -306,6 +342,50 @@ class LivePipeline:
     def read_every(self) -> int:
         """The k in force: every k-th frame is read."""
         return self._read_every
+
+    @property
+    def layout(self) -> Layout | None:
+        """The regions the hands are held to (:meth:`lock_layout`); None when not locked."""
+        return self._layout
+
+    def lock_layout(self, margin: float = LOCK_MARGIN) -> Layout:
+        """Hold the hands shown now to their places: each hand's cards' box, grown by
+        ``margin`` of its shorter side on every side (within the frame), becomes its region
+        (the banker's ``banker_region``, the others ``player_regions`` in seat order), so that
+        a wobbling camera or a card put down between two hands no longer regroups them; a card
+        outside every region is left over. Replaces regions given before, which
+        :meth:`unlock_layout` gives back. LiveError when no hand is shown yet."""
+        table = self._held[1] if self._held is not None else self._table
+        hands = [hand for hand in table.hands if hand.box_xyxy is not None] if table else []
+        if table is None or table.size_wh is None or not hands:
+            raise LiveError("no hands to lock yet: show the table to the camera first")
+        width, height = table.size_wh
+
+        def region(box: tuple[float, float, float, float]) -> Region:
+            grow = margin * min(box[2] - box[0], box[3] - box[1])
+            x1, y1 = max(0.0, box[0] - grow) / width, max(0.0, box[1] - grow) / height
+            x2, y2 = min(width, box[2] + grow) / width, min(height, box[3] + grow) / height
+            return Region(x1, y1, x2, y2, fractional=True)
+
+        boxes = [(hand, cast(tuple[float, float, float, float], hand.box_xyxy)) for hand in hands]
+        banker = next((box for hand, box in boxes if hand.role is Role.BANKER), None)
+        players = tuple(region(box) for hand, box in boxes if hand.role is not Role.BANKER)
+        layout = Layout(None if banker is None else region(banker), players)
+        if self._layout is None:
+            self._unlocked = (self._options.banker_region, self._options.player_regions)
+        self._layout = layout
+        self.options = replace(
+            self._options, banker_region=layout.banker, player_regions=layout.players
+        )
+        return layout
+
+    def unlock_layout(self) -> None:
+        """Group the hands as before :meth:`lock_layout` (the regions given before, if any)."""
+        if self._layout is None:
+            return
+        banker, players = self._unlocked
+        self._layout = None
+        self.options = replace(self._options, banker_region=banker, player_regions=players)
 
     def reset(self) -> None:
         """Forget the tracks and the scored table (a new scene)."""
@@ -448,6 +528,7 @@ class LivePipeline:
             read_every=self._read_every,
             rescored=rescored,
             timings_ms=timings,
+            layout=self._layout,
         )
         self._index += 1
         self._choose_read_every()

@@ -297,10 +297,13 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
     the profile's Niu Niu deck (``game`` and ``decks`` options). A text message
     ``{"profile": "classic"}`` changes the profile (the deck in play stays), ``{"deck": "MYDECK"}``
     the deck (null: none; the tracks restart), ``{"options": {...}}`` all the options (a new deck
-    in play restarts the tracks), ``{"reset": true}`` forgets the tracks; each is answered
-    ``{"ok": true, "profile": ..., "deck": ..., "in_play": ...}``. A bad frame or message is
-    answered with the usual ``{"error": {"code", "message"}}`` and the stream goes on; bad
-    options in the query close the connection (code 1008) after that error.
+    in play restarts the tracks), ``{"reset": true}`` forgets the tracks, ``{"lock": true}``
+    holds the hands shown to their regions (``handreader.tables.live.LivePipeline.lock_layout``;
+    ``{"lock": false}`` lets them go); each is answered ``{"ok": true, "profile": ...,
+    "deck": ..., "in_play": ..., "layout": ...}`` (``layout``: the locked regions, or null).
+    A bad frame or message is answered with the usual ``{"error": {"code", "message"}}`` and
+    the stream goes on; bad options in the query close the connection (code 1008) after that
+    error.
 
     A handshake from a web page of another origin is refused (HTTP 403) unless the operator
     allows that origin (``handreader.service.origins``). Frames are decoded and read in the
@@ -362,6 +365,9 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
                             "profile": pipeline.options.profile.name,
                             "deck": decks.deck,
                             "in_play": None if decks.in_play is None else str(decks.in_play),
+                            "layout": None
+                            if pipeline.layout is None
+                            else pipeline.layout.to_dict(),
                         }
                         await websocket.send_text(json.dumps(answer))
                 except WebSocketDisconnect:
@@ -400,6 +406,13 @@ def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
         pipeline.set_profile(str(command["profile"]))
     if command.get("reset"):
         pipeline.reset()
+    if "lock" in command:
+        if command["lock"] is True:
+            pipeline.lock_layout()
+        elif command["lock"] is False:
+            pipeline.unlock_layout()
+        else:
+            raise MalformedJsonError("lock must be true or false")
 
 
 def _choose_deck(pipeline: LivePipeline, decks: DeckSwitch, deck: object) -> None:

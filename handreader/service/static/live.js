@@ -7,7 +7,7 @@ import { niuniuResults } from "./photo.js";
 import { chosenDeck, onDeckChange } from "./decks.js";
 import { drawScene, clearScene, niuniuScene } from "./draw.js";
 
-const state = { stream: null, socket: null, running: false, answers: 0, since: 0, shownKey: "" };
+const state = { stream: null, socket: null, running: false, answers: 0, since: 0, shownKey: "", locked: false };
 
 function socketUrl() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
@@ -34,9 +34,33 @@ function sendFrame() {
   }, "image/jpeg", 0.75);
 }
 
-/** Draw the answer's tracked cards and scored hands on the overlay canvas (draw.js). */
+/** Draw the answer's tracked cards and scored hands on the overlay canvas (draw.js), and the
+ * regions of a locked layout as dashed frames under them. */
 export function drawOverlay(canvas, answer) {
   drawScene(canvas, null, { ...niuniuScene(answer.table, answer.cards), size: answer.size });
+  if (answer.layout) drawLayout(canvas, answer.layout);
+  else canvas.dataset.regions = "0";
+}
+
+function drawLayout(canvas, layout) {
+  const context = canvas.getContext("2d");
+  const regions = [layout.banker, ...layout.players].filter(Boolean);
+  context.save();
+  context.setLineDash([8, 6]);
+  context.lineWidth = 2;
+  context.strokeStyle = "rgba(255, 255, 255, 0.85)";
+  for (const [x1, y1, x2, y2] of regions) {
+    context.strokeRect(x1 * canvas.width, y1 * canvas.height, (x2 - x1) * canvas.width, (y2 - y1) * canvas.height);
+  }
+  context.restore();
+  canvas.dataset.regions = String(regions.length);
+}
+
+function showLock(layout) {
+  state.locked = Boolean(layout);
+  const button = $("live-lock");
+  button.textContent = state.locked ? "Unlock layout" : "Lock layout";
+  button.setAttribute("aria-pressed", String(state.locked));
 }
 
 function onAnswer(event) {
@@ -49,7 +73,10 @@ function onAnswer(event) {
   }
   if (answer.error) {
     showError($("live-error"), new ApiError(answer.error.code, answer.error.message, 0));
-  } else if (!answer.ok) {
+  } else if (answer.ok) {
+    showLock(answer.layout);
+  } else {
+    if (answer.table.hands.length) $("live-lock").disabled = false;
     showError($("live-error"), null);
     drawOverlay($("live-overlay"), answer);
     state.answers += 1;
@@ -111,11 +138,18 @@ function stop() {
   $("live-status").textContent = "Stopped";
   $("live-start").disabled = false;
   $("live-stop").disabled = true;
+  $("live-lock").disabled = true;
+  showLock(null);
 }
 
 export function setupLive() {
   $("live-start").addEventListener("click", start);
   $("live-stop").addEventListener("click", stop);
+  $("live-lock").addEventListener("click", () => {
+    if (state.socket && state.socket.readyState === WebSocket.OPEN) {
+      state.socket.send(JSON.stringify({ lock: !state.locked }));
+    }
+  });
   $("live-profile").addEventListener("change", () => {
     if (state.socket && state.socket.readyState === WebSocket.OPEN) {
       state.socket.send(JSON.stringify({ profile: $("live-profile").value }));

@@ -113,3 +113,48 @@ def test_the_shipped_models_score_a_fanned_hand_live_as_in_photo_mode(browser: A
         ("scored", FAN_LABEL)
     ]
     assert share_as_photo(photo, frames) >= 0.95
+
+
+def test_the_dealer_locks_the_layout_and_sees_its_regions(browser: Any) -> None:
+    """``Lock layout`` holds the hand shown to its region (drawn dashed on the overlay, the
+    frames' answers carry it); pressed again, it lets go."""
+    with Server(FanReader(seed=3)) as server:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.grant_permissions(["camera"], origin=server.url)
+        page = context.new_page()
+        problems: list[str] = []
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        answers: list[dict[str, Any]] = []
+        page.on(
+            "websocket",
+            lambda socket: socket.on(
+                "framereceived", lambda payload: answers.append(json.loads(payload))
+            ),
+        )
+        try:
+            page.goto(server.url + "/")
+            page.wait_for_selector("body[data-ready='true']")
+            page.click("#tab-live")
+            assert page.is_disabled("#live-lock")  # nothing to lock before the camera runs
+            page.click("#live-start")
+            page.wait_for_selector("#live-lock:not([disabled])", timeout=30_000)
+            page.click("#live-lock")
+            page.wait_for_selector("#live-lock[aria-pressed='true']", timeout=10_000)
+            assert page.text_content("#live-lock") == "Unlock layout"
+            page.wait_for_function(
+                "() => document.getElementById('live-overlay').dataset.regions === '1'",
+                timeout=10_000,
+            )
+            locked = [answer for answer in answers if answer.get("layout")]
+            assert locked and len(locked[-1]["layout"]["players"]) == 1
+            page.click("#live-lock")
+            page.wait_for_selector("#live-lock[aria-pressed='false']", timeout=10_000)
+            page.wait_for_function(
+                "() => document.getElementById('live-overlay').dataset.regions === '0'",
+                timeout=10_000,
+            )
+            page.click("#live-stop")
+            assert page.is_disabled("#live-lock")
+        finally:
+            context.close()
+    assert problems == [], f"JavaScript errors on the page: {problems}"

@@ -257,6 +257,7 @@ def test_live_control_messages(client: TestClient) -> None:
             "profile": "classic",
             "deck": None,
             "in_play": NIUNIU,
+            "layout": None,
         }
         assert _frame(socket)["table"]["profile"] == "classic"
         socket.send_json({"options": {"profile": "app", "mode": "trainer"}})
@@ -265,11 +266,40 @@ def test_live_control_messages(client: TestClient) -> None:
             "profile": "app",
             "deck": None,
             "in_play": NIUNIU,
+            "layout": None,
         }
         assert _frame(socket)["table"]["mode"] == "trainer"
         socket.send_json({"reset": True})
         assert socket.receive_json()["ok"] is True
         assert _frame(socket)["cards"] == []  # the tracks were forgotten
+
+
+def test_live_lock_holds_the_hands_shown_to_their_regions(client: TestClient) -> None:
+    with client.websocket_connect("/v1/live") as socket:
+        socket.send_json({"lock": True})
+        refused = socket.receive_json()["error"]
+        assert refused["code"] == "bad_options" and "no hands to lock yet" in refused["message"]
+        for _ in range(3):
+            shown = _frame(socket)
+        assert shown["layout"] is None
+        socket.send_json({"lock": True})
+        answer = socket.receive_json()
+        layout = answer["layout"]
+        assert answer["ok"] is True and layout["banker"] is not None
+        assert len(layout["players"]) == len(shown["table"]["hands"]) - 1 == 2
+        assert all(
+            0 <= value <= 1 for box in [layout["banker"], *layout["players"]] for value in box
+        )
+        locked = _frame(socket)
+        assert locked["layout"] == layout
+        assert [hand["score"]["label"] for hand in locked["table"]["hands"]] == [
+            hand["score"]["label"] for hand in shown["table"]["hands"]
+        ]
+        socket.send_json({"lock": "yes"})
+        assert socket.receive_json()["error"]["code"] == "malformed_json"
+        socket.send_json({"lock": False})
+        assert socket.receive_json()["layout"] is None
+        assert _frame(socket)["layout"] is None
 
 
 @pytest.mark.parametrize(
