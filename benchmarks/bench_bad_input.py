@@ -34,7 +34,9 @@ on a throw-away PostgreSQL cluster (``benchmarks/postgres_cluster.py``):
 10. **JSON flood**: sixteen 893 KiB bodies of arrays 30 deep on ``POST /v1/score`` at once:
     their statuses and ``/health``'s worst latency meanwhile;
 11. **text flood**: one 17.7 MiB text message on ``WS /v1/live``: the answer, the seconds, and
-    ``/health``'s worst latency meanwhile.
+    ``/health``'s worst latency meanwhile;
+12. **wrong tokens**: 1,000 requests with a wrong operator token, 16 at a time: their
+    statuses, their seconds, the server's log lines meanwhile.
 
 Targets: the scan bomb refused, the twelve refused or read with every worker under 1 GB,
 ``/health`` within 1 s in phases 9 to 11, a photo read within 1 s while the database is
@@ -309,16 +311,23 @@ def _verify(port: int, photo: bytes) -> tuple[int, float, str]:
     return answer.status_code, round(time.perf_counter() - started, 2), code
 
 
+def _parent(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("PPid:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def _cluster_pids(url: str) -> list[int]:
-    """The processes of the throw-away cluster serving ``url`` (its postmaster and children)."""
+    """The processes of the throw-away cluster serving ``url``: its postmaster (started with
+    that port) and the postmaster's children."""
     port = url.rsplit(":", 1)[1].split("/")[0]
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            command = _command(int(entry.name))
-            if "postgres" in command and (f"-p {port}" in command or "postgres:" in command):
-                found.append(int(entry.name))
-    return found
+    pids = [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+    masters = [pid for pid in pids if f"port={port}" in _command(pid).replace(" ", "")]
+    return masters + [pid for pid in pids if _parent(pid) in masters]
 
 
 def _frozen_database(port: int, url: str, photo: bytes, seconds: float) -> dict[str, Any]:
@@ -361,6 +370,31 @@ def _text_flood(port: int, size: int) -> dict[str, Any]:
             outcome = f"closed: {type(error).__name__}"
         seconds = round(time.perf_counter() - started, 2)
     return {"answer": outcome, "seconds": seconds, "health_worst_s": poller.worst_s}
+
+
+def _wrong_tokens(port: int, count: int, log: Path) -> dict[str, Any]:
+    """``count`` requests with a wrong operator token, 16 at a time: their statuses, the
+    seconds they took and the log lines the server wrote meanwhile."""
+    lines_before = len(log.read_text(errors="replace").splitlines())
+
+    def guess(_: int) -> int:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            connection.request("GET", "/v1/audit", headers={"Authorization": "Bearer guess"})
+            response = connection.getresponse()
+            response.read()
+            return response.status
+        finally:
+            connection.close()
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(guess, range(count)))
+    seconds = round(time.perf_counter() - started, 1)
+    statuses = {str(status): answers.count(status) for status in sorted(set(answers))}
+    time.sleep(0.5)
+    lines = len(log.read_text(errors="replace").splitlines()) - lines_before
+    return {"statuses": statuses, "seconds": seconds, "log_lines": lines}
 
 
 def attacks(args: argparse.Namespace) -> int:
@@ -413,6 +447,8 @@ def attacks(args: argparse.Namespace) -> int:
             print("JSON flood:", figures["JSON flood"])
             figures["text flood"] = _text_flood(port, int(17.7 * 1024 * 1024))
             print("text flood:", figures["text flood"])
+            figures["wrong tokens"] = _wrong_tokens(port, 1000, Path(log_file.name))
+            print("wrong tokens:", figures["wrong tokens"])
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -433,6 +469,11 @@ def attacks(args: argparse.Namespace) -> int:
         "frozen database: /health within 1 s": frozen["health_worst_s"] < 1,
         "JSON flood: /health within 1 s": figures["JSON flood"]["health_worst_s"] < 1,
         "text flood: /health within 1 s": figures["text flood"]["health_worst_s"] < 1,
+        "wrong tokens: held off (429) and logged in groups": figures["wrong tokens"][
+            "statuses"
+        ].get("429", 0)
+        > 900
+        and figures["wrong tokens"]["log_lines"] <= 20,
     }
     return _report(figures, checks, args.json)
 

@@ -14,8 +14,9 @@ Each worker counts the refused tokens of each client address over a sliding wind
 - the first refusal of an address in a window is logged in one line; the next ones are
   counted and logged as one line every ``LOG_EVERY`` refusals.
 
-A wrong token of the operator is thus answered at once, and 1,000 guesses from one address
-cost the guesser the window's minute for every ``LOCK_AFTER`` of them.
+A wrong token of the operator is thus answered at once; a guesser asking one request after
+another gets an answer every 2 s at most, and one asking many at once gets ``LOCK_AFTER``
+answers a minute from each worker, the rest 429.
 """
 
 from __future__ import annotations
