@@ -23,10 +23,11 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.cards import CARD_CLASSES, Joker, parse_card, parse_cards
+from rules.cards import CARD_CLASSES, parse_cards
 from rules.decks import Deck
 from vision.calibration import DeckProfile, combine_with_profile
 from vision.card_evidence import doubted_by_card_face
+from vision.corners import fourth_corners, joint_probabilities, upright_turns
 from vision.crops import CROP_CONTEXT, CROP_SIZE, crop_index, crops_to_tensor
 from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
@@ -82,71 +83,6 @@ def brightened(image: NDArray[np.uint8], target: float) -> NDArray[np.uint8]:
     if bright >= target:
         return image
     return np.asarray(cv2.convertScaleAbs(image, alpha=target / max(bright, 1.0)), np.uint8)
-
-
-def fourth_corners(
-    groups: list[list[int]],
-    codes: NDArray[np.integer[Any]],
-    centers: NDArray[np.floating[Any]],
-    heights: NDArray[np.floating[Any]],
-) -> dict[int, int]:
-    """The lone indices that are the fourth corner of a card read at three others.
-
-    A deck that prints its index in all four corners shows three of them in agreement and the
-    fourth, seen at a slant or upside down, sometimes read as another rank of the same suit (an
-    upside-down Q as a 10 or an 8): that is not a second card. The fourth corner of three index
-    centres a, b, c lies at a + c - b for the corner b between them; a group of one index whose
-    centre lies within half an index height of such a point, whose reading is another rank of
-    the same suit, is that corner. Returns {lone group: the group it belongs to}.
-    """
-    owners = [n for n, group in enumerate(groups) if len(group) >= 3]
-    absorbed: dict[int, int] = {}
-    if not owners:
-        return absorbed
-    cards = [parse_card(CARD_CLASSES[int(codes[group[0]])]) for group in groups]
-    # each owner's candidate fourth corners a + c - b, for every corner b between two others
-    # (a < c: a + c - b is the same point for (c, b, a)), and how near a lone index must lie
-    fourths: dict[int, tuple[NDArray[np.floating[Any]], float]] = {}
-    for owner in owners:
-        if isinstance(cards[owner], Joker):
-            continue
-        points = centers[groups[owner]]
-        a, b, c = np.meshgrid(*[np.arange(len(points))] * 3, indexing="ij")
-        chosen = (a < c) & (b != a) & (b != c)
-        fourths[owner] = (
-            points[a[chosen]] + points[c[chosen]] - points[b[chosen]],
-            0.5 * float(heights[groups[owner]].max()),
-        )
-    for lone, (group, card) in enumerate(zip(groups, cards, strict=True)):
-        if len(group) != 1 or isinstance(card, Joker):
-            continue
-        best: tuple[float, int] | None = None
-        for owner, (points, tolerance) in fourths.items():
-            owner_card = cards[owner]
-            if isinstance(owner_card, Joker) or owner_card.suit != card.suit:
-                continue
-            distance = float(np.linalg.norm(points - centers[group[0]], axis=1).min())
-            if distance <= tolerance and (best is None or distance < best[0]):
-                best = (distance, owner)
-        if best is not None:
-            absorbed[lone] = best[1]
-    return absorbed
-
-
-def upright_turns(xyxy: NDArray[np.floating[Any]]) -> NDArray[np.bool_]:
-    """The quarter turns (4, N) at which each index box's crop is worth reading: an index
-    stands taller than wide when upright or upside down, so a box at least as tall as wide is
-    read as it lies and half a turn round (turns 0 and 2), a wider one at a quarter and three
-    quarters of a turn (1 and 3). Row k is turn k (``np.rot90``'s k, counter-clockwise)."""
-    tall = (xyxy[:, 3] - xyxy[:, 1]) >= (xyxy[:, 2] - xyxy[:, 0])
-    return np.stack([tall, ~tall, tall, ~tall])
-
-
-def _joint(probabilities: NDArray[np.float32]) -> NDArray[np.float32]:
-    """One card's probabilities from its indices' (K, 54): their product, scaled to sum to 1."""
-    joint: NDArray[np.float32] = np.exp(np.log(probabilities + 1e-9).sum(axis=0))
-    joint /= joint.sum()
-    return joint
 
 
 def file_sha256(path: Path) -> str:
@@ -529,7 +465,7 @@ class Reader:
         kept = [number for number in range(len(groups)) if number not in absorbed]
         # corners of one card are independent looks at it: multiply their probabilities
         # (a fourth corner read otherwise is a look that failed: it only adds its box)
-        joints = np.stack([_joint(probabilities[groups[number]]) for number in kept])
+        joints = np.stack([joint_probabilities(probabilities[groups[number]]) for number in kept])
         # with a deck in play the cards are decoded together (vision.decoding), but grouped
         # by their indices' own readings as without one: grouping an index by its likeliest
         # card of the deck (in a pinochle pack, an index read 3C beside one read AC) would

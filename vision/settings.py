@@ -54,7 +54,7 @@ class ReaderSettings:
     fourth_corner: bool = True
     """Whether a lone index at the fourth corner of a card read at three others, read as another
     rank of the same suit, is taken as that card's corner, not as a second card
-    (:func:`vision.reader.fourth_corners`)."""
+    (:func:`vision.corners.fourth_corners`)."""
     whole_card: bool = True
     """Whether an image with at most two cards read for certain from its indices is also shown
     to the whole-card classifier (:mod:`vision.whole_card`), when the models include one."""
@@ -77,7 +77,7 @@ class ReaderSettings:
     """Nor are crops whose first look gives "none" at least this probability."""
     upright_turns: bool = True
     """With four ``turns``, an unsure crop is shown only at the two turns that stand its box
-    upright (:func:`vision.reader.upright_turns`); its first look, as it lies, is kept."""
+    upright (:func:`vision.corners.upright_turns`); its first look, as it lies, is kept."""
     verify_below: float = 0.1
     """With an index verifier among the models (:mod:`vision.verifier`), a card read for certain
     goes when the verifier gives none of its boxes this probability of being a card's corner

@@ -40,7 +40,6 @@ Threads: one connection guarded by a lock, so one :class:`AuditLog` may serve a 
 from __future__ import annotations
 
 import csv
-import hashlib
 import hmac
 import io
 import json
@@ -55,7 +54,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from handreader.store.audit_trail import AuditAuthError, AuditError, ChainReport, Checkpoint
+from handreader.store.audit_trail import (
+    GENESIS,
+    REKEY_HINT,
+    AuditAuthError,
+    AuditError,
+    ChainReport,
+    Checkpoint,
+    chain_hash,
+    format_time,
+    parse_time,
+)
 from handreader.store.database import (
     Database,
     StoreError,
@@ -103,28 +112,6 @@ _COLUMNS = (
     "record_sha256"
 )
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-
-def format_time(moment: datetime) -> str:
-    """UTC ISO 8601 with microseconds and ``Z`` (fixed width, so text order is time order)."""
-    if moment.tzinfo is None:
-        raise AuditError(f"time {moment.isoformat()!r} has no time zone")
-    return moment.astimezone(UTC).strftime(_TIME_FORMAT)
-
-
-def parse_time(value: datetime | str) -> datetime:
-    """A time from a datetime or an ISO 8601 string with a zone (``Z`` or ``+01:00``)."""
-    if isinstance(value, datetime):
-        moment = value
-    else:
-        try:
-            moment = datetime.fromisoformat(value.strip())
-        except (ValueError, AttributeError):
-            raise AuditError(f"time {value!r} is not ISO 8601") from None
-    if moment.tzinfo is None:
-        raise AuditError(f"time {str(value)!r} has no time zone: add Z or +HH:MM")
-    return moment
 
 
 def _json(value: object, what: str) -> str:
@@ -183,23 +170,6 @@ class AuditRecord:
             "differences": self.differences,
             "record_sha256": self.record_sha256,
         } | ({"damaged": list(self.damaged)} if self.damaged else {})
-
-
-def _chain(previous: str, fields: Sequence[str], key: bytes | None = None) -> str:
-    """The record hash over the previous hash and the stored fields, NUL-separated:
-    HMAC-SHA256 under the operator secret ``key``, or SHA-256 without one."""
-    digest = hmac.new(key, digestmod=hashlib.sha256) if key else hashlib.sha256()
-    digest.update(previous.encode("ascii"))
-    for text in fields:
-        digest.update(b"\0")
-        digest.update(text.encode("utf-8"))
-    return digest.hexdigest()
-
-
-REKEY_HINT = "run 'handreader audit rekey' to chain them under it"
-
-
-_GENESIS = "0" * 64
 
 
 class AuditLog:
@@ -326,7 +296,7 @@ class AuditLog:
                 "SELECT id, record_sha256 FROM verification ORDER BY id DESC LIMIT 1"
             )
             record_id = int(last[0]) + 1 if last else 1
-            record_hash = _chain(last[1] if last else _GENESIS, fields, self._key)
+            record_hash = chain_hash(last[1] if last else GENESIS, fields, self._key)
             transaction.all(
                 "INSERT INTO verification (id, time_utc, image_sha256, profile, verdict, "
                 "reading, declared, computed, differences, record_sha256) "
@@ -344,8 +314,8 @@ class AuditLog:
         hold."""
         if first is not None:
             fields = [str(value) for value in first[1:9]]
-            if _chain(_GENESIS, fields, self._key) != first[9]:
-                if self._key and _chain(_GENESIS, fields) == first[9]:
+            if chain_hash(GENESIS, fields, self._key) != first[9]:
+                if self._key and chain_hash(GENESIS, fields) == first[9]:
                     raise AuditError(
                         f"the trail's records are chained without the operator secret "
                         f"({KEY_ENV}): {REKEY_HINT}, or unset it"
@@ -373,9 +343,9 @@ class AuditLog:
 
         def again(transaction: Transaction) -> int:
             rows = transaction.all(f"SELECT {_COLUMNS} FROM verification ORDER BY id")
-            previous = _GENESIS
+            previous = GENESIS
             for row in rows:
-                previous = _chain(previous, [str(value) for value in row[1:9]], self._key)
+                previous = chain_hash(previous, [str(value) for value in row[1:9]], self._key)
                 transaction.all(
                     "UPDATE verification SET record_sha256 = ? WHERE id = ?", (previous, row[0])
                 )
@@ -492,7 +462,7 @@ class AuditLog:
             )
         return out.getvalue()
 
-    def verify_chain(self, token: str | None) -> int | None:
+    def verifychain_hash(self, token: str | None) -> int | None:
         """The id of the first record that is bad (edited: its hash does not follow from the
         records before it) or missing (a gap in the ids); None when the whole chain holds.
         :meth:`verify` says why, and checks a checkpoint too."""
@@ -519,7 +489,7 @@ class AuditLog:
 
     def _walk(self, key: bytes | None, checkpoint: Checkpoint | None = None) -> ChainReport:
         """:meth:`verify`'s walk over the records, each hash checked under ``key``."""
-        previous, expected, count = _GENESIS, 1, 0
+        previous, expected, count = GENESIS, 1, 0
         rows = self._query(f"SELECT {_COLUMNS} FROM verification ORDER BY id", [])
         for row in rows:
             record_id = int(row[0])
@@ -529,9 +499,9 @@ class AuditLog:
                 )
                 return ChainReport(count, previous, expected, missing)
             fields = [str(value) for value in row[1:9]]
-            if _chain(previous, fields, key) != row[9]:
+            if chain_hash(previous, fields, key) != row[9]:
                 why = f"record {record_id} does not follow from the records before it"
-                if record_id == 1 and key and _chain(previous, fields) == row[9]:
+                if record_id == 1 and key and chain_hash(previous, fields) == row[9]:
                     why = f"the records are chained without the operator secret: {REKEY_HINT}"
                 elif record_id == 1 and not key and self._key is None:
                     why += f" (a trail chained under the operator secret needs {KEY_ENV})"

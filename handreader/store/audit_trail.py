@@ -1,19 +1,74 @@
-"""What checking the audit trail gives (:meth:`handreader.store.audit.AuditLog.verify`): a
-report naming the first bad or missing record, and the signed checkpoints of the chain's head
-that an operator keeps outside the database (re-exported by :mod:`handreader.store.audit`)."""
+"""The audit trail's chain and what checking it gives (:meth:`handreader.store.audit.AuditLog.
+verify`): each record's hash, a report naming the first bad or missing record, and the signed
+checkpoints of the chain's head that an operator keeps outside the database (re-exported by
+:mod:`handreader.store.audit`)."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from handreader.store.database import StoreError
 
-__all__ = ["AuditAuthError", "AuditError", "ChainReport", "Checkpoint"]
+__all__ = [
+    "GENESIS",
+    "REKEY_HINT",
+    "AuditAuthError",
+    "AuditError",
+    "ChainReport",
+    "Checkpoint",
+    "chain_hash",
+    "format_time",
+    "parse_time",
+]
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def format_time(moment: datetime) -> str:
+    """UTC ISO 8601 with microseconds and ``Z`` (fixed width, so text order is time order)."""
+    if moment.tzinfo is None:
+        raise AuditError(f"time {moment.isoformat()!r} has no time zone")
+    return moment.astimezone(UTC).strftime(_TIME_FORMAT)
+
+
+def parse_time(value: datetime | str) -> datetime:
+    """A time from a datetime or an ISO 8601 string with a zone (``Z`` or ``+01:00``)."""
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except (ValueError, AttributeError):
+            raise AuditError(f"time {value!r} is not ISO 8601") from None
+    if moment.tzinfo is None:
+        raise AuditError(f"time {str(value)!r} has no time zone: add Z or +HH:MM")
+    return moment
+
+
+def chain_hash(previous: str, fields: Sequence[str], key: bytes | None = None) -> str:
+    """The record hash over the previous hash and the stored fields, NUL-separated:
+    HMAC-SHA256 under the operator secret ``key``, or SHA-256 without one."""
+    digest = hmac.new(key, digestmod=hashlib.sha256) if key else hashlib.sha256()
+    digest.update(previous.encode("ascii"))
+    for text in fields:
+        digest.update(b"\0")
+        digest.update(text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+REKEY_HINT = "run 'handreader audit rekey' to chain them under it"
+
+
+GENESIS = "0" * 64
+"""The previous hash of the first record."""
 
 
 class AuditError(StoreError):

@@ -55,7 +55,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from handreader.tables.grouping import Region
-from handreader.tables.scoring import Role, TableCard, TableOptions, TableResult, score_reading
+from handreader.tables.layout_lock import LOCK_MARGIN, Layout, layout_of
+from handreader.tables.scoring import TableCard, TableOptions, TableResult, score_reading
 from rules.decks import Deck
 from rules.niuniu_profiles import NIU_PROFILES, NiuProfile, get_profile
 from vision.detections import Reading, ReadingFlag
@@ -87,30 +88,6 @@ _R = TypeVar("_R")
 
 class LiveError(ValueError):
     """Live settings out of range, a frame that is not a BGR image, or no hands to lock."""
-
-
-LOCK_MARGIN = 0.5
-"""How far a locked hand's region reaches past its cards, in the shorter side of their box."""
-
-
-@dataclass(frozen=True, slots=True)
-class Layout:
-    """A locked table: the banker's region (None without a banker) and the players' (or the
-    trainer's hands'), in seat order, as fractions of the frame."""
-
-    banker: Region | None
-    players: tuple[Region, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON: ``banker`` [x1, y1, x2, y2] or null, ``players`` a list of them."""
-
-        def box(region: Region) -> list[float]:
-            return [round(value, 4) for value in (region.x1, region.y1, region.x2, region.y2)]
-
-        return {
-            "banker": None if self.banker is None else box(self.banker),
-            "players": [box(region) for region in self.players],
-        }
 
 
 class FrameReader(Protocol):
@@ -349,28 +326,14 @@ class LivePipeline:
         return self._layout
 
     def lock_layout(self, margin: float = LOCK_MARGIN) -> Layout:
-        """Hold the hands shown now to their places: each hand's cards' box, grown by
-        ``margin`` of its shorter side on every side (within the frame), becomes its region
-        (the banker's ``banker_region``, the others ``player_regions`` in seat order), so that
-        a wobbling camera or a card put down between two hands no longer regroups them; a card
-        outside every region is left over. Replaces regions given before, which
-        :meth:`unlock_layout` gives back. LiveError when no hand is shown yet."""
+        """Hold the hands shown now to their places (:func:`handreader.tables.layout_lock.
+        layout_of`), so that a wobbling camera or a card put down between two hands no longer
+        regroups them; a card outside every region is left over. Replaces regions given
+        before, which :meth:`unlock_layout` gives back. LiveError when no hand is shown yet."""
         table = self._held[1] if self._held is not None else self._table
-        hands = [hand for hand in table.hands if hand.box_xyxy is not None] if table else []
-        if table is None or table.size_wh is None or not hands:
+        layout = layout_of(table, margin) if table is not None else None
+        if layout is None:
             raise LiveError("no hands to lock yet: show the table to the camera first")
-        width, height = table.size_wh
-
-        def region(box: tuple[float, float, float, float]) -> Region:
-            grow = margin * min(box[2] - box[0], box[3] - box[1])
-            x1, y1 = max(0.0, box[0] - grow) / width, max(0.0, box[1] - grow) / height
-            x2, y2 = min(width, box[2] + grow) / width, min(height, box[3] + grow) / height
-            return Region(x1, y1, x2, y2, fractional=True)
-
-        boxes = [(hand, cast(tuple[float, float, float, float], hand.box_xyxy)) for hand in hands]
-        banker = next((box for hand, box in boxes if hand.role is Role.BANKER), None)
-        players = tuple(region(box) for hand, box in boxes if hand.role is not Role.BANKER)
-        layout = Layout(None if banker is None else region(banker), players)
         if self._layout is None:
             self._unlocked = (self._options.banker_region, self._options.player_regions)
         self._layout = layout

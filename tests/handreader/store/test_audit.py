@@ -387,7 +387,7 @@ def test_a_row_edited_and_every_hash_after_it_recomputed_shows_against_a_checkpo
     for row in filled._query(f"SELECT id, {columns} FROM verification ORDER BY id", []):
         if row[0] == 1:
             continue
-        digest = audit_module._chain(previous, [str(value) for value in row[1:]])
+        digest = audit_module.chain_hash(previous, [str(value) for value in row[1:]])
         raw(location, f"UPDATE verification SET record_sha256 = '{digest}' WHERE id = {row[0]}")
         previous = digest
     assert filled.verify(TOKEN).ok  # a chain without a key is re-hashed at will
@@ -400,9 +400,9 @@ def _rehash_from(log: AuditLog, location: str, first: int, key: bytes | None) ->
     database but holds ``key`` (None: no secret) would."""
     columns = "time_utc, image_sha256, profile, verdict, reading, declared, computed, differences"
     rows = log._query(f"SELECT id, {columns}, record_sha256 FROM verification ORDER BY id", [])
-    previous = audit_module._GENESIS if first == 1 else rows[first - 2][-1]
+    previous = audit_module.GENESIS if first == 1 else rows[first - 2][-1]
     for row in rows[first - 1 :]:
-        previous = audit_module._chain(previous, [str(value) for value in row[1:-1]], key)
+        previous = audit_module.chain_hash(previous, [str(value) for value in row[1:-1]], key)
         raw(location, f"UPDATE verification SET record_sha256 = '{previous}' WHERE id = {row[0]}")
 
 

@@ -105,7 +105,9 @@ def test_a_corrupt_profile_is_a_clear_error(postgres_schema: str) -> None:
         store = DatabaseDeckStore(database)
         store.put(profile("house"))
         raw(postgres_schema, "UPDATE deck_profile SET body = '{\"format\": 1}'")
-        with pytest.raises(DeckProfileError, match=r"deck profile 'house in postgresql://.*corrupt"):
+        with pytest.raises(
+            DeckProfileError, match=r"deck profile 'house in postgresql://.*corrupt"
+        ):
             store.get("house")
 
 

@@ -55,9 +55,7 @@ def configured(location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def test_health_reports_the_store(configured: str) -> None:
     with TestClient(_app()) as client:
-        store = client.get("/health", headers={"Authorization": f"Bearer {TOKEN}"}).json()[
-            "store"
-        ]
+        store = client.get("/health", headers={"Authorization": f"Bearer {TOKEN}"}).json()["store"]
         anonymous = client.get("/health").json()["store"]
     backend = "postgresql" if configured.startswith("postgresql://") else "sqlite"
     assert store["backend"] == backend and store["ok"] is True
@@ -110,8 +108,12 @@ def test_an_unreachable_database_is_a_503_and_health_says_why(
         assert health.status_code == 200  # reading photos does not need the store
         store = health.json()["store"]
         # without the operator token the reason is given in general words only
-        assert store == {"backend": "postgresql", "ok": False,
-                         "error": "the database does not answer", "audit": "on"}
+        assert store == {
+            "backend": "postgresql",
+            "ok": False,
+            "error": "the database does not answer",
+            "audit": "on",
+        }
         detailed = client.get("/health", headers=AUTH).json()["store"]
         assert detailed["ok"] is False and "cannot reach database" in detailed["error"]
         assert "pw@" not in json.dumps(detailed)
@@ -134,9 +136,7 @@ def test_a_deck_calibrated_through_one_replica_is_used_by_the_other(
     first_reader, second_reader = DeckFakeReader(NIU_TABLE), DeckFakeReader(NIU_TABLE)
     with fake_client(first_reader) as first, fake_client(second_reader) as second:
         files = [_card_photo("a.png"), _card_photo("b.png")]
-        made = first.post(
-            "/v1/decks/house", files=files, data={"codes": "AS 10H"}, headers=AUTH
-        )
+        made = first.post("/v1/decks/house", files=files, data={"codes": "AS 10H"}, headers=AUTH)
         assert made.status_code == 200, made.text
         assert raw(postgres_schema, "SELECT name FROM deck_profile") == [("house",)]
         assert [deck["name"] for deck in second.get("/v1/decks").json()["decks"]] == ["house"]
