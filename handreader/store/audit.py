@@ -462,7 +462,7 @@ class AuditLog:
             )
         return out.getvalue()
 
-    def verifychain_hash(self, token: str | None) -> int | None:
+    def verify_chain(self, token: str | None) -> int | None:
         """The id of the first record that is bad (edited: its hash does not follow from the
         records before it) or missing (a gap in the ids); None when the whole chain holds.
         :meth:`verify` says why, and checks a checkpoint too."""
