@@ -252,6 +252,7 @@ def test_live_reads_with_the_deck_and_switches(client: TestClient, fake: DeckFak
             "profile": "trainer",
             "deck": None,
             "in_play": NIUNIU,
+            "layout": None,
         }
         assert _frame(socket)["cards"] == []  # a new deck restarts the tracks
         socket.send_json({"deck": "nobody"})
@@ -263,6 +264,7 @@ def test_live_reads_with_the_deck_and_switches(client: TestClient, fake: DeckFak
             "profile": "classic",
             "deck": "mine",
             "in_play": NIUNIU,
+            "layout": None,
         }
         _frame(socket)
     assert fake.deck_calls == ["mine"] * 3 + [None, None, "mine"]
