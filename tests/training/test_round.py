@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from training.real_photos import degrade, pseudo_boxes, train_photos, write_yolo_set
-from training.round import complete_pseudo_boxes, plan_for_minutes
+from training.round import complete_pseudo_boxes, plan_changes, plan_for_minutes
+from training.round import main as round_main
 from training.round_report import GateVerdict, gate, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,6 +145,31 @@ def test_a_budget_under_five_minutes_is_a_smoke_round(tmp_path: Path) -> None:
     assert smoke.detector_epochs == smoke.classifier_epochs == smoke.verifier_epochs == 1
     assert smoke.table_scenes < 10 and full.table_scenes == 400
     assert half.detector_epochs == full.detector_epochs // 2
+
+
+def test_set_changes_the_plans_numbers_and_names_a_bad_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert plan_changes(["closeup_scenes=600", "classifier_learning_rate=0.0005"]) == {
+        "closeup_scenes": 600,
+        "classifier_learning_rate": 0.0005,
+    }
+    for bad, words in [
+        ("closeup=600", "expected FIELD=VALUE with FIELD one of"),
+        ("work_dir=/tmp", "expected FIELD=VALUE"),  # has its own option
+        ("closeup_scenes", "expected FIELD=VALUE"),
+        ("closeup_scenes=many", "'many' is not an integer"),
+        ("detector_epochs=0", "must be positive"),
+        ("table_scenes=-1", "must be at least 0"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            plan_changes([bad])
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "manifest.json").write_text("{}")
+    argv = ["--work", str(tmp_path / "w"), "--models", str(models), "--set", "seed=x"]
+    assert round_main(argv) == 2
+    assert capsys.readouterr().err == "error: --set 'seed=x': 'x' is not an integer\n"
 
 
 def _fake_realdata(root: Path, scenes: Path) -> Path:
