@@ -139,7 +139,12 @@ def test_the_shipped_classifier_comes_back(tmp_path: Path) -> None:
 
     again = export_classifier(tmp_path / "r.pt", tmp_path / "again.onnx")
     crops = crops_to_tensor(_crops(32, 8))
-    first = onnxruntime.InferenceSession(str(shipped)).run(["logits"], {"crops": crops})[0]
+    # the shipped graph as written (quantize, dequantize, float operators): onnxruntime's own
+    # int8 kernels, which the default optimizations put in, saturate on a CPU without VNNI
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    written = onnxruntime.InferenceSession(str(shipped), options)
+    first = written.run(["logits"], {"crops": crops})[0]
     second = onnxruntime.InferenceSession(str(again)).run(["logits"], {"crops": crops})[0]
     assert float(np.mean(first.argmax(1) == second.argmax(1))) >= 0.9
     assert float(np.abs(first - second).max()) < 0.1 * float(np.abs(first).max())
