@@ -189,31 +189,28 @@ def _concurrently(count: int, call: Callable[[], int]) -> tuple[list[int], float
     return statuses, round(time.perf_counter() - start, 2)
 
 
+def _reads_at_once(
+    server: subprocess.Popen[bytes], port: int, count: int, body: bytes
+) -> dict[str, Any]:
+    """``count`` concurrent ``POST /v1/read`` of ``body``: statuses, seconds, worker peaks."""
+    statuses, seconds = _concurrently(count, lambda: _request(port, "POST", "/v1/read", body))
+    return {"statuses": statuses, "seconds": seconds, "peak_mib": worker_peaks_mib(server.pid)}
+
+
 def _bad_frame(port: int, frame: bytes) -> dict[str, Any]:
     from websockets.sync.client import connect
 
-    latencies: list[float] = []
-    done = threading.Event()
-
-    def poll() -> None:
-        while not done.is_set():
-            latencies.append(health_s(port))
-            time.sleep(0.05)
-
-    with connect(f"ws://127.0.0.1:{port}/v1/live", max_size=None) as socket_:
-        poller = threading.Thread(target=poll)
+    url = f"ws://127.0.0.1:{port}/v1/live"
+    with connect(url, max_size=None) as socket_, _HealthPoller(port) as poller:
         start = time.perf_counter()
-        poller.start()
         socket_.send(frame)
         answer = json.loads(socket_.recv(timeout=300))
         seconds = time.perf_counter() - start
-        done.set()
-        poller.join()
     return {
         "frame_s": round(seconds, 2),
         "answer": "error " + answer["error"]["code"] if "error" in answer else "read",
-        "health_polls": len(latencies),
-        "health_worst_s": round(max(latencies), 3),
+        "health_polls": len(poller.latencies),
+        "health_worst_s": poller.worst_s,
     }
 
 
@@ -424,14 +421,7 @@ def attacks(args: argparse.Namespace) -> int:
                 "seconds": round(time.perf_counter() - started, 2),
             }
             print("scan bomb:", figures["scan bomb"])
-            statuses, seconds = _concurrently(
-                12, lambda: _request(port, "POST", "/v1/read", progressive)
-            )
-            figures["progressive x12"] = {
-                "statuses": statuses,
-                "seconds": seconds,
-                "peak_mib": worker_peaks_mib(server.pid),
-            }
+            figures["progressive x12"] = _reads_at_once(server, port, 12, progressive)
             print("progressive x12:", figures["progressive x12"])
             figures["frozen database"] = _frozen_database(port, url, photo, 12.0)
             print("frozen database:", figures["frozen database"])
@@ -517,14 +507,7 @@ def main(argv: list[str] | None = None) -> int:
             }
             print("rest (baseline):", figures["rest"])
             for name, data in (("bomb x4", bomb), ("decodable bomb x4", decodable)):
-                statuses, seconds = _concurrently(
-                    4, lambda body=data: _request(port, "POST", "/v1/read", body)
-                )
-                figures[name] = {
-                    "statuses": statuses,
-                    "seconds": seconds,
-                    "peak_mib": worker_peaks_mib(server.pid),
-                }
+                figures[name] = _reads_at_once(server, port, 4, data)
                 print(f"{name}:", figures[name])
             figures["bad frame"] = _bad_frame(port, decodable)
             print("bad frame:", figures["bad frame"])
@@ -540,14 +523,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for _ in range(2 * args.workers):
                 _request(port, "POST", "/v1/read", photo)
-            statuses, seconds = _concurrently(
-                4, lambda: _request(port, "POST", "/v1/read", decodable)
-            )
-            figures["no budget"] = {
-                "statuses": statuses,
-                "seconds": seconds,
-                "peak_mib": worker_peaks_mib(server.pid),
-            }
+            figures["no budget"] = _reads_at_once(server, port, 4, decodable)
             print("decodable bomb x4, no budget:", figures["no budget"])
         finally:
             server.terminate()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from core_fonts import CORE_FACES, DEJAVU
 
 from rules.cards import CARD_CLASSES
 from training.glyph_crops import GlyphFonts, draw_pip, find_fonts, glyph_crops, render_index
@@ -13,16 +14,9 @@ from vision.crops import CROP_SIZE, crops_to_tensor
 from vision.index_detector import session
 from vision.reader import default_models_dir
 
-DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 needs_dejavu = pytest.mark.skipif(
     not (DEJAVU / "DejaVuSans.ttf").is_file(), reason="needs fonts-dejavu-core"
 )
-
-
-CORE_FACES = {"DejaVuSans", "DejaVuSans-Bold", "DejaVuSansMono", "DejaVuSansMono-Bold",
-              "DejaVuSerif", "DejaVuSerif-Bold"}  # fmt: skip
-"""The faces of fonts-dejavu-core: the same set wherever the tests run (fonts-dejavu-extra,
-which other packages pull in, adds condensed and oblique faces to the same folder)."""
 
 
 @pytest.fixture(scope="module")

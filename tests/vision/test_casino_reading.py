@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from core_fonts import CORE_FACES, DEJAVU, core_faces_installed
 
 from training.pack import draw_from
 from training.synth.config import Layouts, SceneConfig, load_config
@@ -59,17 +60,12 @@ def card_free(config: SceneConfig) -> SceneConfig:
     )
 
 
-CORE_FACES = ("DejaVuSans", "DejaVuSans-Bold", "DejaVuSansMono", "DejaVuSansMono-Bold",
-              "DejaVuSerif", "DejaVuSerif-Bold")  # fmt: skip
-DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
-
-
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SceneConfig]:
     """The casino held-out config on procedural backgrounds, drawn with the fonts-dejavu-core
     faces alone: a render cache of the usual card renders and those fonts
     (``training.pack.draw_from``), left again after the module."""
-    if not all((DEJAVU / f"{face}.ttf").is_file() for face in CORE_FACES):
+    if not core_faces_installed():
         pytest.skip("needs fonts-dejavu-core")
     usual = cache_dir()
     folder = tmp_path_factory.mktemp("casino-cache")
