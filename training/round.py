@@ -305,8 +305,17 @@ def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
             "real_copies": plan.real_copies,
             "detector_epochs": plan.detector_epochs,
             "classifier_epochs": plan.classifier_epochs,
+            "classifier_learning_rate": plan.classifier_learning_rate,
             "classifier_crops": {"procedural": plan.glyph_crops, "local_letters": plan.local_crops},
             "verifier_epochs": plan.verifier_epochs,
+            "kept_from_previous": [
+                name
+                for name, epochs in (
+                    ("classifier", plan.classifier_epochs),
+                    ("verifier", plan.verifier_epochs),
+                )
+                if epochs == 0
+            ],
         }
     )
     path = models / "manifest.json"
@@ -445,6 +454,9 @@ def check_round_arguments(arguments: Any) -> None:
 _FIXED_FIELDS = {"work_dir", "realdata", "shipped_models", "device"}
 """Plan fields that have options of their own and so cannot be ``--set``."""
 
+_KEEPABLE = {"classifier_epochs", "verifier_epochs"}
+"""Plan fields that may be 0: that stage trains nothing and the shipped model is kept."""
+
 
 def plan_changes(items: list[str]) -> dict[str, int | float]:
     """The plan fields ``--set FIELD=VALUE`` items name, as numbers of the field's type; a
@@ -468,8 +480,11 @@ def plan_changes(items: list[str]) -> dict[str, int | float]:
         except ValueError:
             wanted = "an integer" if kinds[name] == "int" else "a number"
             raise ValueError(f"--set {item!r}: {text!r} is not {wanted}") from None
+        keeps_shipped = name in _KEEPABLE  # 0 epochs: the shipped model goes with the round
         if value < 0 or (
-            value == 0 and name.endswith(("epochs", "batch", "imgsz", "copies", "rate"))
+            value == 0
+            and not keeps_shipped
+            and name.endswith(("epochs", "batch", "imgsz", "copies", "rate"))
         ):
             raise ValueError(
                 f"--set {item!r}: must be {'positive' if value == 0 else 'at least 0'}"

@@ -160,6 +160,16 @@ def _cached(path: Path, make: Any) -> tuple[NDArray[np.uint8], NDArray[np.int64]
     return crops, labels
 
 
+def _keep_shipped(plan: RoundPlan, name: str) -> Path:
+    """The shipped model ``name`` copied into ``W/models`` unchanged (a stage of 0 epochs)."""
+    import shutil
+
+    out = plan.work_dir / "models" / name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(plan.shipped_models / name, out)
+    return out
+
+
 def train_round_classifier(plan: RoundPlan, folders: dict[str, Path], detector: Path) -> Path:
     """Fine-tune the shipped index classifier on the round's crops; returns
     ``W/models/classifier.onnx`` (int8, as shipped)."""
@@ -178,6 +188,8 @@ def train_round_classifier(plan: RoundPlan, folders: dict[str, Path], detector: 
     out = plan.work_dir / "models" / "classifier.onnx"
     if out.is_file():
         return out
+    if plan.classifier_epochs == 0:
+        return _keep_shipped(plan, "classifier.onnx")
     run = plan.work_dir / "classifier"
     scene_dirs = tuple(folders[name] for name in ("tables", "casino", "closeups"))
     synthetic = _cached(run / "synthetic.npz", lambda: extract_crops(scene_dirs, 2, 2, plan.seed))
@@ -240,6 +252,8 @@ def train_round_verifier(plan: RoundPlan, folders: dict[str, Path], detector: Pa
     out = plan.work_dir / "models" / "verifier.onnx"
     if out.is_file():
         return out
+    if plan.verifier_epochs == 0:
+        return _keep_shipped(plan, "verifier.onnx")
     run = plan.work_dir / "verifier"
     finder = IndexDetector(detector, plan.detector_imgsz)
     scene_dirs = tuple(folders[name] for name in ("verifier", "casino", "closeups", "tables"))

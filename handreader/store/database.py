@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -238,19 +239,36 @@ class SqliteDatabase(Database):
                 f"cannot open database {self.location!r}: {error}"
             ) from None
         try:
-            mode = self.connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = self._pragma_waiting("PRAGMA journal_mode=WAL", timeout_s)
             if str(mode).lower() != "wal":
                 raise StoreError(
                     f"database {self.location!r} cannot use WAL (journal mode {mode!r})"
                 )
             self.connection.execute("PRAGMA synchronous=FULL")
-            legacy = int(self.connection.execute("PRAGMA user_version").fetchone()[0])
+            legacy = int(self._pragma_waiting("PRAGMA user_version", timeout_s))
             self._migrate(migrations, legacy)
         except (sqlite3.Error, StoreError) as error:
             self.connection.close()
             if isinstance(error, StoreError):
                 raise
             raise StoreError(f"cannot use database {self.location!r}: {error}") from None
+
+    def _pragma_waiting(self, pragma: str, timeout_s: float) -> Any:
+        """The first value ``pragma`` returns, waiting up to ``timeout_s`` while another
+        connection holds the file: switching a new file to WAL answers "database is locked"
+        at once, without SQLite's busy handler, while another process is creating it."""
+        deadline = time.monotonic() + timeout_s
+        pause_s = 0.005
+        while True:
+            try:
+                return self.connection.execute(pragma).fetchone()[0]
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) and "busy" not in str(error):
+                    raise
+                if time.monotonic() + pause_s > deadline:
+                    raise
+            time.sleep(pause_s)
+            pause_s = min(pause_s * 2, 0.2)
 
     def read(self, sql: str, values: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         with self._lock:

@@ -4,6 +4,7 @@ small real-photo folder built from synthetic scenes."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -14,7 +15,12 @@ import numpy as np
 import pytest
 
 from training.real_photos import degrade, pseudo_boxes, train_photos, write_yolo_set
-from training.round import complete_pseudo_boxes, plan_changes, plan_for_minutes
+from training.round import (
+    complete_pseudo_boxes,
+    plan_changes,
+    plan_for_minutes,
+    write_round_manifest,
+)
 from training.round import main as round_main
 from training.round_report import GateVerdict, gate, write_report
 
@@ -164,6 +170,11 @@ def test_set_changes_the_plans_numbers_and_names_a_bad_one(
     ]:
         with pytest.raises(ValueError, match=words):
             plan_changes([bad])
+    # a stage of 0 epochs keeps the shipped model (the classifier and the verifier)
+    assert plan_changes(["verifier_epochs=0", "classifier_epochs=0"]) == {
+        "verifier_epochs": 0,
+        "classifier_epochs": 0,
+    }
     models = tmp_path / "models"
     models.mkdir()
     (models / "manifest.json").write_text("{}")
@@ -274,3 +285,27 @@ def test_a_candidate_folder_is_promoted_only_through_its_gate(tmp_path: Path) ->
     manifest = json.loads((target / "manifest.json").read_text())
     assert manifest["rounds"][-1]["figures"] == {"boxes": {"f1": 0.9}}
     assert manifest["rounds"][-1]["figures_before"] == {"boxes": {"f1": 0.7}}
+
+
+def test_a_stage_of_no_epochs_keeps_the_shipped_model(tmp_path: Path) -> None:
+    from training.round_crops import train_round_classifier, train_round_verifier
+
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "classifier.onnx").write_bytes(b"classifier bytes")
+    (shipped / "verifier.onnx").write_bytes(b"verifier bytes")
+    plan = dataclasses.replace(
+        plan_for_minutes(tmp_path / "w", 120),
+        shipped_models=shipped,
+        classifier_epochs=0,
+        verifier_epochs=0,
+    )
+    detector = tmp_path / "no-detector.onnx"  # never opened: nothing is trained
+    kept = train_round_classifier(plan, {}, detector)
+    assert kept == tmp_path / "w" / "models" / "classifier.onnx"
+    assert kept.read_bytes() == b"classifier bytes"
+    assert train_round_verifier(plan, {}, detector).read_bytes() == b"verifier bytes"
+    manifest_plan = dataclasses.replace(plan, shipped_models=shipped)
+    (shipped / "manifest.json").write_text(json.dumps({"rounds": []}))
+    written = json.loads(write_round_manifest(manifest_plan, tmp_path / "w" / "models").read_text())
+    assert written["rounds"][-1]["kept_from_previous"] == ["classifier", "verifier"]

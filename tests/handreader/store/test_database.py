@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import socket
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 from store_databases import raw
 
 from handreader.store.database import (
+    SqliteDatabase,
     StoreError,
     StoreUnavailableError,
     Transaction,
@@ -114,3 +116,33 @@ def test_a_broken_postgresql_connection_is_opened_again(postgres_schema: str) ->
 )
 def test_urls_are_shown_without_their_password(url: str, shown: str) -> None:
     assert redact_url(url) == shown
+
+
+class _LockedTwice:
+    """A connection whose first two statements find the file locked."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def execute(self, sql: str) -> _LockedTwice:
+        self.calls += 1
+        if self.calls <= 2:
+            raise sqlite3.OperationalError("database is locked")
+        return self
+
+    def fetchone(self) -> tuple[str]:
+        return ("wal",)
+
+
+def test_a_pragma_waits_while_another_connection_holds_the_file() -> None:
+    database = SqliteDatabase.__new__(SqliteDatabase)
+    database.connection = _LockedTwice()  # type: ignore[assignment]
+    assert database._pragma_waiting("PRAGMA journal_mode=WAL", timeout_s=5.0) == "wal"
+    assert database.connection.calls == 3  # type: ignore[attr-defined]
+
+
+def test_a_pragma_gives_up_when_the_file_stays_locked() -> None:
+    database = SqliteDatabase.__new__(SqliteDatabase)
+    database.connection = _LockedTwice()  # type: ignore[assignment]
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        database._pragma_waiting("PRAGMA journal_mode=WAL", timeout_s=0.0)
