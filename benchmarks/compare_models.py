@@ -6,8 +6,9 @@ Run: ``python benchmarks/compare_models.py --realdata REALDATA --work W NAME=DIR
 The sets are those of ``handreader train --round`` (the valid splits of the real folders,
 400 held-out and 200 casino held-out scenes, 200 card-free casino tables, local-letter crops),
 drawn in ``W`` once (a rerun reuses them). Every folder is read on the same images in the same
-order; ``W/report.md`` and ``W/report.json`` hold the figures and each folder's verdict against
-``--models`` (the shipped models by default).
+order; ``W/compare/report.md`` and ``W/compare/report.json`` (``--out``) hold the figures and
+each folder's verdict against ``--models`` (the shipped models by default); a round's own
+``W/report.md`` is left as it is.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def main() -> int:
     parser.add_argument("--realdata", type=Path, required=True)
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--models", type=Path, default=ROOT / "models")
+    parser.add_argument("--out", type=Path, help="the report's folder (default W/compare)")
     args = parser.parse_args()
     candidates = {}
     for item in args.folders:
@@ -48,7 +50,7 @@ def main() -> int:
         any(verdict.promote for verdict in verdicts.values()),
         tuple(f"{name}: {reason}" for name, v in verdicts.items() for reason in v.reasons),
     )
-    write_report(args.work, figures, summary, plan.plain(), {
+    write_report(args.out or args.work / "compare", figures, summary, plan.plain(), {
         "verdicts": {name: {"promote": v.promote, "reasons": list(v.reasons)}
                      for name, v in verdicts.items()},
         "folders": {name: str(folder) for name, folder in candidates.items()},

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES, Joker, parse_card
 
-__all__ = ["fourth_corners", "joint_probabilities", "upright_turns"]
+__all__ = ["fourth_corners", "joint_probabilities", "other_corners", "upright_turns"]
 
 
 def fourth_corners(
@@ -60,6 +60,48 @@ def fourth_corners(
                 best = (distance, owner)
         if best is not None:
             absorbed[lone] = best[1]
+    return absorbed
+
+
+def other_corners(
+    groups: list[list[int]],
+    probabilities: NDArray[np.floating[Any]],
+    centers: NDArray[np.floating[Any]],
+    heights: NDArray[np.floating[Any]],
+    *,
+    sure: float,
+    reach: tuple[float, float],
+    skip: frozenset[int] = frozenset(),
+) -> dict[int, int]:
+    """The lone unsure indices that are another corner of a card read for certain.
+
+    The other corner of a card, upside down or at a slant, is often read as another rank or
+    suit, and unsure. A group of one index (not in ``skip``) whose surest reading is under
+    ``sure`` and whose centre lies ``reach`` (from, to) index heights from the centre of a
+    group whose joint reading is ``sure`` or more is that group's corner, the nearest such
+    group's; two unsure lone indices never make a card of each other, and a lone index read
+    for certain stays a card of its own (two certain readings of one card cannot be told from
+    two cards by where they lie). ``probabilities`` (N, 54) are the indices'. Returns
+    {lone group: the group it belongs to}.
+    """
+    owners = [
+        number
+        for number, group in enumerate(groups)
+        if number not in skip and joint_probabilities(probabilities[group]).max() >= sure
+    ]
+    absorbed: dict[int, int] = {}
+    if not owners:
+        return absorbed
+    owner_centers = np.stack([centers[groups[number]].mean(axis=0) for number in owners])
+    owner_heights = np.array([float(heights[groups[number]].max()) for number in owners])
+    for lone, group in enumerate(groups):
+        if len(group) != 1 or lone in skip or probabilities[group[0]].max() >= sure:
+            continue
+        scale = np.maximum(owner_heights, heights[group[0]])
+        distances = np.linalg.norm(owner_centers - centers[group[0]], axis=1) / scale
+        inside = np.flatnonzero((distances >= reach[0]) & (distances <= reach[1]))
+        if len(inside):
+            absorbed[lone] = owners[int(inside[np.argmin(distances[inside])])]
     return absorbed
 
 

@@ -27,7 +27,7 @@ from rules.cards import CARD_CLASSES, parse_cards
 from rules.decks import Deck
 from vision.calibration import DeckProfile, combine_with_profile
 from vision.card_evidence import doubted_by_card_face
-from vision.corners import fourth_corners, joint_probabilities, upright_turns
+from vision.corners import fourth_corners, joint_probabilities, other_corners, upright_turns
 from vision.crops import CROP_CONTEXT, CROP_SIZE, crop_index, crops_to_tensor
 from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
@@ -460,8 +460,28 @@ class Reader:
             groups.append([int(first), *near.tolist()])  # surest first, as ``order``
         absorbed = fourth_corners(groups, codes, centers, heights) if settings.fourth_corner else {}
         failed: dict[int, list[int]] = {}  # a card's fourth corners read otherwise
+        named: dict[int, list[int]] = {}  # a card's other corners' own readings
         for lone, owner in absorbed.items():
             failed.setdefault(owner, []).extend(groups[lone])
+        if settings.other_corner:
+            # an unsure lone index at another corner of a card read for certain is a look at
+            # that card: it joins the card's joint reading, which is unsure if they disagree
+            others_of = other_corners(
+                groups,
+                probabilities,
+                centers,
+                heights,
+                sure=settings.uncertain_below,
+                reach=settings.other_corner_reach,
+                skip=frozenset(absorbed) | frozenset(absorbed.values()),
+            )
+            for lone, owner in others_of.items():
+                if settings.other_corner_votes:
+                    groups[owner] = groups[owner] + groups[lone]
+                else:
+                    failed.setdefault(owner, []).extend(groups[lone])
+                absorbed[lone] = owner
+                named.setdefault(owner, []).append(int(codes[groups[lone][0]]))
         kept = [number for number in range(len(groups)) if number not in absorbed]
         # corners of one card are independent looks at it: multiply their probabilities
         # (a fourth corner read otherwise is a look that failed: it only adds its box)
@@ -487,6 +507,10 @@ class Reader:
             else:
                 others = np.argsort(-joint, kind="stable")
                 ranked = others[(others != best) & deck_table(deck).allowed[others]][:2]
+            # a corner that read otherwise is named among the card's readings
+            for other in named.get(number, []):
+                if other != best and other not in ranked.tolist():
+                    ranked = np.array([*ranked.tolist()[:1], other])
             boxes = xyxy[group + failed.get(number, [])]
             box = (
                 float(boxes[:, 0].min()),

@@ -55,6 +55,16 @@ class ReaderSettings:
     """Whether a lone index at the fourth corner of a card read at three others, read as another
     rank of the same suit, is taken as that card's corner, not as a second card
     (:func:`vision.corners.fourth_corners`)."""
+    other_corner: bool = True
+    """Whether a lone unsure index at another corner of a card read for certain
+    (``other_corner_reach`` index heights away) joins that card's reading instead of being an
+    uncertain card of its own (:func:`vision.corners.other_corners`)."""
+    other_corner_reach: tuple[float, float] = (2.2, 5.5)
+    """How far (from, to), in index heights between centres, another corner of a card lies."""
+    other_corner_votes: bool = False
+    """Whether such a corner's reading is multiplied into the card's (a card read for certain at
+    one corner and otherwise at another may become uncertain), or only named among its
+    readings, the card keeping the reading of its sure corners."""
     whole_card: bool = True
     """Whether an image with at most two cards read for certain from its indices is also shown
     to the whole-card classifier (:mod:`vision.whole_card`), when the models include one."""

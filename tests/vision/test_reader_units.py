@@ -504,3 +504,61 @@ def test_upright_turns_follow_the_box_shape() -> None:
         [False, True, False, True],
     ]
     assert upright_turns(np.zeros((0, 4), np.float32)).shape == (4, 0)
+
+
+def _two_corner_card(
+    other: str, confidence: float, apart: float
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """A KC read for certain at one corner (an index 30 px tall) and ``other`` at
+    ``confidence`` ``apart`` index heights away, down and to the right."""
+    step = 30.0 * apart / np.sqrt(2)
+    centres = [(50.0, 50.0), (50.0 + step, 50.0 + step)]
+    boxes = np.array([[x - 10, y - 15, x + 10, y + 15] for x, y in centres], np.float32)
+    return boxes, np.stack([_one_hot("KC", 0.95), _one_hot(other, confidence)])
+
+
+def test_an_unsure_other_corner_is_named_by_the_card_not_a_second_card() -> None:
+    """An upside-down other corner of a KC read 10S at 0.5, 3.5 index heights away: one card,
+    KC, still certain, naming 10S among its readings; the switch off leaves two cards."""
+    boxes, probabilities = _two_corner_card("10S", 0.5, 3.5)
+    (card,) = _merger().merge_corners(boxes, probabilities)
+    assert (card.code, card.corners, card.uncertain) == ("KC", 2, False)
+    assert "10S" in [code for code, _ in card.alternatives]
+    assert card.confidence == pytest.approx(
+        _merger().merge_corners(boxes[:1], probabilities[:1])[0].confidence
+    )
+    assert card.box_xyxy == pytest.approx(
+        (boxes[:, 0].min(), boxes[:, 1].min(), boxes[:, 2].max(), boxes[:, 3].max())
+    )
+    off = _merger(other_corner=False).merge_corners(boxes, probabilities)
+    assert sorted((c.code, c.uncertain) for c in off) == [("10S", True), ("KC", False)]
+
+
+def test_an_other_corner_that_votes_can_make_the_card_unsure() -> None:
+    boxes, probabilities = _two_corner_card("10S", 0.6, 3.5)
+    (card,) = _merger(other_corner_votes=True).merge_corners(boxes, probabilities)
+    assert card.corners == 2
+    assert card.confidence < _merger().merge_corners(boxes, probabilities)[0].confidence
+
+
+@pytest.mark.parametrize(
+    ("other", "confidence", "apart", "why"),
+    [
+        ("10S", 0.9, 3.5, "read for certain: two certain readings may be two cards"),
+        ("10S", 0.5, 1.5, "too near: the next card of a fan"),
+        ("10S", 0.5, 7.0, "too far for one card's corners"),
+    ],
+)
+def test_other_lone_unsure_indices_stay_cards(
+    other: str, confidence: float, apart: float, why: str
+) -> None:
+    boxes, probabilities = _two_corner_card(other, confidence, apart)
+    cards = _merger().merge_corners(boxes, probabilities)
+    assert sorted(card.code for card in cards) == ["10S", "KC"], why
+
+
+def test_two_unsure_lone_indices_make_no_card_of_each_other() -> None:
+    boxes, probabilities = _two_corner_card("10S", 0.5, 3.5)
+    probabilities[0] = _one_hot("KC", 0.5)
+    cards = _merger().merge_corners(boxes, probabilities)
+    assert sorted((c.code, c.uncertain) for c in cards) == [("10S", True), ("KC", True)]
