@@ -99,14 +99,16 @@ def train_detector(settings: DetectorTraining) -> Path:
     return _run(settings, "detector", settings.model, arguments)
 
 
-def finetune_detector(settings: DetectorTraining, weights: Path, epochs: int) -> Path:
-    """Continue from ``weights`` for ``epochs`` more (AdamW, lr0 0.001 on a cosine schedule,
-    no warm-up); returns the best weights. A finished fine-tuning run is not repeated, an
+def finetune_detector(
+    settings: DetectorTraining, weights: Path, epochs: int, learning_rate: float = 0.001
+) -> Path:
+    """Continue from ``weights`` for ``epochs`` more (AdamW, lr0 ``learning_rate`` on a cosine
+    schedule, no warm-up); returns the best weights. A finished fine-tuning run is not repeated, an
     interrupted one resumes. How the shipped detector was fine-tuned is in the model manifest.
     """
     arguments = _arguments(settings, "finetune", epochs, settings.seed + 1)
     arguments.update(
-        close_mosaic=min(2, epochs), optimizer="AdamW", lr0=0.001, cos_lr=True, warmup_epochs=0
+        close_mosaic=min(2, epochs), optimizer="AdamW", lr0=learning_rate, cos_lr=True, warmup_epochs=0
     )
     return _run(settings, "finetune", str(weights), arguments)
 

@@ -166,7 +166,9 @@ def train_round_detector(plan: RoundPlan, folders: dict[str, Path]) -> Path:
         seed=plan.seed,
     )
     log(f"fine-tuning the detector for {plan.detector_epochs} epochs on {device}")
-    weights = finetune_detector(settings, start, plan.detector_epochs)
+    weights = finetune_detector(
+        settings, start, plan.detector_epochs, plan.detector_learning_rate
+    )
     last = weights.parent / "last.pt"
     return export_detector(last if last.is_file() else weights, plan.detector_imgsz, out)
 
@@ -304,6 +306,7 @@ def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
             "real_training_images": data,
             "real_copies": plan.real_copies,
             "detector_epochs": plan.detector_epochs,
+            "detector_learning_rate": plan.detector_learning_rate,
             "classifier_epochs": plan.classifier_epochs,
             "classifier_learning_rate": plan.classifier_learning_rate,
             "classifier_crops": {"procedural": plan.glyph_crops, "local_letters": plan.local_crops},

@@ -38,6 +38,7 @@ class RoundPlan:
     detector_epochs: int = 8
     detector_batch: int = 16
     detector_imgsz: int = 320
+    detector_learning_rate: float = 0.001
     classifier_epochs: int = 4
     classifier_learning_rate: float = 0.001
     glyph_crops: int = 8000

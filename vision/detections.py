@@ -69,7 +69,8 @@ class CardReading:
     ``box_xyxy`` covers the card's visible index(es) in image pixels; ``corners`` is how many
     index detections were merged into this card; ``uncertain`` is True when the confidence is
     below the reader's threshold (the code is then the best guess, not to be trusted);
-    ``alternatives`` holds the runner-up codes with their probabilities.
+    ``alternatives`` holds the runner-up codes with their probabilities; ``other_corners``
+    the codes another corner of the card read, unsure, where it disagrees with the card.
     """
 
     code: str
@@ -80,6 +81,7 @@ class CardReading:
     alternatives: tuple[tuple[str, float], ...] = ()
     index_px: float = 0.0
     """The longer side of one of its index boxes (0 when unknown, e.g. cards given as codes)."""
+    other_corners: tuple[str, ...] = ()
 
     @property
     def center_xy(self) -> tuple[float, float]:
@@ -95,6 +97,7 @@ class CardReading:
             "box": [round(v, 1) for v in self.box_xyxy],
             "corners": self.corners,
             "uncertain": self.uncertain,
+            **({"other_corners": list(self.other_corners)} if self.other_corners else {}),
         }
 
 

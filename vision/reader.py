@@ -529,6 +529,9 @@ class Reader:
                 alternatives=tuple(
                     (CARD_CLASSES[int(i)], round(float(joint[i]), 4)) for i in ranked
                 ),
+                other_corners=tuple(
+                    dict.fromkeys(CARD_CLASSES[c] for c in named.get(number, []) if c != best)
+                ),
             )
             cards.append((reading, rows[group]))
         cards.sort(key=lambda pair: (pair[0].center_xy[0], pair[0].center_xy[1]))

@@ -272,6 +272,9 @@ class CardOut(_Out):
     uncertain: bool = False
     corners: int | None = None
     alternatives: list[tuple[str, float]] | None = None
+    other_corners: list[str] | None = Field(
+        None, description="what another corner of this card read, unsure, where it disagrees"
+    )
     part: Literal["bull", "rest"] | None = Field(None, description="its part in the hand's split")
 
 

@@ -101,6 +101,7 @@ class TableCard:
     confidence: float | None = None
     uncertain: bool = False
     alternatives: tuple[tuple[str, float], ...] = ()
+    other_corners: tuple[str, ...] = ()
 
     @property
     def shown(self) -> str:
@@ -110,7 +111,14 @@ class TableCard:
     @classmethod
     def from_reading(cls, card: CardReading) -> TableCard:
         """The table card of a recognizer reading."""
-        return cls(card.code, card.box_xyxy, card.confidence, card.uncertain, card.alternatives)
+        return cls(
+            card.code,
+            card.box_xyxy,
+            card.confidence,
+            card.uncertain,
+            card.alternatives,
+            card.other_corners,
+        )
 
     def to_dict(self, part: str | None = None) -> dict[str, object]:
         """JSON: code, box, confidence, uncertain; ``part`` (bull / rest) when in a split."""
@@ -122,6 +130,8 @@ class TableCard:
         shown["uncertain"] = self.uncertain
         if self.uncertain and self.alternatives:
             shown["alternatives"] = [[code, round(p, 4)] for code, p in self.alternatives]
+        if self.other_corners:
+            shown["other_corners"] = list(self.other_corners)
         if part is not None:
             shown["part"] = part
         return shown

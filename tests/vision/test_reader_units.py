@@ -524,6 +524,8 @@ def test_an_unsure_other_corner_is_named_by_the_card_not_a_second_card() -> None
     (card,) = _merger().merge_corners(boxes, probabilities)
     assert (card.code, card.corners, card.uncertain) == ("KC", 2, False)
     assert "10S" in [code for code, _ in card.alternatives]
+    assert card.other_corners == ("10S",)
+    assert card.to_dict()["other_corners"] == ["10S"]
     assert card.confidence == pytest.approx(
         _merger().merge_corners(boxes[:1], probabilities[:1])[0].confidence
     )

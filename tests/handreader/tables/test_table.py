@@ -391,3 +391,15 @@ def test_pits_from_a_photo_with_table_codes() -> None:
 def test_region_errors_are_value_errors() -> None:
     with pytest.raises(GroupingError):
         TableOptions.create(banker_region=Region.parse([1, 1, 0, 0]))
+
+
+def test_a_card_whose_other_corner_read_otherwise_says_so_in_json() -> None:
+    from vision.detections import CardReading
+
+    reading = CardReading("KC", 0.95, (0.0, 0.0, 20.0, 30.0), corners=2, other_corners=("10S",))
+    card = TableCard.from_reading(reading)
+    assert card.to_dict()["other_corners"] == ["10S"]
+    assert card.to_dict()["uncertain"] is False
+    assert "other_corners" not in TableCard.from_reading(
+        CardReading("KC", 0.95, (0.0, 0.0, 20.0, 30.0))
+    ).to_dict()
