@@ -1,11 +1,12 @@
 """How often one card's corners become two cards, with and without ``other_corner``.
 
-Every photo of each set is read three times, with the reader's ``other_corner`` off, on with
-the other corner's reading only named, and on with it multiplied into the card's
-(``other_corner_votes``); the figures of each are printed side by side: card F1 and wrong
-certain cards (certain readings only), uncertain cards, uncertain cards naming a card the
-photo does not hold ("strangers": another corner read otherwise, a chip, a card back), and
-the photos whose cards, certain and uncertain, are as many as the labelled ones.
+Every photo of each set is read four times: with the reader's ``other_corner`` off; on (the
+other corner's reading named by the card); on at any direction (``other_corner_slant`` 0);
+on with the corner's reading multiplied into the card's (``other_corner_votes``). The figures
+of each are printed side by side: card F1 and wrong certain cards (certain readings only),
+uncertain cards, uncertain cards naming a card the photo does not hold ("strangers": another
+corner read otherwise, a chip, a card back), and the photos whose cards, certain and
+uncertain, are as many as the labelled ones.
 
     python benchmarks/eval_other_corner.py REALDATA [--sets boxes tables ...] [--scenes DIR]
         [--models DIR] [--limit N]
@@ -50,11 +51,11 @@ def _entries(realdata: Path, name: str) -> list[ManifestEntry]:
 
 
 def measure(reader: Reader, entries: list[ManifestEntry]) -> dict[str, Counts]:
-    """Each variant's figures on ``entries``: ``other_corner`` off; on, the corner's reading
-    named only; on, the corner's reading multiplied into the card's (``other_corner_votes``)."""
+    """Each variant's figures on ``entries`` (the module's docstring names them)."""
     variants = {
         "off": {"other_corner": False},
-        "named": {"other_corner": True, "other_corner_votes": False},
+        "on": {"other_corner": True},
+        "anywhere": {"other_corner": True, "other_corner_slant": 0.0},
         "votes": {"other_corner": True, "other_corner_votes": True},
     }
     readers = {

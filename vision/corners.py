@@ -71,18 +71,20 @@ def other_corners(
     *,
     sure: float,
     reach: tuple[float, float],
+    slant: float = 0.0,
     skip: frozenset[int] = frozenset(),
 ) -> dict[int, int]:
     """The lone unsure indices that are another corner of a card read for certain.
 
     The other corner of a card, upside down or at a slant, is often read as another rank or
     suit, and unsure. A group of one index (not in ``skip``) whose surest reading is under
-    ``sure`` and whose centre lies ``reach`` (from, to) index heights from the centre of a
-    group whose joint reading is ``sure`` or more is that group's corner, the nearest such
-    group's; two unsure lone indices never make a card of each other, and a lone index read
-    for certain stays a card of its own (two certain readings of one card cannot be told from
-    two cards by where they lie). ``probabilities`` (N, 54) are the indices'. Returns
-    {lone group: the group it belongs to}.
+    ``sure`` is the corner of the nearest group whose joint reading is ``sure`` or more that
+    lies ``reach`` (from, to) index heights from it and across it: the smaller side of the
+    offset between their centres over the larger at least ``slant`` (the next card of a row
+    lies beside a card, its other corner across it). Two unsure lone indices never make a card
+    of each other, and a lone index read for certain stays a card of its own (two certain
+    readings of one card cannot be told from two cards by where they lie). ``probabilities``
+    (N, 54) are the indices'. Returns {lone group: the group it belongs to}.
     """
     owners = [
         number
@@ -98,8 +100,10 @@ def other_corners(
         if len(group) != 1 or lone in skip or probabilities[group[0]].max() >= sure:
             continue
         scale = np.maximum(owner_heights, heights[group[0]])
-        distances = np.linalg.norm(owner_centers - centers[group[0]], axis=1) / scale
-        inside = np.flatnonzero((distances >= reach[0]) & (distances <= reach[1]))
+        offsets = np.abs(owner_centers - centers[group[0]])
+        distances = np.linalg.norm(offsets, axis=1) / scale
+        across = offsets.min(axis=1) >= slant * offsets.max(axis=1)
+        inside = np.flatnonzero((distances >= reach[0]) & (distances <= reach[1]) & across)
         if len(inside):
             absorbed[lone] = owners[int(inside[np.argmin(distances[inside])])]
     return absorbed

@@ -432,7 +432,8 @@ class Reader:
         self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]
     ) -> list[tuple[CardReading, NDArray[np.intp]]]:
         """:meth:`merge_corners`' cards, each with the boxes (rows of ``xyxy``) whose
-        readings it joined, the surest first (a fourth corner read otherwise is not one)."""
+        readings it joined, the surest first, then its corners read otherwise (the fourth and
+        other corners: the verifier is shown them with the card, and drops them with it)."""
         settings = self.settings
         is_index = probabilities[:, -1] < settings.none_above
         rows = np.flatnonzero(is_index)
@@ -473,6 +474,7 @@ class Reader:
                 heights,
                 sure=settings.uncertain_below,
                 reach=settings.other_corner_reach,
+                slant=settings.other_corner_slant,
                 skip=frozenset(absorbed) | frozenset(absorbed.values()),
             )
             for lone, owner in others_of.items():
@@ -533,7 +535,7 @@ class Reader:
                     dict.fromkeys(CARD_CLASSES[c] for c in named.get(number, []) if c != best)
                 ),
             )
-            cards.append((reading, rows[group]))
+            cards.append((reading, rows[group + failed.get(number, [])]))
         cards.sort(key=lambda pair: (pair[0].center_xy[0], pair[0].center_xy[1]))
         return cards
 

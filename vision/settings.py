@@ -61,6 +61,9 @@ class ReaderSettings:
     uncertain card of its own (:func:`vision.corners.other_corners`)."""
     other_corner_reach: tuple[float, float] = (2.2, 5.5)
     """How far (from, to), in index heights between centres, another corner of a card lies."""
+    other_corner_slant: float = 0.25
+    """How far across a card its other corner lies: the smaller side of the offset between the
+    two indices' centres over the larger at least this (0: anywhere in reach)."""
     other_corner_votes: bool = False
     """Whether such a corner's reading is multiplied into the card's (a card read for certain at
     one corner and otherwise at another may become uncertain), or only named among its

@@ -564,3 +564,14 @@ def test_two_unsure_lone_indices_make_no_card_of_each_other() -> None:
     probabilities[0] = _one_hot("KC", 0.5)
     cards = _merger().merge_corners(boxes, probabilities)
     assert sorted((c.code, c.uncertain) for c in cards) == [("10S", True), ("KC", True)]
+
+
+def test_an_unsure_index_beside_a_card_is_the_next_card_of_a_row() -> None:
+    """An unsure index 3.5 index heights to the right of a certain KC, at its height: the next
+    card of a row, not the KC's other corner (which lies across the card)."""
+    boxes, probabilities = _two_corner_card("10S", 0.5, 3.5)
+    boxes[1] = [40 + 105, 35, 60 + 105, 65]  # beside the KC's index, not below it
+    cards = _merger().merge_corners(boxes, probabilities)
+    assert sorted((c.code, c.uncertain) for c in cards) == [("10S", True), ("KC", False)]
+    anywhere = _merger(other_corner_slant=0.0).merge_corners(boxes, probabilities)
+    assert [c.code for c in anywhere] == ["KC"]
