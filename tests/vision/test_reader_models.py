@@ -437,6 +437,9 @@ def test_two_cards_side_by_side_stay_two_cards(
         assert kept == sorted(card.code for card in without.read(pair).certain)
 
 
+RETRY_THRESHOLDS = (0.97, 0.96, 0.95, 0.93, 0.9)
+
+
 def _unsure(first: np.ndarray, settings: ReaderSettings) -> np.ndarray:
     return (first[:, :-1].max(axis=1) < settings.retry_below) & (
         first[:, -1] < settings.retry_none_below
@@ -450,19 +453,24 @@ def test_a_crop_its_turns_settle_is_not_cut_again() -> None:
     image = load_image(EXAMPLE)
     reader = Reader.load()
     boxes = reader.detect(image).xyxy
-    settings = ReaderSettings(retry_agreeing=True, retry_below=0.97)
     first, _ = reader.with_settings(ReaderSettings(turns=1, retry_contexts=())).classify(
         image, boxes
     )
-    turns_only, _ = reader.with_settings(replace(settings, retry_contexts=())).classify(
-        image, boxes
-    )
+    # the first threshold at which the example has unsure crops of both kinds (how sure the
+    # classifier is differs a little between CPUs' int8 kernels)
+    for retry_below in RETRY_THRESHOLDS:
+        settings = ReaderSettings(retry_agreeing=True, retry_below=retry_below)
+        turns_only, _ = reader.with_settings(replace(settings, retry_contexts=())).classify(
+            image, boxes
+        )
+        unsure = _unsure(first, settings)
+        settled = unsure & (turns_only[:, :-1].max(axis=1) >= settings.retry_below)
+        still = unsure & ~settled
+        if settled.any() and still.any():
+            break
+    assert settled.any() and still.any(), "the example should have unsure crops of both kinds"
     staged, _ = reader.with_settings(settings).classify(image, boxes)
     unstaged, _ = reader.with_settings(replace(settings, staged_retry=False)).classify(image, boxes)
-    unsure = _unsure(first, settings)
-    settled = unsure & (turns_only[:, :-1].max(axis=1) >= settings.retry_below)
-    still = unsure & ~settled
-    assert settled.any() and still.any(), "the example should have unsure crops of both kinds"
     np.testing.assert_allclose(staged[settled], turns_only[settled], atol=1e-6)
     np.testing.assert_allclose(staged[still], unstaged[still], atol=1e-6)
     np.testing.assert_allclose(staged[~unsure], first[~unsure], atol=1e-6)
@@ -477,26 +485,29 @@ def test_an_unsure_crop_a_sure_one_nearby_agrees_with_is_not_retried() -> None:
     first, _ = reader.with_settings(ReaderSettings(turns=1, retry_contexts=())).classify(
         image, boxes
     )
-    settings = ReaderSettings(retry_below=0.97, retry_agreeing=False)
-    every, _ = reader.with_settings(replace(settings, retry_agreeing=True)).classify(image, boxes)
-    got, _ = reader.with_settings(settings).classify(image, boxes)
     codes = first[:, :-1].argmax(axis=1)
-    sure = first[:, :-1].max(axis=1) >= settings.retry_below
     sides = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
     centres = (boxes[:, :2] + boxes[:, 2:]) / 2
-    agreeing = np.array(
-        [
-            any(
-                sure[j]
-                and codes[j] == codes[i]
-                and np.linalg.norm(centres[j] - centres[i])
-                <= settings.merge_distance * max(sides[i], sides[j])
-                for j in range(len(boxes))
-            )
-            for i in range(len(boxes))
-        ]
-    )
-    unsure = _unsure(first, settings)
+    for retry_below in RETRY_THRESHOLDS:  # the first with unsure crops of both kinds
+        settings = ReaderSettings(retry_below=retry_below, retry_agreeing=False)
+        sure = first[:, :-1].max(axis=1) >= settings.retry_below
+        agreeing = np.array(
+            [
+                any(
+                    sure[j]
+                    and codes[j] == codes[i]
+                    and np.linalg.norm(centres[j] - centres[i])
+                    <= settings.merge_distance * max(sides[i], sides[j])
+                    for j in range(len(boxes))
+                )
+                for i in range(len(boxes))
+            ]
+        )
+        unsure = _unsure(first, settings)
+        if (unsure & agreeing).any() and (unsure & ~agreeing).any():
+            break
     assert (unsure & agreeing).any() and (unsure & ~agreeing).any()
+    every, _ = reader.with_settings(replace(settings, retry_agreeing=True)).classify(image, boxes)
+    got, _ = reader.with_settings(settings).classify(image, boxes)
     np.testing.assert_allclose(got[unsure & agreeing], first[unsure & agreeing], atol=1e-6)
     np.testing.assert_allclose(got[~(unsure & agreeing)], every[~(unsure & agreeing)], atol=1e-6)
