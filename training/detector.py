@@ -108,7 +108,11 @@ def finetune_detector(
     """
     arguments = _arguments(settings, "finetune", epochs, settings.seed + 1)
     arguments.update(
-        close_mosaic=min(2, epochs), optimizer="AdamW", lr0=learning_rate, cos_lr=True, warmup_epochs=0
+        close_mosaic=min(2, epochs),
+        optimizer="AdamW",
+        lr0=learning_rate,
+        cos_lr=True,
+        warmup_epochs=0,
     )
     return _run(settings, "finetune", str(weights), arguments)
 

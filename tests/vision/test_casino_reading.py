@@ -8,9 +8,10 @@ values), whatever else the machine has installed. Scenes 0 and 74 of the config 
 card-free (every layout a casino table, no card face up, as ``benchmarks/eval_casino_tables.py``
 draws them) are tables where the check decides: without it the shipped models read a stack's
 rims or a chip as a certain card (a 10H; a JR on a stack's striped rims); with it they read no
-certain card (at most an unsure one). On a table with cards (scene 5) the check keeps every card read right. On most
-tables the check changes nothing: most false cards left are the pictures of cards printed on
-the cloth, whose faces it cannot tell from a card's (docs/reading.md).
+certain card (at most an unsure one). On a table with cards (scene 5) the check keeps every
+card read right. On most tables the check changes nothing: most false cards left are the
+pictures of cards printed on the cloth, whose faces it cannot tell from a card's
+(docs/reading.md).
 
 Slow: the held-out decks are drawn at 480 px (rendered into the cache on first use); skipped
 with the reason when the card art is not installed (scripts/install-card-art).
