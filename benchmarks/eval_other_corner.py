@@ -23,7 +23,8 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
-from vision.evaluate import EvalTotals, ManifestEntry, load_manifest, scenes_manifest
+from training.round_report import manifest_sets
+from vision.evaluate import EvalTotals, ManifestEntry, scenes_manifest
 from vision.imageio import load_image
 from vision.reader import Reader
 
@@ -42,12 +43,6 @@ class Counts:
             f"F1 {t.f1:.4f}  wrong {t.wrong:3d}  uncertain {t.uncertain:4d}  "
             f"strangers {self.strangers:4d}  count exact {self.count_exact / max(1, t.photos):.1%}"
         )
-
-
-def _entries(realdata: Path, name: str) -> list[ManifestEntry]:
-    manifest = realdata / name / "manifest.jsonl"
-    rows = load_manifest(manifest, "valid")
-    return rows or load_manifest(manifest)
 
 
 def measure(reader: Reader, entries: list[ManifestEntry]) -> dict[str, Counts]:
@@ -88,17 +83,19 @@ def main() -> None:
     args = parser.parse_args()
 
     reader = Reader.load(args.models)
-    sets = {name: _entries(args.realdata, name) for name in args.sets}
+    synthetic = {}
     if args.scenes is not None:
         manifest = scenes_manifest(args.scenes, args.scenes / "manifest" / "manifest.jsonl")
-        sets["scenes"] = load_manifest(manifest)
+        synthetic["scenes"] = manifest
+    every = manifest_sets(args.realdata, synthetic)  # valid splits, as a round reads them
+    sets = {name: every[name] for name in [*args.sets, *synthetic] if name in every}
     for name, entries in sets.items():
         if args.limit:
             entries = entries[: args.limit]
         counts = measure(reader, entries)
         print(f"{name} ({len(entries)} photos)")
-        for name, figures in counts.items():
-            print(f"  other_corner {name:5s}  {figures.row()}")
+        for variant, figures in counts.items():
+            print(f"  other_corner {variant:8s}  {figures.row()}")
 
 
 if __name__ == "__main__":

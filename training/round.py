@@ -166,9 +166,7 @@ def train_round_detector(plan: RoundPlan, folders: dict[str, Path]) -> Path:
         seed=plan.seed,
     )
     log(f"fine-tuning the detector for {plan.detector_epochs} epochs on {device}")
-    weights = finetune_detector(
-        settings, start, plan.detector_epochs, plan.detector_learning_rate
-    )
+    weights = finetune_detector(settings, start, plan.detector_epochs, plan.detector_learning_rate)
     last = weights.parent / "last.pt"
     return export_detector(last if last.is_file() else weights, plan.detector_imgsz, out)
 
@@ -256,9 +254,7 @@ def evaluate_candidate(plan: RoundPlan, candidate: Path) -> Path:
 def run_round(plan: RoundPlan) -> Path:
     """Every stage of the round, then the report; returns ``W/report.json``. A rerun
     resumes: finished stages are skipped, the report is written again."""
-    import shutil
-
-    from training.round_crops import train_round_classifier, train_round_verifier
+    from training.round_crops import keep_shipped, train_round_classifier, train_round_verifier
 
     plan.work_dir.mkdir(parents=True, exist_ok=True)
     (plan.work_dir / "plan.json").write_text(json.dumps(plan.plain(), indent=2))
@@ -267,9 +263,8 @@ def run_round(plan: RoundPlan) -> Path:
     _stage(plan, "classifier", lambda: train_round_classifier(plan, folders, detector))
     _stage(plan, "verifier", lambda: train_round_verifier(plan, folders, detector))
     models = plan.work_dir / "models"
-    for name in ("card.onnx",):  # not trained in a round: the shipped one goes with it
-        if not (models / name).is_file() and (plan.shipped_models / name).is_file():
-            shutil.copyfile(plan.shipped_models / name, models / name)
+    if (plan.shipped_models / "card.onnx").is_file():  # not trained in a round
+        keep_shipped(plan, "card.onnx")
     write_round_manifest(plan, models)
     return evaluate_candidate(plan, models)
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from training.round_plan import RoundPlan
 
 __all__ = [
+    "keep_shipped",
     "real_classifier_crops",
     "real_verifier_examples",
     "train_round_classifier",
@@ -160,8 +161,9 @@ def _cached(path: Path, make: Any) -> tuple[NDArray[np.uint8], NDArray[np.int64]
     return crops, labels
 
 
-def _keep_shipped(plan: RoundPlan, name: str) -> Path:
-    """The shipped model ``name`` copied into ``W/models`` unchanged (a stage of 0 epochs)."""
+def keep_shipped(plan: RoundPlan, name: str) -> Path:
+    """The shipped model ``name`` copied into ``W/models`` unchanged (one a round does not
+    train, or a stage of 0 epochs)."""
     import shutil
 
     out = plan.work_dir / "models" / name
@@ -189,7 +191,7 @@ def train_round_classifier(plan: RoundPlan, folders: dict[str, Path], detector: 
     if out.is_file():
         return out
     if plan.classifier_epochs == 0:
-        return _keep_shipped(plan, "classifier.onnx")
+        return keep_shipped(plan, "classifier.onnx")
     run = plan.work_dir / "classifier"
     scene_dirs = tuple(folders[name] for name in ("tables", "casino", "closeups"))
     synthetic = _cached(run / "synthetic.npz", lambda: extract_crops(scene_dirs, 2, 2, plan.seed))
@@ -253,7 +255,7 @@ def train_round_verifier(plan: RoundPlan, folders: dict[str, Path], detector: Pa
     if out.is_file():
         return out
     if plan.verifier_epochs == 0:
-        return _keep_shipped(plan, "verifier.onnx")
+        return keep_shipped(plan, "verifier.onnx")
     run = plan.work_dir / "verifier"
     finder = IndexDetector(detector, plan.detector_imgsz)
     scene_dirs = tuple(folders[name] for name in ("verifier", "casino", "closeups", "tables"))

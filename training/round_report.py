@@ -34,6 +34,7 @@ __all__ = [
     "card_free_config",
     "evaluate_models",
     "gate",
+    "manifest_sets",
     "write_report",
 ]
 
@@ -63,7 +64,7 @@ def _summary(totals: Any) -> dict[str, Any]:
     return {key: summary[key] for key in keys}
 
 
-def _manifest_sets(realdata: Path | None, synthetic: dict[str, Path]) -> dict[str, Any]:
+def manifest_sets(realdata: Path | None, synthetic: dict[str, Path]) -> dict[str, Any]:
     """Name -> manifest entries of every labelled set the report reads."""
     from vision.evaluate import load_manifest
 
@@ -112,7 +113,7 @@ def evaluate_models(
     from vision.evaluate import score_manifest
     from vision.reader import Reader
 
-    sets = _manifest_sets(realdata, synthetic)
+    sets = manifest_sets(realdata, synthetic)
     figures: dict[str, dict[str, Any]] = {name: {} for name in models}
     for name, folder in models.items():
         reader = Reader.load(folder)

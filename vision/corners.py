@@ -65,7 +65,8 @@ def fourth_corners(
 
 def other_corners(
     groups: list[list[int]],
-    probabilities: NDArray[np.floating[Any]],
+    confidences: NDArray[np.floating[Any]],
+    index_confidences: NDArray[np.floating[Any]],
     centers: NDArray[np.floating[Any]],
     heights: NDArray[np.floating[Any]],
     *,
@@ -77,19 +78,21 @@ def other_corners(
     """The lone unsure indices that are another corner of a card read for certain.
 
     The other corner of a card, upside down or at a slant, is often read as another rank or
-    suit, and unsure. A group of one index (not in ``skip``) whose surest reading is under
-    ``sure`` is the corner of the nearest group whose joint reading is ``sure`` or more that
+    suit, and unsure. A group of one index (not in ``skip``) whose index the classifier reads
+    under ``sure`` is the corner of the nearest group whose confidence is ``sure`` or more that
     lies ``reach`` (from, to) index heights from it and across it: the smaller side of the
     offset between their centres over the larger at least ``slant`` (the next card of a row
     lies beside a card, its other corner across it). Two unsure lone indices never make a card
-    of each other, and a lone index read for certain stays a card of its own (two certain
-    readings of one card cannot be told from two cards by where they lie). ``probabilities``
-    (N, 54) are the indices'. Returns {lone group: the group it belongs to}.
+    of each other, and a lone index the classifier reads at ``sure`` or more stays a card of its
+    own (two certain readings of one card cannot be told from two cards by where they lie).
+    ``confidences`` are the groups' (the largest of each one's joint probabilities),
+    ``index_confidences`` the indices' (the largest of each one's card probabilities, the
+    classifier's "none" left in). Returns {lone group: the group it belongs to}.
     """
     owners = [
         number
-        for number, group in enumerate(groups)
-        if number not in skip and joint_probabilities(probabilities[group]).max() >= sure
+        for number in range(len(groups))
+        if number not in skip and confidences[number] >= sure
     ]
     absorbed: dict[int, int] = {}
     if not owners:
@@ -97,7 +100,7 @@ def other_corners(
     owner_centers = np.stack([centers[groups[number]].mean(axis=0) for number in owners])
     owner_heights = np.array([float(heights[groups[number]].max()) for number in owners])
     for lone, group in enumerate(groups):
-        if len(group) != 1 or lone in skip or probabilities[group[0]].max() >= sure:
+        if len(group) != 1 or lone in skip or index_confidences[group[0]] >= sure:
             continue
         scale = np.maximum(owner_heights, heights[group[0]])
         offsets = np.abs(owner_centers - centers[group[0]])

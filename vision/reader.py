@@ -464,12 +464,16 @@ class Reader:
         named: dict[int, list[int]] = {}  # a card's other corners' own readings
         for lone, owner in absorbed.items():
             failed.setdefault(owner, []).extend(groups[lone])
+        # corners of one card are independent looks at it: multiply their probabilities
+        # (a fourth corner read otherwise is a look that failed: it only adds its box)
+        group_joints = [joint_probabilities(probabilities[group]) for group in groups]
         if settings.other_corner:
-            # an unsure lone index at another corner of a card read for certain is a look at
-            # that card: it joins the card's joint reading, which is unsure if they disagree
+            # an unsure lone index at another corner of a card read for certain is that card's
+            # corner: named among its readings (with ``other_corner_votes``, also a look at it)
             others_of = other_corners(
                 groups,
-                probabilities,
+                np.array([joint.max() for joint in group_joints]),
+                probabilities.max(axis=1),
                 centers,
                 heights,
                 sure=settings.uncertain_below,
@@ -480,14 +484,13 @@ class Reader:
             for lone, owner in others_of.items():
                 if settings.other_corner_votes:
                     groups[owner] = groups[owner] + groups[lone]
+                    group_joints[owner] = joint_probabilities(probabilities[groups[owner]])
                 else:
                     failed.setdefault(owner, []).extend(groups[lone])
                 absorbed[lone] = owner
                 named.setdefault(owner, []).append(int(codes[groups[lone][0]]))
         kept = [number for number in range(len(groups)) if number not in absorbed]
-        # corners of one card are independent looks at it: multiply their probabilities
-        # (a fourth corner read otherwise is a look that failed: it only adds its box)
-        joints = np.stack([joint_probabilities(probabilities[groups[number]]) for number in kept])
+        joints = np.stack([group_joints[number] for number in kept])
         # with a deck in play the cards are decoded together (vision.decoding), but grouped
         # by their indices' own readings as without one: grouping an index by its likeliest
         # card of the deck (in a pinochle pack, an index read 3C beside one read AC) would
