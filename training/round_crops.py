@@ -8,8 +8,10 @@ degraded toward webcams), the ``tables/`` pseudo-boxes, ``none`` crops where the
 detector fires on a ``boxes/`` photo away from every labelled index and where the shipped
 reader read a card a ``tables/`` photo does not hold (chips, felt, backs), crops of the round's
 synthetic scenes (so that nothing learned is lost), procedural crops
-(:func:`training.glyph_crops.glyph_crops`) and local decks' letters
-(:func:`training.glyph_crops.local_index_crops`). Real crops are repeated
+(:func:`training.glyph_crops.glyph_crops`), local decks' letters
+(:func:`training.glyph_crops.local_index_crops`) and the ``crops/`` training cards: each is
+one card filling its image, so the detector's boxes in its corners are that card's indices
+(:func:`corner_boxes`). Real crops are repeated
 (``RoundPlan.real_copies``) against the synthetic ones.
 
 The verifier is trained again on the round's detector boxes in the synthetic scenes (their
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from training.round_plan import RoundPlan
 
 __all__ = [
+    "corner_boxes",
     "keep_shipped",
     "real_classifier_crops",
     "real_verifier_examples",
@@ -81,13 +84,49 @@ def _real_sources(
     return out
 
 
+def corner_boxes(
+    boxes: NDArray[np.float32], width: int, height: int, reach: float = 0.35
+) -> NDArray[np.float32]:
+    """The ``boxes`` whose centre lies in a corner of a ``width`` x ``height`` image of one
+    card: within ``reach`` of the width from a side and of the height from the top or the
+    bottom (where a card's indices are; pips and court figures lie between)."""
+    boxes = boxes.reshape(-1, 4)
+    cx = (boxes[:, 0] + boxes[:, 2]) / 2 / max(width, 1)
+    cy = (boxes[:, 1] + boxes[:, 3]) / 2 / max(height, 1)
+    near_side = (cx < reach) | (cx > 1 - reach)
+    near_end = (cy < reach) | (cy > 1 - reach)
+    return np.asarray(boxes[near_side & near_end], np.float32)
+
+
+def _card_crops(
+    plan: RoundPlan, detector: Any
+) -> list[tuple[NDArray[np.uint8], NDArray[np.float32], list[str]]]:
+    """The ``crops/`` training cards as (image, the detector's corner boxes, their card)."""
+    from training.real_photos import read_images, train_photos
+
+    assert plan.realdata is not None
+    manifest = plan.realdata / "crops" / "manifest.jsonl"
+    if not manifest.is_file():
+        return []
+    out = []
+    for photo, image in read_images(train_photos(manifest)):
+        if len(photo.cards) != 1:
+            continue
+        found = detector.detect(image).xyxy.reshape(-1, 4)
+        kept = corner_boxes(found, image.shape[1], image.shape[0])
+        if len(kept):
+            out.append((image, kept, [photo.cards[0]] * len(kept)))
+    return out
+
+
 def real_classifier_crops(
     plan: RoundPlan, detector: Any, copies: int, seed: int = 0
 ) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
     """The real photos' classifier crops: ``copies`` jittered crops of each labelled index
     (every other one from a degraded copy of the photo), and ``none`` crops of the negative
     boxes and, on fully labelled photos, of the ``detector``'s boxes that overlap no labelled
-    index (IoU under 0.1)."""
+    index (IoU under 0.1); and ``copies`` crops of each corner box of the ``crops/``
+    training cards."""
     from rules.cards import CARD_CLASSES
     from training.classifier import NONE_CLASS, jitter_box
     from training.real_photos import degrade
@@ -97,8 +136,10 @@ def real_classifier_crops(
     class_of = {code: i for i, code in enumerate(CARD_CLASSES)}
     crops: list[NDArray[np.uint8]] = []
     labels: list[int] = []
-    for image, boxes, cards, negatives, complete in _real_sources(plan):
-        soft = degrade(image, rng)
+
+    def labelled(
+        image: NDArray[np.uint8], soft: NDArray[np.uint8], boxes: NDArray[np.float32], cards: list[str]
+    ) -> None:
         for box, card in zip(boxes, cards, strict=True):
             if card not in class_of:  # a joker of no colour, a rank with no suit
                 continue
@@ -106,6 +147,10 @@ def real_classifier_crops(
                 source = image if copy % 2 == 0 else soft
                 crops.append(crop_index(source, jitter_box(rng, box.astype(np.float64))))
                 labels.append(class_of[card])
+
+    for image, boxes, cards, negatives, complete in _real_sources(plan):
+        soft = degrade(image, rng)
+        labelled(image, soft, boxes, cards)
         strays = negatives
         if complete:
             found = detector.detect(image).xyxy.reshape(-1, 4)
@@ -114,6 +159,8 @@ def real_classifier_crops(
             for source in (image, soft):
                 crops.append(crop_index(source, box))
                 labels.append(NONE_CLASS)
+    for image, boxes, cards in _card_crops(plan, detector):
+        labelled(image, degrade(image, rng), boxes, cards)
     if not crops:
         return np.zeros((0, 32, 32, 3), np.uint8), np.zeros(0, np.int64)
     return np.stack(crops), np.array(labels, np.int64)

@@ -309,3 +309,52 @@ def test_a_stage_of_no_epochs_keeps_the_shipped_model(tmp_path: Path) -> None:
     (shipped / "manifest.json").write_text(json.dumps({"rounds": []}))
     written = json.loads(write_round_manifest(manifest_plan, tmp_path / "w" / "models").read_text())
     assert written["rounds"][-1]["kept_from_previous"] == ["classifier", "verifier"]
+
+
+def test_corner_boxes_keep_a_single_cards_indices_not_its_pips() -> None:
+    from training.round_crops import corner_boxes
+
+    boxes = np.array(
+        [
+            [5, 8, 35, 60],  # top-left index
+            [190, 165, 220, 218],  # bottom-right index, upside down
+            [95, 90, 130, 130],  # a pip in the middle
+            [10, 100, 40, 130],  # a pip at the side, half-way down
+            [100, 5, 125, 40],  # a court figure's crown at the top, centred
+        ],
+        np.float32,
+    )
+    kept = corner_boxes(boxes, 224, 224)
+    assert kept.tolist() == boxes[:2].tolist()
+    assert corner_boxes(np.zeros((0, 4), np.float32), 224, 224).shape == (0, 4)
+
+
+def test_card_crops_label_the_corner_boxes_with_their_card(tmp_path: Path) -> None:
+    from training.round_crops import real_classifier_crops
+
+    class CornerDetector:
+        def detect(self, image: np.ndarray) -> Any:
+            class Found:
+                xyxy = np.array([[4, 6, 30, 50], [100, 100, 124, 124]], np.float32)
+
+            return Found()
+
+    realdata = tmp_path / "realdata"
+    (realdata / "crops").mkdir(parents=True)
+    rows = []
+    for number, (card, split) in enumerate([("QH", "train"), ("JOKER", "train"), ("2S", "valid")]):
+        cv2.imwrite(str(realdata / "crops" / f"{number}.jpg"), np.full((224, 224, 3), 200, np.uint8))
+        rows.append(json.dumps({"image": f"{number}.jpg", "cards": [card], "split": split}))
+    (realdata / "crops" / "manifest.jsonl").write_text("\n".join(rows) + "\n")
+    (realdata / "boxes").mkdir()
+    (realdata / "boxes" / "manifest.jsonl").write_text("")
+    plan = dataclasses.replace(plan_for_minutes(tmp_path / "w", 120), realdata=realdata)
+    pseudo = tmp_path / "w" / "real" / "tables-pseudo.json"
+    pseudo.parent.mkdir(parents=True)
+    pseudo.write_text("[]")
+    crops, labels = real_classifier_crops(plan, CornerDetector(), copies=3)
+    from rules.cards import CARD_CLASSES
+
+    # the QH card's one corner box, three times; the joker has no class, the valid row is unseen
+    assert labels.tolist() == [CARD_CLASSES.index("QH")] * 3
+    assert crops.shape[0] == 3
