@@ -138,7 +138,10 @@ def real_classifier_crops(
     labels: list[int] = []
 
     def labelled(
-        image: NDArray[np.uint8], soft: NDArray[np.uint8], boxes: NDArray[np.float32], cards: list[str]
+        image: NDArray[np.uint8],
+        soft: NDArray[np.uint8],
+        boxes: NDArray[np.float32],
+        cards: list[str],
     ) -> None:
         for box, card in zip(boxes, cards, strict=True):
             if card not in class_of:  # a joker of no colour, a rank with no suit

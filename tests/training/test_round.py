@@ -343,7 +343,9 @@ def test_card_crops_label_the_corner_boxes_with_their_card(tmp_path: Path) -> No
     (realdata / "crops").mkdir(parents=True)
     rows = []
     for number, (card, split) in enumerate([("QH", "train"), ("JOKER", "train"), ("2S", "valid")]):
-        cv2.imwrite(str(realdata / "crops" / f"{number}.jpg"), np.full((224, 224, 3), 200, np.uint8))
+        cv2.imwrite(
+            str(realdata / "crops" / f"{number}.jpg"), np.full((224, 224, 3), 200, np.uint8)
+        )
         rows.append(json.dumps({"image": f"{number}.jpg", "cards": [card], "split": split}))
     (realdata / "crops" / "manifest.jsonl").write_text("\n".join(rows) + "\n")
     (realdata / "boxes").mkdir()
