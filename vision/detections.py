@@ -90,13 +90,19 @@ class CardReading:
         return (x1 + x2) / 2, (y1 + y2) / 2
 
     def to_dict(self) -> dict[str, object]:
-        """JSON form used by the CLI and the API."""
+        """JSON form used by the CLI and the API; an uncertain card names its runner-up
+        readings (``alternatives``, code and probability)."""
         return {
             "card": self.code,
             "confidence": round(self.confidence, 4),
             "box": [round(v, 1) for v in self.box_xyxy],
             "corners": self.corners,
             "uncertain": self.uncertain,
+            **(
+                {"alternatives": [[code, round(p, 4)] for code, p in self.alternatives]}
+                if self.uncertain and self.alternatives
+                else {}
+            ),
             **({"other_corners": list(self.other_corners)} if self.other_corners else {}),
         }
 

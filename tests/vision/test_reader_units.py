@@ -290,6 +290,19 @@ def test_reading_json_form() -> None:
     }
 
 
+def test_an_uncertain_card_names_its_runner_up_readings_in_json() -> None:
+    from handreader.service.schemas import ReadOut
+
+    unsure = CardReading(
+        "KC", 0.27, (0, 0, 9, 9), uncertain=True, alternatives=(("KS", 0.211234), ("QC", 0.1))
+    )
+    sure = CardReading("9H", 0.99, (20, 0, 29, 9), alternatives=(("9D", 0.01),))
+    shown = Reading((64, 64), (unsure, sure)).to_dict()
+    assert shown["cards"][0]["alternatives"] == [["KS", 0.2112], ["QC", 0.1]]
+    assert "alternatives" not in shown["cards"][1]  # a certain card is not in doubt
+    ReadOut.model_validate(shown)  # the API's documented answer holds it
+
+
 def test_classifier_classes_are_the_card_table_plus_none() -> None:
     assert CLASSIFIER_CLASSES[:54] == CARD_CLASSES and CLASSIFIER_CLASSES[-1] == "none"
 
