@@ -22,6 +22,7 @@ overlap none are not, the ``tables/`` negatives are not.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -100,23 +101,21 @@ def corner_boxes(
 
 def _card_crops(
     plan: RoundPlan, detector: Any
-) -> list[tuple[NDArray[np.uint8], NDArray[np.float32], list[str]]]:
+) -> Iterator[tuple[NDArray[np.uint8], NDArray[np.float32], list[str]]]:
     """The ``crops/`` training cards as (image, the detector's corner boxes, their card)."""
     from training.real_photos import read_images, train_photos
 
     assert plan.realdata is not None
     manifest = plan.realdata / "crops" / "manifest.jsonl"
     if not manifest.is_file():
-        return []
-    out = []
+        return
     for photo, image in read_images(train_photos(manifest)):
         if len(photo.cards) != 1:
             continue
         found = detector.detect(image).xyxy.reshape(-1, 4)
         kept = corner_boxes(found, image.shape[1], image.shape[0])
         if len(kept):
-            out.append((image, kept, [photo.cards[0]] * len(kept)))
-    return out
+            yield image, kept, [photo.cards[0]] * len(kept)
 
 
 def real_classifier_crops(

@@ -10,7 +10,14 @@ from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
 
-__all__ = ["CLASSIFIER_CLASSES", "CardReading", "Detections", "Reading", "ReadingFlag"]
+__all__ = [
+    "CLASSIFIER_CLASSES",
+    "CardReading",
+    "Detections",
+    "Reading",
+    "ReadingFlag",
+    "doubt_fields",
+]
 
 CLASSIFIER_CLASSES: tuple[str, ...] = (*CARD_CLASSES, "none")
 """The classifiers' outputs (the index classifier's and the whole-card classifier's): the 54
@@ -61,6 +68,20 @@ class ReadingFlag(enum.Flag):
     """The image could not be read at all."""
 
 
+def doubt_fields(
+    uncertain: bool, alternatives: tuple[tuple[str, float], ...], other_corners: tuple[str, ...]
+) -> dict[str, object]:
+    """The JSON fields that say what else a card may be: an uncertain card's runner-up
+    readings (``alternatives``, code and probability) and what another corner of it read
+    (``other_corners``); none for a card without doubt."""
+    fields: dict[str, object] = {}
+    if uncertain and alternatives:
+        fields["alternatives"] = [[code, round(p, 4)] for code, p in alternatives]
+    if other_corners:
+        fields["other_corners"] = list(other_corners)
+    return fields
+
+
 @dataclass(frozen=True)
 class CardReading:
     """One physical card read from the image.
@@ -98,12 +119,7 @@ class CardReading:
             "box": [round(v, 1) for v in self.box_xyxy],
             "corners": self.corners,
             "uncertain": self.uncertain,
-            **(
-                {"alternatives": [[code, round(p, 4)] for code, p in self.alternatives]}
-                if self.uncertain and self.alternatives
-                else {}
-            ),
-            **({"other_corners": list(self.other_corners)} if self.other_corners else {}),
+            **doubt_fields(self.uncertain, self.alternatives, self.other_corners),
         }
 
 

@@ -46,7 +46,7 @@ from rules.money import ZERO, json_amount
 from rules.niuniu import HAND_SIZE, NiuHand, Outcome, banker_outcome, evaluate_hand, rank_hands
 from rules.niuniu_profiles import NiuProfile
 from rules.settlement import Settlement, settle
-from vision.detections import CardReading, Reading, ReadingFlag
+from vision.detections import CardReading, Reading, ReadingFlag, doubt_fields
 
 __all__ = [
     "BankerRule",
@@ -128,10 +128,7 @@ class TableCard:
         if self.confidence is not None:
             shown["confidence"] = round(self.confidence, 4)
         shown["uncertain"] = self.uncertain
-        if self.uncertain and self.alternatives:
-            shown["alternatives"] = [[code, round(p, 4)] for code, p in self.alternatives]
-        if self.other_corners:
-            shown["other_corners"] = list(self.other_corners)
+        shown.update(doubt_fields(self.uncertain, self.alternatives, self.other_corners))
         if part is not None:
             shown["part"] = part
         return shown
