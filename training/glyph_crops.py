@@ -26,37 +26,43 @@ from rules.cards import CARD_CLASSES
 from training.classifier import jitter_box
 from training.synth.fonts import FONT_DIRS, SUIT_SYMBOLS, GlyphFonts, find_fonts, load_font
 from vision.crops import CROP_SIZE, crop_index
+from vision.index_letters import ENGLISH, INDEX_LETTERS, shared_letters, unambiguous_letters
 
 __all__ = [
     "FONT_DIRS",
+    "LOCAL_RANKS",
     "GlyphFonts",
     "draw_pip",
     "find_fonts",
     "glyph_crops",
     "local_index_crops",
+    "local_letters",
     "render_index",
     "renders",
+    "unambiguous_local_ranks",
 ]
 
 LOCAL_RANKS: dict[str, dict[str, str]] = {
-    "french": {"A": "1", "K": "R", "Q": "D", "J": "V"},
-    "german": {"K": "K", "Q": "D", "J": "B"},
-    "russian": {"A": "Т", "K": "К", "Q": "Д", "J": "В"},
-    "dutch": {"K": "H", "Q": "V", "J": "B"},
+    name: {rank: letter for rank, letter in letters.items() if letter != rank}
+    for name, letters in INDEX_LETTERS.items()
+    if name != ENGLISH
 }
-"""The rank letters of decks whose indices are not English, by the English rank they stand
-for (French roi, dame, valet and aces printed 1; German König, Dame, Bube; Russian король,
-дама, валет, туз; Dutch heer, vrouw, boer)."""
+"""The letters of decks whose indices are not English, by the English rank they stand for
+(:data:`vision.index_letters.INDEX_LETTERS`, less the letters that are the English ones)."""
 
 
 def unambiguous_local_ranks() -> dict[str, str]:
     """Each local rank letter that stands for one English rank in every deck of
     :data:`LOCAL_RANKS`, with that rank: ``V`` (a French jack, a Dutch queen) is left out."""
-    meanings: dict[str, set[str]] = {}
-    for letters in LOCAL_RANKS.values():
-        for rank, letter in letters.items():
-            meanings.setdefault(letter, set()).add(rank)
-    return {letter: ranks.pop() for letter, ranks in meanings.items() if len(ranks) == 1}
+    english = set(INDEX_LETTERS[ENGLISH].values())
+    return {letter: rank for letter, rank in unambiguous_letters().items() if letter not in english}
+
+
+def local_letters() -> dict[str, tuple[str, ...]]:
+    """Every local rank letter with the ranks a classifier trained on
+    :func:`local_index_crops` reads it as: one for most, both of ``V`` (J and Q)."""
+    shared = shared_letters()
+    return {**{letter: (rank,) for letter, rank in unambiguous_local_ranks().items()}, **shared}
 
 
 _BASE = 64
@@ -386,18 +392,20 @@ def glyph_crops(
 def local_index_crops(
     count: int, seed: int, fonts: GlyphFonts | None = None
 ) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
-    """``count`` procedural index crops of local decks' letters (:func:`unambiguous_local_ranks`,
-    each with the four suits, in turn), labelled with the card they stand for: a French ``R``
-    of hearts is ``KH``. Letters no installed rank font renders are left out."""
+    """``count`` procedural index crops of local decks' letters (:func:`local_letters`, each
+    with the four suits, in turn), labelled with the card they stand for: a French ``R`` of
+    hearts is ``KH``. A letter of several ranks is labelled with each of them in turn (a ``V``
+    of hearts as ``JH``, then ``QH``), so that the classifier reads it as either, equally
+    (:mod:`vision.index_letters`). Letters no installed rank font renders are left out."""
     fonts = fonts or find_fonts()
     letters = sorted(
-        (letter, rank)
-        for letter, rank in unambiguous_local_ranks().items()
+        (letter, ranks)
+        for letter, ranks in local_letters().items()
         if any(renders(font, letter) for font in fonts.rank_fonts)
     )
     if not letters:
         raise RuntimeError("no rank font renders the local index letters")
-    jobs = [(letter, rank + suit) for letter, rank in letters for suit in "SHDC"]
+    jobs = [(letter, rank + suit) for letter, ranks in letters for suit in "SHDC" for rank in ranks]
     class_of = {code: i for i, code in enumerate(CARD_CLASSES)}
     rng = np.random.default_rng(seed)
     crops = np.empty((count, CROP_SIZE, CROP_SIZE, 3), np.uint8)

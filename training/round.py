@@ -282,6 +282,13 @@ def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
             manifest[key].update(
                 {"file": name, "sha256": file_sha256(path), "bytes": path.stat().st_size}
             )
+    if plan.classifier_epochs > 0 and plan.local_crops > 0 and "classifier" in manifest:
+        from training.glyph_crops import local_letters
+
+        # the letters it was trained on, read back by vision.index_letters.classifier_letters
+        trained = dict(manifest["classifier"].get("index_letters", {}))
+        trained.update({letter: list(ranks) for letter, ranks in local_letters().items()})
+        manifest["classifier"]["index_letters"] = trained
     data = (
         json.loads(done.read_text())
         if (done := plan.work_dir / "real" / "done.json").is_file()

@@ -39,6 +39,7 @@ from vision.index_detector import (
     session,
     softmax,
 )
+from vision.index_letters import classifier_letters, deck_letters, fold_letters, unread_ranks
 from vision.settings import ReaderSettings
 from vision.verifier import IndexVerifier
 from vision.whole_card import WholeCardClassifier
@@ -161,6 +162,10 @@ class Reader:
             detector_path, int(manifest["detector"]["imgsz"]), self.settings
         )
         self._classifier = session(classifier_path)
+        self.index_letters = classifier_letters(manifest)
+        """The letters the classifier reads, with their ranks (:mod:`vision.index_letters`)."""
+        if self.settings.indices is not None:
+            deck_letters(self.settings.indices)  # IndexLettersError for an unknown name
         classes = tuple(manifest["classifier"]["classes"])
         if classes != CLASSIFIER_CLASSES:
             raise ModelError(
@@ -245,6 +250,17 @@ class Reader:
                 self.settings, closeups=False, fine=False, whole_card=False, card_evidence=False
             )
         )
+
+    def with_indices(self, indices: str | None) -> Reader:
+        """This reader reading the index letters of the deck ``indices`` (None: the letters
+        that stand for one rank in every deck; ``ReaderSettings.indices``), sharing its
+        models; itself when it reads those already. IndexLettersError for an unknown name."""
+        if indices is not None:
+            deck_letters(indices)
+            indices = indices.strip().lower()
+        if indices == self.settings.indices:
+            return self
+        return self.with_settings(dataclasses.replace(self.settings, indices=indices))
 
     def with_deck_in_play(self, deck: Deck | None) -> Reader:
         """This reader decoding each photo's cards with ``deck`` in play (None: any card;
@@ -557,6 +573,19 @@ class Reader:
             cards, probabilities, (image.shape[1], image.shape[0]), self.settings
         )
 
+    def _with_unread_letters(self, cards: list[CardReading], indices: str) -> list[CardReading]:
+        """``cards`` with those of a rank the deck ``indices`` prints in a letter the
+        classifier does not read (:func:`vision.index_letters.unread_ranks`) uncertain."""
+        unread = unread_ranks(indices, self.index_letters)
+        if not unread:
+            return cards
+        return [
+            dataclasses.replace(card, uncertain=True)
+            if not card.uncertain and card.code[:-1] in unread and card.code not in ("JB", "JR")
+            else card
+            for card in cards
+        ]
+
     def read(self, image: NDArray[np.uint8], deck: DeckProfile | None = None) -> Reading:
         """All the cards in a BGR uint8 image (H, W, 3), optionally with a calibrated deck."""
         if (
@@ -572,12 +601,17 @@ class Reader:
         detections = self.detect(image)
         detected = time.perf_counter()
         probabilities, embeddings = self.classify(image, detections.xyxy)
+        indices = self.settings.indices
+        if indices is not None:
+            probabilities = fold_letters(probabilities, indices, self.index_letters)
         if deck is not None:
             probabilities = combine_with_profile(probabilities, embeddings, deck)
         classified = time.perf_counter()
         cards = self.verified_cards(image, detections.xyxy, probabilities)
         if self.whole_card is not None and self.settings.whole_card:
             cards = self._with_whole_card(image, cards)
+        if indices is not None:
+            cards = self._with_unread_letters(cards, indices)
         flags = ReadingFlag.NONE
         if any(card.uncertain for card in cards):
             flags |= ReadingFlag.LOW_CONFIDENCE

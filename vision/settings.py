@@ -120,6 +120,14 @@ class ReaderSettings:
     (:mod:`vision.decoding`): no card the deck lacks is read, no card more often than the deck
     holds it, and a card that loses its reading falls back to its next reading the deck still
     holds, or is uncertain. None reads each card on its own, whatever it is."""
+    indices: str | None = None
+    """The letters the deck prints in its indices (a name of
+    :data:`vision.index_letters.INDEX_LETTERS`: ``english``, ``french``, ``german``,
+    ``russian``, ``dutch``): a letter the classifier reads as several ranks (a ``V``) is then
+    read as the rank the deck prints it for, and a card of a rank whose letter the classifier
+    was not trained on is uncertain (:mod:`vision.index_letters`). None reads the letters every
+    such deck gives one rank (R, D, B, H, 1, Т, К, Д, В and the English ones), a ``V`` as a J
+    or a Q of its suit, uncertain."""
     deck_prior: bool = False
     """With a deck in play, whether a card's confidence is its probability among the deck's
     cards (the deck as a prior: what the classifier gave the cards the deck lacks is shared

@@ -107,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
                 _print_report,
             ),
             in_play=deck_in_play(args.game, None, deck_for_game("baccarat", args.decks)),
+            indices=args.indices,
         )
     if args.player is None or args.banker is None:
         raise ValueError("give --player and --banker (the cards dealt), or photos")

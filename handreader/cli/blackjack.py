@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 _print_round,
             ),
             in_play=deck_in_play(args.game, None, deck_for_game("blackjack", args.decks)),
+            indices=args.indices,
         )
     if args.dealer is None or args.player is None:
         raise ValueError("give --dealer and --player (the cards dealt), or photos")

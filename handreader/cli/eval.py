@@ -106,7 +106,7 @@ def _score_on_ray(
     from vision.evaluate import EvalTotals
 
     models = args.models.resolve() if args.models else None
-    job = RayJob(address, models, deck, args.readers, in_play)
+    job = RayJob(address, models, deck, args.readers, in_play, args.indices)
     totals = EvalTotals()
     photos = [str(entry.image) for entry in entries]
     for entry, outcome in zip(entries, read_on_ray(photos, job, progress), strict=True):
@@ -137,7 +137,9 @@ def run(args: argparse.Namespace) -> int:
     in_play = deck_from_arguments(args)  # a bad --decks is named before the models load
     from vision.settings import ReaderSettings
 
-    settings = changed_settings(ReaderSettings(in_play=in_play), args.set)  # before loading
+    settings = changed_settings(
+        ReaderSettings(in_play=in_play, indices=args.indices), args.set
+    )  # before loading
     if args.set and args.ray is not None:
         raise ValueError("--set reads with the settings of this process: not with --ray")
     deck = load_deck(args.deck) if args.deck else None

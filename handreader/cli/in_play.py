@@ -3,7 +3,9 @@
 ``--game`` names the game whose deck the photos show (``niuniu``: 52 cards, no jokers;
 ``pits``: 54; ``baccarat``, ``blackjack``: 52 a pack, 8 and 6 packs; ``paigow``: 53;
 ``pinochle``: 48, 9 to A twice) or ``any`` (no deck: each card read on its own);
-``--decks N`` how many packs of it are shuffled together. The reader then decodes each photo's
+``--decks N`` how many packs of it are shuffled together; ``--indices NAME`` the letters its
+indices print (``vision.index_letters``: ``french``, ``german``, ``russian``, ``dutch``,
+``english``). The reader then decodes each photo's
 cards together (``vision.decoding``): no card the deck lacks, no card more often than it holds.
 A command that scores a game reads with that game's deck unless told otherwise (``baccarat``
 and ``blackjack`` count its packs with their own ``--decks``, the shoe's); ``read`` and ``eval``
@@ -16,6 +18,7 @@ import argparse
 from typing import Any
 
 from rules.decks import ANY_CARD, GAME_DECKS, Deck, deck_in_play
+from vision.index_letters import INDEX_LETTERS
 
 __all__ = ["add_deck_options", "deck_from_arguments"]
 
@@ -37,6 +40,13 @@ def add_deck_options(parser: Any, default: str, decks: bool = True) -> None:
             metavar="N",
             help="packs of that deck in play (default: the game's)",
         )
+    parser.add_argument(
+        "--indices",
+        type=str.lower,
+        choices=sorted(INDEX_LETTERS),
+        help="the letters the deck prints in its indices (french: R D V and aces 1; a V is "
+        "then a jack, dutch: a queen; default: the letters every deck gives one rank)",
+    )
 
 
 def deck_from_arguments(args: argparse.Namespace, default: Deck | None = None) -> Deck | None:

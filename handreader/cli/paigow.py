@@ -130,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
                 _print_report,
             ),
             in_play=deck_in_play(args.game, None, deck_for_game("paigow")),
+            indices=args.indices,
         )
     player, set_by = _player_setting(args, rules)
     banker = None if args.banker is None else parse_cards(args.banker)

@@ -97,12 +97,13 @@ def read_photos(
     *,
     headers: bool = True,
     in_play: Deck | None = None,
+    indices: str | None = None,
 ) -> int:
     """Read every photo (:func:`expand_photos`) with the shipped reader, loaded once (from
     ``models`` when given), with the deck profile ``deck`` names and the deck in play
-    ``in_play`` (``handreader.cli.in_play``), and hand each photo, its decoded image and its
-    reading (boxes in the photo's own pixels) to ``answer``. With
-    ``headers`` and several photos, each photo's answer follows a ``== PHOTO`` line (not with
+    ``in_play`` and the index letters ``indices`` (``handreader.cli.in_play``), and hand each
+    photo, its decoded image and its reading (boxes in the photo's own pixels) to ``answer``.
+    With ``headers`` and several photos, each photo's answer follows a ``== PHOTO`` line (not with
     ``as_json``). A photo that cannot be read is reported and skipped; returns 2 if any was,
     else 0."""
     from handreader.store.decks import load_deck
@@ -110,7 +111,7 @@ def read_photos(
     from vision.reader import Reader
     from vision.settings import ReaderSettings
 
-    reader = Reader.load(models, ReaderSettings(in_play=in_play))
+    reader = Reader.load(models, ReaderSettings(in_play=in_play, indices=indices))
     deck_profile = load_deck(deck) if deck else None
     expanded = expand_photos(photos)
     status = 0

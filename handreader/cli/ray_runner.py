@@ -52,13 +52,15 @@ class RayRunError(ValueError):
 class RayJob:
     """Where and how to read: the cluster's ``address`` (see the module docstring), the model
     folder (None: the shipped models), the deck profile, how many readers (None: one per
-    CPU of the cluster, at most one per photo) and the deck in play (None: any card)."""
+    CPU of the cluster, at most one per photo), the deck in play (None: any card)
+    and its index letters (``vision.index_letters``)."""
 
     address: str | None = None
     models: Path | None = None
     deck: DeckProfile | None = None
     readers: int | None = None
     in_play: Deck | None = None
+    indices: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +76,17 @@ class PhotoReader:
     """A reader actor: the models loaded once, then photos read one batch at a time."""
 
     def __init__(
-        self, models: str | None, deck: DeckProfile | None, in_play: Deck | None = None
+        self,
+        models: str | None,
+        deck: DeckProfile | None,
+        in_play: Deck | None = None,
+        indices: str | None = None,
     ) -> None:
         from vision.reader import Reader
         from vision.settings import ReaderSettings
 
         folder = Path(models) if models else None
-        self.reader = Reader.load(folder, ReaderSettings(in_play=in_play))
+        self.reader = Reader.load(folder, ReaderSettings(in_play=in_play, indices=indices))
         self.deck = deck
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -157,6 +163,7 @@ def read_on_ray(
             "models": str(job.models) if job.models else None,
             "deck": job.deck,
             "in_play": job.in_play,
+            "indices": job.indices,
         },
         batch_size=1,
         batch_format="numpy",

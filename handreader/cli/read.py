@@ -151,6 +151,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
         deck=load_deck(args.deck) if args.deck else None,
         readers=args.readers,
         in_play=deck_from_arguments(args),
+        indices=args.indices,
     )
     status = 0
     for outcome in read_on_ray(expand_photos(args.photos), job, progress="read"):
@@ -199,4 +200,5 @@ def run(args: argparse.Namespace) -> int:
         answer,
         headers=False,
         in_play=in_play,
+        indices=args.indices,
     )

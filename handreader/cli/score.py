@@ -171,6 +171,7 @@ def score_photos(
     as_json: bool,
     game: str | None = None,
     decks: int | None = None,
+    indices: str | None = None,
 ) -> int:
     """Score each photo (a folder stands for its image files); 2 if any could not be read.
 
@@ -192,6 +193,7 @@ def score_photos(
         as_json,
         lambda photo, _image, reading: print_table(photo, reading, options, as_json),
         in_play=in_play,
+        indices=indices,
     )
 
 
@@ -277,7 +279,14 @@ def run(args: argparse.Namespace) -> int:
                 f"{len(photos)} photo(s)"
             )
         return score_photos(
-            photos, args.profile, args.deck, args.models, args.json, args.game, args.decks
+            photos,
+            args.profile,
+            args.deck,
+            args.models,
+            args.json,
+            args.game,
+            args.decks,
+            args.indices,
         )
     if not args.cards:
         return score_lines(sys.stdin, args.profile, args.json, sys.stdout, sys.stderr)

@@ -543,7 +543,7 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         from vision.settings import ReaderSettings
 
         try:
-            reader = Reader.load(args.models, ReaderSettings(in_play=in_play))
+            reader = Reader.load(args.models, ReaderSettings(in_play=in_play, indices=args.indices))
         except BaseException:
             capture.release()
             raise

@@ -36,7 +36,7 @@ from handreader.service.requests import (
     Upload,
     read_upload,
 )
-from handreader.service.routes.decks import with_deck, with_deck_in_play
+from handreader.service.routes.decks import with_deck, with_deck_in_play, with_indices
 from handreader.service.settings import Settings
 from handreader.tables.scoring import TableCard
 from rules.decks import Deck
@@ -189,6 +189,7 @@ def read_photo(
     photo's own pixels, and ``ReducedImage.full_size()`` gives an image they fit, to draw on.
     The decoding memory is held (:func:`decoded_photo`) until the photo is read.
     """
+    reader = with_indices(reader, upload.options.get("indices"))
     reader = with_deck(with_deck_in_play(reader, in_play), upload.options.get("deck"))
     start = time.perf_counter()
     with decoded_photo(upload.image or b"", runtime) as photo:

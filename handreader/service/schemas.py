@@ -11,8 +11,8 @@ bet or card is a 400 raised by the rules when the options are turned into ``Tabl
 
 Every image endpoint takes the deck in play: ``game`` (the game whose deck the photo shows, or
 ``any``) and ``decks`` (packs of it); each endpoint's own game is the default (none for
-``/v1/read``). An unknown game, or ``decks`` with no deck to apply to, is a 400
-``bad_options``.
+``/v1/read``), and ``indices``, the letters its indices print (``vision.index_letters``). An
+unknown game or letters, or ``decks`` with no deck to apply to, is a 400 ``bad_options``.
 
 Responses (documentation of the JSON the result records' ``to_dict`` produce; the tests check
 the records against these models so the two cannot drift apart): :class:`TableOut`,
@@ -29,6 +29,7 @@ from handreader.tables.grouping import DEFAULT_LINK_FACTOR, Region
 from handreader.tables.scoring import TableOptions
 from rules.decks import ANY_CARD, GAME_DECKS, Deck, deck_for_game, deck_in_play, niuniu_deck
 from rules.niuniu_profiles import DEFAULT_PROFILE
+from vision.index_letters import INDEX_LETTERS
 
 __all__ = [
     "CardOut",
@@ -38,6 +39,7 @@ __all__ = [
     "GameOption",
     "HandOut",
     "HealthOut",
+    "IndicesOption",
     "PitsCodesIn",
     "PitsOptionsIn",
     "PitsOut",
@@ -93,6 +95,16 @@ DecksOption = Annotated[
     int | None,
     Field(ge=1, le=16, description="packs of that deck in play; default: the game's"),
 ]
+IndicesOption = Annotated[
+    str | None,
+    Field(
+        max_length=20,
+        description="the letters the deck prints in its indices: "
+        f"{', '.join(sorted(INDEX_LETTERS))} (french: R D V, aces 1; a V is then a jack, "
+        "dutch: a queen; a rank whose letter the classifier does not read is uncertain); "
+        "default: the letters every deck gives one rank, a V read as a J or a Q, uncertain",
+    ),
+]
 CardCodes = (
     Annotated[list[Annotated[str, Field(max_length=8)]], Field(max_length=60)]
     | Annotated[str, Field(max_length=400)]
@@ -144,6 +156,7 @@ class TableOptionsIn(_Options):
     deck: DeckOption = None
     game: GameOption = None
     decks: DecksOption = None
+    indices: IndicesOption = None
 
     def in_play(self) -> Deck | None:
         """The deck the photo is read with: by default the profile's Niu Niu deck (52 cards,
@@ -216,6 +229,7 @@ class PitsOptionsIn(BaseModel):
     deck: DeckOption = None
     game: GameOption = None
     decks: DecksOption = None
+    indices: IndicesOption = None
 
     def in_play(self) -> Deck | None:
         """The deck the photo is read with: by default Pits' 54 cards (DeckError for an
@@ -235,6 +249,7 @@ class ReadOptionsIn(BaseModel):
     deck: DeckOption = None
     game: GameOption = None
     decks: DecksOption = None
+    indices: IndicesOption = None
 
     def in_play(self) -> Deck | None:
         """The deck the photo is read with: none (any card) unless a game is named."""

@@ -146,3 +146,23 @@ def test_local_deck_letters_name_the_card_they_stand_for() -> None:
     assert ranks <= {"A", "K", "Q", "J"} and len(ranks) == 4
     suits = {CARD_CLASSES[label][-1] for label in labels}
     assert suits == {"S", "H", "D", "C"}
+
+
+def test_a_letter_of_two_ranks_is_labelled_with_each_in_turn() -> None:
+    """V is a French jack and a Dutch queen: its crops are labelled J and Q of their suit
+    equally often, so that a classifier reads it as either (vision.index_letters)."""
+    from collections import Counter
+
+    from rules.cards import CARD_CLASSES
+    from training.glyph_crops import local_index_crops, local_letters
+
+    letters = local_letters()
+    assert letters["V"] == ("Q", "J") and letters["R"] == ("K",)
+    jobs = sum(len(ranks) * 4 for ranks in letters.values())
+    _, labels = local_index_crops(jobs, seed=5)
+    counts = Counter(CARD_CLASSES[label] for label in labels)
+    # every single-rank letter once per suit; V gives each suit's J and Q once more
+    for suit in "SHDC":
+        singles = sum(1 for ranks in letters.values() if ranks == ("J",))
+        assert counts["J" + suit] == singles + 1
+        assert counts["Q" + suit] == sum(1 for r in letters.values() if r == ("Q",)) + 1

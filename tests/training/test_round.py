@@ -311,6 +311,52 @@ def test_a_stage_of_no_epochs_keeps_the_shipped_model(tmp_path: Path) -> None:
     assert written["rounds"][-1]["kept_from_previous"] == ["classifier", "verifier"]
 
 
+def test_a_round_that_trains_the_classifier_names_the_letters_it_read(tmp_path: Path) -> None:
+    """The manifest's classifier.index_letters is what vision.index_letters reads back: every
+    local letter of the round's crops, V as a jack and a queen; a round that keeps the
+    classifier names none."""
+    from training.glyph_crops import local_letters
+    from vision.index_letters import classifier_letters, unread_ranks
+
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "manifest.json").write_text(json.dumps({"classifier": {"file": "c.onnx"}}))
+    plan = dataclasses.replace(plan_for_minutes(tmp_path / "w", 120), shipped_models=shipped)
+    written = json.loads(write_round_manifest(plan, tmp_path / "w" / "models").read_text())
+    letters = classifier_letters(written)
+    assert letters["V"] == ("Q", "J") and letters["R"] == ("K",) and letters["A"] == ("A",)
+    assert set(local_letters()) <= set(letters)
+    assert unread_ranks("french", letters) == frozenset()
+    kept = dataclasses.replace(plan, classifier_epochs=0)
+    written = json.loads(write_round_manifest(kept, tmp_path / "w2" / "models").read_text())
+    assert "index_letters" not in written["classifier"]
+    assert unread_ranks("french", classifier_letters(written)) == {"A", "K", "Q", "J"}
+
+
+def test_the_local_letters_figure_counts_a_v_read_as_either_of_its_ranks() -> None:
+    from rules.cards import CARD_CLASSES
+    from training.round_report import _local_top1
+
+    position = {code: index for index, code in enumerate(CARD_CLASSES)}
+
+    class Fixed:
+        """A classifier reading every crop as its row of ``read``."""
+
+        def __init__(self, read: list[str]) -> None:
+            self.read = read
+
+        def _run_classifier(self, crops: np.ndarray) -> tuple[np.ndarray, None]:
+            rows = np.zeros((len(self.read), 55), np.float32)
+            for row, code in enumerate(self.read):
+                rows[row, position[code]] = 1.0
+            return rows, None
+
+    labels = np.array([position[code] for code in ("JH", "QH", "KS", "JD")])
+    crops = np.zeros((4, 32, 32, 3), np.uint8)
+    # a V labelled JH read QH is right (V is either); KS read as QS and JD read as QH are not
+    assert _local_top1(Fixed(["QH", "JH", "QS", "QH"]), crops, labels) == 0.5
+
+
 def test_corner_boxes_keep_a_single_cards_indices_not_its_pips() -> None:
     from training.round_crops import corner_boxes
 

@@ -46,6 +46,7 @@ from handreader.store.decks import DeckStore, FolderDeckStore, open_deck_store
 from rules.decks import Deck
 from vision.calibration import DeckProfile, DeckProfileError
 from vision.detections import Reading
+from vision.index_letters import IndexLettersError, deck_letters
 
 __all__ = [
     "CACHE_SIZE",
@@ -219,29 +220,71 @@ def with_deck_in_play(reader: PlainReader, deck: Deck | None) -> PlainReader:
     return reader if switch is None else cast(PlainReader, switch(deck))
 
 
+def with_indices(reader: PlainReader, indices: object) -> PlainReader:
+    """``reader`` reading the index letters ``indices`` names (``vision.index_letters``);
+    ``reader`` itself for None, or when it cannot (it has no ``with_indices``: a stand-in).
+    BadOptionsError (a 400) for a name of no letters."""
+    if indices is None:
+        return reader
+    try:
+        if not isinstance(indices, str):
+            raise IndexLettersError(f"indices must be a name of letters, got {indices!r}")
+        deck_letters(indices)  # the name is checked whatever the reader
+    except IndexLettersError as error:
+        raise BadOptionsError(str(error)) from error
+    switch = getattr(reader, "with_indices", None)
+    return reader if switch is None else cast(PlainReader, switch(indices))
+
+
 class DeckSwitch:
     """The live stream's recognizer: reads with the deck chosen last (:meth:`choose`), or
-    without one, and the deck in play chosen last (:meth:`play`); switching takes effect from
-    the next frame."""
+    without one, the deck in play chosen last (:meth:`play`) and the index letters chosen last
+    (:meth:`letters`); switching takes effect from the next frame."""
 
     def __init__(
-        self, reader: PlainReader, deck: object = None, in_play: Deck | None = None
+        self,
+        reader: PlainReader,
+        deck: object = None,
+        in_play: Deck | None = None,
+        indices: str | None = None,
     ) -> None:
         self._plain = reader
-        self._reader = with_deck(with_deck_in_play(reader, in_play), deck)
         self.deck: str | None = deck if isinstance(deck, str) and deck else None
         self.in_play = in_play
+        self.indices = indices
+        self._reader = self._made(deck)
+
+    def _made(self, deck: object) -> PlainReader:
+        """The plain reader with the letters, the deck in play and ``deck``."""
+        lettered = with_indices(self._plain, self.indices)
+        return with_deck(with_deck_in_play(lettered, self.in_play), deck)
 
     def choose(self, deck: object) -> None:
         """Read with ``deck`` from now on (None or ``""``: without a deck); errors as
         :func:`with_deck`, leaving the deck in use unchanged."""
-        self._reader = with_deck(with_deck_in_play(self._plain, self.in_play), deck)
+        self._reader = self._made(deck)
         self.deck = deck if isinstance(deck, str) and deck else None
 
     def play(self, in_play: Deck | None) -> None:
         """Decode with ``in_play`` from now on (None: any card)."""
-        self._reader = with_deck(with_deck_in_play(self._plain, in_play), self.deck)
+        before = self.in_play
         self.in_play = in_play
+        try:
+            self._reader = self._made(self.deck)
+        except Exception:
+            self.in_play = before
+            raise
+
+    def letters(self, indices: str | None) -> None:
+        """Read the index letters ``indices`` names from now on (None: the default reading);
+        errors as :func:`with_indices`, leaving the letters in use unchanged."""
+        before = self.indices
+        self.indices = indices
+        try:
+            self._reader = self._made(self.deck)
+        except Exception:
+            self.indices = before
+            raise
 
     def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
         """The cards read from a BGR image (with the chosen deck)."""

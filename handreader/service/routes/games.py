@@ -50,7 +50,13 @@ from handreader.service.deps import (
 )
 from handreader.service.errors import ERROR_RESPONSES
 from handreader.service.requests import Upload, read_upload, request_body_doc
-from handreader.service.schemas import CardCodes, DeckOption, GameOption, RegionIn
+from handreader.service.schemas import (
+    CardCodes,
+    DeckOption,
+    GameOption,
+    IndicesOption,
+    RegionIn,
+)
 from handreader.tables.games import (
     GamePhoto,
     baccarat_photo,
@@ -132,6 +138,7 @@ class BaccaratPhotoIn(_BaccaratOptions):
     link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
     deck: DeckOption = None
     game: GameOption = None
+    indices: IndicesOption = None
 
     def in_play(self) -> Deck | None:
         """The deck the photo is read with: by default the shoe's ``decks`` packs of 52 cards
@@ -200,6 +207,7 @@ class BlackjackPhotoIn(_BlackjackOptions):
     link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
     deck: DeckOption = None
     game: GameOption = None
+    indices: IndicesOption = None
 
     def in_play(self) -> Deck | None:
         """The deck the photo is read with: by default the shoe's ``decks`` packs of 52 cards
@@ -272,6 +280,7 @@ class PaiGowPhotoIn(_PaiGowOptions):
     link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
     deck: DeckOption = None
     game: GameOption = None
+    indices: IndicesOption = None
 
     def in_play(self) -> Deck | None:
         """The deck the photo is read with: by default 52 cards and a joker (DeckError for an

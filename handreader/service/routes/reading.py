@@ -333,7 +333,9 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
         try:
             chosen = _live_options(dict(websocket.query_params))
             options = chosen.to_options()
-            decks = DeckSwitch(frame_reader(reader), chosen.deck, chosen.in_play())
+            decks = DeckSwitch(
+                frame_reader(reader), chosen.deck, chosen.in_play(), chosen.indices
+            )
         except Exception as error:
             await send_error(error)
             await websocket.close(code=1008)
@@ -398,6 +400,9 @@ def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
         if in_play != decks.in_play:
             decks.play(in_play)
             pipeline.in_play = in_play
+            pipeline.reset()
+        if chosen.indices != decks.indices:
+            decks.letters(chosen.indices)
             pipeline.reset()
         pipeline.options = options
     if "deck" in command:

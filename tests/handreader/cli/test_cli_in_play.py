@@ -127,3 +127,47 @@ def test_eval_reads_with_the_deck_and_says_which(
     assert summary["in_play"] == "niuniu: 52 cards" and summary["wrong"] >= 0
     assert main(["eval", str(manifest), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["in_play"] is None
+
+
+@pytest.mark.parametrize(
+    ("command", "options", "expected"),
+    [
+        ("read", [], None),
+        ("read", ["--indices", "french"], "french"),
+        ("score", ["--indices", "Dutch"], "dutch"),
+        ("baccarat", ["--indices", "german"], "german"),
+        ("blackjack", ["--indices", "russian"], "russian"),
+        ("paigow", ["--indices", "english"], "english"),
+    ],
+)
+def test_photo_commands_load_the_reader_with_the_decks_index_letters(
+    recorder: _Recorder,
+    photo: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    options: list[str],
+    expected: str | None,
+) -> None:
+    """``--indices`` names the letters the deck prints (vision.index_letters), in any case."""
+    assert main([command, str(photo), *options]) == 0, capsys.readouterr().err
+    assert [settings.indices if settings else None for settings in recorder.loaded] == [expected]
+
+
+def test_unknown_index_letters_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["score", "x.jpg", "--indices", "klingon"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'klingon'" in capsys.readouterr().err
+
+
+def test_read_with_a_french_decks_letters_marks_its_courts_uncertain(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The shipped classifier reads no French letter (its manifest names none), so the example
+    photo's KS, JD and JC (examples/hand.json) are uncertain when the deck prints R D V."""
+    photo = str(ROOT / "examples" / "hand.jpg")
+    assert main(["read", photo, "--json", "--indices", "french"]) == 0
+    cards = json.loads(capsys.readouterr().out)["cards"]
+    courts = [card for card in cards if card["card"][:-1] in {"K", "Q", "J", "A"}]
+    assert courts and all(card["uncertain"] for card in courts)
+    assert any(not card["uncertain"] for card in cards)  # the number cards stay certain

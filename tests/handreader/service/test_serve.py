@@ -307,7 +307,8 @@ def test_openapi_documents_bodies_examples_and_errors(client: TestClient) -> Non
     assert json.loads(options["example"]) == {"profile": "trainer", "bet": "double", "stake": 100}
     read = spec["paths"]["/v1/read"]["post"]["requestBody"]["content"]["multipart/form-data"]
     read_options = read["schema"]["properties"]["options"]["contentSchema"]["properties"]
-    assert set(read_options) == {"deck", "game", "decks"}  # a calibrated deck, the deck in play
+    # a calibrated deck, the deck in play, the letters of its indices
+    assert set(read_options) == {"deck", "game", "decks", "indices"}
     assert client.get("/docs").status_code == 200
 
 

@@ -178,3 +178,83 @@ def test_a_live_options_message_changes_the_deck_the_cards_shown_are_decoded_und
         socket.send_json({"options": {"decks": 2}})
         assert socket.receive_json()["in_play"] == "niuniu: 2 decks of 52 cards"
         assert _live_aces(socket).count(False) == 2
+
+
+class LettersFake(InPlayFake):
+    """:class:`InPlayFake` that also records the index letters of each read
+    (``with_indices``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.letters: list[str | None] = []
+        self.indices: str | None = None
+
+    def with_indices(self, indices: str) -> LettersFake:
+        other = LettersFake.__new__(LettersFake)
+        other.__dict__.update(self.__dict__)
+        other.indices = indices
+        return other
+
+    def with_deck_in_play(self, deck: Deck | None) -> LettersFake:
+        other = LettersFake.__new__(LettersFake)
+        other.__dict__.update(self.__dict__)
+        other.in_play = deck
+        return other
+
+    def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
+        self.letters.append(self.indices)
+        return super().read(image_bgr)
+
+
+@pytest.mark.parametrize(
+    ("path", "options", "expected"),
+    [
+        ("/v1/read", {}, None),
+        ("/v1/read", {"indices": "french"}, "french"),
+        ("/v1/score", {"indices": "Dutch"}, "Dutch"),
+        ("/v1/pits", {"indices": "german"}, "german"),
+        ("/v1/baccarat", {"indices": "russian"}, "russian"),
+        ("/v1/annotated", {"indices": "english"}, "english"),
+    ],
+)
+def test_each_endpoint_reads_with_the_decks_index_letters(
+    path: str, options: dict[str, Any], expected: str | None
+) -> None:
+    fake = LettersFake()
+    with fake_client(fake) as client:
+        response = _post_photo(client, path, options)
+    assert response.status_code == 200, response.text
+    assert fake.letters == [expected]
+
+
+@pytest.mark.parametrize(
+    ("options", "status", "code", "text"),
+    [
+        ({"indices": "klingon"}, 400, "bad_options", "unknown index letters 'klingon'"),
+        ({"indices": 3}, 422, "validation_error", "indices"),
+    ],
+)
+def test_unknown_index_letters_are_refused(
+    options: dict[str, Any], status: int, code: str, text: str
+) -> None:
+    fake = LettersFake()
+    with fake_client(fake) as client:
+        message = error_message(_post_photo(client, "/v1/score", options), status, code)
+    assert text in message
+    assert fake.letters == []
+
+
+def test_the_live_stream_reads_the_index_letters_of_its_options() -> None:
+    fake = LettersFake()
+    with fake_client(fake) as client, client.websocket_connect("/v1/live?indices=french") as socket:
+        socket.send_bytes(image_bytes())
+        socket.receive_json()
+        socket.send_json({"options": {"indices": "dutch"}})
+        socket.receive_json()
+        socket.send_bytes(image_bytes())
+        socket.receive_json()
+        socket.send_json({"options": {"indices": "klingon"}})
+        assert "unknown index letters" in socket.receive_json()["error"]["message"]
+        socket.send_bytes(image_bytes())  # the letters in use are kept
+        socket.receive_json()
+    assert fake.letters == ["french", "dutch", "dutch"]
