@@ -49,6 +49,9 @@ class RoundPlan:
     """Held-out-deck scenes the report reads (``datasets/holdout.yaml``, from scene 0)."""
     eval_casino_scenes: int = 200
     """Casino held-out scenes the report reads (``datasets/casino-holdout.yaml``)."""
+    eval_letter_scenes: int = 100
+    """Scenes of each held-out set of decks printing other letters the report reads
+    (``datasets/letters-french.yaml``, ``-german``, ``-russian``), read with their letters."""
     card_free_tables: int = 200
     eval_local_crops: int = 1200
     workers: int | None = None

@@ -122,8 +122,9 @@ def evaluate_models(
     log: Callable[[str], None] = print,
 ) -> dict[str, dict[str, Any]]:
     """Figures of each model folder (name -> folder) on every set: labelled sets' F1 and the
-    rest, ``card_free`` (false certain cards), ``local_indices`` (top-1 of the crops) and each
-    set's seconds. Sets are read folder after folder, the same images in the same order."""
+    rest (a ``letters_NAME`` set read with its letters, ``ReaderSettings.indices``),
+    ``card_free`` (false certain cards), ``local_indices`` (top-1 of the crops) and each set's
+    seconds. Sets are read folder after folder, the same images in the same order."""
     from vision.evaluate import score_manifest
     from vision.reader import Reader
 
@@ -133,7 +134,9 @@ def evaluate_models(
         reader = Reader.load(folder)
         for set_name, entries in sets.items():
             started = time.perf_counter()
-            totals = score_manifest(entries, reader.read)
+            # a set of decks printing other letters is read with them named
+            letters = set_name.split("_")[1] if set_name.startswith("letters_") else None
+            totals = score_manifest(entries, reader.with_indices(letters).read)
             figures[name][set_name] = {
                 **_summary(totals),
                 "seconds": round(time.perf_counter() - started, 1),

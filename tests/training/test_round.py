@@ -333,6 +333,58 @@ def test_a_round_that_trains_the_classifier_names_the_letters_it_read(tmp_path: 
     assert unread_ranks("french", classifier_letters(written)) == {"A", "K", "Q", "J"}
 
 
+def test_a_round_reads_the_held_out_decks_of_other_letters_with_their_letters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report's letters_NAME sets are drawn from datasets/letters-NAME.yaml and read with
+    ReaderSettings.indices NAME; the other sets with the default reading."""
+    import training.round as round_module
+    from training.round_report import evaluate_models
+    from vision.evaluate import ManifestEntry
+
+    drawn: list[tuple[str, int]] = []
+    monkeypatch.setattr(
+        round_module,
+        "_draw",
+        lambda plan, config, folder, count, first: drawn.append((config, count)),
+    )
+    plan = dataclasses.replace(
+        plan_for_minutes(tmp_path / "w", 120),
+        eval_scenes=0,
+        eval_casino_scenes=0,
+        eval_letter_scenes=7,
+    )
+    folders = round_module._draw_eval_scenes(plan)
+    assert set(folders) == {"letters_french", "letters_german", "letters_russian"}
+    assert sorted(drawn) == [(f"letters-{n}.yaml", 7) for n in ("french", "german", "russian")]
+
+    read_with: list[str | None] = []
+
+    class Recorder:
+        def __init__(self, indices: str | None = None) -> None:
+            self.indices = indices
+
+        def with_indices(self, indices: str | None) -> Recorder:
+            return Recorder(indices)
+
+        def read(self, image: np.ndarray) -> Any:
+            from vision.detections import Reading
+
+            read_with.append(self.indices)
+            return Reading((8, 8), ())
+
+    monkeypatch.setattr("vision.reader.Reader.load", lambda folder: Recorder())
+    photo = tmp_path / "scene.png"
+    cv2.imwrite(str(photo), np.zeros((64, 64, 3), np.uint8))
+    entries = [ManifestEntry(photo, ("KH",))]
+    monkeypatch.setattr(
+        "training.round_report.manifest_sets",
+        lambda realdata, synthetic: {"holdout": entries, "letters_french": entries},
+    )
+    evaluate_models({"shipped": tmp_path}, None, {}, [], None, log=lambda line: None)
+    assert read_with == [None, "french"]
+
+
 def test_the_local_letters_figure_counts_a_v_read_as_either_of_its_ranks() -> None:
     from rules.cards import CARD_CLASSES
     from training.round_report import _local_top1

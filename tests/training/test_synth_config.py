@@ -30,7 +30,8 @@ BAD_CONFIGS: list[tuple[str, Any, str]] = [
     (
         "unknown split",
         {"deck_split": "test"},
-        "deck_split: expected one of train, holdout, extra, train+extra, all, got 'test'",
+        "deck_split: expected one of train, holdout, extra, train+extra, all, letters-french, "
+        "letters-german, letters-russian, got 'test'",
     ),
     ("render height too small", {"card_render_height": 10}, "card_render_height: expected"),
     (
@@ -201,6 +202,9 @@ def test_good_config_values(raw: Any, expected: dict[str, Any]) -> None:
         ("overexposed.yaml", "train"),
         ("verifier.yaml", "train"),
         ("printed-holdout.yaml", "holdout"),
+        ("letters-french.yaml", "letters-french"),
+        ("letters-german.yaml", "letters-german"),
+        ("letters-russian.yaml", "letters-russian"),
     ],
 )
 def test_shipped_configs_load(name: str, split: str) -> None:
@@ -223,6 +227,9 @@ def test_shipped_configs_have_different_seeds() -> None:
             "overexposed.yaml",
             "verifier.yaml",
             "printed-holdout.yaml",
+            "letters-french.yaml",
+            "letters-german.yaml",
+            "letters-russian.yaml",
         )
     ]
     assert len(set(seeds)) == len(seeds)

@@ -67,7 +67,14 @@ def test_at_least_four_designs_held_out() -> None:
     """Required: "Keep at least 4 designs out of training entirely"."""
     held_out = [deck for deck in DECKS if deck.split == "holdout"]
     assert len(held_out) >= 4
-    assert {deck.split for deck in DECKS} == {"train", "holdout", "extra"}
+    assert {deck.split for deck in DECKS} == {
+        "train",
+        "holdout",
+        "extra",
+        "letters-french",
+        "letters-german",
+        "letters-russian",
+    }
 
 
 def test_corner_counts() -> None:
@@ -162,6 +169,46 @@ def test_extra_decks_ranks() -> None:
         "rheinland": ["A", "K"],
         "slavic_costumes": ["K"],
         "tarocco": ["A"],
+    }
+
+
+LETTERED = [deck for deck in DECKS if deck.split.startswith("letters-")]
+
+
+def test_lettered_decks_are_whole_extra_decks_in_their_letters() -> None:
+    """The held-out sets of other letters are the extra decks whole (their courts and aces
+    too, as the letters they print: checked on their renders), under names of their own."""
+    from vision.index_letters import INDEX_LETTERS
+
+    extra = {deck.path: deck for deck in EXTRA}
+    letters = {deck.path.name.removesuffix(".svgz"): deck.letters for deck in LETTERED}
+    assert letters == {
+        "ancient_french": "french",
+        "atlasnye_skat": "german",
+        "berlin": "german",
+        "lattmann": "german",
+        "rheinland": "german",
+        "Атласные": "russian",
+        "slavic_costumes": "russian",
+    }
+    for deck in LETTERED:
+        assert deck.split == f"letters-{deck.letters}" and deck.letters in INDEX_LETTERS
+        assert deck.path in extra and deck.name != extra[deck.path].name
+        assert len(deck.codes) == 52 and not deck.jokers
+    assert all(deck.letters == "english" for deck in DECKS if deck not in LETTERED)
+
+
+@pytest.mark.skipif(
+    not all(deck.available for deck in LETTERED),
+    reason="card art not installed: run scripts/install-card-art",
+)
+def test_the_lettered_decks_are_drawn_only_when_asked_for() -> None:
+    from training.synth.assets import decks_for_split
+
+    assert not set(decks_for_split("all")) & set(LETTERED)
+    assert {deck.name for deck in decks_for_split("letters-russian")} == {
+        "Атласные-russian",
+        "slavic_costumes-russian",
     }
 
 

@@ -82,7 +82,9 @@ class DeckAssets:
 
 def decks_for_split(split: str, height: int | None = None) -> tuple[Deck, ...]:
     """Usable decks of a split: ``train``, ``holdout``, ``extra`` (decks that lend only the
-    cards whose indices read as ours), ``train+extra`` or ``all``.
+    cards whose indices read as ours), ``train+extra``, ``all`` (all but the next) or
+    ``letters-french``, ``letters-german``, ``letters-russian`` (whole decks that print those
+    letters, held out: :data:`training.synth.decks.DECKS`).
 
     A deck is usable when its SVG is installed, or, given the render ``height``, when its
     renders and measurements at that height are in the cache (:func:`is_prepared`): a machine
@@ -92,7 +94,7 @@ def decks_for_split(split: str, height: int | None = None) -> tuple[Deck, ...]:
     chosen = tuple(
         d
         for d in DECKS
-        if (split == "all" or d.split in wanted)
+        if ((split == "all" and not d.split.startswith("letters-")) or d.split in wanted)
         and (d.available or (height is not None and is_prepared(d, height)))
     )
     if not chosen:

@@ -135,7 +135,16 @@ class Backgrounds:
     give the same scenes as before it existed."""
 
 
-DECK_SPLITS = ("train", "holdout", "extra", "train+extra", "all")
+DECK_SPLITS = (
+    "train",
+    "holdout",
+    "extra",
+    "train+extra",
+    "all",
+    "letters-french",
+    "letters-german",
+    "letters-russian",
+)
 """The values of ``deck_split`` (:func:`training.synth.assets.decks_for_split`)."""
 
 

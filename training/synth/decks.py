@@ -53,6 +53,10 @@ class Deck:
     ``ranks``, when set, keeps only the cards of those ranks: a deck whose court cards (or ace)
     carry other letters than A, K, Q, J (German D, B; French R, D, V; a Cyrillic T) lends its
     other cards, whose indices read as ours (split ``"extra"``).
+    ``letters`` names the letters its indices print (:data:`vision.index_letters.INDEX_LETTERS`):
+    the same decks, whole, are the held-out sets of their letters (splits ``"letters-french"``,
+    ``"letters-german"``, ``"letters-russian"``), each card labelled with the English code of
+    what it stands for (a French R of hearts is ``KH``).
     """
 
     name: str
@@ -62,6 +66,7 @@ class Deck:
     split: str = "train"
     corners: int = 2
     ranks: tuple[str, ...] | None = None
+    letters: str = "english"
 
     def element_id(self, code: str) -> str:
         """The SVG element id of a card code such as ``"10H"`` or ``"JR"``."""
@@ -123,6 +128,19 @@ def _extra(name: str, *letters: str) -> Deck:
     return _gnome(name, split="extra", jokers=False, ranks=(*letters, *_NUMBERS))
 
 
+def _lettered(name: str, letters: str) -> Deck:
+    """The whole deck ``name`` (no jokers) in split ``letters-LETTERS``: the held-out set of a
+    deck whose indices print ``letters``, under its own name (its renders are cached apart)."""
+    return Deck(
+        f"{name}-{letters}",
+        GNOME_DIR / f"{name}.svgz",
+        "suit_rank",
+        (),
+        f"letters-{letters}",
+        letters=letters,
+    )
+
+
 def _kde(
     folder: str, file: str, jokers: tuple[tuple[str, str], ...] = (), split: str = "train"
 ) -> Deck:
@@ -172,6 +190,16 @@ DECKS: tuple[Deck, ...] = (
     _extra("rheinland", "A", "K"),
     _extra("slavic_costumes", "K"),
     _extra("tarocco", "A"),  # courts R D F
+    # Splits "letters-...": the same decks whole, their courts and aces in their own letters,
+    # held out of training (rounds learn the letters from procedural crops only): the sets that
+    # measure reading a deck by its letters (ReaderSettings.indices).
+    _lettered("ancient_french", "french"),  # 1 R D V
+    _lettered("atlasnye_skat", "german"),  # A K D B
+    _lettered("berlin", "german"),
+    _lettered("lattmann", "german"),
+    _lettered("rheinland", "german"),
+    _lettered("Атласные", "russian"),  # Т К Д В
+    _lettered("slavic_costumes", "russian"),
 )
 """Decks in use: every installed deck whose indices read A K Q J 10..2 in Latin letters, and
 (split ``extra``) the cards of other decks whose indices do."""
