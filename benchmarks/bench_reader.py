@@ -15,8 +15,9 @@ With ``--baseline REF`` the code of the git revision ``REF`` (checked out in a t
 worktree) and the working tree's code are measured in turn, ``--rounds`` times each, every
 measurement in a fresh process with the same models, and the headline figures (frame, its
 split between the detector, the index classifier, the verifier and the rest, the 12 MP close-up
-and table photos, load, memory) are printed side by side with their ratio: both see the same
-load. ``--json`` prints those figures of the code imported as one JSON object.
+and table photos, the live webcam's frames a second (each revision's own ``handreader webcam``
+on a still video of the frame), load, memory) are printed side by side with their ratio: both
+see the same load. ``--json`` prints those figures of the code imported as one JSON object.
 """
 
 from __future__ import annotations
@@ -83,6 +84,30 @@ def _frame(path: Path) -> NDArray[np.uint8]:
     return np.asarray(cv2.resize(loaded, (640, 480), interpolation=cv2.INTER_AREA), np.uint8)
 
 
+def _live_fps(frame: NDArray[np.uint8], models: Path | None, frames: int = 200) -> float:
+    """Frames a second of the code's own ``handreader webcam`` (its defaults, headless, every
+    frame read) on a
+    still video of ``frame`` with fresh noise in every frame, in a process of its own."""
+    rng = np.random.default_rng(1)
+    with tempfile.TemporaryDirectory(prefix="bench-live-") as folder:
+        video = Path(folder) / "still.mp4"
+        writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"mp4v"), 25.0, (640, 480))
+        for _ in range(frames):
+            noise = rng.normal(0.0, 4.0, frame.shape)
+            writer.write(np.clip(frame + noise, 0, 255).astype(np.uint8))
+        writer.release()
+        command = [sys.executable, "-c",
+                   "import sys; from handreader.cli import main; sys.exit(main(sys.argv[1:]))",
+                   "webcam", "--source", str(video), "--headless", "--json",
+                   "--max-frames", str(frames), "--read-every", "1"]  # fmt: skip
+        if models is not None:
+            command += ["--models", str(models)]
+        # run in the folder: "-c" puts the working directory first on the path, and the
+        # revision measured is the one on PYTHONPATH
+        out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=folder)
+    return float(json.loads(out.stdout.strip().splitlines()[-1])["fps"])
+
+
 def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, float]:
     """The figures ``--baseline`` compares, measured with the ``vision`` package imported
     (only the reader's public stages, which every revision has): milliseconds unless named."""
@@ -119,6 +144,7 @@ def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, floa
     closeup_ms, table_ms = _paired_median_ms(
         [lambda: read_photo(closeup_data), lambda: read_photo(table_data)], photo_runs
     )
+    live_fps = _live_fps(frame, models)
     return {
         "bare detector, 640x480 frame": bare,
         "whole pipeline, same frame": whole,
@@ -128,6 +154,7 @@ def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, floa
         "  verifier, card-face check, merge": verify_ms,
         "12 MP close-up, reduced decode + read": closeup_ms,
         "12 MP table of 25 cards, reduced decode + read": table_ms,
+        "live webcam, frames per second": live_fps,
         "model load": load_ms,
         "peak memory (MB)": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }

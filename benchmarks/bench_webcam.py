@@ -20,7 +20,9 @@ Run: ``.venv/bin/python benchmarks/bench_webcam.py [--frames 750] [--fake] [--fa
    decoded together under it, ``LiveSettings.in_play``: its cost is the ``score`` stage's
    difference from the baseline's); every frame read *overlapped* (the reader works on frame N
    in a worker thread while frame N - 1 is tracked, scored and drawn and frame N + 1 decoded:
-   ``handreader webcam``'s default); the same with the annotated mp4 written; ``read_every =
+   ``handreader webcam``'s default); *two frames read at once* (frames N - 1 and N in two
+   workers, so that one frame's detector runs beside the other's classifier: ``--ahead 2``);
+   the same as overlapped with the annotated mp4 written; ``read_every =
    0`` (k chosen to hold 25 fps), overlapped, with the mp4 written.
 
 For each: frames per second, frames read, mean milliseconds per frame of each stage (``read``,
@@ -186,8 +188,10 @@ def run(
     output: Path | None,
     settle: int,
     overlap: bool,
+    ahead: int = 1,
 ) -> dict[str, Any]:
-    """One configuration; its figures (flicker counted from frame ``settle`` on)."""
+    """One configuration; its figures (flicker counted from frame ``settle`` on); ``ahead``
+    frames are read at once when ``overlap``."""
     observer = Observer(settle)
     stats = run_webcam(
         str(video),
@@ -197,6 +201,7 @@ def run(
         output=output,
         on_frame=observer,
         overlap=overlap,
+        ahead=ahead,
     )
     minutes = (stats.frames - settle) / stats.source_fps / 60
     tracked, raw = observer.tracked.count, observer.raw.count
@@ -320,6 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run("serial, every frame (baseline)", video, reader, every, None, args.settle, False),
             run("serial, every frame, deck in play", video, reader, decked, None, settle, False),
             run("overlapped, every frame", video, reader, every, None, args.settle, True),
+            run("two frames read at once", video, reader, every, None, args.settle, True, 2),
             run(
                 "overlapped, every frame, mp4 out",
                 video,

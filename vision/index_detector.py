@@ -66,12 +66,15 @@ def non_max_suppression(
     return np.array(keep, np.int64)
 
 
-def session(path: Path) -> Any:
-    """An onnxruntime CPU session for the model at ``path``; ModelError if it cannot load."""
+def session(path: Path, threads: int | None = None) -> Any:
+    """An onnxruntime CPU session for the model at ``path``, its operators run on ``threads``
+    threads (None: one a core); ModelError if it cannot load."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.log_severity_level = 3
+    if threads is not None:
+        options.intra_op_num_threads = threads
     # idle worker threads sleep instead of spinning: on a small machine shared with the video
     # decoder, the web server or other readers, spinning threads steal the cores they wait for
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -112,9 +115,15 @@ def _clip(xyxy: NDArray[np.float32], width: int, height: int) -> NDArray[np.floa
 class IndexDetector:
     """``IndexDetector(path, imgsz, settings).detect(image_bgr) -> Detections``."""
 
-    def __init__(self, path: Path, imgsz: int, settings: ReaderSettings | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        imgsz: int,
+        settings: ReaderSettings | None = None,
+        threads: int | None = None,
+    ) -> None:
         self.settings = settings or ReaderSettings()
-        self._session = session(path)
+        self._session = session(path, threads)
         self._input = self._session.get_inputs()[0].name
         shape = self._session.get_inputs()[0].shape
         self.dynamic = not isinstance(shape[2], int)

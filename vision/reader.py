@@ -151,17 +151,20 @@ class Reader:
         settings: ReaderSettings | None = None,
         card_classifier_path: Path | None = None,
         verifier_path: Path | None = None,
+        threads: int | None = None,
     ) -> None:
         self.settings = settings or ReaderSettings()
         self.manifest = manifest
         self.whole_card = (
-            WholeCardClassifier(card_classifier_path) if card_classifier_path is not None else None
+            WholeCardClassifier(card_classifier_path, threads)
+            if card_classifier_path is not None
+            else None
         )
-        self.verifier = IndexVerifier(verifier_path) if verifier_path is not None else None
+        self.verifier = IndexVerifier(verifier_path, threads) if verifier_path is not None else None
         self.detector = IndexDetector(
-            detector_path, int(manifest["detector"]["imgsz"]), self.settings
+            detector_path, int(manifest["detector"]["imgsz"]), self.settings, threads
         )
-        self._classifier = session(classifier_path)
+        self._classifier = session(classifier_path, threads)
         self.index_letters = classifier_letters(manifest)
         """The letters the classifier reads, with their ranks (:mod:`vision.index_letters`)."""
         if self.settings.indices is not None:
@@ -196,8 +199,11 @@ class Reader:
         models_dir: Path | None = None,
         settings: ReaderSettings | None = None,
         verify_hashes: bool = True,
+        threads: int | None = None,
     ) -> Reader:
-        """Load the models named by ``models_dir/manifest.json``, checking their hashes."""
+        """Load the models named by ``models_dir/manifest.json``, checking their hashes; each
+        model runs on ``threads`` threads (None: one a core; 1 when several readings share the
+        cores, as the live overlay's frames read at once do)."""
         folder = models_dir or default_models_dir()
         manifest_path = folder / "manifest.json"
         try:
@@ -232,6 +238,7 @@ class Reader:
             settings,
             card_classifier_path=paths.get("card_classifier"),
             verifier_path=paths.get("verifier"),
+            threads=threads,
         )
 
     def with_settings(self, settings: ReaderSettings) -> Reader:

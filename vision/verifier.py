@@ -91,9 +91,9 @@ class IndexVerifier:
     ``crops`` (N, 3, 40, 40) and its ``classes`` metadata ``["none", "index"]``.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, threads: int | None = None) -> None:
         self.path = path
-        self._session = session(path)
+        self._session = session(path, threads)
         metadata = self._session.get_modelmeta().custom_metadata_map
         classes = tuple(json.loads(metadata["classes"])) if "classes" in metadata else ()
         if classes != VERIFIER_CLASSES:

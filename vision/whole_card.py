@@ -51,9 +51,9 @@ class WholeCardClassifier:
     then "none", as the project's label table has them.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, threads: int | None = None) -> None:
         self.path = path
-        self._session = session(path)
+        self._session = session(path, threads)
         metadata = self._session.get_modelmeta().custom_metadata_map
         classes = tuple(json.loads(metadata["classes"])) if "classes" in metadata else ()
         if classes != CLASSIFIER_CLASSES:

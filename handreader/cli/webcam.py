@@ -78,6 +78,12 @@ class WebcamError(ValueError):
     """The video source, the output or the window cannot be used."""
 
 
+DEFAULT_AHEAD = 2
+"""Frames the live loop reads at once (``--ahead``): on two cores, two frames read on one thread
+each keep both busy (one frame's detector beside the other's classifier), about 1.4 times the
+frames a second of one frame read at a time on both (``docs/benchmarks.md``, "Live overlay")."""
+
+
 class Key(enum.Enum):
     """What a key press asks for."""
 
@@ -300,11 +306,17 @@ class _Clock:
 
 
 def _results(
-    capture: Any, pipeline: LivePipeline, overlap: bool, limit: int | None, clock: _Clock
+    capture: Any,
+    pipeline: LivePipeline,
+    overlap: bool,
+    limit: int | None,
+    clock: _Clock,
+    ahead: int = 1,
 ) -> Generator[tuple[NDArray[np.uint8], LiveFrame], None, None]:
     """Each frame of ``capture`` (up to ``limit``) with its result, in order; with ``overlap``
-    the reader works on frame N in a worker thread while frame N - 1 is given out."""
-    stream = LiveStream(pipeline) if overlap else None
+    the reader works on frames N - ``ahead`` + 1 .. N in worker threads while frame
+    N - ``ahead`` is given out."""
+    stream = LiveStream(pipeline, ahead) if overlap else None
     taken = 0
     try:
         while limit is None or taken < limit:
@@ -320,7 +332,7 @@ def _results(
                 result = stream.push(image)
                 if result is not None:
                     yield result
-        if stream is not None and (last := stream.flush()) is not None:
+        while stream is not None and (last := stream.flush()) is not None:
             yield last
     finally:
         if stream is not None:
@@ -341,15 +353,16 @@ def run_webcam(
     capture: Any = None,
     on_frame: Callable[[LiveFrame], None] | None = None,
     overlap: bool = True,
+    ahead: int = 1,
 ) -> WebcamStats:
     """Run the live loop on ``source`` until it ends, ``max_frames`` or the quit key.
 
     Window mode uses ``display`` (a cv2 window by default) and also writes ``output`` when
     given; headless mode shows nothing. ``capture`` is ``source`` already opened (it is released
     at the end). ``on_frame`` sees every processed frame (tests, benchmarks). With ``overlap``
-    (the default) the reader works on the next frame in a worker thread while this one is
-    drawn, shown and written (:class:`~handreader.tables.live.LiveStream`: the picture is one frame
-    behind the camera); without, each frame is read, then drawn.
+    (the default) the reader works on the next ``ahead`` frames in worker threads while this
+    one is drawn, shown and written (:class:`~handreader.tables.live.LiveStream`: the picture
+    is ``ahead`` frames behind the camera); without, each frame is read, then drawn.
     """
     import cv2
 
@@ -357,6 +370,8 @@ def run_webcam(
 
     if max_frames is not None and max_frames < 1:
         raise WebcamError(f"--max-frames must be 1 or more, got {max_frames!r}")
+    if ahead < 1:
+        raise WebcamError(f"--ahead must be 1 or more frames, got {ahead!r}")
     if capture is None:
         capture = open_source(source)
     source_fps = float(capture.get(cv2.CAP_PROP_FPS) or 0.0)
@@ -369,7 +384,7 @@ def run_webcam(
     writer: Any = None
     meter = FlickerMeter(source_fps)
     clock = _Clock()
-    results = _results(capture, pipeline, overlap, max_frames, clock)
+    results = _results(capture, pipeline, overlap, max_frames, clock, ahead)
     saved: list[Path] = []
     totals: dict[str, float] = {}
     frames = reads = 0
@@ -516,8 +531,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--serial",
         action="store_true",
-        help="read each frame before drawing it (default: the reader works on the next frame "
-        "in a worker thread while this one is drawn)",
+        help="read each frame before drawing it (default: the reader works on the next frames "
+        "in worker threads while this one is drawn)",
+    )
+    parser.add_argument(
+        "--ahead",
+        type=int,
+        default=DEFAULT_AHEAD,
+        metavar="N",
+        help=f"frames read at once, each on one thread (default {DEFAULT_AHEAD}: one frame's "
+        "detector runs beside the other's classifier; 1: one frame at a time, its models on "
+        "every core); the picture is N frames behind the camera",
     )
     parser.add_argument("--models", type=Path, metavar="DIR", help="model folder")
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
@@ -528,6 +552,8 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
     """Run the command; ``reader`` replaces the shipped recognizer (tests)."""
     options = TableOptions.create(profile=args.profile, mode=args.mode, banker=args.banker)
+    if args.ahead < 1:
+        raise WebcamError(f"--ahead must be 1 or more frames, got {args.ahead!r}")
     in_play = deck_in_play(args.game, args.decks, niuniu_deck(options.profile))
     settings = LiveSettings(
         read_every=args.read_every,
@@ -543,7 +569,11 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         from vision.settings import ReaderSettings
 
         try:
-            reader = Reader.load(args.models, ReaderSettings(in_play=in_play, indices=args.indices))
+            # frames read at once share the cores: each reading's models then run on one thread
+            threads = 1 if args.ahead > 1 and not args.serial else None
+            reader = Reader.load(
+                args.models, ReaderSettings(in_play=in_play, indices=args.indices), threads=threads
+            )
         except BaseException:
             capture.release()
             raise
@@ -558,6 +588,7 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         max_frames=args.max_frames,
         snapshots=args.snapshots,
         overlap=not args.serial,
+        ahead=args.ahead,
     )
     print(json.dumps(stats.to_dict()) if args.json else stats.line(), flush=True)
     return 0

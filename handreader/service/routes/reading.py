@@ -333,9 +333,7 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
         try:
             chosen = _live_options(dict(websocket.query_params))
             options = chosen.to_options()
-            decks = DeckSwitch(
-                frame_reader(reader), chosen.deck, chosen.in_play(), chosen.indices
-            )
+            decks = DeckSwitch(frame_reader(reader), chosen.deck, chosen.in_play(), chosen.indices)
         except Exception as error:
             await send_error(error)
             await websocket.close(code=1008)

@@ -151,6 +151,45 @@ def test_serial_flag_reaches_the_loop(
     capsys.readouterr()
 
 
+@pytest.mark.parametrize(
+    ("extra", "ahead", "threads"),
+    [
+        ([], 2, 1),  # the default: two frames read at once, each reading on one thread
+        (["--ahead", "1"], 1, None),  # one frame at a time, its models on every core
+        (["--ahead", "3"], 3, 1),
+        (["--serial"], 2, None),  # serially nothing is read at once
+    ],
+)
+def test_frames_read_at_once_share_the_cores(
+    extra: list[str],
+    ahead: int,
+    threads: int | None,
+    video: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from vision import reader as reader_module
+
+    loaded: list[object] = []
+    given: list[object] = []
+    real = webcam.run_webcam
+
+    def load(cls: object, *args: object, **kwargs: object) -> NoisyReader:
+        loaded.append(kwargs.get("threads"))
+        return NoisyReader()
+
+    def spy(*args: object, **kwargs: object) -> webcam.WebcamStats:
+        given.append(kwargs["ahead"])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reader_module.Reader, "load", classmethod(load))
+    monkeypatch.setattr(webcam, "run_webcam", spy)
+    argv = ["webcam", "--source", str(video), "--headless", "--max-frames", "5", *extra]
+    assert cli.main(argv) == 0
+    assert loaded == [threads] and given == [ahead]
+    assert "5 frames" in capsys.readouterr().out
+
+
 def test_max_frames_stops_early(video: Path) -> None:
     stats = run_webcam(str(video), reader=NoisyReader(), headless=True, max_frames=7)
     assert stats.frames == 7
@@ -164,6 +203,7 @@ def test_max_frames_stops_early(video: Path) -> None:
         (["--source", "99"], "cannot open video source camera 99"),
         (["--source", " "], "empty video source"),
         (["--source", "{video}", "--max-frames", "0"], "--max-frames must be 1 or more"),
+        (["--source", "{video}", "--ahead", "0"], "--ahead must be 1 or more frames, got 0"),
         (["--source", "{video}", "--confirm-frames", "0"], "confirm_frames=0"),
     ],
 )

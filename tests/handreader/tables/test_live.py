@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -228,6 +229,59 @@ def test_the_stream_gives_what_process_gives_one_frame_later(read_every: int) ->
         given.append(last)
     assert [frame for _, frame in given] == expected
     assert all(image is images[i] for i, (image, _) in enumerate(given))
+
+
+@pytest.mark.parametrize("read_every", [1, 3])
+def test_two_frames_read_at_once_give_what_process_gives_two_frames_later(read_every: int) -> None:
+    settings = LiveSettings(read_every=read_every)
+    expected = run(LivePipeline(NoisyReader(seed=5), settings=settings), 20)
+    images = [render_frame(index) for index in range(20)]
+    given: list[tuple[NDArray[np.uint8], LiveFrame]] = []
+    with LiveStream(LivePipeline(NoisyReader(seed=5), settings=settings), depth=2) as stream:
+        for index, image in enumerate(images):
+            result = stream.push(image)
+            assert (result is None) == (index < 2)  # frame N gives back frame N - 2
+            if result is not None:
+                given.append(result)
+        while (last := stream.flush()) is not None:  # the last two frames
+            given.append(last)
+    assert [frame for _, frame in given] == expected
+    assert all(image is images[i] for i, (image, _) in enumerate(given))
+
+
+def test_a_stream_reads_at_least_one_frame_at_a_time() -> None:
+    with pytest.raises(LiveError, match="depth must be 1 or more frames, got 0"):
+        LiveStream(LivePipeline(NoisyReader()), depth=0)
+
+
+@dataclass
+class OverlapReader:
+    """Records how many reads run at once (the largest number seen)."""
+
+    delay_s: float = 0.05
+    running: int = 0
+    most: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def read(self, image: NDArray[np.uint8]) -> Reading:
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(self.delay_s)
+        with self.lock:
+            self.running -= 1
+        return Reading(SIZE_WH, ())
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_a_stream_reads_as_many_frames_at_once_as_its_depth(depth: int) -> None:
+    reader = OverlapReader()
+    with LiveStream(LivePipeline(reader), depth=depth) as stream:
+        for index in range(6):
+            stream.push(render_frame(index))
+        while stream.flush() is not None:
+            pass
+    assert reader.most == depth
 
 
 @dataclass
