@@ -42,7 +42,7 @@ from vision.index_detector import (
 from vision.index_letters import classifier_letters, deck_letters, fold_letters, unread_ranks
 from vision.settings import ReaderSettings
 from vision.verifier import IndexVerifier
-from vision.whole_card import WholeCardClassifier
+from vision.whole_card import WholeCardClassifier, apply_whole_card
 
 __all__ = [
     "CLASSIFIER_CLASSES",
@@ -89,52 +89,6 @@ def brightened(image: NDArray[np.uint8], target: float) -> NDArray[np.uint8]:
 def file_sha256(path: Path) -> str:
     """The hex SHA-256 of a file's bytes (how the model manifest names a model file)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def apply_whole_card(
-    cards: list[CardReading],
-    probabilities: NDArray[np.float32],
-    size_wh: tuple[int, int],
-    settings: ReaderSettings,
-) -> list[CardReading]:
-    """The index reader's cards, corrected by the whole-card classifier's card probabilities
-    (54,) for an image of ``size_wh`` that may be one card.
-
-    - No certain card from the indices, and the classifier names a card with at least
-      ``whole_card_above``: the image is that card (the uncertain index readings go, those of
-      its card counted as its corners).
-    - One or two certain cards, and the classifier is sure (``whole_card_sure``) of one of them:
-      the image is that one card, and the other readings go (the detector fired on a pip or a
-      court figure, and the classifier read it as another card).
-    - More than two certain cards: a table or a hand, left as read.
-    """
-    certain = [card for card in cards if not card.uncertain]
-    if len(certain) > 2:
-        return cards
-    best = int(probabilities.argmax())
-    confidence = float(probabilities[best])
-    code = CARD_CLASSES[best]
-    if certain:
-        if confidence < settings.whole_card_sure:
-            return cards
-        same = [card for card in certain if card.code == code]
-        return same[:1] if same else cards
-    if confidence < settings.whole_card_above:
-        return cards
-    ranked = np.argsort(-probabilities)[1:3]
-    width, height = size_wh
-    return [
-        CardReading(
-            code=code,
-            confidence=confidence,
-            box_xyxy=(0.0, 0.0, float(width), float(height)),
-            corners=sum(card.corners for card in cards if card.code == code),
-            uncertain=confidence < settings.uncertain_below,
-            alternatives=tuple(
-                (CARD_CLASSES[int(i)], round(float(probabilities[i]), 4)) for i in ranked
-            ),
-        )
-    ]
 
 
 class Reader:

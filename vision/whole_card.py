@@ -20,10 +20,18 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.detections import CLASSIFIER_CLASSES
+from rules.cards import CARD_CLASSES
+from vision.detections import CLASSIFIER_CLASSES, CardReading
 from vision.index_detector import ModelError, model_input, session, softmax
+from vision.settings import ReaderSettings
 
-__all__ = ["VIEW_SIZE_WH", "WholeCardClassifier", "card_view", "views_to_tensor"]
+__all__ = [
+    "VIEW_SIZE_WH",
+    "WholeCardClassifier",
+    "apply_whole_card",
+    "card_view",
+    "views_to_tensor",
+]
 
 VIEW_SIZE_WH = (56, 80)
 """The network's input, width x height: a card's 0.7 aspect ratio."""
@@ -73,3 +81,49 @@ class WholeCardClassifier:
         batch = views_to_tensor(np.stack([view, np.ascontiguousarray(view[::-1, ::-1])]))
         (logits,) = self._session.run(["logits"], {self._input: batch})
         return cast(NDArray[np.float32], softmax(logits).mean(axis=0))
+
+
+def apply_whole_card(
+    cards: list[CardReading],
+    probabilities: NDArray[np.float32],
+    size_wh: tuple[int, int],
+    settings: ReaderSettings,
+) -> list[CardReading]:
+    """The index reader's cards, corrected by the whole-card classifier's card probabilities
+    (54,) for an image of ``size_wh`` that may be one card.
+
+    - No certain card from the indices, and the classifier names a card with at least
+      ``whole_card_above``: the image is that card (the uncertain index readings go, those of
+      its card counted as its corners).
+    - One or two certain cards, and the classifier is sure (``whole_card_sure``) of one of them:
+      the image is that one card, and the other readings go (the detector fired on a pip or a
+      court figure, and the classifier read it as another card).
+    - More than two certain cards: a table or a hand, left as read.
+    """
+    certain = [card for card in cards if not card.uncertain]
+    if len(certain) > 2:
+        return cards
+    best = int(probabilities.argmax())
+    confidence = float(probabilities[best])
+    code = CARD_CLASSES[best]
+    if certain:
+        if confidence < settings.whole_card_sure:
+            return cards
+        same = [card for card in certain if card.code == code]
+        return same[:1] if same else cards
+    if confidence < settings.whole_card_above:
+        return cards
+    ranked = np.argsort(-probabilities)[1:3]
+    width, height = size_wh
+    return [
+        CardReading(
+            code=code,
+            confidence=confidence,
+            box_xyxy=(0.0, 0.0, float(width), float(height)),
+            corners=sum(card.corners for card in cards if card.code == code),
+            uncertain=confidence < settings.uncertain_below,
+            alternatives=tuple(
+                (CARD_CLASSES[int(i)], round(float(probabilities[i]), 4)) for i in ranked
+            ),
+        )
+    ]
