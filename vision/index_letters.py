@@ -99,7 +99,9 @@ def classifier_letters(manifest: Mapping[str, Any]) -> dict[str, tuple[str, ...]
     English letters alone when the manifest names none."""
     entry = manifest.get("classifier", {})
     named = entry.get("index_letters") if isinstance(entry, Mapping) else None
-    letters = {letter: (letter,) for letter in INDEX_LETTERS[ENGLISH].values()}
+    letters: dict[str, tuple[str, ...]] = {
+        letter: (letter,) for letter in INDEX_LETTERS[ENGLISH].values()
+    }
     if isinstance(named, Mapping):
         for letter, ranks in named.items():
             if isinstance(letter, str) and isinstance(ranks, list | tuple):
