@@ -539,7 +539,7 @@ def register(subparsers: Any) -> None:
         type=int,
         default=DEFAULT_AHEAD,
         metavar="N",
-        help=f"frames read at once, each on one thread (default {DEFAULT_AHEAD}: one frame's "
+        help=f"frames read at once, sharing the cores (default {DEFAULT_AHEAD}: one frame's "
         "detector runs beside the other's classifier; 1: one frame at a time, its models on "
         "every core); the picture is N frames behind the camera",
     )
@@ -547,6 +547,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
     add_deck_options(parser, default="niuniu, with the profile's decks")
     parser.set_defaults(func=run)
+
+
+def reading_threads(ahead: int, cores: int | None = None) -> int | None:
+    """The threads each reading's models run on when ``ahead`` frames are read at once on
+    ``cores`` cores (None: this computer's): an equal share, at least one; None (one a core)
+    when frames are read one at a time."""
+    if ahead <= 1:
+        return None
+    return max(1, (cores or os.cpu_count() or 1) // ahead)
 
 
 def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
@@ -569,8 +578,8 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         from vision.settings import ReaderSettings
 
         try:
-            # frames read at once share the cores: each reading's models then run on one thread
-            threads = 1 if args.ahead > 1 and not args.serial else None
+            # frames read at once share the cores: each reading's models get its share of them
+            threads = reading_threads(args.ahead) if not args.serial else None
             reader = Reader.load(
                 args.models, ReaderSettings(in_play=in_play, indices=args.indices), threads=threads
             )

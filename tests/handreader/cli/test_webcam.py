@@ -184,10 +184,21 @@ def test_frames_read_at_once_share_the_cores(
 
     monkeypatch.setattr(reader_module.Reader, "load", classmethod(load))
     monkeypatch.setattr(webcam, "run_webcam", spy)
+    monkeypatch.setattr(webcam.os, "cpu_count", lambda: 2)  # a 2-core computer
     argv = ["webcam", "--source", str(video), "--headless", "--max-frames", "5", *extra]
     assert cli.main(argv) == 0
     assert loaded == [threads] and given == [ahead]
     assert "5 frames" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("ahead", "cores", "threads"),
+    [(1, 8, None), (2, 2, 1), (2, 8, 4), (3, 8, 2), (4, 2, 1), (2, 1, 1)],
+)
+def test_frames_read_at_once_get_an_equal_share_of_the_cores(
+    ahead: int, cores: int, threads: int | None
+) -> None:
+    assert webcam.reading_threads(ahead, cores) == threads
 
 
 def test_max_frames_stops_early(video: Path) -> None:
