@@ -59,6 +59,12 @@ class FakeReader:
         self.hands = dict(hands)
         self.uncertain = uncertain.split()
         self.sizes: list[tuple[int, int]] = []
+        self.letters: list[str] = []
+
+    def with_indices(self, indices: str) -> FakeReader:
+        """Itself, reading as before; the letters asked for are remembered (``letters``)."""
+        self.letters.append(indices)
+        return self
 
     def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
         height, width = image_bgr.shape[:2]

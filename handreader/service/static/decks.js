@@ -20,6 +20,16 @@ export function onDeckChange(callback) {
   listeners.push(callback);
 }
 
+/** The letters the deck prints in its indices ("" for none named: the API's ``indices``). */
+export function chosenIndices() {
+  return $("indices-select").value;
+}
+
+/** Call back with the letters ("" for none named) whenever the choice changes. */
+export function onIndicesChange(callback) {
+  $("indices-select").addEventListener("change", () => callback(chosenIndices()));
+}
+
 function choose(name) {
   const select = $("deck-select");
   select.value = [...select.options].some((option) => option.value === name) ? name : "";

@@ -4,7 +4,7 @@
 
 import { $, showError, ApiError } from "./common.js";
 import { niuniuResults } from "./photo.js";
-import { chosenDeck, onDeckChange } from "./decks.js";
+import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, niuniuScene } from "./draw.js";
 
 const state = { stream: null, socket: null, running: false, answers: 0, since: 0, shownKey: "", locked: false };
@@ -13,7 +13,8 @@ function socketUrl() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const profile = encodeURIComponent($("live-profile").value);
   const deck = chosenDeck() ? `&deck=${encodeURIComponent(chosenDeck())}` : "";
-  return `${scheme}://${location.host}/v1/live?profile=${profile}${deck}`;
+  const indices = chosenIndices() ? `&indices=${encodeURIComponent(chosenIndices())}` : "";
+  return `${scheme}://${location.host}/v1/live?profile=${profile}${deck}${indices}`;
 }
 
 function sendFrame() {
@@ -158,6 +159,13 @@ export function setupLive() {
   onDeckChange((deck) => {
     if (state.socket && state.socket.readyState === WebSocket.OPEN) {
       state.socket.send(JSON.stringify({ deck: deck || null }));
+    }
+  });
+  onIndicesChange((indices) => {
+    if (state.socket && state.socket.readyState === WebSocket.OPEN) {
+      // an options message sets every table option: the page's own go with the letters
+      const options = { profile: $("live-profile").value, deck: chosenDeck() || null, indices: indices || null };
+      state.socket.send(JSON.stringify({ options }));
     }
   });
   if (!window.isSecureContext) {

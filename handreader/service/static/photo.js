@@ -4,7 +4,7 @@
 // out of date and reads the photo again with it.
 
 import { $, el, request, imageForm, showError, cardChips, table, money, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
-import { chosenDeck, onDeckChange } from "./decks.js";
+import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene, statusText } from "./draw.js";
 
 const GAME_ENDPOINTS = { niuniu: "/v1/score", pits: "/v1/pits", baccarat: "/v1/baccarat", blackjack: "/v1/blackjack", paigow: "/v1/paigow" };
@@ -256,6 +256,7 @@ async function read(file) {
   const game = $("photo-game").value;
   const options = photoOptions(game);
   if (chosenDeck()) options.deck = chosenDeck();
+  if (chosenIndices()) options.indices = chosenIndices();
   showError($("photo-error"), null);
   $("photo-status").textContent = state.shown ? "Out of date: reading again with the new options\u2026" : "Reading\u2026";
   $("photo-status").classList.add("busy");
@@ -358,6 +359,7 @@ export function setupPhoto() {
     control.addEventListener("change", optionChanged);
   }
   onDeckChange(optionChanged);
+  onIndicesChange(optionChanged);
   input.addEventListener("change", () => {
     if (input.files && input.files[0]) read(input.files[0]);
   });

@@ -166,6 +166,35 @@ def test_photo_mode_baccarat_draws_the_sides(
     assert sides.nth(1).locator("td").nth(2).inner_text() == "6"
 
 
+def test_the_decks_letters_chosen_on_the_page_reach_photo_and_live_reads(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
+    """The header's Letters choice is sent as ``indices`` with each photo (and the photo read
+    again when it changes) and with the live stream (docs/api.md)."""
+    fake.letters.clear()
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-players tbody tr")
+    assert fake.letters == []  # none named: the default reading
+    page.select_option("#indices-select", "french")
+    page.wait_for_function("() => !document.getElementById('photo-submit').disabled")
+    page.wait_for_function(
+        "() => !document.getElementById('photo-status').textContent.includes('Reading')"
+    )
+    assert "french" in fake.letters
+    page.click("#tab-live")
+    fake.letters.clear()
+    page.click("#live-start")
+    page.wait_for_function(
+        "() => document.getElementById('live-status').textContent.includes('cards')",
+        timeout=30_000,
+    )
+    page.select_option("#indices-select", "dutch")
+    page.wait_for_timeout(500)
+    page.click("#live-stop")
+    page.select_option("#indices-select", "")
+    assert fake.letters[0] == "french" and "dutch" in fake.letters
+
+
 def _overlay_pixels(page: Any) -> int:
     counted: int = page.evaluate(
         """() => {
