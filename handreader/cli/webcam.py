@@ -29,14 +29,13 @@ without a display is an error (exit status 2).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import enum
 import json
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,6 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from handreader.cli.in_play import add_deck_options
+from handreader.cli.video_source import WebcamError, open_source, parse_source
 from handreader.tables.live import (
     FrameReader,
     LiveFrame,
@@ -72,10 +72,6 @@ __all__ = [
     "run",
     "run_webcam",
 ]
-
-
-class WebcamError(ValueError):
-    """The video source, the output or the window cannot be used."""
 
 
 DEFAULT_AHEAD = 2
@@ -111,67 +107,6 @@ _KEYS = {
 def key_action(code: int) -> Key:
     """The action of a key code from ``cv2.waitKey`` (-1: no key)."""
     return Key.NONE if code < 0 else _KEYS.get(code & 0xFF, Key.NONE)
-
-
-def parse_source(text: str) -> int | str:
-    """A camera number (``"0"`` -> 0), or the file path / stream URL as given."""
-    stripped = text.strip()
-    if not stripped:
-        raise WebcamError(f"empty video source {text!r}")
-    return int(stripped) if stripped.isdigit() else stripped
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """Standard error (file descriptor 2, where FFmpeg's decoders write) sent nowhere."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def open_source(source: int | str, size_wh: tuple[int, int] | None = (640, 480)) -> Any:
-    """An opened ``cv2.VideoCapture``; WebcamError naming the source when it cannot be opened.
-
-    A camera is asked for ``size_wh`` (it may give another size); files and streams keep theirs.
-    """
-    import cv2
-
-    if isinstance(source, str) and "://" not in source and not Path(source).is_file():
-        raise WebcamError(f"cannot open video source {source!r}: no such file")
-    logging = cv2.utils.logging
-    level = logging.getLogLevel()
-    logging.setLogLevel(logging.LOG_LEVEL_SILENT)  # its warnings would bury our one-line error
-    try:
-        with _quiet_stderr():
-            capture = cv2.VideoCapture(source)
-    finally:
-        logging.setLogLevel(level)
-    if not capture.isOpened():
-        capture.release()
-        what = f"camera {source}" if isinstance(source, int) else repr(source)
-        raise WebcamError(f"cannot open video source {what}")
-    if isinstance(source, str) and "://" not in source:
-        # a file that opens may still hold no frame (a text file named .jpg): try one, with
-        # the decoder's own complaints kept off the terminal, then start again from the top
-        with _quiet_stderr():
-            ok, _ = capture.read()
-        capture.release()
-        if not ok:
-            raise WebcamError(
-                f"cannot read video source {source!r}: no frame decodes (not a video or image)"
-            )
-        with _quiet_stderr():
-            capture = cv2.VideoCapture(source)
-    if isinstance(source, int) and size_wh is not None:
-        capture.set(cv2.CAP_PROP_FRAME_WIDTH, size_wh[0])
-        capture.set(cv2.CAP_PROP_FRAME_HEIGHT, size_wh[1])
-    return capture
 
 
 class Display(Protocol):
