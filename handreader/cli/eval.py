@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
             "manifest": str(manifest),
             "split": args.split,
             "in_play": None if in_play is None else str(in_play),
+            "indices": args.indices,
             **totals.summary(),
         }
         if args.json:
@@ -167,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             where = f"{manifest} [{args.split}]" if args.split else str(manifest)
             played = f", deck in play: {in_play}" if in_play is not None else ""
+            played += f", index letters: {args.indices}" if args.indices else ""
             print(f"{where}: {totals.photos} photos, {totals.truth_cards} cards{played}")
             print(
                 f"  precision {totals.precision:.4f}  recall {totals.recall:.4f}  "

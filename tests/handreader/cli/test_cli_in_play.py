@@ -126,7 +126,10 @@ def test_eval_reads_with_the_deck_and_says_which(
     summary = json.loads(capsys.readouterr().out)
     assert summary["in_play"] == "niuniu: 52 cards" and summary["wrong"] >= 0
     assert main(["eval", str(manifest), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["in_play"] is None
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["in_play"] is None and summary["indices"] is None
+    assert main(["eval", str(manifest), "--json", "--indices", "french"]) == 0
+    assert json.loads(capsys.readouterr().out)["indices"] == "french"
 
 
 @pytest.mark.parametrize(
