@@ -9,6 +9,13 @@ import { drawScene, clearScene, niuniuScene } from "./draw.js";
 
 const state = { stream: null, socket: null, running: false, answers: 0, since: 0, shownKey: "", locked: false };
 
+// The seats the dealer draws on the video: the banker's box first, then one box a player in
+// seat order, each [x1, y1, x2, y2] in fractions of the frame (the API's banker_region and
+// player_regions); the cards are then grouped by them.
+const seats = { drawing: false, boxes: [], from: null, moving: null };
+const SEAT_COLOUR = "#00e5ff";
+const SMALLEST_SEAT = 0.02; // a box under 2% of the frame's side is a slip, not a seat
+
 function socketUrl() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const profile = encodeURIComponent($("live-profile").value);
@@ -62,6 +69,110 @@ function showLock(layout) {
   const button = $("live-lock");
   button.textContent = state.locked ? "Unlock layout" : "Lock layout";
   button.setAttribute("aria-pressed", String(state.locked));
+}
+
+/** The table options the page sets, with the seats drawn (none: grouped by where cards lie). */
+function tableOptions() {
+  const options = { profile: $("live-profile").value, deck: chosenDeck() || null, indices: chosenIndices() || null };
+  if (seats.boxes.length) {
+    options.banker_region = seats.boxes[0];
+    options.player_regions = seats.boxes.slice(1);
+  }
+  return options;
+}
+
+function sendOptions() {
+  if (state.socket && state.socket.readyState === WebSocket.OPEN) {
+    // an options message sets every table option: the page's own go with it
+    state.socket.send(JSON.stringify({ options: tableOptions() }));
+  }
+}
+
+function fraction(event) {
+  const rect = $("live-seat-boxes").getBoundingClientRect();
+  const clamp = (value) => Math.min(1, Math.max(0, value));
+  return [clamp((event.clientX - rect.left) / rect.width), clamp((event.clientY - rect.top) / rect.height)];
+}
+
+function drawSeats() {
+  const canvas = $("live-seat-boxes");
+  const rect = canvas.getBoundingClientRect();
+  canvas.width = Math.max(1, Math.round(rect.width));
+  canvas.height = Math.max(1, Math.round(rect.height));
+  const context = canvas.getContext("2d");
+  context.clearRect(0, 0, canvas.width, canvas.height);
+  const boxes = seats.moving ? [...seats.boxes, seats.moving] : seats.boxes;
+  context.lineWidth = 2;
+  context.font = "bold 14px system-ui, sans-serif";
+  boxes.forEach(([x1, y1, x2, y2], index) => {
+    const [left, top] = [x1 * canvas.width, y1 * canvas.height];
+    context.strokeStyle = SEAT_COLOUR;
+    context.setLineDash([6, 4]);
+    context.strokeRect(left, top, (x2 - x1) * canvas.width, (y2 - y1) * canvas.height);
+    context.setLineDash([]);
+    const label = index === 0 ? "Banker" : `Seat ${index}`;
+    const width = context.measureText(label).width + 8;
+    context.fillStyle = SEAT_COLOUR;
+    context.fillRect(left, Math.max(0, top - 20), width, 20);
+    context.fillStyle = "#000";
+    context.fillText(label, left + 4, Math.max(0, top - 20) + 15);
+  });
+}
+
+function showSeats() {
+  const button = $("live-seats");
+  button.textContent = seats.drawing ? "Done" : "Draw seats";
+  button.setAttribute("aria-pressed", String(seats.drawing));
+  $("live-seat-boxes").classList.toggle("drawing", seats.drawing);
+  $("live-seats-clear").disabled = !state.running || (!seats.boxes.length && !seats.drawing);
+  drawSeats();
+}
+
+function toggleSeats() {
+  if (seats.drawing) {
+    seats.drawing = false;
+    sendOptions();
+  } else {
+    seats.drawing = true;
+    seats.boxes = [];
+  }
+  showSeats();
+}
+
+function clearSeats() {
+  seats.drawing = false;
+  seats.boxes = [];
+  sendOptions();
+  showSeats();
+}
+
+function setupSeats() {
+  const canvas = $("live-seat-boxes");
+  canvas.addEventListener("pointerdown", (event) => {
+    if (!seats.drawing) return;
+    seats.from = fraction(event);
+    canvas.setPointerCapture(event.pointerId);
+  });
+  canvas.addEventListener("pointermove", (event) => {
+    if (!seats.drawing || !seats.from) return;
+    const [x, y] = fraction(event);
+    seats.moving = [Math.min(seats.from[0], x), Math.min(seats.from[1], y), Math.max(seats.from[0], x), Math.max(seats.from[1], y)];
+    drawSeats();
+  });
+  canvas.addEventListener("pointerup", (event) => {
+    if (!seats.drawing || !seats.from) return;
+    const [x, y] = fraction(event);
+    const box = [Math.min(seats.from[0], x), Math.min(seats.from[1], y), Math.max(seats.from[0], x), Math.max(seats.from[1], y)];
+    seats.from = null;
+    seats.moving = null;
+    if (box[2] - box[0] >= SMALLEST_SEAT && box[3] - box[1] >= SMALLEST_SEAT) {
+      seats.boxes.push(box.map((value) => Math.round(value * 1000) / 1000));
+    }
+    showSeats();
+  });
+  $("live-seats").addEventListener("click", toggleSeats);
+  $("live-seats-clear").addEventListener("click", clearSeats);
+  window.addEventListener("resize", drawSeats);
 }
 
 function onAnswer(event) {
@@ -127,6 +238,8 @@ async function start() {
   });
   $("live-start").disabled = true;
   $("live-stop").disabled = false;
+  $("live-seats").disabled = false;
+  showSeats();
 }
 
 function stop() {
@@ -141,6 +254,10 @@ function stop() {
   $("live-stop").disabled = true;
   $("live-lock").disabled = true;
   showLock(null);
+  seats.drawing = false;
+  seats.boxes = [];
+  $("live-seats").disabled = true;
+  showSeats();
 }
 
 export function setupLive() {
@@ -161,13 +278,8 @@ export function setupLive() {
       state.socket.send(JSON.stringify({ deck: deck || null }));
     }
   });
-  onIndicesChange((indices) => {
-    if (state.socket && state.socket.readyState === WebSocket.OPEN) {
-      // an options message sets every table option: the page's own go with the letters
-      const options = { profile: $("live-profile").value, deck: chosenDeck() || null, indices: indices || null };
-      state.socket.send(JSON.stringify({ options }));
-    }
-  });
+  onIndicesChange(sendOptions);
+  setupSeats();
   if (!window.isSecureContext) {
     $("live-status").textContent = "This page is not on https:// or localhost: the browser will not open the camera (see \u201cUsing a phone\u201d).";
   }

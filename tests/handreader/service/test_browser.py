@@ -195,6 +195,44 @@ def test_the_decks_letters_chosen_on_the_page_reach_photo_and_live_reads(
     assert fake.letters[0] == "french" and "dutch" in fake.letters
 
 
+_BANKER_HOLDS = """(code) => [...document.querySelectorAll('#live-results #photo-hands tbody tr')]
+    .some((row) => row.cells[1].textContent === 'banker'
+        && row.cells[2].textContent.includes(code))"""
+"""Whether the live results' banker row holds the card ``code`` (as the page writes it: A\u2660)."""
+
+
+def _wait_for_banker(page: Any, code: str) -> None:
+    page.wait_for_function(_BANKER_HOLDS, arg=code, timeout=15_000)
+
+
+def test_the_dealer_draws_the_seats_on_the_video_and_the_hands_follow_them(
+    page: Any, fake: DeckFakeReader
+) -> None:
+    """A box dragged round the Niu Niu hand (web_fakes.NIU_TABLE: x 0.1 to 0.23, y 0.6 to 0.65
+    of the frame) makes it the banker's, in place of the hand on top (the default banker
+    rule); Clear seats gives the hands back to that rule."""
+    page.click("#tab-live")
+    page.click("#live-start")
+    page.wait_for_function(
+        "() => document.getElementById('live-status').textContent.includes('15 cards')",
+        timeout=30_000,
+    )
+    _wait_for_banker(page, "A\u2660")  # No Niu (AS 2S 3S 4S 8S), on top
+    page.click("#live-seats")
+    assert page.locator("#live-seats").get_attribute("aria-pressed") == "true"
+    box = page.locator("#live-seat-boxes").bounding_box()
+    page.mouse.move(box["x"] + 0.05 * box["width"], box["y"] + 0.5 * box["height"])
+    page.mouse.down()
+    page.mouse.move(box["x"] + 0.3 * box["width"], box["y"] + 0.75 * box["height"], steps=5)
+    page.mouse.up()
+    page.click("#live-seats")  # Done: the seats are sent
+    _wait_for_banker(page, "K\u2660")  # Niu Niu (KS QS 10S 5C 5S)
+    page.click("#live-seats-clear")
+    _wait_for_banker(page, "A\u2660")
+    page.click("#live-stop")
+    assert page.locator("#live-seats").is_disabled()
+
+
 def _overlay_pixels(page: Any) -> int:
     counted: int = page.evaluate(
         """() => {
