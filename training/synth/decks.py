@@ -191,8 +191,8 @@ DECKS: tuple[Deck, ...] = (
     _extra("slavic_costumes", "K"),
     _extra("tarocco", "A"),  # courts R D F
     # Splits "letters-...": the same decks whole, their courts and aces in their own letters,
-    # held out of training (rounds learn the letters from procedural crops only): the sets that
-    # measure reading a deck by its letters (ReaderSettings.indices).
+    # which no config trains on (rounds learn the letters from procedural crops only): the sets
+    # that measure reading a deck by its letters (ReaderSettings.indices).
     _lettered("ancient_french", "french"),  # 1 R D V
     _lettered("atlasnye_skat", "german"),  # A K D B
     _lettered("berlin", "german"),
