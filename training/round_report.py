@@ -99,14 +99,13 @@ def _local_top1(
 ) -> float:
     """The share of ``crops`` whose likeliest card is their label, or, for a letter of several
     ranks (labelled with each in turn), one of its ranks of the label's suit."""
-    from training.glyph_crops import local_letters
+    from vision.index_letters import shared_letters
 
     probabilities, _ = classifier_reader._run_classifier(crops)
     best = probabilities.argmax(axis=1)
     position = {code: index for index, code in enumerate(CARD_CLASSES)}
-    shared = {frozenset(ranks) for ranks in local_letters().values() if len(ranks) > 1}
     alike = np.eye(len(probabilities[0]), dtype=bool)  # alike[label, read]: counts as right
-    for ranks in shared:
+    for ranks in shared_letters().values():
         for suit in "SHDC":
             columns = [position[rank + suit] for rank in ranks]
             alike[np.ix_(columns, columns)] = True

@@ -53,6 +53,7 @@ INDEX_LETTERS: dict[str, dict[str, str]] = {
 1; German König, Dame, Bube; Russian туз, король, дама, валет; Dutch heer, vrouw, boer)."""
 
 _LETTER_RANKS = ("A", "K", "Q", "J")
+_POSITION = {code: index for index, code in enumerate(CARD_CLASSES)}
 
 
 class IndexLettersError(ValueError):
@@ -132,14 +133,13 @@ def fold_letters(
     prints no shared letter is read as it is; the sum of each row is kept.
     """
     rows = np.array(probabilities, np.float32, copy=True)
-    position = {code: index for index, code in enumerate(CARD_CLASSES)}
     for rank, letter in deck_letters(name).items():
         ranks = known.get(letter, ())
         if len(ranks) < 2 or rank not in ranks:
             continue
         for suit in "SHDC":
-            columns = [position[other + suit] for other in ranks]
+            columns = [_POSITION[other + suit] for other in ranks]
             share = rows[:, columns].min(axis=1)
             rows[:, columns] -= share[:, None]
-            rows[:, position[rank + suit]] += share * len(columns)
+            rows[:, _POSITION[rank + suit]] += share * len(columns)
     return rows

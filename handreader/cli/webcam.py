@@ -305,8 +305,6 @@ def run_webcam(
 
     if max_frames is not None and max_frames < 1:
         raise WebcamError(f"--max-frames must be 1 or more, got {max_frames!r}")
-    if ahead < 1:
-        raise WebcamError(f"--ahead must be 1 or more frames, got {ahead!r}")
     if capture is None:
         capture = open_source(source)
     source_fps = float(capture.get(cv2.CAP_PROP_FPS) or 0.0)

@@ -252,39 +252,30 @@ class DeckSwitch:
         self.deck: str | None = deck if isinstance(deck, str) and deck else None
         self.in_play = in_play
         self.indices = indices
-        self._reader = self._made(deck)
+        self._reader = self._made(deck, in_play, indices)
 
-    def _made(self, deck: object) -> PlainReader:
-        """The plain reader with the letters, the deck in play and ``deck``."""
-        lettered = with_indices(self._plain, self.indices)
-        return with_deck(with_deck_in_play(lettered, self.in_play), deck)
+    def _made(self, deck: object, in_play: Deck | None, indices: str | None) -> PlainReader:
+        """The plain reader with the letters ``indices``, the deck in play and ``deck``
+        (errors as :func:`with_indices` and :func:`with_deck`)."""
+        lettered = with_indices(self._plain, indices)
+        return with_deck(with_deck_in_play(lettered, in_play), deck)
 
     def choose(self, deck: object) -> None:
         """Read with ``deck`` from now on (None or ``""``: without a deck); errors as
         :func:`with_deck`, leaving the deck in use unchanged."""
-        self._reader = self._made(deck)
+        self._reader = self._made(deck, self.in_play, self.indices)
         self.deck = deck if isinstance(deck, str) and deck else None
 
     def play(self, in_play: Deck | None) -> None:
         """Decode with ``in_play`` from now on (None: any card)."""
-        before = self.in_play
+        self._reader = self._made(self.deck, in_play, self.indices)
         self.in_play = in_play
-        try:
-            self._reader = self._made(self.deck)
-        except Exception:
-            self.in_play = before
-            raise
 
     def letters(self, indices: str | None) -> None:
         """Read the index letters ``indices`` names from now on (None: the default reading);
         errors as :func:`with_indices`, leaving the letters in use unchanged."""
-        before = self.indices
+        self._reader = self._made(self.deck, self.in_play, indices)
         self.indices = indices
-        try:
-            self._reader = self._made(self.deck)
-        except Exception:
-            self.indices = before
-            raise
 
     def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
         """The cards read from a BGR image (with the chosen deck)."""

@@ -46,6 +46,15 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> _Recorder:
     return fake
 
 
+def _loaded(
+    recorder: _Recorder, argv: list[str], capsys: pytest.CaptureFixture[str], setting: str
+) -> list[object]:
+    """Run the command ``argv``; the ``setting`` of each ReaderSettings the reader was loaded
+    with (None for a load without settings)."""
+    assert main(argv) == 0, capsys.readouterr().err
+    return [getattr(settings, setting) if settings else None for settings in recorder.loaded]
+
+
 @pytest.fixture
 def photo(tmp_path: Path) -> Path:
     path = tmp_path / "table.png"
@@ -79,10 +88,7 @@ def test_photo_commands_load_the_reader_with_the_deck_in_play(
     expected: Deck | None,
     why: str,
 ) -> None:
-    assert main([command, str(photo), *options]) == 0, capsys.readouterr().err
-    assert [settings.in_play if settings else None for settings in recorder.loaded] == [
-        expected
-    ], why
+    assert _loaded(recorder, [command, str(photo), *options], capsys, "in_play") == [expected], why
 
 
 @pytest.mark.parametrize(
@@ -152,8 +158,7 @@ def test_photo_commands_load_the_reader_with_the_decks_index_letters(
     expected: str | None,
 ) -> None:
     """``--indices`` names the letters the deck prints (vision.index_letters), in any case."""
-    assert main([command, str(photo), *options]) == 0, capsys.readouterr().err
-    assert [settings.indices if settings else None for settings in recorder.loaded] == [expected]
+    assert _loaded(recorder, [command, str(photo), *options], capsys, "indices") == [expected]
 
 
 def test_unknown_index_letters_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

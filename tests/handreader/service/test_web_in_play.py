@@ -30,11 +30,15 @@ class InPlayFake(FakeReader):
         self.decks: list[Deck | None] = []
         self.in_play: Deck | None = None
 
-    def with_deck_in_play(self, deck: Deck | None) -> InPlayFake:
-        other = InPlayFake.__new__(InPlayFake)
-        other.__dict__.update(self.__dict__)
-        other.in_play = deck
+    def copied(self, **changes: object) -> Any:
+        """A copy of this fake (of its own class), sharing its records, with ``changes``."""
+        other = type(self).__new__(type(self))
+        other.__dict__.update(self.__dict__, **changes)
         return other
+
+    def with_deck_in_play(self, deck: Deck | None) -> InPlayFake:
+        copy: InPlayFake = self.copied(in_play=deck)
+        return copy
 
     def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
         self.decks.append(self.in_play)
@@ -190,16 +194,8 @@ class LettersFake(InPlayFake):
         self.indices: str | None = None
 
     def with_indices(self, indices: str) -> LettersFake:
-        other = LettersFake.__new__(LettersFake)
-        other.__dict__.update(self.__dict__)
-        other.indices = indices
-        return other
-
-    def with_deck_in_play(self, deck: Deck | None) -> LettersFake:
-        other = LettersFake.__new__(LettersFake)
-        other.__dict__.update(self.__dict__)
-        other.in_play = deck
-        return other
+        copy: LettersFake = self.copied(indices=indices)
+        return copy
 
     def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
         self.letters.append(self.indices)
