@@ -8,6 +8,7 @@ the cards read from both are compared. Medians of many runs (timings on a busy m
 
     python benchmarks/bench_reader.py [--frame examples/hand.jpg] [--runs 50] [--models DIR]
     python benchmarks/bench_reader.py --baseline REF [--rounds 2] [--runs 30] [--models DIR]
+        [--baseline-models]
 
 Targets: frame <= 25 ms, 12 MP <= 200 ms, load < 0.5 s, peak memory < 500 MB.
 
@@ -17,7 +18,8 @@ measurement in a fresh process with the same models, and the headline figures (f
 split between the detector, the index classifier, the verifier and the rest, the 12 MP close-up
 and table photos, the live webcam's frames a second (each revision's own ``handreader webcam``
 on a still video of the frame), load, memory) are printed side by side with their ratio: both
-see the same load. ``--json`` prints those figures of the code imported as one JSON object.
+see the same load. Both read ``--models`` unless ``--baseline-models`` has the baseline read its own
+revision's ``models/``. ``--json`` prints those figures of the code imported as one JSON object.
 """
 
 from __future__ import annotations
@@ -160,9 +162,17 @@ def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, floa
     }
 
 
-def compare(baseline: str, rounds: int, frame: Path, runs: int, models: Path | None) -> None:
+def compare(
+    baseline: str,
+    rounds: int,
+    frame: Path,
+    runs: int,
+    models: Path | None,
+    baseline_models: bool = False,
+) -> None:
     """Measure the revision ``baseline`` and the working tree in turn (see the module's
-    docstring) and print their figures side by side."""
+    docstring) and print their figures side by side; with ``baseline_models`` each reads its
+    own ``models/`` (a change of the models measured with the code)."""
     models_dir = (models or ROOT / "models").resolve()
     with tempfile.TemporaryDirectory(prefix="bench-baseline-") as scratch:
         tree = Path(scratch) / "tree"
@@ -174,9 +184,11 @@ def compare(baseline: str, rounds: int, frame: Path, runs: int, models: Path | N
             figures: dict[str, list[dict[str, float]]] = {"baseline": [], "now": []}
             for number in range(rounds):
                 for label, code in (("baseline", tree), ("now", ROOT)):
+                    own = baseline_models and label == "baseline"
+                    read = tree / "models" if own else models_dir
                     command = [sys.executable, str(Path(__file__).resolve()), "--json",
                                "--frame", str(frame.resolve()), "--runs", str(runs),
-                               "--models", str(models_dir)]  # fmt: skip
+                               "--models", str(read)]  # fmt: skip
                     env = os.environ | {"PYTHONPATH": str(code)}
                     out = subprocess.run(command, env=env, check=True, capture_output=True)
                     figures[label].append(json.loads(out.stdout))
@@ -187,6 +199,7 @@ def compare(baseline: str, rounds: int, frame: Path, runs: int, models: Path | N
             )
     print(f"baseline: {baseline} ({_revision(baseline)}); now: the working tree; "
           f"medians of {rounds} fresh processes each, measured in turn")  # fmt: skip
+    print(f"models: {'each its own models/' if baseline_models else models_dir}")
     print(f"{'figure':48} {'baseline':>10} {'now':>10} {'now/base':>9}")
     for key in figures["now"][0]:
         base = statistics.median(run[key] for run in figures["baseline"])
@@ -211,10 +224,20 @@ def main() -> None:
     parser.add_argument("--models", type=Path, help="models folder (default: the shipped one)")
     parser.add_argument("--baseline", metavar="REF", help="compare with git revision REF")
     parser.add_argument("--rounds", type=int, default=2, help="with --baseline (default 2)")
+    parser.add_argument(
+        "--baseline-models",
+        action="store_true",
+        help="with --baseline, the baseline reads its own revision's models/ (default: both "
+        "read --models)",
+    )
     parser.add_argument("--json", action="store_true", help="print the headline figures only")
     args = parser.parse_args()
+    if args.baseline_models and not args.baseline:
+        parser.error("--baseline-models needs --baseline")
     if args.baseline:
-        compare(args.baseline, args.rounds, args.frame, args.runs, args.models)
+        compare(
+            args.baseline, args.rounds, args.frame, args.runs, args.models, args.baseline_models
+        )
         return
     if args.json:
         print(json.dumps(headline(args.frame, args.runs, args.models)))

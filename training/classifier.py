@@ -107,6 +107,10 @@ class ClassifierTraining:
     """Share of the training crops whose shapes are also changed (:func:`shape_jitter`): a
     small turn, stretch and shift, thicker or thinner strokes, or a coarser resolution, so
     that the glyphs of a deck never seen (another typeface, other pips) look less new."""
+    distill_temperature: float = 2.0
+    distill_weight: float = 0.7
+    """With a teacher (:func:`fit_classifier`), the share of the loss that follows its softened
+    readings, at ``distill_temperature`` (:func:`training.distill.distillation_loss`)."""
 
 
 def jitter_box(rng: np.random.Generator, box: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -340,28 +344,42 @@ def _training_parts(settings: ClassifierTraining) -> dict[str, Any]:
     }
 
 
+def _same(labels: Any) -> Any:
+    return labels
+
+
 def fit_classifier(
     crops: NDArray[np.uint8],
     labels: NDArray[np.int64],
     settings: ClassifierTraining,
     validation: tuple[NDArray[np.uint8], NDArray[np.int64]] | None = None,
+    teacher: NDArray[np.float32] | None = None,
 ) -> Path:
     """Train on crops already gathered ((N, S, S, 3) BGR and class ids; ``settings``' scene,
     photo, glyph and negative sources are not read), choosing the best epoch on
     ``validation``'s crops when given; returns the checkpoint. On a GPU the crops are
-    augmented there (``fit``'s ``augment_on_device``)."""
+    augmented there (``fit``'s ``augment_on_device``). With ``teacher``, another
+    classifier's logits on the crops (N, classes), the network learns from them too
+    (:mod:`training.distill`)."""
     import torch
 
+    from training.distill import distillation_loss, hard_labels, teacher_targets
     from vision.crops import crops_to_tensor
 
     start_run(settings)
     inputs = torch.from_numpy(crops_to_tensor(crops))
-    targets = torch.from_numpy(labels)
     model = _network(len(CLASSIFIER_CLASSES), settings.widths)
     parts = _training_parts(settings)
+    if teacher is None:
+        targets = torch.from_numpy(labels)
+        label_of: Any = _same
+    else:
+        targets = torch.from_numpy(teacher_targets(labels, teacher))
+        parts["loss"] = distillation_loss(settings.distill_temperature, settings.distill_weight)
+        label_of = hard_labels
 
     def right(predicted: Any, wanted: Any) -> Any:
-        return predicted == wanted
+        return predicted == label_of(wanted)
 
     val_inputs = val_targets = None
     if validation is not None:
@@ -369,7 +387,7 @@ def fit_classifier(
         val_targets = torch.from_numpy(validation[1])
 
     def held_out(network: Any) -> float:
-        return accuracy(network, val_inputs, val_targets, parts["logits_of"], right)
+        return accuracy(network, val_inputs, val_targets, parts["logits_of"], torch.eq)
 
     return fit(
         model,

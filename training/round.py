@@ -141,10 +141,13 @@ def train_round_detector(plan: RoundPlan, folders: dict[str, Path]) -> Path:
     from training.detector import DetectorTraining, export_detector, finetune_detector
     from training.fitting import resolve_device, ultralytics_device
     from training.recover import detector_checkpoint_from_onnx
+    from training.round_crops import keep_shipped
 
     out = plan.work_dir / "models" / "detector.onnx"
     if out.is_file():
         return out
+    if plan.detector_epochs == 0:
+        return keep_shipped(plan, "detector.onnx")
     device = resolve_device(plan.device)
     start = plan.work_dir / "detector-start.pt"
     if not start.is_file():
@@ -245,7 +248,8 @@ def evaluate_candidate(plan: RoundPlan, candidate: Path) -> Path:
             log=log,
         ),
     )
-    verdict = gate(figures["shipped"], figures["round"])
+    # a distilled classifier is there to read as well, faster: no set need be better
+    verdict = gate(figures["shipped"], figures["round"], improve=plan.student_width == 0)
     timings = json.loads((plan.work_dir / "timings.json").read_text())
     extra = {"timings_s": timings, "candidate": str(candidate)}
     report, _ = write_report(plan.work_dir, figures, verdict, plan.plain(), extra)
@@ -286,6 +290,15 @@ def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
             manifest[key].update(
                 {"file": name, "sha256": file_sha256(path), "bytes": path.stat().st_size}
             )
+    if plan.classifier_epochs > 0 and plan.student_width > 0 and "classifier" in manifest:
+        from training.distill import student_widths
+
+        first, second, third, last = student_widths(plan.student_width)
+        manifest["classifier"]["architecture"] = (
+            f"CNN (3 blocks of two 3x3 convolutions, {first}-{second}-{third} channels, then "
+            f"{last} channels at 4x4) -> 128 embedding -> 55 (training/classifier.py), distilled "
+            "from the previous classifier (training/distill.py)"
+        )
     if plan.classifier_epochs > 0 and plan.local_crops > 0 and "classifier" in manifest:
         from training.glyph_crops import local_letters
 
@@ -316,10 +329,22 @@ def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
             "classifier_epochs": plan.classifier_epochs,
             "classifier_learning_rate": plan.classifier_learning_rate,
             "classifier_crops": {"procedural": plan.glyph_crops, "local_letters": plan.local_crops},
+            **(
+                {
+                    "classifier_distilled": {
+                        "student_width": plan.student_width,
+                        "weight": plan.distill_weight,
+                        "temperature": plan.distill_temperature,
+                    }
+                }
+                if plan.student_width > 0 and plan.classifier_epochs > 0
+                else {}
+            ),
             "verifier_epochs": plan.verifier_epochs,
             "kept_from_previous": [
                 name
                 for name, epochs in (
+                    ("detector", plan.detector_epochs),
                     ("classifier", plan.classifier_epochs),
                     ("verifier", plan.verifier_epochs),
                 )
@@ -463,7 +488,7 @@ def check_round_arguments(arguments: Any) -> None:
 _FIXED_FIELDS = {"work_dir", "realdata", "shipped_models", "device"}
 """Plan fields that have options of their own and so cannot be ``--set``."""
 
-_KEEPABLE = {"classifier_epochs", "verifier_epochs"}
+_KEEPABLE = {"detector_epochs", "classifier_epochs", "verifier_epochs"}
 """Plan fields that may be 0: that stage trains nothing and the shipped model is kept."""
 
 

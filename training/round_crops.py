@@ -210,6 +210,17 @@ def _cached(path: Path, make: Any) -> tuple[NDArray[np.uint8], NDArray[np.int64]
     return crops, labels
 
 
+def _cached_array(path: Path, make: Any) -> NDArray[np.float32]:
+    if path.is_file():
+        return np.asarray(np.load(path), np.float32)
+    array = np.asarray(make(), np.float32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.stem + ".part.npy")
+    np.save(partial, array)
+    partial.replace(path)
+    return array
+
+
 def keep_shipped(plan: RoundPlan, name: str) -> Path:
     """The shipped model ``name`` copied into ``W/models`` unchanged (one a round does not
     train, or a stage of 0 epochs)."""
@@ -222,8 +233,9 @@ def keep_shipped(plan: RoundPlan, name: str) -> Path:
 
 
 def train_round_classifier(plan: RoundPlan, folders: dict[str, Path], detector: Path) -> Path:
-    """Fine-tune the shipped index classifier on the round's crops; returns
-    ``W/models/classifier.onnx`` (int8, as shipped)."""
+    """Fine-tune the shipped index classifier on the round's crops, or with
+    ``plan.student_width`` distil a smaller one from it; returns ``W/models/classifier.onnx``
+    (int8, as shipped)."""
     from training.classifier import (
         ClassifierTraining,
         export_classifier,
@@ -260,30 +272,43 @@ def train_round_classifier(plan: RoundPlan, folders: dict[str, Path], detector: 
     )
     crops = np.concatenate([part[0] for part in parts])
     labels = np.concatenate([part[1] for part in parts])
-    start = run / "start.pt"
-    if not start.is_file():
-        sample = np.random.default_rng(plan.seed).permutation(len(crops))[:4000]
-        classifier_checkpoint_from_onnx(
-            plan.shipped_models / "classifier.onnx", start, crops[sample]
-        )
-    import torch
+    print(
+        f"classifier crops: {len(crops)} ({', '.join(str(len(p[1])) for p in parts)})", flush=True
+    )
+    teacher = None
+    if plan.student_width > 0:  # distilled from the shipped classifier, from scratch
+        from training.distill import student_widths, teacher_logits
 
-    widths = tuple(torch.load(start, map_location="cpu", weights_only=False)["widths"])
+        widths = student_widths(plan.student_width)
+        start: Path | None = None
+        teacher = _cached_array(
+            run / "teacher.npy",
+            lambda: teacher_logits(plan.shipped_models / "classifier.onnx", crops),
+        )
+    else:
+        start = run / "start.pt"
+        if not start.is_file():
+            sample = np.random.default_rng(plan.seed).permutation(len(crops))[:4000]
+            classifier_checkpoint_from_onnx(
+                plan.shipped_models / "classifier.onnx", start, crops[sample]
+            )
+        import torch
+
+        widths = tuple(torch.load(start, map_location="cpu", weights_only=False)["widths"])
     settings = ClassifierTraining(
         scene_dirs=(),
         run_dir=run,
         epochs=plan.classifier_epochs,
         learning_rate=plan.classifier_learning_rate,
         init_weights=start,
-        widths=widths,
+        widths=widths,  # type: ignore[arg-type]
         shape_jitter=0.5,
         device=resolve_device(plan.device),
         seed=plan.seed,
+        distill_temperature=plan.distill_temperature,
+        distill_weight=plan.distill_weight,
     )
-    print(
-        f"classifier crops: {len(crops)} ({', '.join(str(len(p[1])) for p in parts)})", flush=True
-    )
-    state = fit_classifier(crops, labels, settings, validation)
+    state = fit_classifier(crops, labels, settings, validation, teacher)
     exported = export_classifier(state, run / "classifier-float.onnx")
     return quantize_classifier(exported, out, crops)
 

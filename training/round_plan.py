@@ -41,6 +41,11 @@ class RoundPlan:
     detector_learning_rate: float = 0.001
     classifier_epochs: int = 4
     classifier_learning_rate: float = 0.001
+    student_width: int = 0
+    """0: the shipped index classifier is fine-tuned. N: a smaller one is distilled from it
+    instead, from scratch, with widths N, 2N, 4N, 4N (:mod:`training.distill`)."""
+    distill_weight: float = 0.7
+    distill_temperature: float = 2.0
     glyph_crops: int = 8000
     local_crops: int = 4000
     """Procedural crops of local decks' letters (:func:`training.glyph_crops.local_index_crops`)."""

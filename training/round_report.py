@@ -168,12 +168,20 @@ def gate(
     shipped: dict[str, dict[str, Any]],
     new: dict[str, dict[str, Any]],
     targeted: Iterable[str] = TARGETED,
+    improve: bool = True,
 ) -> GateVerdict:
     """Whether ``new`` replaces ``shipped``: each targeted set present in both better (higher
     F1, or the same F1 with fewer wrong cards), and no set worse beyond its tolerance (F1, the
-    card-free tables' certain cards, the local crops' top-1)."""
+    card-free tables' certain cards, the local crops' top-1). Without ``improve`` (models
+    meant to read as well, faster: a distilled classifier) no set need be better, and the
+    targeted ones too may be no worse than their tolerance."""
     reasons: list[str] = []
     promote = True
+    if not improve:
+        compared = [name for name in shipped if name in new]
+        if not compared:
+            return GateVerdict(False, ("no set was read: nothing shows the models read as well",))
+        targeted = []
     targeted = [name for name in targeted if name in shipped and name in new]
     for name in targeted:
         old, now = shipped[name], new[name]
@@ -199,9 +207,11 @@ def gate(
         elif name == "local_indices" and now["top1"] < old["top1"] - F1_TOLERANCE:
             promote = False
             reasons.append(f"local_indices: worse (top-1 {old['top1']} -> {now['top1']})")
-    if not targeted:
+    if improve and not targeted:
         promote = False
         reasons.append("no targeted set was read: nothing shows the round is better")
+    if not improve and promote:
+        reasons.append("every set reads as well")
     return GateVerdict(promote, tuple(reasons))
 
 

@@ -131,6 +131,21 @@ def test_the_gate_refuses_a_round_not_better_where_targeted_or_with_more_false_c
     assert not gate({}, {}).promote  # nothing targeted was read: nothing shows it is better
 
 
+def test_the_gate_of_models_meant_to_read_as_well_needs_no_set_better_and_none_worse() -> None:
+    shipped = _figures(boxes=(0.735, 40), tables=(0.9855, 2), scans=(1.0, 0))
+    shipped["card_free"] = {"certain": 31, "tables": 200}
+    same = _figures(boxes=(0.734, 41), tables=(0.9855, 2), scans=(1.0, 0))  # within a card
+    same["card_free"] = {"certain": 32, "tables": 200}
+    assert not gate(shipped, same).promote  # a round must read boxes/ and tables/ better
+    verdict = gate(shipped, same, improve=False)
+    assert verdict.promote and verdict.reasons == ("every set reads as well",)
+    worse = _figures(boxes=(0.70, 50), tables=(0.9855, 2), scans=(1.0, 0))
+    refused = gate(shipped, worse, improve=False)
+    assert not refused.promote
+    assert refused.reasons == ("boxes: worse (F1 0.7350 -> 0.7000, tolerance 0.0030)",)
+    assert not gate({}, {}, improve=False).promote
+
+
 def test_the_report_shows_both_model_sets_and_the_verdict(tmp_path: Path) -> None:
     figures = {"shipped": _figures(boxes=(0.7, 3)), "round": _figures(boxes=(0.9, 1))}
     json_path, markdown_path = write_report(
@@ -165,15 +180,16 @@ def test_set_changes_the_plans_numbers_and_names_a_bad_one(
         ("work_dir=/tmp", "expected FIELD=VALUE"),  # has its own option
         ("closeup_scenes", "expected FIELD=VALUE"),
         ("closeup_scenes=many", "'many' is not an integer"),
-        ("detector_epochs=0", "must be positive"),
+        ("detector_batch=0", "must be positive"),
         ("table_scenes=-1", "must be at least 0"),
     ]:
         with pytest.raises(ValueError, match=words):
             plan_changes([bad])
-    # a stage of 0 epochs keeps the shipped model (the classifier and the verifier)
-    assert plan_changes(["verifier_epochs=0", "classifier_epochs=0"]) == {
+    # a stage of 0 epochs keeps the shipped model
+    assert plan_changes(["verifier_epochs=0", "classifier_epochs=0", "detector_epochs=0"]) == {
         "verifier_epochs": 0,
         "classifier_epochs": 0,
+        "detector_epochs": 0,
     }
     models = tmp_path / "models"
     models.mkdir()
@@ -288,19 +304,23 @@ def test_a_candidate_folder_is_promoted_only_through_its_gate(tmp_path: Path) ->
 
 
 def test_a_stage_of_no_epochs_keeps_the_shipped_model(tmp_path: Path) -> None:
+    from training.round import train_round_detector
     from training.round_crops import train_round_classifier, train_round_verifier
 
     shipped = tmp_path / "shipped"
     shipped.mkdir()
+    (shipped / "detector.onnx").write_bytes(b"detector bytes")
     (shipped / "classifier.onnx").write_bytes(b"classifier bytes")
     (shipped / "verifier.onnx").write_bytes(b"verifier bytes")
     plan = dataclasses.replace(
         plan_for_minutes(tmp_path / "w", 120),
         shipped_models=shipped,
+        detector_epochs=0,
         classifier_epochs=0,
         verifier_epochs=0,
     )
-    detector = tmp_path / "no-detector.onnx"  # never opened: nothing is trained
+    detector = train_round_detector(plan, {})  # no scenes: nothing is trained
+    assert detector.read_bytes() == b"detector bytes"
     kept = train_round_classifier(plan, {}, detector)
     assert kept == tmp_path / "w" / "models" / "classifier.onnx"
     assert kept.read_bytes() == b"classifier bytes"
@@ -308,7 +328,30 @@ def test_a_stage_of_no_epochs_keeps_the_shipped_model(tmp_path: Path) -> None:
     manifest_plan = dataclasses.replace(plan, shipped_models=shipped)
     (shipped / "manifest.json").write_text(json.dumps({"rounds": []}))
     written = json.loads(write_round_manifest(manifest_plan, tmp_path / "w" / "models").read_text())
-    assert written["rounds"][-1]["kept_from_previous"] == ["classifier", "verifier"]
+    assert written["rounds"][-1]["kept_from_previous"] == ["detector", "classifier", "verifier"]
+
+
+def test_a_round_that_distils_the_classifier_names_its_network_and_teaching(
+    tmp_path: Path,
+) -> None:
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    architecture = "CNN (3 blocks of two 3x3 convolutions, 48-96-192 channels, then 192 ...)"
+    manifest = {"classifier": {"file": "c.onnx", "architecture": architecture}}
+    (shipped / "manifest.json").write_text(json.dumps(manifest))
+    base = dataclasses.replace(plan_for_minutes(tmp_path / "w", 120), shipped_models=shipped)
+    plan = dataclasses.replace(base, student_width=16, distill_weight=0.5)
+    written = json.loads(write_round_manifest(plan, tmp_path / "w" / "models").read_text())
+    assert "16-32-64 channels, then 64 channels" in written["classifier"]["architecture"]
+    assert "distilled" in written["classifier"]["architecture"]
+    assert written["rounds"][-1]["classifier_distilled"] == {
+        "student_width": 16,
+        "weight": 0.5,
+        "temperature": 2.0,
+    }
+    tuned = json.loads(write_round_manifest(base, tmp_path / "w2" / "models").read_text())
+    assert tuned["classifier"]["architecture"] == architecture
+    assert "classifier_distilled" not in tuned["rounds"][-1]
 
 
 def test_a_round_that_trains_the_classifier_names_the_letters_it_read(tmp_path: Path) -> None:
