@@ -101,7 +101,8 @@ def prepare_data(plan: RoundPlan) -> dict[str, Path]:
     _draw(plan, "casino.yaml", folders["casino"], plan.casino_scenes, plan.first_scene)
     _draw(plan, "closeups.yaml", folders["closeups"], plan.closeup_scenes, plan.first_scene)
     _draw(plan, "holdout.yaml", folders["val"], plan.val_scenes, plan.first_scene)
-    _draw(plan, "verifier.yaml", folders["verifier"], plan.verifier_scenes, plan.first_scene)
+    if plan.verifier_epochs > 0:  # a round that keeps the verifier draws none of its scenes
+        _draw(plan, "verifier.yaml", folders["verifier"], plan.verifier_scenes, plan.first_scene)
     # every scene is drawn before anything loads onnxruntime or torch: the generator's
     # workers are forked, and a fork of a process running their thread pools can hang
     _draw_eval_scenes(plan)

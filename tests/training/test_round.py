@@ -501,3 +501,19 @@ def test_card_crops_label_the_corner_boxes_with_their_card(tmp_path: Path) -> No
     # the QH card's one corner box, three times; the joker has no class, the valid row is unseen
     assert labels.tolist() == [CARD_CLASSES.index("QH")] * 3
     assert crops.shape[0] == 3
+
+
+def test_a_round_that_keeps_the_verifier_draws_none_of_its_scenes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import training.round as round_module
+
+    drawn: list[str] = []
+    monkeypatch.setattr(round_module, "_draw", lambda plan, config, *rest: drawn.append(config))
+    monkeypatch.setattr(round_module, "_draw_eval_scenes", lambda plan: {})
+    plan = plan_for_minutes(tmp_path / "w", 120)
+    round_module.prepare_data(plan)
+    assert "verifier.yaml" in drawn
+    drawn.clear()
+    round_module.prepare_data(dataclasses.replace(plan, verifier_epochs=0))
+    assert drawn == ["scenes.yaml", "casino.yaml", "closeups.yaml", "holdout.yaml"]
