@@ -1,0 +1,77 @@
+"""Do a card's corners read alike? Pairs of labelled index boxes on one card, read apart.
+
+For each photo of ``REALDATA/boxes`` (the split chosen), every labelled index box is read by
+the index classifier as the reader reads a detected box (``Reader.classify``: turns and cuts
+for unsure crops). Two boxes labelled with the same card in one photo are one card's corners
+(a photo holds one copy of a card). For each models folder it prints the boxes read right, the
+pairs of one card's corners, those read as two different cards, and those of them with both
+readings certain (at least ``uncertain_below``): the pairs the reader would report as two
+certain cards.
+
+    python benchmarks/eval_corner_pairs.py REALDATA [--split valid] [--models DIR ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from rules.cards import CARD_CLASSES
+from vision.reader import Reader, default_models_dir
+
+
+def _rows(realdata: Path, split: str) -> list[dict[str, object]]:
+    manifest = realdata / "boxes" / "manifest.jsonl"
+    rows = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
+    return [row for row in rows if split == "all" or row.get("split") == split]
+
+
+def measure(reader: Reader, realdata: Path, split: str) -> dict[str, int]:
+    """The counts the module's text names, for one reader."""
+    counts = {"boxes": 0, "right": 0, "pairs": 0, "disagree": 0, "both_certain": 0}
+    sure = reader.settings.uncertain_below
+    for row in _rows(realdata, split):
+        image = cv2.imread(str(realdata / "boxes" / str(row["image"])), cv2.IMREAD_COLOR)
+        objects = [item for item in row.get("objects", []) if item.get("kind") == "index"]  # type: ignore[attr-defined]
+        if image is None or not objects:
+            continue
+        prepared = reader.prepare(image)
+        xyxy = np.array([item["box_xyxy"] for item in objects], np.float32)
+        probabilities, _ = reader.classify(prepared, xyxy)
+        codes = [CARD_CLASSES[int(i)] for i in probabilities[:, :-1].argmax(axis=1)]
+        confident = probabilities[:, :-1].max(axis=1) >= sure
+        labels = [str(item["card"]) for item in objects]
+        counts["boxes"] += len(labels)
+        counts["right"] += sum(code == label for code, label in zip(codes, labels, strict=True))
+        for first, second in itertools.combinations(range(len(labels)), 2):
+            if labels[first] != labels[second]:
+                continue
+            counts["pairs"] += 1
+            if codes[first] != codes[second]:
+                counts["disagree"] += 1
+                counts["both_certain"] += int(confident[first] and confident[second])
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("realdata", type=Path)
+    parser.add_argument("--split", default="valid", choices=["train", "valid", "all"])
+    parser.add_argument("--models", type=Path, nargs="+", default=[default_models_dir()])
+    args = parser.parse_args()
+    for models in args.models:
+        counts = measure(Reader.load(models), args.realdata, args.split)
+        print(
+            f"{models}: {counts['right']}/{counts['boxes']} boxes read right; "
+            f"{counts['pairs']} pairs of one card's corners, {counts['disagree']} read as two "
+            f"cards, {counts['both_certain']} of them both certain"
+        )
+
+
+if __name__ == "__main__":
+    main()
