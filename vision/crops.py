@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CROP_CONTEXT", "CROP_SIZE", "crop_index", "crops_to_tensor"]
+__all__ = ["CROP_CONTEXT", "CROP_SIZE", "crop_index", "crops_to_tensor", "planes_to_tensor"]
 
 CROP_SIZE = 32
 """Side of the classifier's input in pixels."""
@@ -52,4 +52,15 @@ def crop_index(
 
 def crops_to_tensor(crops: NDArray[np.uint8]) -> NDArray[np.float32]:
     """(N, S, S, 3) BGR uint8 crops to the network's (N, 3, S, S) RGB float32 input in [0, 1]."""
-    return np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32) / 255.0
+    return planes_to_tensor(crops)
+
+
+def planes_to_tensor(images: NDArray[np.uint8]) -> NDArray[np.float32]:
+    """(N, H, W, 3) BGR uint8 images as an (N, 3, H, W) RGB float32 array in [0, 1]: each
+    channel divided by 255 straight into its plane (one pass, where a transpose, a cast and a
+    division take three; the same values)."""
+    count, height, width = images.shape[:3]
+    out = np.empty((count, 3, height, width), np.float32)
+    for plane in range(3):
+        np.divide(images[..., 2 - plane], np.float32(255.0), out=out[:, plane], dtype=np.float32)
+    return out

@@ -12,6 +12,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.crops import planes_to_tensor
+
 __all__ = ["Letterbox", "letterbox"]
 
 PAD_VALUE = 114
@@ -56,5 +58,4 @@ def letterbox(
     top, left = round(pad_y - 0.1), round(pad_x - 0.1)
     canvas = np.full((out_h, out_w, 3), PAD_VALUE, np.uint8)
     canvas[top : top + new_h, left : left + new_w] = resized
-    tensor = canvas[None, :, :, ::-1].transpose(0, 3, 1, 2).astype(np.float32) / 255.0
-    return np.ascontiguousarray(tensor), Letterbox(scale, float(left), float(top))
+    return planes_to_tensor(canvas[None]), Letterbox(scale, float(left), float(top))

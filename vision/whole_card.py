@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
+from vision.crops import planes_to_tensor
 from vision.detections import CLASSIFIER_CLASSES, CardReading
 from vision.index_detector import ModelError, model_input, session, softmax
 from vision.settings import ReaderSettings
@@ -49,7 +50,7 @@ def card_view(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
 
 def views_to_tensor(views: NDArray[np.uint8]) -> NDArray[np.float32]:
     """(N, 80, 56, 3) BGR uint8 views to the network's (N, 3, 80, 56) RGB float32 in [0, 1]."""
-    return np.ascontiguousarray(views[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32) / 255.0
+    return planes_to_tensor(views)
 
 
 class WholeCardClassifier:
