@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from handreader.drawing.annotate import Annotator, Rgb, bgr
+from handreader.drawing.annotate import Annotator, Rgb, bgr, text_size
 
 if TYPE_CHECKING:
     from handreader.tables.live import LiveFrame
@@ -107,7 +107,7 @@ class LiveAnnotator:
     def _status(self, image: NDArray[np.uint8], text: str, paused: bool) -> None:
         scale = self._scale(image)
         weight = max(1, round(scale * 1.5))
-        (width, height), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, weight)
+        (width, height), base = text_size(text, scale, weight)
         background = self.paused_colour if paused else self.status_background
         cv2.rectangle(image, (0, 0), (width + 8, height + base + 8), bgr(background), -1)
         cv2.putText(
