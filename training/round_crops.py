@@ -294,14 +294,17 @@ def train_round_classifier(plan: RoundPlan, folders: dict[str, Path], detector: 
             )
         import torch
 
-        widths = tuple(torch.load(start, map_location="cpu", weights_only=False)["widths"])
+        first, second, third, last = torch.load(start, map_location="cpu", weights_only=False)[
+            "widths"
+        ]
+        widths = (int(first), int(second), int(third), int(last))
     settings = ClassifierTraining(
         scene_dirs=(),
         run_dir=run,
         epochs=plan.classifier_epochs,
         learning_rate=plan.classifier_learning_rate,
         init_weights=start,
-        widths=widths,  # type: ignore[arg-type]
+        widths=widths,
         shape_jitter=0.5,
         device=resolve_device(plan.device),
         seed=plan.seed,
