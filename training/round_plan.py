@@ -46,6 +46,8 @@ class RoundPlan:
     instead, from scratch, with widths N, 2N, 4N, 4N (:mod:`training.distill`)."""
     distill_weight: float = 0.7
     distill_temperature: float = 2.0
+    """A distilled classifier's share of the loss that follows the shipped one, and the
+    temperature of its softened readings (:func:`training.distill.distillation_loss`)."""
     glyph_crops: int = 8000
     local_crops: int = 4000
     """Procedural crops of local decks' letters (:func:`training.glyph_crops.local_index_crops`)."""
