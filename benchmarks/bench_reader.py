@@ -110,19 +110,24 @@ def _live_fps(frame: NDArray[np.uint8], models: Path | None, frames: int = 200) 
     return float(json.loads(out.stdout.strip().splitlines()[-1])["fps"])
 
 
-def _photo_split(reader: Reader, data: bytes, runs: int) -> dict[str, float]:
-    """Median milliseconds of a photo's reduced decode and of its reading's stages (the
-    reader's own timings: brightening and detector passes, index classifier, the rest)."""
-    parts: dict[str, list[float]] = {"decode": [], "detect": [], "classify": [], "rest": []}
-    for _ in range(runs):
-        started = time.perf_counter()
-        reduced = decode_reduced(data)
-        parts["decode"].append((time.perf_counter() - started) * 1000)
-        timings = reader.read(reduced.image).timings_ms
-        parts["detect"].append(timings["detect"])
-        parts["classify"].append(timings["classify"])
-        parts["rest"].append(timings["total"] - timings["detect"] - timings["classify"])
-    return {part: statistics.median(values) for part, values in parts.items()}
+def _read_photo(
+    reader: Reader, data: bytes, parts: dict[str, list[float]] | None = None
+) -> object:
+    """``data`` decoded reduced and read, as the commands read a photo; with ``parts``, the
+    milliseconds of the decode and of the reading's stages (the reader's own timings:
+    brightening and detector passes, index classifier, the rest) appended to it."""
+    started = time.perf_counter()
+    reduced = decode_reduced(data)
+    decoded = time.perf_counter()
+    reading = reader.read(reduced.image)
+    if parts is not None:
+        timings = reading.timings_ms
+        parts.setdefault("decode", []).append((decoded - started) * 1000)
+        parts.setdefault("detect", []).append(timings["detect"])
+        parts.setdefault("classify", []).append(timings["classify"])
+        rest = timings["total"] - timings["detect"] - timings["classify"]
+        parts.setdefault("rest", []).append(rest)
+    return reduced.to_original(reading)
 
 
 def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, float]:
@@ -154,14 +159,15 @@ def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, floa
         table_data = pool.submit(_twelve_megapixel_jpeg, frame, 3).result()
     photo_runs = max(5, runs // 5)
 
-    def read_photo(data: bytes) -> object:
-        reduced = decode_reduced(data)
-        return reduced.to_original(reader.read(reduced.image))
-
+    table_parts: dict[str, list[float]] = {}
     closeup_ms, table_ms = _paired_median_ms(
-        [lambda: read_photo(closeup_data), lambda: read_photo(table_data)], photo_runs
+        [
+            lambda: _read_photo(reader, closeup_data),
+            lambda: _read_photo(reader, table_data, table_parts),
+        ],
+        photo_runs,
     )
-    table_split = _photo_split(reader, table_data, photo_runs)
+    table_split = {part: statistics.median(values) for part, values in table_parts.items()}
     live_fps = _live_fps(frame, models)
     return {
         "bare detector, 640x480 frame": bare,

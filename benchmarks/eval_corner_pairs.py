@@ -17,6 +17,7 @@ import argparse
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -25,7 +26,7 @@ from rules.cards import CARD_CLASSES
 from vision.reader import Reader, default_models_dir
 
 
-def _rows(realdata: Path, split: str) -> list[dict[str, object]]:
+def _rows(realdata: Path, split: str) -> list[dict[str, Any]]:
     manifest = realdata / "boxes" / "manifest.jsonl"
     rows = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
     return [row for row in rows if split == "all" or row.get("split") == split]
@@ -37,7 +38,7 @@ def measure(reader: Reader, realdata: Path, split: str) -> dict[str, int]:
     sure = reader.settings.uncertain_below
     for row in _rows(realdata, split):
         image = cv2.imread(str(realdata / "boxes" / str(row["image"])), cv2.IMREAD_COLOR)
-        objects = [item for item in row.get("objects", []) if item.get("kind") == "index"]  # type: ignore[attr-defined]
+        objects = [item for item in row.get("objects", []) if item.get("kind") == "index"]
         if image is None or not objects:
             continue
         prepared = reader.prepare(image)

@@ -33,23 +33,23 @@ MARGIN = 12
 """Pixels of the shrunk copy each region is grown by (an index's side there)."""
 
 
+def _overlap(a: list[int], b: list[int]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
 def _merged(rects: list[list[int]]) -> list[list[int]]:
     """Overlapping (x1, y1, x2, y2) rectangles merged until none overlap."""
-    rects = [list(rect) for rect in rects]
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(rects)):
-            for j in range(i + 1, len(rects)):
-                a, b = rects[i], rects[j]
-                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
-                    rects[i] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
-                    del rects[j]
-                    merged = True
-                    break
-            if merged:
-                break
-    return rects
+    merged: list[list[int]] = []
+    for rect in rects:
+        rect = list(rect)
+        # a grown rectangle may now reach ones merged before: take them in until none does
+        while touching := [other for other in merged if _overlap(rect, other)]:
+            merged = [other for other in merged if not _overlap(rect, other)]
+            for other in touching:
+                rect = [min(rect[0], other[0]), min(rect[1], other[1]),
+                        max(rect[2], other[2]), max(rect[3], other[3])]  # fmt: skip
+        merged.append(rect)
+    return merged
 
 
 def regions(small: NDArray[np.uint8], coarse: NDArray[np.float32]) -> list[list[int]]:

@@ -344,10 +344,6 @@ def _training_parts(settings: ClassifierTraining) -> dict[str, Any]:
     }
 
 
-def _same(labels: Any) -> Any:
-    return labels
-
-
 def fit_classifier(
     crops: NDArray[np.uint8],
     labels: NDArray[np.int64],
@@ -372,14 +368,13 @@ def fit_classifier(
     parts = _training_parts(settings)
     if teacher is None:
         targets = torch.from_numpy(labels)
-        label_of: Any = _same
     else:
         targets = torch.from_numpy(teacher_targets(labels, teacher))
         parts["loss"] = distillation_loss(settings.distill_temperature, settings.distill_weight)
-        label_of = hard_labels
 
     def right(predicted: Any, wanted: Any) -> Any:
-        return predicted == label_of(wanted)
+        # a teacher's targets carry the label in their first column (training.distill)
+        return predicted == (hard_labels(wanted) if wanted.ndim == 2 else wanted)
 
     val_inputs = val_targets = None
     if validation is not None:

@@ -291,7 +291,8 @@ def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
             manifest[key].update(
                 {"file": name, "sha256": file_sha256(path), "bytes": path.stat().st_size}
             )
-    if plan.classifier_epochs > 0 and plan.student_width > 0 and "classifier" in manifest:
+    distilled = plan.classifier_epochs > 0 and plan.student_width > 0
+    if distilled and "classifier" in manifest:
         from training.distill import student_widths
 
         first, second, third, last = student_widths(plan.student_width)
@@ -312,47 +313,41 @@ def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
         if (done := plan.work_dir / "real" / "done.json").is_file()
         else {}
     )
-    manifest.setdefault("rounds", []).append(
-        {
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "started_from": "the previous models/ (ONNX read back into checkpoints)",
-            "synthetic_scenes": {
-                "scenes.yaml": plan.table_scenes,
-                "casino.yaml": plan.casino_scenes,
-                "closeups.yaml": plan.closeup_scenes,
-                "verifier.yaml": plan.verifier_scenes,
-                "first_scene": plan.first_scene,
-            },
-            "real_training_images": data,
-            "real_copies": plan.real_copies,
-            "detector_epochs": plan.detector_epochs,
-            "detector_learning_rate": plan.detector_learning_rate,
-            "classifier_epochs": plan.classifier_epochs,
-            "classifier_learning_rate": plan.classifier_learning_rate,
-            "classifier_crops": {"procedural": plan.glyph_crops, "local_letters": plan.local_crops},
-            **(
-                {
-                    "classifier_distilled": {
-                        "student_width": plan.student_width,
-                        "weight": plan.distill_weight,
-                        "temperature": plan.distill_temperature,
-                    }
-                }
-                if plan.student_width > 0 and plan.classifier_epochs > 0
-                else {}
-            ),
-            "verifier_epochs": plan.verifier_epochs,
-            "kept_from_previous": [
-                name
-                for name, epochs in (
-                    ("detector", plan.detector_epochs),
-                    ("classifier", plan.classifier_epochs),
-                    ("verifier", plan.verifier_epochs),
-                )
-                if epochs == 0
-            ],
+    entry: dict[str, Any] = {
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "started_from": "the previous models/ (ONNX read back into checkpoints)",
+        "synthetic_scenes": {
+            "scenes.yaml": plan.table_scenes,
+            "casino.yaml": plan.casino_scenes,
+            "closeups.yaml": plan.closeup_scenes,
+            "verifier.yaml": plan.verifier_scenes if plan.verifier_epochs > 0 else 0,
+            "first_scene": plan.first_scene,
+        },
+        "real_training_images": data,
+        "real_copies": plan.real_copies,
+        "detector_epochs": plan.detector_epochs,
+        "detector_learning_rate": plan.detector_learning_rate,
+        "classifier_epochs": plan.classifier_epochs,
+        "classifier_learning_rate": plan.classifier_learning_rate,
+        "classifier_crops": {"procedural": plan.glyph_crops, "local_letters": plan.local_crops},
+        "verifier_epochs": plan.verifier_epochs,
+        "kept_from_previous": [
+            name
+            for name, epochs in (
+                ("detector", plan.detector_epochs),
+                ("classifier", plan.classifier_epochs),
+                ("verifier", plan.verifier_epochs),
+            )
+            if epochs == 0
+        ],
+    }
+    if distilled:
+        entry["classifier_distilled"] = {
+            "student_width": plan.student_width,
+            "weight": plan.distill_weight,
+            "temperature": plan.distill_temperature,
         }
-    )
+    manifest.setdefault("rounds", []).append(entry)
     path = models / "manifest.json"
     models.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(manifest, indent=2) + "\n")

@@ -198,27 +198,23 @@ def real_verifier_examples(
     return np.concatenate(crops), np.array(labels, np.int64)
 
 
-def _cached(path: Path, make: Any) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+def _stored(path: Path, make: Any, names: tuple[str, ...]) -> tuple[NDArray[Any], ...]:
+    """The arrays ``make()`` returns, kept in the ``.npz`` at ``path`` under ``names`` (read
+    back from it when it is there; written whole or not at all)."""
     if path.is_file():
         stored = np.load(path)
-        return stored["crops"], stored["labels"]
-    crops, labels = make()
+        return tuple(stored[name] for name in names)
+    arrays = tuple(make())
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.stem + ".part.npz")
-    np.savez(partial, crops=crops, labels=labels)
+    np.savez(partial, **dict(zip(names, arrays, strict=True)))
     partial.replace(path)
+    return arrays
+
+
+def _cached(path: Path, make: Any) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    crops, labels = _stored(path, make, ("crops", "labels"))
     return crops, labels
-
-
-def _cached_array(path: Path, make: Any) -> NDArray[np.float32]:
-    if path.is_file():
-        return np.asarray(np.load(path), np.float32)
-    array = np.asarray(make(), np.float32)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.stem + ".part.npy")
-    np.save(partial, array)
-    partial.replace(path)
-    return array
 
 
 def keep_shipped(plan: RoundPlan, name: str) -> Path:
@@ -281,9 +277,10 @@ def train_round_classifier(plan: RoundPlan, folders: dict[str, Path], detector: 
 
         widths = student_widths(plan.student_width)
         start: Path | None = None
-        teacher = _cached_array(
-            run / "teacher.npy",
-            lambda: teacher_logits(plan.shipped_models / "classifier.onnx", crops),
+        (teacher,) = _stored(
+            run / "teacher.npz",
+            lambda: (teacher_logits(plan.shipped_models / "classifier.onnx", crops),),
+            ("logits",),
         )
     else:
         start = run / "start.pt"

@@ -177,12 +177,8 @@ def gate(
     targeted ones too may be no worse than their tolerance."""
     reasons: list[str] = []
     promote = True
-    if not improve:
-        compared = [name for name in shipped if name in new]
-        if not compared:
-            return GateVerdict(False, ("no set was read: nothing shows the models read as well",))
-        targeted = []
-    targeted = [name for name in targeted if name in shipped and name in new]
+    compared = sorted(set(shipped) & set(new))
+    targeted = [name for name in targeted if improve and name in compared]
     for name in targeted:
         old, now = shipped[name], new[name]
         better = now["f1"] > old["f1"] or (now["f1"] == old["f1"] and now["wrong"] < old["wrong"])
@@ -191,7 +187,7 @@ def gate(
             reasons.append(f"{name}: not better (F1 {old['f1']:.4f} -> {now['f1']:.4f})")
         else:
             reasons.append(f"{name}: better (F1 {old['f1']:.4f} -> {now['f1']:.4f})")
-    for name in sorted(set(shipped) & set(new)):
+    for name in compared:
         old, now = shipped[name], new[name]
         if "f1" in old and name not in targeted:
             tolerance = _f1_tolerance(old)
@@ -210,7 +206,10 @@ def gate(
     if improve and not targeted:
         promote = False
         reasons.append("no targeted set was read: nothing shows the round is better")
-    if not improve and promote:
+    elif not compared:
+        promote = False
+        reasons.append("no set was read: nothing shows the models read as well")
+    elif not improve and promote:
         reasons.append("every set reads as well")
     return GateVerdict(promote, tuple(reasons))
 

@@ -94,6 +94,11 @@ function fraction(event) {
   return [clamp((event.clientX - rect.left) / rect.width), clamp((event.clientY - rect.top) / rect.height)];
 }
 
+/** The box [x1, y1, x2, y2] two corners span, whichever way they were dragged. */
+function spanned([ax, ay], [bx, by]) {
+  return [Math.min(ax, bx), Math.min(ay, by), Math.max(ax, bx), Math.max(ay, by)];
+}
+
 function drawSeats() {
   const canvas = $("live-seat-boxes");
   const rect = canvas.getBoundingClientRect();
@@ -155,14 +160,12 @@ function setupSeats() {
   });
   canvas.addEventListener("pointermove", (event) => {
     if (!seats.drawing || !seats.from) return;
-    const [x, y] = fraction(event);
-    seats.moving = [Math.min(seats.from[0], x), Math.min(seats.from[1], y), Math.max(seats.from[0], x), Math.max(seats.from[1], y)];
+    seats.moving = spanned(seats.from, fraction(event));
     drawSeats();
   });
   canvas.addEventListener("pointerup", (event) => {
     if (!seats.drawing || !seats.from) return;
-    const [x, y] = fraction(event);
-    const box = [Math.min(seats.from[0], x), Math.min(seats.from[1], y), Math.max(seats.from[0], x), Math.max(seats.from[1], y)];
+    const box = spanned(seats.from, fraction(event));
     seats.from = null;
     seats.moving = null;
     if (box[2] - box[0] >= SMALLEST_SEAT && box[3] - box[1] >= SMALLEST_SEAT) {
