@@ -28,9 +28,10 @@ from rules.decks import Deck
 from vision.calibration import DeckProfile, combine_with_profile
 from vision.card_evidence import doubted_by_card_face
 from vision.corners import fourth_corners, joint_probabilities, other_corners, upright_turns
-from vision.crops import CROP_CONTEXT, CROP_SIZE, crop_index, crops_to_tensor
+from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
+from vision.frame_memory import FrameMemory, MemorySettings, Recalled, thumbnails
 from vision.index_detector import (
     IndexDetector,
     ModelError,
@@ -40,6 +41,7 @@ from vision.index_detector import (
     softmax,
 )
 from vision.index_letters import classifier_letters, deck_letters, fold_letters, unread_ranks
+from vision.retries import look_again, unsure_rows
 from vision.settings import ReaderSettings
 from vision.verifier import IndexVerifier
 from vision.whole_card import WholeCardClassifier, apply_whole_card
@@ -57,6 +59,10 @@ __all__ = [
     "non_max_suppression",
     "upright_turns",
 ]
+
+
+EMBEDDING_WIDTH = 128
+"""The index classifier's embedding values per crop."""
 
 
 def default_models_dir() -> Path:
@@ -96,6 +102,9 @@ class Reader:
 
     verifier: IndexVerifier | None = None
     """The index verifier, when the models include one (:meth:`verified_cards`)."""
+    memory: FrameMemory | None = None
+    """The readings of one video's last frame (:meth:`for_stream`); None reads each image
+    on its own."""
 
     def __init__(
         self,
@@ -212,6 +221,16 @@ class Reader:
             )
         )
 
+    def for_stream(self, settings: MemorySettings | None = None) -> Reader:
+        """This reader as :meth:`for_frames`, with a memory of one video's last frame
+        (:mod:`vision.frame_memory`): an index that has not changed since is neither classified
+        nor verified again. One such reader (and the readers made from it by
+        :meth:`with_settings`, :meth:`with_indices` and :meth:`with_deck_in_play`, which share
+        its memory) serves one video; frames may be read from several threads at once."""
+        other = self.for_frames()
+        other.memory = FrameMemory(settings)
+        return other
+
     def with_indices(self, indices: str | None) -> Reader:
         """This reader reading the index letters of the deck ``indices`` (None: the letters
         that stand for one rank in every deck; ``ReaderSettings.indices``), sharing its
@@ -243,101 +262,39 @@ class Reader:
         return self.detector.detect(image)
 
     def classify(
-        self, image: NDArray[np.uint8], xyxy: NDArray[np.float32]
+        self,
+        image: NDArray[np.uint8],
+        xyxy: NDArray[np.float32],
+        recalled: Recalled | None = None,
+        crops: NDArray[np.uint8] | None = None,
     ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-        """Class probabilities (N, 55) and embeddings (N, 128) of the crops around the boxes.
+        """Class probabilities (N, 55) and embeddings (N, 128) of the crops around the boxes
+        (``crops``, when already cut: :func:`vision.crops.crop_index` of each box).
 
-        The classifier was trained on indices at every angle: it tells a 6 from an upside-down 9
-        by where the suit pip sits. A crop whose surest card is below ``settings.retry_below``
-        is also shown turned by quarter turns (``settings.turns``; with four, only the two
-        that stand its box upright when ``settings.upright_turns``), and the surest turn is
-        kept, unless a sure crop nearby reads the same card (``settings.retry_agreeing``).
-        With ``settings.retry_contexts`` it is also cut again with those margins and read
-        the same way (with ``settings.staged_retry``, only when its turns left it unsure); its
-        probabilities are then the mean of each cut's surest turn, and its embedding the
-        surest view's.
+        The classifier was trained on indices at every angle; a crop it is unsure of is read
+        again at other turns and cut again (:mod:`vision.retries`). The rows ``recalled``
+        knows (:class:`vision.frame_memory.FrameMemory`) keep their remembered readings and
+        are neither read nor read again.
         """
         if len(xyxy) == 0:
             empty = np.zeros((0, len(CLASSIFIER_CLASSES)), np.float32)
-            return empty, np.zeros((0, 128), np.float32)
-        crops = np.stack([crop_index(image, box) for box in xyxy])
-        probabilities, embeddings = self._run_classifier(crops)
-        unsure = np.flatnonzero(
-            (probabilities[:, :-1].max(axis=1) < self.settings.retry_below)
-            & (probabilities[:, -1] < self.settings.retry_none_below)
-        )
-        if len(unsure) and not self.settings.retry_agreeing:
-            unsure = unsure[~self._agreeing(xyxy, probabilities, unsure)]
-        turns = max(1, self.settings.turns)
-        if len(unsure) == 0 or (turns == 1 and not self.settings.retry_contexts):
-            return probabilities, embeddings
-        cuts = [crops[unsure]] + [
-            np.stack([crop_index(image, xyxy[i], context=CROP_CONTEXT * share) for i in unsure])
-            for share in self.settings.retry_contexts
-        ]
-        count = len(unsure)
-        shown = np.ones((len(cuts), turns, count), bool)  # which views of each crop are read
-        if turns == 4 and self.settings.upright_turns:
-            shown[:] = upright_turns(xyxy[unsure])
-            shown[0, 0] = True  # the first look, already read, stays a candidate
-        seen = np.zeros((len(cuts), turns, count, probabilities.shape[1]), np.float32)
-        seen_embeddings = np.zeros((len(cuts), turns, count, embeddings.shape[1]), np.float32)
-        seen[0, 0], seen_embeddings[0, 0] = probabilities[unsure], embeddings[unsure]
-
-        def look(wanted: NDArray[np.bool_]) -> None:
-            views = [(c, k, j) for c, k, j in zip(*np.nonzero(wanted), strict=True) if c or k]
-            if not views:
-                return
-            more, more_embeddings = self._run_classifier(
-                np.stack([np.rot90(cuts[c][j], k) for c, k, j in views])
-            )
-            at = tuple(np.array(views).T)
-            seen[at], seen_embeddings[at] = more, more_embeddings
-
-        if self.settings.staged_retry and len(cuts) > 1:
-            first = shown.copy()
-            first[1:] = False
-            look(first)  # the other turns of the first cut
-            settled = (
-                np.where(first[0], seen[0, ..., :-1].max(axis=2), -1.0).max(axis=0)
-                >= self.settings.retry_below
-            )
-            shown[1:, :, settled] = False  # a crop the turns settled is not cut again
-            look(shown & ~first)
+            return empty, np.zeros((0, EMBEDDING_WIDTH), np.float32)
+        if crops is None:
+            crops = np.stack([crop_index(image, box) for box in xyxy])
+        fresh: NDArray[np.bool_] | None = None
+        if recalled is None:
+            probabilities, embeddings = self._run_classifier(crops)
         else:
-            look(shown)
-        sureness = np.where(shown, seen[..., :-1].max(axis=3), -1.0)  # (cuts, turns, crops)
-        best_turn = sureness.argmax(axis=1)  # (cuts, crops)
-        columns = np.arange(count)
-        surest = np.stack([seen[c, best_turn[c], columns] for c in range(len(cuts))])
-        cut_shown: NDArray[np.bool_] = np.asarray(shown.any(axis=1))  # (cuts, crops): read in
-        weights = cut_shown[..., None].astype(np.float32)
-        probabilities[unsure] = (surest * weights).sum(axis=0) / weights.sum(axis=0)
-        flat = sureness.reshape(len(cuts) * turns, count).argmax(axis=0)
-        embeddings[unsure] = seen_embeddings.reshape(len(cuts) * turns, count, -1)[flat, columns]
+            probabilities, embeddings = recalled.probabilities.copy(), recalled.embeddings.copy()
+            fresh = ~recalled.known
+            if fresh.any():
+                probabilities[fresh], embeddings[fresh] = self._run_classifier(crops[fresh])
+        unsure = unsure_rows(xyxy, probabilities, self.settings, fresh)
+        look_again(
+            self._run_classifier, image, xyxy, crops, probabilities, embeddings, unsure,
+            self.settings,
+        )  # fmt: skip
         return probabilities, embeddings
-
-    def _agreeing(
-        self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32], rows: NDArray[np.intp]
-    ) -> NDArray[np.bool_]:
-        """For each of ``rows``, whether a crop read for sure (``settings.retry_below``) as the
-        same card lies within ``settings.merge_distance`` of it (the reach of one card's
-        indices in :meth:`merge_corners`)."""
-        cards = probabilities[:, :-1]
-        codes = cards.argmax(axis=1)
-        sure = np.flatnonzero(cards.max(axis=1) >= self.settings.retry_below)
-        agreeing = np.zeros(len(rows), bool)
-        if len(sure) == 0:
-            return agreeing
-        sides = np.maximum(xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1])
-        centres = (xyxy[:, :2] + xyxy[:, 2:]) / 2
-        for number, row in enumerate(rows.tolist()):
-            same = sure[codes[sure] == codes[row]]
-            if len(same):
-                reach = self.settings.merge_distance * np.maximum(sides[same], sides[row])
-                distance = np.linalg.norm(centres[same] - centres[row], axis=1)
-                agreeing[number] = bool((distance <= reach).any())
-        return agreeing
 
     def _run_classifier(
         self, crops: NDArray[np.uint8]
@@ -352,6 +309,7 @@ class Reader:
         image: NDArray[np.uint8],
         xyxy: NDArray[np.float32],
         probabilities: NDArray[np.float32],
+        believed: NDArray[np.bool_] | None = None,
     ) -> list[CardReading]:
         """The cards of :meth:`merge_corners`, less those the index verifier believes none of
         the boxes of (below ``settings.verify_below`` each): their boxes are read as "none"
@@ -361,12 +319,14 @@ class Reader:
         has a hundred boxes, most of them pips read as their own card). Uncertain cards are
         shown the same way unless ``settings.verify_uncertain`` is off. Without a verifier,
         the merged cards. With ``settings.card_evidence``, the same cards also go when none of
-        their boxes has a card's face around it (:func:`vision.card_evidence.card_evidence`)."""
+        their boxes has a card's face around it (:func:`vision.card_evidence.card_evidence`).
+        ``believed`` (N,), when given, marks the boxes the verifier is known to believe (they
+        are not shown to it again) and gets the boxes it is shown and believes marked."""
         merged = self._merge(xyxy, probabilities)
         cards = [card for card, _ in merged]
         show_uncertain = self.settings.verify_uncertain
         groups = [boxes for card, boxes in merged if show_uncertain or not card.uncertain]
-        doubted = self._doubted_by_verifier(image, xyxy, groups)
+        doubted = self._doubted_by_verifier(image, xyxy, groups, believed)
         if self.settings.card_evidence:
             kept = {id(group) for group in doubted}
             others = [group for group in groups if id(group) not in kept]
@@ -380,24 +340,31 @@ class Reader:
         return self.merge_corners(xyxy, probabilities)
 
     def _doubted_by_verifier(
-        self, image: NDArray[np.uint8], xyxy: NDArray[np.float32], groups: list[NDArray[np.intp]]
+        self,
+        image: NDArray[np.uint8],
+        xyxy: NDArray[np.float32],
+        groups: list[NDArray[np.intp]],
+        believed: NDArray[np.bool_] | None = None,
     ) -> list[NDArray[np.intp]]:
         """The cards' box groups none of whose boxes the index verifier believes (each card's
-        surest box first, the others only for the cards it doubts); none without a verifier."""
+        surest box first, the others only for the cards it doubts); none without a verifier.
+        A box ``believed`` marks is believed without a look; those it believes are marked."""
         threshold = self.settings.verify_below
         if self.verifier is None or threshold <= 0 or not groups:
             return []
+        known = np.zeros(len(xyxy), bool) if believed is None else believed
         surest = np.array([group[0] for group in groups])
-        believed = self.verifier.index_probability(image, xyxy[surest]) >= threshold
-        doubted = [group for group, kept in zip(groups, believed, strict=True) if not kept]
+        asked = surest[~known[surest]]
+        if len(asked):
+            known[asked] = self.verifier.index_probability(image, xyxy[asked]) >= threshold
+        doubted = [group for group in groups if not known[group[0]]]
         if not doubted:
             return []
         rest = np.concatenate([group[1:] for group in doubted])
+        rest = rest[~known[rest]]
         if len(rest):
-            believed_box = np.zeros(len(xyxy), bool)
-            believed_box[rest] = self.verifier.index_probability(image, xyxy[rest]) >= threshold
-            doubted = [group for group in doubted if not believed_box[group[1:]].any()]
-        return doubted
+            known[rest] = self.verifier.index_probability(image, xyxy[rest]) >= threshold
+        return [group for group in doubted if not known[group[1:]].any()]
 
     def merge_corners(
         self, xyxy: NDArray[np.float32], probabilities: NDArray[np.float32]
@@ -561,14 +528,27 @@ class Reader:
         image = self.prepare(image)
         detections = self.detect(image)
         detected = time.perf_counter()
-        probabilities, embeddings = self.classify(image, detections.xyxy)
+        xyxy = detections.xyxy
+        memory, recalled, crops, believed = self.memory, None, None, None
+        if memory is not None:
+            crops = np.stack([crop_index(image, box) for box in xyxy]) if len(xyxy) else None
+            thumbs = thumbnails(crops) if crops is not None else np.zeros((0, 64), np.float32)
+            recalled = memory.recall(xyxy, thumbs, len(CLASSIFIER_CLASSES), EMBEDDING_WIDTH)
+            believed = recalled.believed.copy()
+        if recalled is None:
+            probabilities, embeddings = self.classify(image, xyxy)
+        else:
+            probabilities, embeddings = self.classify(image, xyxy, recalled, crops)
+        read_probabilities = probabilities
         indices = self.settings.indices
         if indices is not None:
             probabilities = fold_letters(probabilities, indices, self.index_letters)
         if deck is not None:
             probabilities = combine_with_profile(probabilities, embeddings, deck)
         classified = time.perf_counter()
-        cards = self.verified_cards(image, detections.xyxy, probabilities)
+        cards = self.verified_cards(image, xyxy, probabilities, believed)
+        if memory is not None and recalled is not None and believed is not None:
+            memory.keep(recalled, xyxy, thumbs, read_probabilities, embeddings, believed)
         if self.whole_card is not None and self.settings.whole_card:
             cards = self._with_whole_card(image, cards)
         if indices is not None:

@@ -1,0 +1,215 @@
+"""What the last frames of one video said of their indices, so that an index that has not
+changed is not read again (:meth:`vision.reader.Reader.for_stream`).
+
+A video of a card table shows the same indices frame after frame. Each frame's detector still
+runs; an index box of the new frame is matched to a remembered box it overlaps by at least
+``MemorySettings.overlap`` (intersection over union). When the two crops look alike (the mean
+absolute difference of their 8 x 8 grey thumbnails, 0-255, is at most
+``MemorySettings.difference``: a camera's noise stays well under it, a moved glyph does not)
+and the index has read alike the last ``MemorySettings.confirmations`` times it was read (the
+same class, each time sure, with its probability at least ``MemorySettings.sure``, or each
+time unsure), the remembered probabilities and embedding are used instead of the
+index classifier's, and, when the index verifier believed the remembered box, the verifier is
+not shown it again. A remembered reading is used for at most ``MemorySettings.frames`` frames
+in a row, then read afresh, so the memory never holds a reading longer than that. The
+confirmations keep an index the classifier wavers over (read now as one card for sure, now as
+another or unsure: the other corner of a card) read afresh in every frame, as without a memory;
+an index read alike every time, sure or unsure, reads alike from its memory.
+
+One memory serves one video: frames read at once (``handreader webcam --ahead``) share it under
+a lock, and a frame's readings are kept only when no later frame's have been.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["FrameMemory", "MemorySettings", "Recalled", "box_overlaps", "thumbnails"]
+
+THUMBNAIL = 8
+"""The side of the grey thumbnail two crops are compared by."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySettings:
+    """When a remembered reading stands for a new frame's index (see the module docstring)."""
+
+    overlap: float = 0.8
+    """Least intersection over union of the new box and the remembered one."""
+    difference: float = 5.0
+    """Largest mean absolute difference of the two crops' grey thumbnails (0-255)."""
+    sure: float = 0.9
+    """The probability of a class from which a reading of it is sure."""
+    frames: int = 12
+    """Most frames in a row a remembered reading is used before the index is read afresh."""
+    confirmations: int = 3
+    """Fresh readings alike in a row (the same class, all sure or all unsure) before a
+    reading is used."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.overlap <= 1.0:
+            raise ValueError(f"overlap must be in (0, 1], got {self.overlap}")
+        if self.difference < 0.0:
+            raise ValueError(f"difference must be at least 0, got {self.difference}")
+        if not 0.0 < self.sure <= 1.0:
+            raise ValueError(f"sure must be in (0, 1], got {self.sure}")
+        if self.frames < 1:
+            raise ValueError(f"frames must be at least 1, got {self.frames}")
+        if self.confirmations < 1:
+            raise ValueError(f"confirmations must be at least 1, got {self.confirmations}")
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """A new frame's indices as the memory knows them (rows of the frame's boxes)."""
+
+    ticket: int
+    """The frame's place in the video's order of reading (:meth:`FrameMemory.keep` needs it)."""
+    known: NDArray[np.bool_]
+    """(N,) whether the row's remembered reading stands for it."""
+    probabilities: NDArray[np.float32]
+    """(N, C) the remembered probabilities (zeros where not ``known``)."""
+    embeddings: NDArray[np.float32]
+    """(N, E) the remembered embeddings (zeros where not ``known``)."""
+    uses: NDArray[np.int32]
+    """(N,) frames in a row the reading has now stood for its index (0 where not ``known``)."""
+    believed: NDArray[np.bool_]
+    """(N,) whether the index verifier believed the remembered box (False where not known)."""
+    state: NDArray[np.intp]
+    """(N,) what was last read at the row's place (the remembered box it overlaps): twice its
+    class, plus one when sure; -1 where nothing was."""
+    streak: NDArray[np.int32]
+    """(N,) fresh readings alike in a row at the row's place (0 where none)."""
+
+
+def thumbnails(crops: NDArray[np.uint8]) -> NDArray[np.float32]:
+    """(N, S, S, 3) crops as (N, 64) grey thumbnails: the means of an 8 x 8 grid of blocks."""
+    count, side = crops.shape[0], crops.shape[1]
+    block = side // THUMBNAIL
+    grey = crops[:, : block * THUMBNAIL, : block * THUMBNAIL].astype(np.float32).mean(axis=3)
+    grid = grey.reshape(count, THUMBNAIL, block, THUMBNAIL, block).mean(axis=(2, 4))
+    return np.asarray(grid.reshape(count, THUMBNAIL * THUMBNAIL), np.float32)
+
+
+def box_overlaps(first: NDArray[np.floating], second: NDArray[np.floating]) -> NDArray[np.float32]:
+    """(N, M) intersection over union of every box of ``first`` (N, 4) with ``second`` (M, 4)."""
+    left = np.maximum(first[:, None, 0], second[None, :, 0])
+    top = np.maximum(first[:, None, 1], second[None, :, 1])
+    right = np.minimum(first[:, None, 2], second[None, :, 2])
+    bottom = np.minimum(first[:, None, 3], second[None, :, 3])
+    inter = np.clip(right - left, 0, None) * np.clip(bottom - top, 0, None)
+    area_first = (first[:, 2] - first[:, 0]) * (first[:, 3] - first[:, 1])
+    area_second = (second[:, 2] - second[:, 0]) * (second[:, 3] - second[:, 1])
+    union = area_first[:, None] + area_second[None, :] - inter
+    return np.asarray(np.where(union > 0, inter / np.maximum(union, 1e-9), 0.0), np.float32)
+
+
+class FrameMemory:
+    """The readings of one video's last frame read (see the module docstring)."""
+
+    def __init__(self, settings: MemorySettings | None = None) -> None:
+        self.settings = settings or MemorySettings()
+        self._lock = threading.Lock()
+        self._issued = 0
+        self._kept_ticket = -1
+        self._xyxy = np.zeros((0, 4), np.float32)
+        self._thumbnails = np.zeros((0, THUMBNAIL * THUMBNAIL), np.float32)
+        self._probabilities = np.zeros((0, 0), np.float32)
+        self._embeddings = np.zeros((0, 0), np.float32)
+        self._uses = np.zeros(0, np.int32)
+        self._believed = np.zeros(0, bool)
+        self._streak = np.zeros(0, np.int32)
+
+    def __len__(self) -> int:
+        """The number of index readings remembered."""
+        return len(self._xyxy)
+
+    def clear(self) -> None:
+        """Forget every reading (a cut in the video, another camera)."""
+        with self._lock:
+            self._xyxy = self._xyxy[:0]
+            self._kept_ticket = self._issued
+
+    def recall(
+        self, xyxy: NDArray[np.float32], thumbs: NDArray[np.float32], classes: int, width: int
+    ) -> Recalled:
+        """The remembered readings that stand for the new frame's boxes ``xyxy`` (N, 4) whose
+        crops' thumbnails are ``thumbs`` (:func:`thumbnails`); ``classes`` and ``width`` are
+        the classifier's numbers of probabilities and embedding values."""
+        count = len(xyxy)
+        with self._lock:
+            ticket = self._issued
+            self._issued += 1
+            old_xyxy, old_thumbs = self._xyxy, self._thumbnails
+            old_probabilities, old_embeddings = self._probabilities, self._embeddings
+            old_uses, old_believed, old_streak = self._uses, self._believed, self._streak
+        known = np.zeros(count, bool)
+        probabilities = np.zeros((count, classes), np.float32)
+        embeddings = np.zeros((count, width), np.float32)
+        uses = np.zeros(count, np.int32)
+        believed = np.zeros(count, bool)
+        state = np.full(count, -1, np.intp)
+        streak = np.zeros(count, np.int32)
+        if count == 0 or len(old_xyxy) == 0 or old_probabilities.shape[1] != classes:
+            return Recalled(ticket, known, probabilities, embeddings, uses, believed, state, streak)
+        settings = self.settings
+        overlaps = box_overlaps(xyxy, old_xyxy)
+        nearest = overlaps.argmax(axis=1)
+        rows = np.arange(count)
+        placed = overlaps[rows, nearest] >= settings.overlap
+        state[placed] = self._states(old_probabilities[nearest[placed]])
+        streak[placed] = old_streak[nearest[placed]]
+        difference = np.abs(thumbs - old_thumbs[nearest]).mean(axis=1)
+        known = (
+            placed
+            & (difference <= settings.difference)
+            & (streak >= settings.confirmations)
+            & (old_uses[nearest] < settings.frames)
+        )
+        # one remembered box stands for one new box at most: the one it overlaps most
+        for old in np.unique(nearest[known]):
+            claimants = np.flatnonzero(known & (nearest == old))
+            if len(claimants) > 1:
+                known[claimants] = False
+                known[claimants[overlaps[claimants, old].argmax()]] = True
+        chosen = nearest[known]
+        probabilities[known] = old_probabilities[chosen]
+        embeddings[known] = old_embeddings[chosen]
+        uses[known] = old_uses[chosen] + 1
+        believed[known] = old_believed[chosen]
+        return Recalled(ticket, known, probabilities, embeddings, uses, believed, state, streak)
+
+    def _states(self, probabilities: NDArray[np.float32]) -> NDArray[np.intp]:
+        """Each reading's class, doubled, plus one when it is sure (:attr:`Recalled.state`)."""
+        sure = probabilities.max(axis=1) >= self.settings.sure
+        return np.asarray(probabilities.argmax(axis=1) * 2 + sure, np.intp)
+
+    def keep(
+        self,
+        recalled: Recalled,
+        xyxy: NDArray[np.float32],
+        thumbs: NDArray[np.float32],
+        probabilities: NDArray[np.float32],
+        embeddings: NDArray[np.float32],
+        believed: NDArray[np.bool_],
+    ) -> None:
+        """Remember the frame's readings (the classifier's, before any deck or letters are
+        applied) and which boxes the verifier believed, unless a frame recalled later has
+        already been kept."""
+        with self._lock:
+            if recalled.ticket < self._kept_ticket:
+                return
+            self._kept_ticket = recalled.ticket
+            self._xyxy = np.asarray(xyxy, np.float32).copy()
+            self._thumbnails = thumbs
+            self._probabilities = probabilities.copy()
+            self._embeddings = embeddings.copy()
+            self._uses = recalled.uses.copy()
+            self._believed = believed.copy()
+            alike = self._states(probabilities) == recalled.state
+            fresh = np.where(alike, recalled.streak + 1, 1)
+            self._streak = np.where(recalled.known, recalled.streak, fresh).astype(np.int32)
