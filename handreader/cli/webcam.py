@@ -476,6 +476,12 @@ def register(subparsers: Any) -> None:
         "detector runs beside the other's classifier; 1: one frame at a time, its models on "
         "every core); the picture is N frames behind the camera",
     )
+    parser.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="classify every index of every frame read (default: an index that has not changed "
+        "since the last frames keeps its reading)",
+    )
     parser.add_argument("--models", type=Path, metavar="DIR", help="model folder")
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
     add_deck_options(parser, default="niuniu, with the profile's decks")
@@ -501,6 +507,7 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         read_every=args.read_every,
         tracker=TrackerSettings(confirm_frames=args.confirm_frames, drop_after=args.drop_after),
         in_play=in_play,
+        remember=not args.no_memory,
     )
     source = parse_source(args.source)
     if not args.headless:

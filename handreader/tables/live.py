@@ -99,9 +99,15 @@ class FrameReader(Protocol):
         ...
 
 
-def frame_reader(reader: _R) -> _R:
-    """``reader`` as it should read video frames: ``reader.for_frames()`` when it has that
-    (the recognizer's ``Reader``: one detector pass per frame, no close-up pass), else itself."""
+def frame_reader(reader: _R, remember: bool = True) -> _R:
+    """``reader`` as it should read one video's frames: ``reader.for_stream()`` when it has
+    that and ``remember`` (the recognizer's ``Reader``: one detector pass per frame, no close-up
+    pass, and a memory of the last frame's indices, so that an index that has not changed is
+    not classified again: :mod:`vision.frame_memory`), else ``reader.for_frames()`` when it has
+    that, else itself. Each call makes a new memory: one call serves one video."""
+    for_stream = getattr(reader, "for_stream", None)
+    if remember and callable(for_stream):
+        return cast(_R, for_stream())
     for_frames = getattr(reader, "for_frames", None)
     return cast(_R, for_frames()) if callable(for_frames) else reader
 
@@ -128,6 +134,8 @@ class LiveSettings:
     tracker: TrackerSettings = field(default_factory=TrackerSettings)
     in_play: Deck | None = None
     """The deck in play: the cards shown are decoded together under it (None: as tracked)."""
+    remember: bool = True
+    """Whether the reader remembers the last frame's indices (:func:`frame_reader`)."""
 
     def __post_init__(self) -> None:
         if self.read_every < 0:
@@ -254,8 +262,8 @@ class LivePipeline:
         settings: LiveSettings | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self.reader = frame_reader(reader)
         self.settings = settings or LiveSettings()
+        self.reader = frame_reader(reader, self.settings.remember)
         self._options = options or TableOptions()
         self._clock = clock
         self.tracker = CardTracker(self.settings.tracker)

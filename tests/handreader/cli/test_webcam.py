@@ -151,6 +151,26 @@ def test_serial_flag_reaches_the_loop(
     capsys.readouterr()
 
 
+def test_no_memory_flag_reaches_the_live_settings(
+    video: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    remembered: list[bool] = []
+    real = webcam.run_webcam
+
+    def spy(*args: object, **kwargs: object) -> webcam.WebcamStats:
+        settings = kwargs["settings"]
+        assert isinstance(settings, LiveSettings)
+        remembered.append(settings.remember)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(webcam, "run_webcam", spy)
+    for extra in ([], ["--no-memory"]):
+        argv = ["webcam", "--source", str(video), "--headless", "--max-frames", "3", *extra]
+        assert webcam.run(cli.build_parser().parse_args(argv), reader=NoisyReader()) == 0
+    assert remembered == [True, False]
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize(
     ("extra", "ahead", "threads"),
     [

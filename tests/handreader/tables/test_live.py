@@ -598,3 +598,30 @@ def test_without_holding_the_same_wobble_regroups_the_hands_often() -> None:
     shown = [g for g in groupings if g]
     assert sum(1 for a, b in itertools.pairwise(shown) if a != b) >= 4
     assert sum(1 for a, b in itertools.pairwise(bankers) if a != b) >= 2
+
+
+def test_the_pipeline_reads_one_video_through_a_stream_reader_unless_told_not_to() -> None:
+    """A recognizer offering ``for_stream`` (the real Reader: a memory of the last frame's
+    indices) is read through a new one for each pipeline; ``remember=False`` takes its
+    ``for_frames`` instead."""
+
+    @dataclass
+    class WithStream:
+        asked: list[str] = field(default_factory=list)
+
+        def read(self, image: NDArray[np.uint8]) -> Reading:
+            return NoisyReader().read(image)
+
+        def for_frames(self) -> NoisyReader:
+            self.asked.append("for_frames")
+            return NoisyReader()
+
+        def for_stream(self) -> NoisyReader:
+            self.asked.append("for_stream")
+            return NoisyReader()
+
+    offering = WithStream()
+    first, second = LivePipeline(offering), LivePipeline(offering)
+    assert first.reader is not second.reader
+    LivePipeline(offering, settings=LiveSettings(remember=False))
+    assert offering.asked == ["for_stream", "for_stream", "for_frames"]
