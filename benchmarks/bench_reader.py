@@ -4,7 +4,10 @@ Prints the bare detector's onnxruntime time beside the whole pipeline's, so the 
 visible. For the 12 MP photo, the full-size decode (``decode_image``) and the reduced decode
 the commands and the service use (``decode_reduced``: a JPEG at half size, since the reader
 shrinks it to 1,400 px anyway) are timed in the same run, alternately, each with its read, and
-the cards read from both are compared. Medians of many runs (timings on a busy machine are noisy).
+the cards read from both are compared. A video of the frame (fresh camera noise in each frame)
+is also read in order by one stream reader, as the live overlay reads a camera
+(``Reader.for_stream()``, whose frame memory spares the indices that have not changed). Medians
+of many runs (timings on a busy machine are noisy).
 
     python benchmarks/bench_reader.py [--frame examples/hand.jpg] [--runs 50] [--models DIR]
     python benchmarks/bench_reader.py --baseline REF [--rounds 2] [--runs 30] [--models DIR]
@@ -15,7 +18,8 @@ Targets: frame <= 25 ms, 12 MP <= 200 ms, load < 0.5 s, peak memory < 500 MB.
 With ``--baseline REF`` the code of the git revision ``REF`` (checked out in a temporary
 worktree) and the working tree's code are measured in turn, ``--rounds`` times each, every
 measurement in a fresh process with the same models, and the headline figures (frame, its
-split between the detector, the index classifier, the verifier and the rest, the 12 MP close-up
+split between the detector, the index classifier, the verifier and the rest, the video frame
+(a revision without a stream reader reads it as a lone frame), the 12 MP close-up
 and table photos, the live webcam's frames a second (each revision's own ``handreader webcam``
 on a still video of the frame), load, memory) are printed side by side with their ratio: both
 see the same load. Both read ``--models`` unless ``--baseline-models`` has the baseline read its own
@@ -110,6 +114,26 @@ def _live_fps(frame: NDArray[np.uint8], models: Path | None, frames: int = 200) 
     return float(json.loads(out.stdout.strip().splitlines()[-1])["fps"])
 
 
+def _video_frame_ms(reader: Reader, frame: NDArray[np.uint8], count: int) -> float:
+    """Median milliseconds a frame of a video of ``frame`` (fresh camera noise in each of
+    ``count`` frames, as in :func:`_live_fps`) read in order by one stream reader, as the live
+    overlay reads a video (``Reader.for_stream()``: its frame memory; a revision without one
+    reads each frame as ``for_frames()``)."""
+    rng = np.random.default_rng(2)
+    clip = [
+        np.clip(frame + rng.normal(0.0, 4.0, frame.shape), 0, 255).astype(np.uint8)
+        for _ in range(count)
+    ]
+    for_stream = getattr(reader, "for_stream", None)
+    stream = for_stream() if callable(for_stream) else reader.for_frames()
+    times = []
+    for image in clip:
+        started = time.perf_counter()
+        stream.read(image)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
 def _read_photo(
     reader: Reader, data: bytes, parts: dict[str, list[float]] | None = None
 ) -> object:
@@ -143,6 +167,7 @@ def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, floa
     name = session.get_inputs()[0].name
     bare = _median_ms(lambda: session.run(None, {name: tensor}), runs)
     whole = _median_ms(lambda: frames.read(frame), runs)
+    video_ms = _video_frame_ms(reader, frame, max(50, runs))
     prepared = frames.prepare(frame)
     detections = frames.detect(prepared)
     probabilities, _ = frames.classify(prepared, detections.xyxy)
@@ -173,6 +198,8 @@ def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, floa
         "bare detector, 640x480 frame": bare,
         "whole pipeline, same frame": whole,
         "pipeline / bare detector (x)": whole / bare,
+        "video frame (stream reader), noisy clip": video_ms,
+        "video frame / bare detector (x)": video_ms / bare,
         "  prepare + detect": detect_ms,
         "  index classifier": classify_ms,
         "  verifier, card-face check, merge": verify_ms,
@@ -316,6 +343,11 @@ def main() -> None:
         f"without the index verifier {bare_reader:.1f} ms; "
         f"card-face check {'on' if evidence else 'off'} {other_check:.1f} ms); "
         f"read as a still photo {photo:.1f} ms"
+    )
+    video = _video_frame_ms(reader, frame, max(50, args.runs))
+    print(
+        f"a video of that frame (fresh noise in each), read in order by one stream reader "
+        f"(frame memory): {video:.1f} ms a frame ({video / bare:.2f}x the bare detector)"
     )
     if reader.whole_card is not None:
         # a still with at most two certain cards is also shown to the whole-card classifier
