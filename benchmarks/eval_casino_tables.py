@@ -55,6 +55,7 @@ def main() -> None:
     config = card_free_config()
     reader = Reader.load(args.models)
     flipped = not reader.settings.card_evidence
+    corroborated = reader.settings.verify_corroborated
     readers = {
         "shipped reader": reader,
         f"card-face check {'on' if flipped else 'off'}": reader.with_settings(
@@ -62,6 +63,10 @@ def main() -> None:
         ),
         "without the index verifier": reader.with_settings(
             dataclasses.replace(reader.settings, verify_below=0.0)
+        ),        f"two sure corners spared the checks {'off' if corroborated else 'on'}": (
+            reader.with_settings(
+                dataclasses.replace(reader.settings, verify_corroborated=not corroborated)
+            )
         ),
     }
     games = Counter[str]()

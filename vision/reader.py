@@ -325,7 +325,12 @@ class Reader:
         merged = self._merge(xyxy, probabilities)
         cards = [card for card, _ in merged]
         show_uncertain = self.settings.verify_uncertain
-        groups = [boxes for card, boxes in merged if show_uncertain or not card.uncertain]
+        groups = [
+            boxes
+            for card, boxes in merged
+            if (show_uncertain or not card.uncertain)
+            and not self._corroborated(boxes, probabilities)
+        ]
         doubted = self._doubted_by_verifier(image, xyxy, groups, believed)
         if self.settings.card_evidence:
             kept = {id(group) for group in doubted}
@@ -338,6 +343,19 @@ class Reader:
         probabilities[dropped] = 0.0
         probabilities[dropped, -1] = 1.0
         return self.merge_corners(xyxy, probabilities)
+
+    def _corroborated(self, boxes: NDArray[np.intp], probabilities: NDArray[np.float32]) -> bool:
+        """Whether ``settings.verify_corroborated`` spares the card of ``boxes`` (its rows, the
+        surest first) the verifier and the card-face check: two or more of its boxes read for
+        sure (``settings.retry_below``) as its card, a card other than a joker."""
+        if not self.settings.verify_corroborated or len(boxes) < 2:
+            return False
+        cards = probabilities[boxes, :-1]
+        code = int(cards[0].argmax())
+        if CLASSIFIER_CLASSES[code] in ("JB", "JR"):
+            return False  # the word "Joker" is printed on menus and score sheets, often twice
+        sure = (cards.argmax(axis=1) == code) & (cards.max(axis=1) >= self.settings.retry_below)
+        return int(sure.sum()) >= 2
 
     def _doubted_by_verifier(
         self,

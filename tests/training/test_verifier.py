@@ -248,3 +248,45 @@ def test_large_boxes_are_cut_from_the_pyramid_as_the_same_area_average() -> None
     assert len(verifier_crops(image[:50, :60], boxes)) == 3  # a tiny image: no level below it
     empty = verifier_crops(image, np.zeros((0, 4), np.float32))
     assert empty.shape == (0, VERIFY_SIZE, VERIFY_SIZE, 3)
+
+
+def test_a_card_read_alike_at_two_boxes_skips_the_checks_when_asked() -> None:
+    """``verify_corroborated``: a card two of whose boxes read it for sure is shown neither to
+    the verifier nor to the card-face check; off (the default), it is shown as any card."""
+    probabilities = np.stack([_row("KH", 0.95), _row("none", 0.9), _row("KH", 0.92)])
+    doubting = _ScriptedVerifier({10.0: 0.0, 90.0: 0.0})
+    spared = _reader(doubting, verify_below=0.1, verify_corroborated=True)
+    assert [card.code for card in spared.verified_cards(IMAGE, BOXES, probabilities)] == ["KH"]
+    assert doubting.shown == []
+    assert _reader(doubting, verify_below=0.1).verified_cards(IMAGE, BOXES, probabilities) == []
+    assert doubting.shown == [10.0, 90.0]
+
+
+@pytest.mark.parametrize(
+    ("rows", "why"),
+    [
+        ((("KH", 0.95), ("none", 0.9), ("KH", 0.6)), "its second box reads it unsure"),
+        ((("JB", 0.95), ("none", 0.9), ("JB", 0.95)), 'a joker: "Joker" is printed twice on menus'),
+    ],
+)
+def test_a_card_not_read_alike_for_sure_twice_is_checked(
+    rows: tuple[tuple[str, float], ...], why: str
+) -> None:
+    probabilities = np.stack([_row(code, probability) for code, probability in rows])
+    verifier = _ScriptedVerifier({10.0: 0.0, 90.0: 0.0})
+    reader = _reader(verifier, verify_below=0.1, verify_corroborated=True)
+    assert reader.verified_cards(IMAGE, BOXES, probabilities) == [], why
+    assert verifier.shown, why
+
+
+def test_boxes_known_believed_are_not_shown_again_and_new_beliefs_are_marked() -> None:
+    """The frame memory's ``believed``: a box marked believed is believed without a look;
+    the boxes shown and believed are marked for the next frame."""
+    probabilities = np.stack([_row("10S", 0.95), _row("QD", 0.95), _row("none", 0.9)])
+    verifier = _ScriptedVerifier({10.0: 0.0, 50.0: 0.9})
+    believed = np.array([True, False, False])
+    reader = _reader(verifier, verify_below=0.1, card_evidence=False)
+    cards = reader.verified_cards(IMAGE, BOXES, probabilities, believed)
+    assert [card.code for card in cards] == ["10S", "QD"]  # the first box is not asked again
+    assert verifier.shown == [50.0]
+    assert believed.tolist() == [True, True, False]
