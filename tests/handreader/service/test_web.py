@@ -246,6 +246,27 @@ def test_live_frames_are_tracked_and_scored(client: TestClient, fake: FakeReader
     assert set(third["ms"]) >= {"read", "track", "score", "total"}
 
 
+def test_each_live_connection_reads_through_its_own_stream_reader(
+    client: TestClient, fake: FakeReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recognizer offering ``for_stream`` (the real Reader: a memory of the video's last
+    frame) gives each connection a new one: two cameras never share a memory."""
+    made: list[FakeReader] = []
+
+    def for_stream() -> FakeReader:
+        stream = FakeReader(fake.hands)
+        made.append(stream)
+        return stream
+
+    monkeypatch.setattr(fake, "for_stream", for_stream, raising=False)
+    for _ in range(2):
+        with client.websocket_connect("/v1/live") as socket:
+            _frame(socket)
+            _frame(socket)
+    assert [stream.sizes for stream in made] == [[(640, 480)] * 2] * 2
+    assert fake.sizes == []  # every frame went through a connection's stream reader
+
+
 def test_live_control_messages(client: TestClient) -> None:
     with client.websocket_connect("/v1/live") as socket:
         for _ in range(3):
