@@ -100,11 +100,9 @@ class FrameReader(Protocol):
 
 
 def frame_reader(reader: _R, remember: bool = True) -> _R:
-    """``reader`` as it should read one video's frames: ``reader.for_stream()`` when it has
-    that and ``remember`` (the recognizer's ``Reader``: one detector pass per frame, no close-up
-    pass, and a memory of the last frame's indices, so that an index that has not changed is
-    not classified again: :mod:`vision.frame_memory`), else ``reader.for_frames()`` when it has
-    that, else itself. Each call makes a new memory: one call serves one video."""
+    """``reader`` as it reads one video: ``reader.for_stream()`` if it has that and
+    ``remember`` (the ``Reader``: one detector pass a frame, and a new memory of the last
+    frame's indices, :mod:`vision.frame_memory`), else its ``for_frames()``, else itself."""
     for_stream = getattr(reader, "for_stream", None)
     if remember and callable(for_stream):
         return cast(_R, for_stream())

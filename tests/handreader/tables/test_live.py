@@ -26,7 +26,6 @@ from handreader.tables.live import (
     LivePipeline,
     LiveSettings,
     LiveStream,
-    frame_reader,
     next_profile,
     table_summary,
 )
@@ -404,32 +403,6 @@ def test_live_annotator_refuses_a_bad_font_scale() -> None:
         LiveAnnotator(font_scale=-1)
 
 
-def test_the_pipeline_reads_frames_with_the_readers_frame_setting() -> None:
-    """A recognizer offering ``for_frames`` (the real Reader: no close-up pass) is read through
-    it; a plain one is used as it is."""
-
-    @dataclass
-    class WithFrames:
-        inner: NoisyReader
-        asked: list[str] = field(default_factory=list)
-
-        def read(self, image: NDArray[np.uint8]) -> Reading:
-            self.asked.append("photo")
-            return self.inner.read(image)
-
-        def for_frames(self) -> NoisyReader:
-            self.asked.append("for_frames")
-            return self.inner
-
-    plain = NoisyReader()
-    offering = WithFrames(NoisyReader())
-    assert frame_reader(plain) is plain
-    pipeline = LivePipeline(offering)
-    pipeline.process(render_frame(0))
-    assert offering.asked == ["for_frames"]
-    assert pipeline.reader is offering.inner
-
-
 @pytest.mark.parametrize("corner_miss", [0.0, 0.3])
 def test_a_fanned_hand_is_grouped_live_as_in_a_photo(corner_miss: float) -> None:
     # tests/fan_scene.py: five cards in a fan, the top one read at two corners (or, with
@@ -598,30 +571,3 @@ def test_without_holding_the_same_wobble_regroups_the_hands_often() -> None:
     shown = [g for g in groupings if g]
     assert sum(1 for a, b in itertools.pairwise(shown) if a != b) >= 4
     assert sum(1 for a, b in itertools.pairwise(bankers) if a != b) >= 2
-
-
-def test_the_pipeline_reads_one_video_through_a_stream_reader_unless_told_not_to() -> None:
-    """A recognizer offering ``for_stream`` (the real Reader: a memory of the last frame's
-    indices) is read through a new one for each pipeline; ``remember=False`` takes its
-    ``for_frames`` instead."""
-
-    @dataclass
-    class WithStream:
-        asked: list[str] = field(default_factory=list)
-
-        def read(self, image: NDArray[np.uint8]) -> Reading:
-            return NoisyReader().read(image)
-
-        def for_frames(self) -> NoisyReader:
-            self.asked.append("for_frames")
-            return NoisyReader()
-
-        def for_stream(self) -> NoisyReader:
-            self.asked.append("for_stream")
-            return NoisyReader()
-
-    offering = WithStream()
-    first, second = LivePipeline(offering), LivePipeline(offering)
-    assert first.reader is not second.reader
-    LivePipeline(offering, settings=LiveSettings(remember=False))
-    assert offering.asked == ["for_stream", "for_stream", "for_frames"]
