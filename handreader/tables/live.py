@@ -103,11 +103,9 @@ def frame_reader(reader: _R, remember: bool = True) -> _R:
     """``reader`` as it reads one video: ``reader.for_stream()`` if it has that and
     ``remember`` (the ``Reader``: one detector pass a frame, and a new memory of the last
     frame's indices, :mod:`vision.frame_memory`), else its ``for_frames()``, else itself."""
-    for_stream = getattr(reader, "for_stream", None)
-    if remember and callable(for_stream):
-        return cast(_R, for_stream())
-    for_frames = getattr(reader, "for_frames", None)
-    return cast(_R, for_frames()) if callable(for_frames) else reader
+    made = getattr(reader, "for_stream", None) if remember else None
+    made = made if callable(made) else getattr(reader, "for_frames", None)
+    return cast(_R, made()) if callable(made) else reader
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,7 +78,8 @@ def test_headless_run_writes_the_annotated_video(
     assert status == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["frames"] == FRAMES and stats["reads"] == FRAMES
-    assert reader.frames_read == list(range(FRAMES))
+    # every frame read once (two at once by default, so they may finish in either order)
+    assert sorted(reader.frames_read) == list(range(FRAMES))
     # 10 % misreads, yet no shown code ever changed
     assert stats["flicker"]["code_changes"] == 0
     written = frames_of(out)
