@@ -4,7 +4,7 @@ changed is not read again (:meth:`vision.reader.Reader.for_stream`).
 A video of a card table shows the same indices frame after frame. Each frame's detector still
 runs; an index box of the new frame is matched to a remembered box it overlaps by at least
 ``MemorySettings.overlap`` (intersection over union). When the two crops look alike (the mean
-absolute difference of their 8 x 8 grey thumbnails, 0-255, is at most
+absolute difference of their 8 x 8 grey thumbnails (:func:`box_thumbnails`), 0-255, is at most
 ``MemorySettings.difference``: a camera's noise stays well under it, a moved glyph does not)
 and the index has read alike the last ``MemorySettings.confirmations`` times it was read (the
 same class, each time sure, with its probability at least ``MemorySettings.sure``, or each
@@ -25,10 +25,20 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["FrameMemory", "MemorySettings", "Recalled", "box_overlaps", "thumbnails"]
+from vision.crops import CROP_CONTEXT
+
+__all__ = [
+    "FrameMemory",
+    "MemorySettings",
+    "Recalled",
+    "box_overlaps",
+    "box_thumbnails",
+    "thumbnails",
+]
 
 THUMBNAIL = 8
 """The side of the grey thumbnail two crops are compared by."""
@@ -84,6 +94,29 @@ class Recalled:
     class, plus one when sure; -1 where nothing was."""
     streak: NDArray[np.int32]
     """(N,) fresh readings alike in a row at the row's place (0 where none)."""
+
+
+def box_thumbnails(image: NDArray[np.uint8], xyxy: NDArray[np.float32]) -> NDArray[np.float32]:
+    """(N, 64) grey thumbnails of the squares the index crops of the boxes ``xyxy`` (N, 4) are
+    cut from (:func:`vision.crops.crop_index`: centred on the box, ``CROP_CONTEXT`` times its
+    longer side): the means of an 8 x 8 grid of blocks, from the image's integral, without
+    cutting a crop (parts outside the image left out of a block; a block wholly outside is 0)."""
+    count = len(xyxy)
+    if count == 0:
+        return np.zeros((0, THUMBNAIL * THUMBNAIL), np.float32)
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    integral = cv2.integral(grey, sdepth=cv2.CV_64F)  # (H + 1, W + 1)
+    height, width = grey.shape
+    side = np.maximum(np.maximum(xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1]), 2.0)
+    side = side * CROP_CONTEXT
+    steps = np.linspace(-0.5, 0.5, THUMBNAIL + 1)[None, :] * side[:, None]  # (N, 9)
+    xs = np.clip(np.rint((xyxy[:, 0] + xyxy[:, 2])[:, None] / 2 + steps), 0, width).astype(int)
+    ys = np.clip(np.rint((xyxy[:, 1] + xyxy[:, 3])[:, None] / 2 + steps), 0, height).astype(int)
+    corners = integral[ys[:, :, None], xs[:, None, :]]  # (N, 9, 9)
+    sums = corners[:, 1:, 1:] - corners[:, :-1, 1:] - corners[:, 1:, :-1] + corners[:, :-1, :-1]
+    areas = np.diff(ys, axis=1)[:, :, None] * np.diff(xs, axis=1)[:, None, :]
+    means = np.where(areas > 0, sums / np.maximum(areas, 1), 0.0)
+    return np.asarray(means.reshape(count, THUMBNAIL * THUMBNAIL), np.float32)
 
 
 def thumbnails(crops: NDArray[np.uint8]) -> NDArray[np.float32]:

@@ -31,7 +31,7 @@ from vision.corners import fourth_corners, joint_probabilities, other_corners, u
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
-from vision.frame_memory import FrameMemory, MemorySettings, Recalled, thumbnails
+from vision.frame_memory import FrameMemory, MemorySettings, Recalled, box_thumbnails
 from vision.index_detector import (
     IndexDetector,
     ModelError,
@@ -549,10 +549,12 @@ class Reader:
         xyxy = detections.xyxy
         memory, recalled, crops, believed = self.memory, None, None, None
         if memory is not None:
-            crops = np.stack([crop_index(image, box) for box in xyxy]) if len(xyxy) else None
-            thumbs = thumbnails(crops) if crops is not None else np.zeros((0, 64), np.float32)
+            thumbs = box_thumbnails(image, xyxy)
             recalled = memory.recall(xyxy, thumbs, len(CLASSIFIER_CLASSES), EMBEDDING_WIDTH)
             believed = recalled.believed.copy()
+            crops = np.zeros((len(xyxy), CROP_SIZE, CROP_SIZE, 3), np.uint8)
+            for row in np.flatnonzero(~recalled.known):  # only the rows the classifier reads
+                crops[row] = crop_index(image, xyxy[row])
         if recalled is None:
             probabilities, embeddings = self.classify(image, xyxy)
         else:

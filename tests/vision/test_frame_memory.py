@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from vision.frame_memory import FrameMemory, MemorySettings, box_overlaps, thumbnails
+from vision.crops import crop_index
+from vision.frame_memory import (
+    FrameMemory,
+    MemorySettings,
+    box_overlaps,
+    box_thumbnails,
+    thumbnails,
+)
 from vision.reader import Reader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,6 +59,27 @@ def test_thumbnails_are_block_means_of_grey() -> None:
     assert thumbs[0].max() == 0.0
     assert thumbs[1, 0] == pytest.approx(120.0)
     assert thumbs[1, 1:].max() == 0.0
+
+
+def test_box_thumbnails_are_the_thumbnails_of_the_crops_without_cutting_them() -> None:
+    """A box of side 320 / 13 is cut as a 32 px square (1.3 times its side): on a grey image
+    its 8 x 8 thumbnail from the integral equals the thumbnail of the 32 px crop itself."""
+    rng = np.random.default_rng(3)
+    grey = rng.integers(0, 256, (120, 160), np.uint8)
+    image = np.repeat(grey[:, :, None], 3, axis=2)
+    side = 320 / 13
+    xyxy = np.array([[100 - side / 2, 50 - side / 2, 100 + side / 2, 50 + side / 2]], np.float32)
+    expected = thumbnails(crop_index(image, xyxy[0])[None])
+    np.testing.assert_allclose(box_thumbnails(image, xyxy), expected, atol=1e-3)
+
+
+def test_box_thumbnails_of_boxes_at_and_past_the_edge_are_finite() -> None:
+    image = np.full((60, 80, 3), 90, np.uint8)
+    xyxy = np.array([[-10, -10, 8, 12], [70, 50, 95, 70], [0, 0, 0, 0]], np.float32)
+    thumbs = box_thumbnails(image, xyxy)
+    assert thumbs.shape == (3, 64) and np.isfinite(thumbs).all()
+    assert set(np.unique(thumbs).tolist()) <= {0.0, 90.0}  # inside: the grey; wholly out: 0
+    assert box_thumbnails(image, np.zeros((0, 4), np.float32)).shape == (0, 64)
 
 
 def test_box_overlaps_is_intersection_over_union() -> None:
