@@ -56,7 +56,7 @@ class MemorySettings:
     """The probability of a class from which a reading of it is sure."""
     frames: int = 12
     """Most frames in a row a remembered reading is used before the index is read afresh."""
-    confirmations: int = 3
+    confirmations: int = 5
     """Fresh readings alike in a row (the same class, all sure or all unsure) before a
     reading is used."""
 
