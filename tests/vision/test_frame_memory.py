@@ -251,7 +251,7 @@ def test_a_stream_reads_the_cards_a_frame_reader_reads_with_fewer_crops(reader: 
     for frame in clip:
         for one in (plain, stream):
             certain = {card.code for card in one.read(frame).cards if not card.uncertain}
-            assert hand <= certain <= hand | {"JS"}
+            assert hand <= certain and len(certain - hand) <= 1
     assert sum(counted_stream.crops) < 0.5 * sum(counted_plain.crops)
     assert counted_stream.verified < 0.5 * counted_plain.verified
 
