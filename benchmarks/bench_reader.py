@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -90,17 +91,22 @@ def _frame(path: Path) -> NDArray[np.uint8]:
     return np.asarray(cv2.resize(loaded, (640, 480), interpolation=cv2.INTER_AREA), np.uint8)
 
 
+def _still_video(frame: NDArray[np.uint8], count: int, seed: int) -> Iterator[NDArray[np.uint8]]:
+    """``count`` frames of a still camera over ``frame``: fresh noise (sigma 4) in each."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        yield np.clip(frame + rng.normal(0.0, 4.0, frame.shape), 0, 255).astype(np.uint8)
+
+
 def _live_fps(frame: NDArray[np.uint8], models: Path | None, frames: int = 200) -> float:
     """Frames a second of the code's own ``handreader webcam`` (its defaults, headless, every
     frame read) on a
     still video of ``frame`` with fresh noise in every frame, in a process of its own."""
-    rng = np.random.default_rng(1)
     with tempfile.TemporaryDirectory(prefix="bench-live-") as folder:
         video = Path(folder) / "still.mp4"
         writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"mp4v"), 25.0, (640, 480))
-        for _ in range(frames):
-            noise = rng.normal(0.0, 4.0, frame.shape)
-            writer.write(np.clip(frame + noise, 0, 255).astype(np.uint8))
+        for image in _still_video(frame, frames, seed=1):
+            writer.write(image)
         writer.release()
         command = [sys.executable, "-c",
                    "import sys; from handreader.cli import main; sys.exit(main(sys.argv[1:]))",
@@ -120,17 +126,12 @@ def _video_frame_ms(reader: Reader, frame: NDArray[np.uint8], count: int) -> tup
     overlay reads a video (``Reader.for_stream()``: its frame memory; a revision without one
     reads each frame as ``for_frames()``), and the median of the bare detector's run on each of
     those frames, timed just before the frame is read (both see the same load)."""
-    rng = np.random.default_rng(2)
-    clip = [
-        np.clip(frame + rng.normal(0.0, 4.0, frame.shape), 0, 255).astype(np.uint8)
-        for _ in range(count)
-    ]
     for_stream = getattr(reader, "for_stream", None)
     stream = for_stream() if callable(for_stream) else reader.for_frames()
     session = reader.detector._session
     name = session.get_inputs()[0].name
     reads, bare = [], []
-    for image in clip:
+    for image in _still_video(frame, count, seed=2):
         tensor, _ = reader.detector.input_tensor(image)
         started = time.perf_counter()
         session.run(None, {name: tensor})

@@ -30,15 +30,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.crops import CROP_CONTEXT
+from vision.index_detector import box_iou
 
-__all__ = [
-    "FrameMemory",
-    "MemorySettings",
-    "Recalled",
-    "box_overlaps",
-    "box_thumbnails",
-    "thumbnails",
-]
+__all__ = ["FrameMemory", "MemorySettings", "Recalled", "box_thumbnails"]
 
 THUMBNAIL = 8
 """The side of the grey thumbnail two crops are compared by."""
@@ -100,7 +94,8 @@ def box_thumbnails(image: NDArray[np.uint8], xyxy: NDArray[np.float32]) -> NDArr
     """(N, 64) grey thumbnails of the squares the index crops of the boxes ``xyxy`` (N, 4) are
     cut from (:func:`vision.crops.crop_index`: centred on the box, ``CROP_CONTEXT`` times its
     longer side): the means of an 8 x 8 grid of blocks, from the image's integral, without
-    cutting a crop (parts outside the image left out of a block; a block wholly outside is 0)."""
+    cutting a crop (parts outside the image left out of a block; a block wholly outside is 0).
+    Two crops look alike when their thumbnails do."""
     count = len(xyxy)
     if count == 0:
         return np.zeros((0, THUMBNAIL * THUMBNAIL), np.float32)
@@ -117,28 +112,6 @@ def box_thumbnails(image: NDArray[np.uint8], xyxy: NDArray[np.float32]) -> NDArr
     areas = np.diff(ys, axis=1)[:, :, None] * np.diff(xs, axis=1)[:, None, :]
     means = np.where(areas > 0, sums / np.maximum(areas, 1), 0.0)
     return np.asarray(means.reshape(count, THUMBNAIL * THUMBNAIL), np.float32)
-
-
-def thumbnails(crops: NDArray[np.uint8]) -> NDArray[np.float32]:
-    """(N, S, S, 3) crops as (N, 64) grey thumbnails: the means of an 8 x 8 grid of blocks."""
-    count, side = crops.shape[0], crops.shape[1]
-    block = side // THUMBNAIL
-    grey = crops[:, : block * THUMBNAIL, : block * THUMBNAIL].astype(np.float32).mean(axis=3)
-    grid = grey.reshape(count, THUMBNAIL, block, THUMBNAIL, block).mean(axis=(2, 4))
-    return np.asarray(grid.reshape(count, THUMBNAIL * THUMBNAIL), np.float32)
-
-
-def box_overlaps(first: NDArray[np.floating], second: NDArray[np.floating]) -> NDArray[np.float32]:
-    """(N, M) intersection over union of every box of ``first`` (N, 4) with ``second`` (M, 4)."""
-    left = np.maximum(first[:, None, 0], second[None, :, 0])
-    top = np.maximum(first[:, None, 1], second[None, :, 1])
-    right = np.minimum(first[:, None, 2], second[None, :, 2])
-    bottom = np.minimum(first[:, None, 3], second[None, :, 3])
-    inter = np.clip(right - left, 0, None) * np.clip(bottom - top, 0, None)
-    area_first = (first[:, 2] - first[:, 0]) * (first[:, 3] - first[:, 1])
-    area_second = (second[:, 2] - second[:, 0]) * (second[:, 3] - second[:, 1])
-    union = area_first[:, None] + area_second[None, :] - inter
-    return np.asarray(np.where(union > 0, inter / np.maximum(union, 1e-9), 0.0), np.float32)
 
 
 class FrameMemory:
@@ -171,7 +144,7 @@ class FrameMemory:
         self, xyxy: NDArray[np.float32], thumbs: NDArray[np.float32], classes: int, width: int
     ) -> Recalled:
         """The remembered readings that stand for the new frame's boxes ``xyxy`` (N, 4) whose
-        crops' thumbnails are ``thumbs`` (:func:`thumbnails`); ``classes`` and ``width`` are
+        crops' thumbnails are ``thumbs`` (:func:`box_thumbnails`); ``classes`` and ``width`` are
         the classifier's numbers of probabilities and embedding values."""
         count = len(xyxy)
         with self._lock:
@@ -190,7 +163,7 @@ class FrameMemory:
         if count == 0 or len(old_xyxy) == 0 or old_probabilities.shape[1] != classes:
             return Recalled(ticket, known, probabilities, embeddings, uses, believed, state, streak)
         settings = self.settings
-        overlaps = box_overlaps(xyxy, old_xyxy)
+        overlaps = box_iou(xyxy.T[:, :, None], old_xyxy[None])  # (N, M)
         nearest = overlaps.argmax(axis=1)
         rows = np.arange(count)
         placed = overlaps[rows, nearest] >= settings.overlap

@@ -11,14 +11,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from vision.crops import crop_index
-from vision.frame_memory import (
-    FrameMemory,
-    MemorySettings,
-    box_overlaps,
-    box_thumbnails,
-    thumbnails,
-)
+from vision.frame_memory import FrameMemory, MemorySettings, box_thumbnails
 from vision.reader import Reader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,25 +44,16 @@ def _frame(
     return known
 
 
-def test_thumbnails_are_block_means_of_grey() -> None:
-    crops = np.zeros((2, 32, 32, 3), np.uint8)
-    crops[1, :4, :4] = 120  # the first 4 x 4 block of the second crop
-    thumbs = thumbnails(crops)
-    assert thumbs.shape == (2, 64)
-    assert thumbs[0].max() == 0.0
-    assert thumbs[1, 0] == pytest.approx(120.0)
-    assert thumbs[1, 1:].max() == 0.0
-
-
-def test_box_thumbnails_are_the_thumbnails_of_the_crops_without_cutting_them() -> None:
-    """A box of side 320 / 13 is cut as a 32 px square (1.3 times its side): on a grey image
-    its 8 x 8 thumbnail from the integral equals the thumbnail of the 32 px crop itself."""
+def test_box_thumbnails_are_block_means_of_the_crops_square() -> None:
+    """A box of side 320 / 13 is cut as a 32 px square (1.3 times its side) centred on it: on a
+    grey image its thumbnail is the means of that square's 4 x 4 px blocks."""
     rng = np.random.default_rng(3)
     grey = rng.integers(0, 256, (120, 160), np.uint8)
     image = np.repeat(grey[:, :, None], 3, axis=2)
     side = 320 / 13
     xyxy = np.array([[100 - side / 2, 50 - side / 2, 100 + side / 2, 50 + side / 2]], np.float32)
-    expected = thumbnails(crop_index(image, xyxy[0])[None])
+    square = grey[34:66, 84:116].astype(np.float64)
+    expected = square.reshape(8, 4, 8, 4).mean(axis=(1, 3)).reshape(1, 64)
     np.testing.assert_allclose(box_thumbnails(image, xyxy), expected, atol=1e-3)
 
 
@@ -80,14 +64,6 @@ def test_box_thumbnails_of_boxes_at_and_past_the_edge_are_finite() -> None:
     assert thumbs.shape == (3, 64) and np.isfinite(thumbs).all()
     assert set(np.unique(thumbs).tolist()) <= {0.0, 90.0}  # inside: the grey; wholly out: 0
     assert box_thumbnails(image, np.zeros((0, 4), np.float32)).shape == (0, 64)
-
-
-def test_box_overlaps_is_intersection_over_union() -> None:
-    first = np.array([[0, 0, 10, 10], [0, 0, 10, 10]], np.float32)
-    second = np.array([[0, 0, 10, 10], [5, 0, 15, 10], [20, 20, 30, 30]], np.float32)
-    overlaps = box_overlaps(first, second)
-    assert overlaps.shape == (2, 3)
-    assert overlaps[0].tolist() == pytest.approx([1.0, 50 / 150, 0.0])
 
 
 def test_a_reading_stands_after_its_confirmations_and_for_at_most_its_frames() -> None:
@@ -144,9 +120,11 @@ def test_camera_noise_leaves_an_index_remembered() -> None:
     rng = np.random.default_rng(5)
     index = np.zeros((32, 32, 3), np.uint8) + 230
     cv2.putText(index, "Q", (6, 26), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (20, 20, 20), 2)
-    noisy = [np.clip(index + rng.normal(0, 4, index.shape), 0, 255).astype(np.uint8)]
-    noisy.append(np.clip(index + rng.normal(0, 4, index.shape), 0, 255).astype(np.uint8))
-    first, second = thumbnails(np.stack(noisy))
+    box = np.array([[4.0, 4.0, 28.0, 28.0]], np.float32)  # a 31 px square about the glyph
+    first, second = (
+        box_thumbnails(np.clip(index + rng.normal(0, 4, index.shape), 0, 255).astype(np.uint8), box)
+        for _ in range(2)
+    )
     assert np.abs(first - second).mean() < MemorySettings().difference / 2
 
 
