@@ -8,15 +8,24 @@ into its neighbour). A bundle holds named parts, each with a role: ``train`` par
 ``copies`` times when loaded, as photo crops are in the shipped recipe) and ``valid`` parts,
 read only to choose the best epoch.
 
-    python -m training.crop_bundle pack OUT scenes.npz glyphs.npz photos.npz:4 val.npz:valid
+    python -m training.crop_bundle pack OUT scenes.npz glyphs.npz@20000 photos.npz:4 val.npz:valid
     python -m training.crop_bundle info OUT
+
+``FILE.npz@N`` packs N of the part's crops, drawn at random (one generator of ``--seed`` for
+the parts in the order given, so a bundle packs again the same).
 
 or, in one command, every part of the shipped recipe drawn from scene folders, the fonts and
 a photo manifest, then packed (:func:`draw_parts`; each part is kept in ``PARTS`` and a rerun
 reuses it):
 
     python -m training.crop_bundle draw OUT --scenes DIR [DIR ...] --holdout DIR \
-        [--photos MANIFEST] [--glyph-crops 45000] [--parts PARTS] [--quality 85]
+        [--photos MANIFEST] [--glyph-crops 45000] [--parts PARTS] [--quality 85] \
+        [--realdata REALDATA] [--casino DIR ...] [--local-crops 4000] [--take NAME=N ...]
+
+``--realdata``, ``--casino`` and ``--local-crops`` add the parts a training round's index
+classifier learns from (:mod:`training.round_crops`): crops of the real photos' labelled
+indices and their negatives (``real``), of casino scenes (``casino``) and of local decks'
+letters (``local``).
 
 Each ``.npz`` holds ``crops`` (N, 32, 32, 3) uint8 BGR and ``labels`` (N,) class ids, as
 :func:`training.classifier.extract_crops` and the other crop makers write them.
@@ -58,20 +67,26 @@ class BundlePart:
     path: Path
     role: str = "train"
     copies: int = 1
+    take: int = 0
+    """Pack this many of the part's crops, drawn at random (0: all of them)."""
 
 
 def parse_part(text: str) -> BundlePart:
-    """``FILE.npz``, ``FILE.npz:K`` (train, K copies) or ``FILE.npz:valid``; ValueError naming
-    the text otherwise."""
+    """``FILE.npz``, ``FILE.npz:K`` (train, K copies) or ``FILE.npz:valid``, each optionally
+    ``FILE.npz@N`` (N of its crops); ValueError naming the text otherwise."""
     path, _, suffix = text.partition(":")
+    path, at, take = path.partition("@")
     if not path.endswith(".npz"):
-        raise ValueError(f"{text!r}: expected FILE.npz, FILE.npz:COPIES or FILE.npz:valid")
+        raise ValueError(f"{text!r}: expected FILE.npz[@N], FILE.npz[@N]:COPIES or ...:valid")
+    if at and not (take.isdigit() and int(take) >= 1):
+        raise ValueError(f"{text!r}: the part after '@' must be a crop count >= 1")
+    count = int(take) if take else 0
     if suffix in ("", "train"):
-        return BundlePart(Path(path))
+        return BundlePart(Path(path), take=count)
     if suffix == "valid":
-        return BundlePart(Path(path), role="valid", copies=0)
+        return BundlePart(Path(path), role="valid", copies=0, take=count)
     if suffix.isdigit() and int(suffix) >= 1:
-        return BundlePart(Path(path), copies=int(suffix))
+        return BundlePart(Path(path), copies=int(suffix), take=count)
     raise ValueError(f"{text!r}: the part after ':' must be a copy count >= 1 or 'valid'")
 
 
@@ -124,9 +139,13 @@ def _unmosaic(image: NDArray[np.uint8], count: int) -> NDArray[np.uint8]:
     return grid.reshape(rows * PER_ROW, side, side, 3)[:count]
 
 
-def pack_bundle(parts: list[BundlePart], out: Path, quality: int = 90) -> dict[str, Any]:
+def pack_bundle(
+    parts: list[BundlePart], out: Path, quality: int = 90, seed: int = 1
+) -> dict[str, Any]:
     """Write the parts to the folder ``out`` (made if missing; a bundle already there is
-    replaced); returns the index written as ``out/bundle.json``."""
+    replaced); returns the index written as ``out/bundle.json``. A part's ``take`` keeps that
+    many of its crops (in their order), drawn by one generator of ``seed`` in the parts'
+    order."""
     if not parts:
         raise ValueError("no parts to pack")
     names = [part.path.stem for part in parts]
@@ -138,8 +157,15 @@ def pack_bundle(parts: list[BundlePart], out: Path, quality: int = 90) -> dict[s
             old.unlink()
     index: dict[str, Any] = {"format": FORMAT, "crop_size": CROP_SIZE, "quality": quality}
     entries = []
+    rng = np.random.default_rng(seed)
     for part in parts:
         crops, labels = _read_npz(part.path)
+        available = len(labels)
+        if part.take:
+            if part.take > available:
+                raise ValueError(f"{part.path}: {part.take} crops asked for, {available} held")
+            chosen = np.sort(rng.permutation(available)[: part.take])
+            crops, labels = crops[chosen], labels[chosen]
         name = part.path.stem
         files = []
         for number, image in enumerate(_mosaics(crops)):
@@ -156,6 +182,7 @@ def pack_bundle(parts: list[BundlePart], out: Path, quality: int = 90) -> dict[s
                 "role": part.role,
                 "copies": part.copies,
                 "count": len(labels),
+                "of": available,
                 "images": files,
                 "labels": f"{name}.labels.npy",
                 "source": str(part.path),
@@ -236,21 +263,36 @@ class DrawPlan:
     glyph_crops: int = 45000
     """Procedural index crops in the installed fonts (0 for none)."""
     seed: int = 0
+    realdata: Path | None = None
+    """Real-photo folders: the ``real`` part, a training round's crops of their ``split:
+    train`` photos (:func:`training.round_crops.real_classifier_crops`, six a labelled index)."""
+    casino_dirs: tuple[Path, ...] = ()
+    """Casino scenes: the ``casino`` part, two jittered crops per labelled index and two
+    "none" boxes per scene."""
+    local_crops: int = 0
+    """Procedural crops of local decks' letters, the ``local`` part (0 for none)."""
+    take: tuple[tuple[str, int], ...] = ()
+    """(part name, count): pack only that many of a part's crops, drawn at random."""
 
 
 def draw_parts(
     plan: DrawPlan, parts_dir: Path, finder: FindsIndices | None = None
 ) -> list[BundlePart]:
     """Each part of ``plan`` as an ``.npz`` in ``parts_dir`` (a part already there is kept), and
-    the bundle parts naming them: scenes, glyphs, photos (4 copies), negatives, holdout
-    (valid). ``finder`` stands in for ``plan.detector`` (loaded only when a part needs it)."""
+    the bundle parts naming them: scenes, glyphs, photos (4 copies), negatives, then real,
+    local and casino when asked for, holdout (valid). ``finder`` stands in for
+    ``plan.detector`` (loaded only when a part needs it)."""
     from training.classifier import extract_crops
-    from training.glyph_crops import glyph_crops
+    from training.glyph_crops import glyph_crops, local_index_crops
     from training.negatives import hard_negatives
     from training.photo_crops import photos_crops
+    from training.round_crops import real_classifier_crops
+    from training.round_plan import RoundPlan
     from vision.index_detector import IndexDetector
 
-    for folder in (*plan.scene_dirs, *plan.holdout_dirs):
+    if plan.realdata is not None and not (plan.realdata / "boxes" / "manifest.jsonl").is_file():
+        raise ValueError(f"{plan.realdata}: no boxes/manifest.jsonl (not a real-photo folder)")
+    for folder in (*plan.scene_dirs, *plan.holdout_dirs, *plan.casino_dirs):
         if not (folder / "meta").is_dir():
             raise ValueError(f"{folder}: no meta/ folder (not a handreader synth folder)")
     if plan.photos is not None and not plan.photos.is_file():
@@ -271,10 +313,30 @@ def draw_parts(
         makers.append(("glyphs", lambda: glyph_crops(plan.glyph_crops, seed=plan.seed), "train", 1))
     if plan.photos is not None:
         makers.append(("photos", lambda: photos_crops(detector(), manifests), "train", 4))
-    makers += [
-        ("negatives", lambda: hard_negatives(detector(), plan.scene_dirs, manifests), "train", 1),
-        ("holdout", lambda: extract_crops(plan.holdout_dirs, 1, 1, plan.seed), "valid", 0),
-    ]
+    makers.append(
+        ("negatives", lambda: hard_negatives(detector(), plan.scene_dirs, manifests), "train", 1)
+    )
+    if plan.realdata is not None:
+        # the tables/ photos' pseudo-boxes are read by the models beside the detector
+        rounds = RoundPlan(parts_dir / "round", plan.realdata, plan.detector.parent)
+        makers.append(
+            ("real", lambda: real_classifier_crops(rounds, detector(), 6, plan.seed), "train", 1)
+        )
+    if plan.local_crops > 0:
+        makers.append(
+            ("local", lambda: local_index_crops(plan.local_crops, plan.seed + 4), "train", 1)
+        )
+    if plan.casino_dirs:
+        makers.append(
+            ("casino", lambda: extract_crops(plan.casino_dirs, 2, 2, plan.seed), "train", 1)
+        )
+    makers.append(
+        ("holdout", lambda: extract_crops(plan.holdout_dirs, 1, 1, plan.seed), "valid", 0)
+    )
+    takes = dict(plan.take)
+    unknown = sorted(set(takes) - {name for name, *_ in makers})
+    if unknown:
+        raise ValueError(f"--take names no part drawn: {', '.join(unknown)}")
     parts = []
     for name, make, role, copies in makers:
         path = parts_dir / f"{name}.npz"
@@ -289,7 +351,7 @@ def draw_parts(
                 np.savez(file, crops=crops, labels=labels)
             unfinished.replace(path)
             print(f"{name}: {len(labels)} crops in {time.monotonic() - started:.0f} s", flush=True)
-        parts.append(BundlePart(path, role, copies))
+        parts.append(BundlePart(path, role, copies, takes.get(name, 0)))
     return parts
 
 
@@ -321,6 +383,12 @@ def main(argv: list[str] | None = None) -> int:
     draw.add_argument("--parts", type=Path, help="where the .npz parts go (default OUT-parts)")
     draw.add_argument("--seed", type=int, default=0)
     draw.add_argument("--quality", type=int, default=85, help="JPEG quality (default 85)")
+    draw.add_argument("--realdata", type=Path, help="real-photo folders: a round's real crops")
+    draw.add_argument("--casino", type=Path, nargs="+", default=[], help="casino scenes")
+    draw.add_argument("--local-crops", type=int, default=0, help="local letters' crops (0)")
+    draw.add_argument(
+        "--take", action="append", default=[], metavar="NAME=N", help="pack N of a part's crops"
+    )
     args = parser.parse_args(argv)
     try:
         if args.command in ("pack", "draw"):
@@ -329,8 +397,18 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "pack":
                 parts = [parse_part(text) for text in args.parts]
             else:
-                if args.glyph_crops < 0:
-                    raise ValueError(f"--glyph-crops {args.glyph_crops}: expected 0 or more")
+                for option, value in (
+                    ("--glyph-crops", args.glyph_crops),
+                    ("--local-crops", args.local_crops),
+                ):
+                    if value < 0:
+                        raise ValueError(f"{option} {value}: expected 0 or more")
+                takes = []
+                for text in args.take:
+                    name, _, count = text.partition("=")
+                    if not (count.isdigit() and int(count) >= 1):
+                        raise ValueError(f"--take {text!r}: expected NAME=N with N >= 1")
+                    takes.append((name, int(count)))
                 if args.detector is None:
                     from vision.reader import default_models_dir
 
@@ -344,6 +422,10 @@ def main(argv: list[str] | None = None) -> int:
                     args.photos,
                     args.glyph_crops,
                     args.seed,
+                    args.realdata,
+                    tuple(args.casino),
+                    args.local_crops,
+                    tuple(takes),
                 )
                 parts_dir = args.parts or args.out.with_name(args.out.name + "-parts")
                 parts = draw_parts(plan, parts_dir)

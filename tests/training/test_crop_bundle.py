@@ -4,6 +4,7 @@ GPU machine without card art. No torch needed."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -96,9 +97,43 @@ def test_part_syntax() -> None:
     assert parse_part("a.npz") == BundlePart(Path("a.npz"))
     assert parse_part("a.npz:4") == BundlePart(Path("a.npz"), copies=4)
     assert parse_part("a.npz:valid") == BundlePart(Path("a.npz"), role="valid", copies=0)
-    for bad in ("a.jpg", "a.npz:0", "a.npz:x", "a.npz:-1"):
+    assert parse_part("a.npz@5") == BundlePart(Path("a.npz"), take=5)
+    assert parse_part("a.npz@5:3") == BundlePart(Path("a.npz"), copies=3, take=5)
+    assert parse_part("a.npz@7:valid") == BundlePart(Path("a.npz"), "valid", 0, 7)
+    for bad in ("a.jpg", "a.npz:0", "a.npz:x", "a.npz:-1", "a.jpg@3"):
         with pytest.raises(ValueError, match=r"expected|copy count"):
             parse_part(bad)
+    for bad in ("a.npz@0", "a.npz@x", "a.npz@:2", "a.npz@-1:valid"):
+        with pytest.raises(ValueError, match="crop count"):
+            parse_part(bad)
+
+
+def test_a_part_can_be_packed_in_part(tmp_path: Path) -> None:
+    """``take`` keeps that many crops, in their order, drawn by one generator over the parts
+    in order: the same parts pack the same bundle, another seed another share."""
+    crops, labels = _npz(tmp_path / "big.npz", 300, 1)
+    _npz(tmp_path / "small.npz", 40, 2)
+    parts = [BundlePart(tmp_path / "big.npz", take=120), BundlePart(tmp_path / "small.npz", take=9)]
+    index = pack_bundle(parts, tmp_path / "a", 95)
+    assert [(e["count"], e["of"]) for e in index["parts"]] == [(120, 300), (9, 40)]
+    packed, packed_labels, _, _ = load_bundle(tmp_path / "a")
+    assert len(packed) == 129
+    # the kept crops, in their order: one generator of the seed (1), part after part
+    rng = np.random.default_rng(1)
+    big = np.sort(rng.permutation(300)[:120])
+    small = np.sort(rng.permutation(40)[:9])
+    assert list(packed_labels[:120]) == list(labels[big])
+    assert np.abs(packed[:120].astype(int) - crops[big]).mean() < 3
+    assert list(packed_labels[120:]) == list(np.load(tmp_path / "small.npz")["labels"][small])
+    pack_bundle(parts, tmp_path / "b", 95)
+    assert all(
+        np.array_equal(x, y)
+        for x, y in zip(load_bundle(tmp_path / "a"), load_bundle(tmp_path / "b"), strict=True)
+    )
+    pack_bundle(parts, tmp_path / "c", 95, seed=2)
+    assert not np.array_equal(load_bundle(tmp_path / "c")[1], packed_labels)
+    with pytest.raises(ValueError, match="301 crops asked for, 300 held"):
+        pack_bundle([BundlePart(tmp_path / "big.npz", take=301)], tmp_path / "d")
 
 
 @pytest.mark.parametrize(
@@ -290,6 +325,46 @@ def test_draw_makes_the_recipes_parts_and_packs_them(tmp_path: Path) -> None:
     assert finder.calls == calls + 2  # the two training photos, not the scenes' negatives
 
 
+def test_draw_adds_a_rounds_casino_and_local_letter_parts(tmp_path: Path) -> None:
+    """Casino scenes and local letters become their own parts, before the held-out one, and
+    ``take`` packs a share of a part."""
+    pytest.importorskip("PIL")
+    from training.glyph_crops import find_fonts
+
+    if not find_fonts().rank_fonts:
+        pytest.skip("needs a font that renders the ranks (fonts-dejavu-core)")
+    _scenes(tmp_path / "scenes", 2, 1)
+    labelled = _scenes(tmp_path / "casino", 3, 3)
+    _scenes(tmp_path / "holdout", 1, 2)
+    plan = DrawPlan(
+        (tmp_path / "scenes",),
+        (tmp_path / "holdout",),
+        Path("no-detector-needed.onnx"),
+        glyph_crops=0,
+        casino_dirs=(tmp_path / "casino",),
+        local_crops=12,
+        take=(("casino", 4),),
+    )
+    parts = draw_parts(plan, tmp_path / "parts", _CornerFinder())
+    assert [(p.path.stem, p.role, p.take) for p in parts] == [
+        ("scenes", "train", 0),
+        ("negatives", "train", 0),
+        ("local", "train", 0),
+        ("casino", "train", 4),
+        ("holdout", "valid", 0),
+    ]
+    none = CLASSIFIER_CLASSES.index("none")
+    casino = np.load(tmp_path / "parts" / "casino.npz")["labels"]
+    assert len([label for label in casino if label != none]) == 2 * labelled
+    assert len(np.load(tmp_path / "parts" / "local.npz")["labels"]) == 12
+    index = pack_bundle(parts, tmp_path / "bundle", 85)
+    assert {e["name"]: (e["count"], e["of"]) for e in index["parts"]}["casino"] == (4, len(casino))
+    with pytest.raises(ValueError, match="--take names no part drawn: chips"):
+        draw_parts(replace(plan, take=(("chips", 3),)), tmp_path / "parts", _CornerFinder())
+    with pytest.raises(ValueError, match=r"no boxes/manifest\.jsonl"):
+        draw_parts(replace(plan, realdata=tmp_path), tmp_path / "parts", _CornerFinder())
+
+
 def test_draw_names_what_it_cannot_use(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _scenes(tmp_path / "scenes", 1, 1)
     (tmp_path / "empty").mkdir()
@@ -299,6 +374,9 @@ def test_draw_names_what_it_cannot_use(tmp_path: Path, capsys: pytest.CaptureFix
         ([*base, "--holdout", str(tmp_path / "empty")], "no meta/ folder"),
         ([*base, "--holdout", str(tmp_path / "scenes"), *detector], "no such model"),
         ([*base, "--holdout", str(tmp_path / "scenes"), "--glyph-crops", "-1"], "--glyph-crops -1"),
+        ([*base, "--holdout", str(tmp_path / "scenes"), "--local-crops", "-2"], "--local-crops -2"),
+        ([*base, "--holdout", str(tmp_path / "scenes"), "--take", "scenes"], "expected NAME=N"),
+        ([*base, "--holdout", str(tmp_path / "scenes"), "--take", "x=0"], "expected NAME=N"),
         (
             [*base, "--holdout", str(tmp_path / "scenes"), "--photos", str(tmp_path / "x.jsonl")],
             "no such photo manifest",
