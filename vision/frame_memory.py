@@ -14,7 +14,10 @@ not shown it again. A remembered reading is used for at most ``MemorySettings.fr
 in a row, then read afresh, so the memory never holds a reading longer than that. The
 confirmations keep an index the classifier wavers over (read now as one card for sure, now as
 another or unsure: the other corner of a card) read afresh in every frame, as without a memory;
-an index read alike every time, sure or unsure, reads alike from its memory.
+an index read alike every time, sure or unsure, reads alike from its memory. The probabilities
+remembered are the mean of the fresh readings alike in a row (the last
+``MemorySettings.confirmations`` of them at most), so that an index read near a threshold, now
+above it and now under, stands for its mean rather than for whichever frame was read last.
 
 One memory serves one video: frames read at once (``handreader webcam --ahead``) share it under
 a lock, and a frame's readings are kept only when no later frame's have been.
@@ -88,6 +91,9 @@ class Recalled:
     class, plus one when sure; -1 where nothing was."""
     streak: NDArray[np.int32]
     """(N,) fresh readings alike in a row at the row's place (0 where none)."""
+    mean: NDArray[np.float32]
+    """(N, C) the mean of those readings, as remembered at the row's place (zeros where
+    nothing was)."""
 
 
 def box_thumbnails(image: NDArray[np.uint8], xyxy: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -160,8 +166,11 @@ class FrameMemory:
         believed = np.zeros(count, bool)
         state = np.full(count, -1, np.intp)
         streak = np.zeros(count, np.int32)
+        mean = np.zeros((count, classes), np.float32)
         if count == 0 or len(old_xyxy) == 0 or old_probabilities.shape[1] != classes:
-            return Recalled(ticket, known, probabilities, embeddings, uses, believed, state, streak)
+            return Recalled(
+                ticket, known, probabilities, embeddings, uses, believed, state, streak, mean
+            )
         settings = self.settings
         overlaps = box_iou(xyxy.T[:, :, None], old_xyxy[None])  # (N, M)
         nearest = overlaps.argmax(axis=1)
@@ -169,6 +178,7 @@ class FrameMemory:
         placed = overlaps[rows, nearest] >= settings.overlap
         state[placed] = self._states(old_probabilities[nearest[placed]])
         streak[placed] = old_streak[nearest[placed]]
+        mean[placed] = old_probabilities[nearest[placed]]
         difference = np.abs(thumbs - old_thumbs[nearest]).mean(axis=1)
         known = (
             placed
@@ -187,7 +197,9 @@ class FrameMemory:
         embeddings[known] = old_embeddings[chosen]
         uses[known] = old_uses[chosen] + 1
         believed[known] = old_believed[chosen]
-        return Recalled(ticket, known, probabilities, embeddings, uses, believed, state, streak)
+        return Recalled(
+            ticket, known, probabilities, embeddings, uses, believed, state, streak, mean
+        )
 
     def _states(self, probabilities: NDArray[np.float32]) -> NDArray[np.intp]:
         """Each reading's class, doubled, plus one when it is sure (:attr:`Recalled.state`)."""
@@ -212,10 +224,19 @@ class FrameMemory:
             self._kept_ticket = recalled.ticket
             self._xyxy = np.asarray(xyxy, np.float32).copy()
             self._thumbnails = thumbs
-            self._probabilities = probabilities.copy()
+            alike = self._states(probabilities) == recalled.state
+            fresh = np.where(alike, recalled.streak + 1, 1)
+            # a fresh reading alike the last ones joins their mean (of the last few at most)
+            weight = 1.0 / np.minimum(fresh, self.settings.confirmations)[:, None]
+            mean = np.where(
+                alike[:, None],
+                recalled.mean + (probabilities - recalled.mean) * weight,
+                probabilities,
+            )
+            self._probabilities = np.where(recalled.known[:, None], probabilities, mean).astype(
+                np.float32
+            )
             self._embeddings = embeddings.copy()
             self._uses = recalled.uses.copy()
             self._believed = believed.copy()
-            alike = self._states(probabilities) == recalled.state
-            fresh = np.where(alike, recalled.streak + 1, 1)
             self._streak = np.where(recalled.known, recalled.streak, fresh).astype(np.int32)

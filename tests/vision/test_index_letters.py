@@ -8,6 +8,8 @@ and its aces as 1; a Dutch one H (heer), V (vrouw), B (boer).
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -124,12 +126,27 @@ needs_models = pytest.mark.skipif(
 )
 
 
+def _models_without_letters(folder: Path) -> Path:
+    """A copy of the shipped models whose manifest names no local letters: a classifier
+    trained on the English letters alone."""
+    folder.mkdir()
+    for model in default_models_dir().iterdir():
+        if model.is_file():
+            shutil.copyfile(model, folder / model.name)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["classifier"].pop("index_letters", None)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder
+
+
 @needs_models
-def test_the_shipped_reader_reads_a_french_decks_courts_and_aces_as_uncertain() -> None:
-    """The shipped classifier's manifest names no local letters: on a deck said to print R D V
-    and aces as 1, a card read as an ace or a court was read from something else and cannot
+def test_a_reader_of_no_local_letters_reads_a_french_decks_courts_and_aces_as_uncertain(
+    tmp_path: Path,
+) -> None:
+    """A classifier whose manifest names no local letters: on a deck said to print R D V and
+    aces as 1, a card read as an ace or a court was read from something else and cannot
     decide a round; the number cards read as before (examples/hand.jpg: KS 2D JD 3D JC)."""
-    reader = Reader.load()
+    reader = Reader.load(_models_without_letters(tmp_path / "models"))
     image = load_image(ROOT / "examples" / "hand.jpg")
     plain = {card.code: card.uncertain for card in reader.read(image).cards}
     french = {card.code: card.uncertain for card in reader.with_indices("French").read(image).cards}
@@ -142,6 +159,21 @@ def test_the_shipped_reader_reads_a_french_decks_courts_and_aces_as_uncertain() 
     assert reader.with_indices(None) is reader
     with pytest.raises(IndexLettersError):
         reader.with_indices("klingon")
+
+
+@needs_models
+def test_the_shipped_classifier_reads_every_decks_letters() -> None:
+    """The shipped classifier was trained on the local letters (its manifest names them), so
+    no rank of a French, German, Russian or Dutch deck is left unread, and the example's
+    courts keep their readings with the letters named."""
+    manifest = json.loads((default_models_dir() / "manifest.json").read_text())
+    letters = classifier_letters(manifest)
+    for name in ("french", "german", "russian", "dutch"):
+        assert unread_ranks(name, letters) == set()
+    reader = Reader.load()
+    image = load_image(ROOT / "examples" / "hand.jpg")
+    plain = [(card.code, card.uncertain) for card in reader.read(image).cards]
+    assert [(c.code, c.uncertain) for c in reader.with_indices("french").read(image).cards] == plain
 
 
 def test_every_index_letters_name_is_a_cli_choice_and_an_api_option() -> None:

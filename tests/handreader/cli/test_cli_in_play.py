@@ -7,6 +7,7 @@ the deck changes in a reading is tested in tests/vision/test_decoding.py.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import cv2
@@ -168,14 +169,22 @@ def test_unknown_index_letters_are_a_usage_error(capsys: pytest.CaptureFixture[s
     assert "invalid choice: 'klingon'" in capsys.readouterr().err
 
 
-def test_read_with_a_french_decks_letters_marks_its_courts_uncertain(
-    capsys: pytest.CaptureFixture[str],
+def test_read_with_a_french_decks_letters_marks_courts_a_classifier_cannot_read_uncertain(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The shipped classifier reads no French letter (its manifest names none), so the example
-    photo's KS, JD and JC (examples/hand.json) are uncertain when the deck prints R D V."""
+    """A classifier that reads no French letter (its manifest names none): the example
+    photo's KS, JD and JC (examples/hand.json) are uncertain when the deck prints R D V; the
+    shipped classifier, trained on the letters, keeps them."""
+    models = tmp_path / "models"
+    shutil.copytree(ROOT / "models", models)
+    manifest = json.loads((models / "manifest.json").read_text())
+    manifest["classifier"].pop("index_letters", None)
+    (models / "manifest.json").write_text(json.dumps(manifest))
     photo = str(ROOT / "examples" / "hand.jpg")
-    assert main(["read", photo, "--json", "--indices", "french"]) == 0
-    cards = json.loads(capsys.readouterr().out)["cards"]
-    courts = [card for card in cards if card["card"][:-1] in {"K", "Q", "J", "A"}]
-    assert courts and all(card["uncertain"] for card in courts)
-    assert any(not card["uncertain"] for card in cards)  # the number cards stay certain
+    for folder, courts_uncertain in ((models, True), (ROOT / "models", False)):
+        command = ["read", photo, "--json", "--indices", "french", "--models", str(folder)]
+        assert main(command) == 0
+        cards = json.loads(capsys.readouterr().out)["cards"]
+        courts = [card for card in cards if card["card"][:-1] in {"K", "Q", "J", "A"}]
+        assert courts and all(card["uncertain"] == courts_uncertain for card in courts)
+        assert any(not card["uncertain"] for card in cards)  # the number cards stay certain
