@@ -11,8 +11,8 @@ read only to choose the best epoch.
     python -m training.crop_bundle pack OUT scenes.npz glyphs.npz@20000 photos.npz:4 val.npz:valid
     python -m training.crop_bundle info OUT
 
-``FILE.npz@N`` packs N of the part's crops, drawn at random (one generator of ``--seed`` for
-the parts in the order given, so a bundle packs again the same).
+``FILE.npz@N`` packs N of the part's crops, drawn at random (one generator, seeded 1, over the
+parts in the order given, so the same parts pack the same bundle).
 
 or, in one command, every part of the shipped recipe drawn from scene folders, the fonts and
 a photo manifest, then packed (:func:`draw_parts`; each part is kept in ``PARTS`` and a rerun
