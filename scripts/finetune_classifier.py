@@ -64,12 +64,10 @@ def parse_run(text: str) -> Run:
 
 
 def run_command(
-    run: Run, crops: Path, work: Path, start: Path, args: argparse.Namespace
+    run: Run, crops: Path, work: Path, start: Path, widths: Any, args: argparse.Namespace
 ) -> list[str]:
-    """The ``train_gpu.py --crops`` command line of ``run``, fine-tuning from ``start``."""
-    import torch
-
-    widths = torch.load(start, map_location="cpu", weights_only=False)["widths"]
+    """The ``train_gpu.py --crops`` command line of ``run``, fine-tuning from ``start`` (a
+    checkpoint of ``widths``)."""
     command = [
         sys.executable, str(ROOT / "scripts" / "train_gpu.py"), "--crops", str(crops),
         "--work", str(work / f"run-{run.seed}"), "--init", str(start),
@@ -173,10 +171,13 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     start = start_checkpoint(args, train_crops)
     started = time.monotonic()
+    import torch
+
+    widths = torch.load(start, map_location="cpu", weights_only=False)["widths"]  # read once
     processes = []
     for run in runs:
         log = (args.work / f"run-{run.seed}.log").open("w")
-        command = run_command(run, args.crops, args.work, start, args)
+        command = run_command(run, args.crops, args.work, start, widths, args)
         processes.append((run, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)))
     for run, process in processes:
         if process.wait() != 0:
