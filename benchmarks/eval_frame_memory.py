@@ -12,7 +12,9 @@ verifier a frame, and milliseconds a frame; then the frames whose certain cards 
 the two readers.
 
     python benchmarks/eval_frame_memory.py REALDATA [--sets boxes tables ...] [--frames 10]
-        [--side 960] [--wobble] [--limit N] [--models DIR] [--json]
+        [--side 960] [--wobble] [--limit N] [--models DIR] [--memory NAME=VALUE ...] [--json]
+
+``--memory`` sets a field of the memory's ``vision.frame_memory.MemorySettings`` (``wobble=0``).
 
 ``REALDATA`` holds the real folders (``boxes/manifest.jsonl``...): their ``valid`` rows are
 read, or every row of a folder without splits.
@@ -35,6 +37,7 @@ from numpy.typing import NDArray
 
 from training.round_report import manifest_sets
 from vision.evaluate import EvalTotals, ManifestEntry
+from vision.frame_memory import MemorySettings
 from vision.imageio import load_image
 from vision.reader import Reader
 
@@ -111,8 +114,31 @@ def clip(image: NDArray[np.uint8], frames: int, side: int, wobble: bool, seed: i
     return out
 
 
+def memory_settings(pairs: list[str]) -> MemorySettings:
+    """The memory's settings with ``NAME=VALUE`` pairs applied (SystemExit names a bad one)."""
+    fields = {field.name: field for field in dataclasses.fields(MemorySettings)}
+    changes: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name not in fields or not value:
+            raise SystemExit(f"--memory {pair!r}: expected NAME=VALUE, NAME one of {sorted(fields)}")
+        try:
+            changes[name] = int(value) if fields[name].type in (int, "int") else float(value)
+        except ValueError:
+            raise SystemExit(f"--memory {pair!r}: {value!r} is not a number") from None
+    try:
+        return MemorySettings(**changes)
+    except ValueError as error:
+        raise SystemExit(f"--memory: {error}") from None
+
+
 def measure(
-    reader: Reader, entries: list[ManifestEntry], frames: int, side: int, wobble: bool
+    reader: Reader,
+    entries: list[ManifestEntry],
+    frames: int,
+    side: int,
+    wobble: bool,
+    memory: MemorySettings | None = None,
 ) -> tuple[dict[str, Figures], int, int]:
     """Both readers' figures on the clips of ``entries``, the frames whose certain cards
     differ between them, and the frames read."""
@@ -121,7 +147,7 @@ def measure(
     for number, entry in enumerate(entries):
         image = load_image(entry.image)
         plain = Counting(reader.for_frames())
-        remembering = Counting(reader.for_stream())
+        remembering = Counting(reader.for_stream(memory))
         for frame in clip(image, frames, side, wobble, seed=number):
             certain = []
             for name, counting in (("without memory", plain), ("with memory", remembering)):
@@ -150,8 +176,12 @@ def main() -> None:
     parser.add_argument("--wobble", action="store_true", help="move frames by up to 1 px")
     parser.add_argument("--limit", type=int, default=0, help="photos per set (0: all)")
     parser.add_argument("--models", type=Path, help="models folder (default: the shipped one)")
+    parser.add_argument(
+        "--memory", action="append", default=[], metavar="NAME=VALUE", help="a memory setting"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
+    memory = memory_settings(args.memory)
 
     reader = Reader.load(args.models)
     every = manifest_sets(args.realdata, {})
@@ -162,7 +192,9 @@ def main() -> None:
             raise SystemExit(f"no set {name!r} under {args.realdata}")
         if args.limit:
             entries = entries[: args.limit]
-        figures, differing, total = measure(reader, entries, args.frames, args.side, args.wobble)
+        figures, differing, total = measure(
+            reader, entries, args.frames, args.side, args.wobble, memory
+        )
         results[name] = {
             "photos": len(entries),
             "frames": total,

@@ -8,7 +8,8 @@ absolute difference of their 8 x 8 grey thumbnails (:func:`box_thumbnails`), 0-2
 ``MemorySettings.difference``: a camera's noise stays well under it, a moved glyph does not)
 and the index has read alike the last ``MemorySettings.confirmations`` times it was read (the
 same class, each time sure, with its probability at least ``MemorySettings.sure``, or each
-time unsure), the remembered probabilities and embedding are used instead of the
+time unsure, or within ``MemorySettings.wobble`` of the mean of the readings before it), the
+remembered probabilities and embedding are used instead of the
 index classifier's, and, when the index verifier believed the remembered box, the verifier is
 not shown it again. A remembered reading is used for at most ``MemorySettings.frames`` frames
 in a row, then read afresh, so the memory never holds a reading longer than that. The
@@ -56,6 +57,10 @@ class MemorySettings:
     confirmations: int = 5
     """Fresh readings alike in a row (the same class, all sure or all unsure) before a
     reading is used."""
+    wobble: float = 0.05
+    """A reading of the same class whose probability lies within this of the mean of the
+    readings alike before it is alike too, on whichever side of ``sure`` it falls (an index
+    read at 0.89 and 0.91 in turn reads alike)."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.overlap <= 1.0:
@@ -68,6 +73,8 @@ class MemorySettings:
             raise ValueError(f"frames must be at least 1, got {self.frames}")
         if self.confirmations < 1:
             raise ValueError(f"confirmations must be at least 1, got {self.confirmations}")
+        if not 0.0 <= self.wobble < 1.0:
+            raise ValueError(f"wobble must be in [0, 1), got {self.wobble}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +232,16 @@ class FrameMemory:
             self._xyxy = np.asarray(xyxy, np.float32).copy()
             self._thumbnails = thumbs
             alike = self._states(probabilities) == recalled.state
+            classes = np.maximum(recalled.state, 0) // 2
+            rows = np.arange(len(classes))
+            alike |= (
+                (recalled.state >= 0)
+                & (probabilities.argmax(axis=1) == classes)
+                & (
+                    np.abs(probabilities[rows, classes] - recalled.mean[rows, classes])
+                    <= self.settings.wobble
+                )
+            )
             fresh = np.where(alike, recalled.streak + 1, 1)
             # a fresh reading alike the last ones joins their mean (of the last few at most)
             weight = 1.0 / np.minimum(fresh, self.settings.confirmations)[:, None]

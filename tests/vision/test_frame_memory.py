@@ -119,6 +119,24 @@ def test_a_wavering_index_is_read_afresh_in_every_frame() -> None:
     assert not any(_frame(memory, reading) for reading in readings)
 
 
+def test_readings_a_little_either_side_of_sure_are_alike() -> None:
+    """An index read at 0.902, 0.898, 0.912, 0.893 and 0.905 (sure from 0.9) reads alike
+    within ``wobble`` of its mean and is remembered; without the wobble it is read afresh in
+    every frame, and a reading far from the mean (0.95, then 0.6) is not alike either way."""
+    sureness = [0.902, 0.898, 0.912, 0.893, 0.905, 0.9, 0.9]
+    memory = FrameMemory(MemorySettings(confirmations=5))
+    known = [_frame(memory, _reading(49, value)) for value in sureness]
+    assert known == [False] * 5 + [True] * 2
+    recalled = memory.recall(BOX, THUMB, CLASSES, WIDTH)
+    np.testing.assert_allclose(recalled.probabilities[0, 49], np.mean(sureness[:5]), atol=1e-6)
+
+    memory = FrameMemory(MemorySettings(confirmations=5, wobble=0.0))
+    assert not any(_frame(memory, _reading(49, value)) for value in sureness)
+
+    memory = FrameMemory(MemorySettings(confirmations=2))
+    assert not any(_frame(memory, _reading(49, value)) for value in [0.95, 0.6] * 3)
+
+
 def test_an_index_read_unsure_alike_every_time_is_remembered_unsure() -> None:
     memory = FrameMemory(MemorySettings(confirmations=2))
     unsure = _reading(51, 0.85)
@@ -193,6 +211,8 @@ def test_clear_forgets_every_reading() -> None:
         ("sure", 0.0, "sure must be in (0, 1], got 0.0"),
         ("frames", 0, "frames must be at least 1, got 0"),
         ("confirmations", 0, "confirmations must be at least 1, got 0"),
+        ("wobble", -0.1, "wobble must be in [0, 1), got -0.1"),
+        ("wobble", 1.0, "wobble must be in [0, 1), got 1.0"),
     ],
 )
 def test_settings_out_of_range_are_refused(field: str, value: float, message: str) -> None:
