@@ -121,7 +121,9 @@ def memory_settings(pairs: list[str]) -> MemorySettings:
     for pair in pairs:
         name, _, value = pair.partition("=")
         if name not in fields or not value:
-            raise SystemExit(f"--memory {pair!r}: expected NAME=VALUE, NAME one of {sorted(fields)}")
+            raise SystemExit(
+                f"--memory {pair!r}: expected NAME=VALUE, NAME one of {sorted(fields)}"
+            )
         try:
             changes[name] = int(value) if fields[name].type in (int, "int") else float(value)
         except ValueError:
