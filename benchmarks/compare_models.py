@@ -1,7 +1,11 @@
 """Several model folders read beside the shipped ones on a training round's sets, in one run,
 each through the round's gate (``training.round_report``).
 
-Run: ``python benchmarks/compare_models.py --realdata REALDATA --work W NAME=DIR [NAME=DIR ...]``
+Run: ``python benchmarks/compare_models.py --realdata REALDATA --work W NAME=DIR [NAME=DIR ...]
+[--set NAME:SETTING=VALUE ...]``
+
+``--set`` reads the folder ``NAME`` with a reader setting changed (as ``handreader eval --set``);
+``NAME=models`` with settings compares the shipped models read two ways.
 
 The sets are those of ``handreader train --round`` (the valid splits of the real folders,
 400 held-out and 200 casino held-out scenes, 200 card-free casino tables, local-letter crops),
@@ -21,8 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from handreader.cli.eval import changed_settings  # noqa: E402
 from training.round import RoundPlan, _eval_sets, log  # noqa: E402
 from training.round_report import GateVerdict, evaluate_models, gate, write_report  # noqa: E402
+from vision.settings import ReaderSettings  # noqa: E402
 
 
 def main() -> int:
@@ -32,6 +38,14 @@ def main() -> int:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--models", type=Path, default=ROOT / "models")
     parser.add_argument("--out", type=Path, help="the report's folder (default W/compare)")
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="NAME:SETTING=VALUE",
+        help="read the folder NAME with a reader setting changed; may be repeated",
+    )
     args = parser.parse_args()
     candidates = {}
     for item in args.folders:
@@ -39,11 +53,30 @@ def main() -> int:
         if not folder or not (Path(folder) / "manifest.json").is_file():
             parser.error(f"{item!r}: expected NAME=DIR, DIR holding a manifest.json")
         candidates[name] = Path(folder)
+    changes: dict[str, list[str]] = {}
+    for item in args.settings:
+        name, _, assignment = item.partition(":")
+        if name not in candidates or not assignment:
+            parser.error(f"--set {item!r}: expected NAME:SETTING=VALUE, NAME one of the folders")
+        changes.setdefault(name, []).append(assignment)
+    try:
+        settings = {
+            name: changed_settings(ReaderSettings(), assignments)
+            for name, assignments in changes.items()
+        }
+    except ValueError as error:
+        parser.error(str(error))
     plan = RoundPlan(work_dir=args.work, realdata=args.realdata, shipped_models=args.models)
     args.work.mkdir(parents=True, exist_ok=True)
     manifests, tables, local = _eval_sets(plan)
     figures = evaluate_models(
-        {"shipped": args.models, **candidates}, args.realdata, manifests, tables, local, log=log
+        {"shipped": args.models, **candidates},
+        args.realdata,
+        manifests,
+        tables,
+        local,
+        log=log,
+        settings=settings,
     )
     verdicts = {name: gate(figures["shipped"], figures[name]) for name in candidates}
     summary = GateVerdict(
@@ -54,6 +87,7 @@ def main() -> int:
         "verdicts": {name: {"promote": v.promote, "reasons": list(v.reasons)}
                      for name, v in verdicts.items()},
         "folders": {name: str(folder) for name, folder in candidates.items()},
+        "settings": changes,
     })  # fmt: skip
     print(json.dumps({name: v.promote for name, v in verdicts.items()}))
     return 0

@@ -119,18 +119,20 @@ def evaluate_models(
     card_free: list[NDArray[np.uint8]],
     local_crops: tuple[NDArray[np.uint8], NDArray[np.int64]] | None,
     log: Callable[[str], None] = print,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Figures of each model folder (name -> folder) on every set: labelled sets' F1 and the
     rest (a ``letters_NAME`` set read with its letters, ``ReaderSettings.indices``),
     ``card_free`` (false certain cards), ``local_indices`` (top-1 of the crops) and each set's
-    seconds. Sets are read folder after folder, the same images in the same order."""
+    seconds. Sets are read folder after folder, the same images in the same order; a name in
+    ``settings`` reads with those ``ReaderSettings`` (the default settings otherwise)."""
     from vision.evaluate import score_manifest
     from vision.reader import Reader
 
     sets = manifest_sets(realdata, synthetic)
     figures: dict[str, dict[str, Any]] = {name: {} for name in models}
     for name, folder in models.items():
-        reader = Reader.load(folder)
+        reader = Reader.load(folder, (settings or {}).get(name))
         for set_name, entries in sets.items():
             started = time.perf_counter()
             # a set of decks printing other letters is read with them named

@@ -416,7 +416,13 @@ def test_a_round_reads_the_held_out_decks_of_other_letters_with_their_letters(
             read_with.append(self.indices)
             return Reading((8, 8), ())
 
-    monkeypatch.setattr("vision.reader.Reader.load", lambda folder: Recorder())
+    loaded: list[Any] = []
+
+    def load(folder: Path, settings: Any = None) -> Recorder:
+        loaded.append(settings)
+        return Recorder()
+
+    monkeypatch.setattr("vision.reader.Reader.load", load)
     photo = tmp_path / "scene.png"
     cv2.imwrite(str(photo), np.zeros((64, 64, 3), np.uint8))
     entries = [ManifestEntry(photo, ("KH",))]
@@ -426,6 +432,17 @@ def test_a_round_reads_the_held_out_decks_of_other_letters_with_their_letters(
     )
     evaluate_models({"shipped": tmp_path}, None, {}, [], None, log=lambda line: None)
     assert read_with == [None, "french"]
+
+    # a folder named in ``settings`` is loaded with them, the others with the defaults
+    from vision.settings import ReaderSettings
+
+    loaded.clear()
+    changed = ReaderSettings(retry_agreeing=False)
+    evaluate_models(
+        {"shipped": tmp_path, "other": tmp_path}, None, {}, [], None,
+        log=lambda line: None, settings={"other": changed},
+    )  # fmt: skip
+    assert loaded == [None, changed]
 
 
 def test_the_local_letters_figure_counts_a_v_read_as_either_of_its_ranks() -> None:
