@@ -212,7 +212,7 @@ def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, floa
         "  index classifier": classify_ms,
         "  verifier, card-face check, merge": verify_ms,
         "12 MP close-up, reduced decode + read": closeup_ms,
-        "12 MP table of 25 cards, reduced decode + read": table_ms,
+        "12 MP table (the example 3 x 3), reduced decode + read": table_ms,
         **{f"  table: {part}": value for part, value in table_split.items()},
         "live webcam, frames per second": live_fps,
         "model load": load_ms,
