@@ -5,8 +5,10 @@ the index classifier as the reader reads a detected box (``Reader.classify``: tu
 for unsure crops). Two boxes labelled with the same card in one photo are one card's corners
 (a photo holds one copy of a card). For each models folder it prints the boxes read right, the
 pairs of one card's corners, those read as two different cards, and those of them with both
-readings certain (at least ``uncertain_below``): the pairs the reader would report as two
-certain cards.
+readings certain (at least ``uncertain_below``); then, with the whole photo read by the reader
+(its detector's boxes and the merging of corners, before the verifier), the pairs whose two
+boxes are found (the detector box each overlaps most) in two different certain cards: one
+card reported as two.
 
     python benchmarks/eval_corner_pairs.py REALDATA [--split valid] [--models DIR ...]
 """
@@ -23,6 +25,7 @@ import cv2
 import numpy as np
 
 from rules.cards import CARD_CLASSES
+from vision.index_detector import box_iou
 from vision.reader import Reader, default_models_dir
 
 
@@ -32,9 +35,30 @@ def _rows(realdata: Path, split: str) -> list[dict[str, Any]]:
     return [row for row in rows if split == "all" or row.get("split") == split]
 
 
+def _owners(reader: Reader, image: np.ndarray, xyxy: np.ndarray) -> list[int]:
+    """For each labelled box, the number of the certain card the reader's merging of corners
+    puts the detector box it overlaps most (intersection over union at least 0.3) in (-1: no
+    such box, or its card is uncertain or none). Before the verifier, which only drops cards."""
+    prepared = reader.prepare(image)
+    found = reader.detect(prepared).xyxy
+    if len(found) == 0:
+        return [-1] * len(xyxy)
+    probabilities, _ = reader.classify(prepared, found)
+    card_of = np.full(len(found), -1)
+    for number, (card, rows) in enumerate(reader._merge(found, probabilities)):
+        if not card.uncertain:
+            card_of[rows] = number
+    overlaps = box_iou(xyxy.T[:, :, None], found[None])  # (labelled, found)
+    nearest = overlaps.argmax(axis=1)
+    placed = overlaps[np.arange(len(xyxy)), nearest] >= 0.3
+    return [int(card_of[n]) if ok else -1 for n, ok in zip(nearest, placed, strict=True)]
+
+
 def measure(reader: Reader, realdata: Path, split: str) -> dict[str, int]:
     """The counts the module's text names, for one reader."""
-    counts = {"boxes": 0, "right": 0, "pairs": 0, "disagree": 0, "both_certain": 0}
+    counts = {
+        "boxes": 0, "right": 0, "pairs": 0, "disagree": 0, "both_certain": 0, "reported_twice": 0
+    }  # fmt: skip
     sure = reader.settings.uncertain_below
     for row in _rows(realdata, split):
         image = cv2.imread(str(realdata / "boxes" / str(row["image"])), cv2.IMREAD_COLOR)
@@ -47,12 +71,15 @@ def measure(reader: Reader, realdata: Path, split: str) -> dict[str, int]:
         codes = [CARD_CLASSES[int(i)] for i in probabilities[:, :-1].argmax(axis=1)]
         confident = probabilities[:, :-1].max(axis=1) >= sure
         labels = [str(item["card"]) for item in objects]
+        owners = _owners(reader, image, xyxy)
         counts["boxes"] += len(labels)
         counts["right"] += sum(code == label for code, label in zip(codes, labels, strict=True))
         for first, second in itertools.combinations(range(len(labels)), 2):
             if labels[first] != labels[second]:
                 continue
             counts["pairs"] += 1
+            twice = owners[first] != owners[second] and min(owners[first], owners[second]) >= 0
+            counts["reported_twice"] += int(twice)
             if codes[first] != codes[second]:
                 counts["disagree"] += 1
                 counts["both_certain"] += int(confident[first] and confident[second])
@@ -70,7 +97,8 @@ def main() -> None:
         print(
             f"{models}: {counts['right']}/{counts['boxes']} boxes read right; "
             f"{counts['pairs']} pairs of one card's corners, {counts['disagree']} read as two "
-            f"cards, {counts['both_certain']} of them both certain"
+            f"cards, {counts['both_certain']} of them both certain; read whole, "
+            f"{counts['reported_twice']} pairs reported as two certain cards"
         )
 
 
