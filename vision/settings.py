@@ -98,10 +98,10 @@ class ReaderSettings:
     verify_uncertain: bool = True
     """Whether cards read with low confidence are shown to the index verifier too, by the same
     rule as certain ones."""
-    verify_corroborated: bool = False
+    verify_corroborated: bool = True
     """Whether a card two or more of whose boxes read it for sure (two corners alike) skips
     the index verifier and the card-face check: a print, a chip or a pip seldom reads as the
-    same card twice at once."""
+    same card twice at once. Jokers are always checked."""
     card_evidence: bool = True
     """Whether a card goes when none of its boxes has a card's face around it: light grey paper
     round the index that runs on past it, not a felt's print or a chip's inlay

@@ -19,43 +19,70 @@ fine_regions = load_benchmark("fine_pass_regions")
 
 
 class _Reads:
-    """A reader stand-in: each box's reading and sureness given by the test, in order."""
+    """A reader stand-in: each box's reading and sureness given by the test, by the box's
+    left edge; its detector finds the boxes ``found``, and its merging makes one card of the
+    boxes read alike (uncertain below 0.7)."""
 
-    def __init__(self, readings: list[tuple[str, float]]) -> None:
+    def __init__(self, readings: dict[float, tuple[str, float]], found: list[list[int]]) -> None:
         self.readings = readings
+        self.found = np.array(found, np.float32)
         self.settings = SimpleNamespace(uncertain_below=0.7)
 
     def prepare(self, image: Any) -> Any:
         return image
 
+    def detect(self, image: Any) -> Any:
+        return SimpleNamespace(xyxy=self.found)
+
     def classify(self, image: Any, xyxy: Any) -> tuple[Any, Any]:
         probabilities = np.zeros((len(xyxy), len(CARD_CLASSES) + 1), np.float32)
-        for row, (code, sure) in enumerate(self.readings[: len(xyxy)]):
+        for row, box in enumerate(xyxy):
+            code, sure = self.readings[float(box[0])]
             probabilities[row, CARD_CLASSES.index(code)] = sure
             probabilities[row, -1] = 1 - sure
-        del self.readings[: len(xyxy)]
         return probabilities, np.zeros((len(xyxy), 128), np.float32)
+
+    def _merge(self, xyxy: Any, probabilities: Any) -> list[tuple[Any, Any]]:
+        codes = probabilities[:, :-1].argmax(axis=1)
+        cards = []
+        for code in sorted(set(codes.tolist())):
+            rows = np.flatnonzero(codes == code)
+            sure = float(probabilities[rows, code].max())
+            cards.append((SimpleNamespace(uncertain=sure < 0.7), rows))
+        return cards
 
 
 def test_corner_pairs_count_one_cards_corners_read_as_two_and_both_certain(tmp_path: Path) -> None:
     boxes = tmp_path / "boxes"
     boxes.mkdir()
     cv2.imwrite(str(boxes / "a.jpg"), np.full((60, 80, 3), 200, np.uint8))
+    lefts = [0, 12, 24, 36, 48]
     objects = [
-        {"card": card, "box_xyxy": [0, 0, 10, 14], "kind": "index"}
-        for card in ("10C", "10C", "7H", "7H", "KS")
+        {"card": card, "box_xyxy": [left, 0, left + 10, 14], "kind": "index"}
+        for card, left in zip(("10C", "10C", "7H", "7H", "KS"), lefts, strict=True)
     ]
     rows = [
         {"image": "a.jpg", "cards": ["10C", "7H", "KS"], "objects": objects, "split": "valid"},
         {"image": "a.jpg", "cards": ["10C"], "objects": objects[:2], "split": "train"},
     ]
     (boxes / "manifest.jsonl").write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    found = [obj["box_xyxy"] for obj in objects]
     # 10C's corners read 10C and 10S, both sure; 7H's 7H and 7D, one unsure; KS alone
-    reader = _Reads([("10C", 0.9), ("10S", 0.8), ("7H", 0.9), ("7D", 0.5), ("KS", 0.9)])
+    readings = [("10C", 0.9), ("10S", 0.8), ("7H", 0.9), ("7D", 0.5), ("KS", 0.9)]
+    reader = _Reads(dict(zip(map(float, lefts), readings, strict=True)), found)
     counts = corner_pairs.measure(reader, tmp_path, "valid")
-    assert counts == {"boxes": 5, "right": 3, "pairs": 2, "disagree": 2, "both_certain": 1}
-    agreeing = _Reads([("10C", 0.9), ("10C", 0.9)])
-    assert corner_pairs.measure(agreeing, tmp_path, "train")["disagree"] == 0
+    # read whole, the 10C is two certain cards; the 7D, unsure, is no card of its own
+    assert counts == {
+        "boxes": 5, "right": 3, "pairs": 2, "disagree": 2, "both_certain": 1, "reported_twice": 1
+    }  # fmt: skip
+    agreeing = _Reads({0.0: ("10C", 0.9), 12.0: ("10C", 0.9)}, found[:2])
+    counts = corner_pairs.measure(agreeing, tmp_path, "train")
+    assert counts["disagree"] == 0 and counts["reported_twice"] == 0
+    # a detector that finds neither corner: no card, so none reported twice
+    missed = _Reads({0.0: ("10C", 0.9), 12.0: ("10S", 0.9)}, [[60, 40, 70, 54]])
+    missed.readings[60.0] = ("KS", 0.9)
+    counts = corner_pairs.measure(missed, tmp_path, "train")
+    assert counts["both_certain"] == 1 and counts["reported_twice"] == 0
 
 
 def test_regions_cover_the_cards_paper_and_merge_what_overlaps() -> None:

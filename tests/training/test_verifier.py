@@ -78,6 +78,9 @@ def _row(code: str, probability: float) -> NDArray[np.float32]:
 
 
 def _reader(verifier: _ScriptedVerifier | None, **settings: float) -> Reader:
+    """A reader of ``verifier``; every card shown to it unless ``verify_corroborated`` is
+    given (the tests of that setting give it)."""
+    settings.setdefault("verify_corroborated", False)
     reader = Reader.__new__(Reader)
     reader.settings = ReaderSettings(**settings)  # type: ignore[arg-type]
     reader.verifier = verifier  # type: ignore[assignment]

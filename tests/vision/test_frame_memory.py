@@ -282,7 +282,8 @@ def test_a_stream_reads_the_cards_a_frame_reader_reads_with_fewer_crops(reader: 
             kings[name] += "KS" in certain
     assert kings["plain"] > len(clip) / 2 and kings["stream"] > len(clip) / 2
     assert sum(counted_stream.crops) < 0.5 * sum(counted_plain.crops)
-    assert counted_stream.verified < 0.5 * counted_plain.verified
+    # a card read at two sure corners skips the verifier either way: the rest is the KS
+    assert counted_stream.verified <= 0.5 * counted_plain.verified
 
 
 def test_each_stream_reader_has_its_own_memory(reader: Reader) -> None:
