@@ -292,6 +292,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.baseline_models and not args.baseline:
         parser.error("--baseline-models needs --baseline")
+    if args.models is not None:
+        args.models = args.models.resolve()  # the live-fps run reads it from another folder
     if args.baseline:
         compare(
             args.baseline, args.rounds, args.frame, args.runs, args.models, args.baseline_models
