@@ -113,7 +113,7 @@ def _live_fps(frame: NDArray[np.uint8], models: Path | None, frames: int = 200) 
                    "webcam", "--source", str(video), "--headless", "--json",
                    "--max-frames", str(frames), "--read-every", "1"]  # fmt: skip
         if models is not None:
-            command += ["--models", str(models)]
+            command += ["--models", str(models.resolve())]  # read from the temporary folder
         # run in the folder: "-c" puts the working directory first on the path, and the
         # revision measured is the one on PYTHONPATH
         out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=folder)
@@ -292,8 +292,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.baseline_models and not args.baseline:
         parser.error("--baseline-models needs --baseline")
-    if args.models is not None:
-        args.models = args.models.resolve()  # the live-fps run reads it from another folder
     if args.baseline:
         compare(
             args.baseline, args.rounds, args.frame, args.runs, args.models, args.baseline_models
