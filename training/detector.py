@@ -100,10 +100,15 @@ def train_detector(settings: DetectorTraining) -> Path:
 
 
 def finetune_detector(
-    settings: DetectorTraining, weights: Path, epochs: int, learning_rate: float = 0.001
+    settings: DetectorTraining,
+    weights: Path,
+    epochs: int,
+    learning_rate: float = 0.001,
+    freeze: int = 0,
 ) -> Path:
     """Continue from ``weights`` for ``epochs`` more (AdamW, lr0 ``learning_rate`` on a cosine
-    schedule, no warm-up); returns the best weights. A finished fine-tuning run is not repeated, an
+    schedule, no warm-up; the first ``freeze`` layers keep their weights); returns the best
+    weights. A finished fine-tuning run is not repeated, an
     interrupted one resumes. How the shipped detector was fine-tuned is in the model manifest.
     """
     arguments = _arguments(settings, "finetune", epochs, settings.seed + 1)
@@ -114,6 +119,8 @@ def finetune_detector(
         cos_lr=True,
         warmup_epochs=0,
     )
+    if freeze:
+        arguments["freeze"] = freeze
     return _run(settings, "finetune", str(weights), arguments)
 
 

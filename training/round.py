@@ -170,7 +170,13 @@ def train_round_detector(plan: RoundPlan, folders: dict[str, Path]) -> Path:
         seed=plan.seed,
     )
     log(f"fine-tuning the detector for {plan.detector_epochs} epochs on {device}")
-    weights = finetune_detector(settings, start, plan.detector_epochs, plan.detector_learning_rate)
+    weights = finetune_detector(
+        settings,
+        start,
+        plan.detector_epochs,
+        plan.detector_learning_rate,
+        freeze=plan.detector_freeze,
+    )
     last = weights.parent / "last.pt"
     return export_detector(last if last.is_file() else weights, plan.detector_imgsz, out)
 
@@ -327,6 +333,7 @@ def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
         "real_copies": plan.real_copies,
         "detector_epochs": plan.detector_epochs,
         "detector_learning_rate": plan.detector_learning_rate,
+        "detector_frozen_layers": plan.detector_freeze,
         "classifier_epochs": plan.classifier_epochs,
         "classifier_learning_rate": plan.classifier_learning_rate,
         "classifier_crops": {"procedural": plan.glyph_crops, "local_letters": plan.local_crops},

@@ -39,6 +39,9 @@ class RoundPlan:
     detector_batch: int = 16
     detector_imgsz: int = 320
     detector_learning_rate: float = 0.001
+    detector_freeze: int = 0
+    """0: the whole detector is fine-tuned. N: its first N layers (YOLOv8n's backbone is layers
+    0 to 9) keep their weights and only the rest learns."""
     classifier_epochs: int = 4
     classifier_learning_rate: float = 0.001
     student_width: int = 0

@@ -534,3 +534,25 @@ def test_a_round_that_keeps_the_verifier_draws_none_of_its_scenes(
     drawn.clear()
     round_module.prepare_data(dataclasses.replace(plan, verifier_epochs=0))
     assert drawn == ["scenes.yaml", "casino.yaml", "closeups.yaml", "holdout.yaml"]
+
+
+def test_a_detector_fine_tune_freezes_only_the_layers_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import training.detector as detector
+
+    seen: list[dict[str, Any]] = []
+
+    def record(settings: Any, name: str, start: str, arguments: dict[str, Any]) -> Path:
+        seen.append(arguments)
+        return tmp_path / "best.pt"
+
+    monkeypatch.setattr(detector, "_run", record)
+    settings = detector.DetectorTraining(
+        train_images=tmp_path / "t", val_images=tmp_path / "v", run_dir=tmp_path / "run"
+    )
+    detector.finetune_detector(settings, tmp_path / "start.pt", 3, 0.0005, freeze=10)
+    detector.finetune_detector(settings, tmp_path / "start.pt", 3)
+    assert seen[0]["freeze"] == 10 and seen[0]["lr0"] == 0.0005 and seen[0]["epochs"] == 3
+    assert "freeze" not in seen[1]
+    assert plan_changes(["detector_freeze=10"]) == {"detector_freeze": 10}
