@@ -124,6 +124,50 @@ def finetune_detector(
     return _run(settings, "finetune", str(weights), arguments)
 
 
+def average_detectors(start: Path, tuned: Path, tuned_share: float, out: Path) -> Path:
+    """Write at ``out`` a detector checkpoint whose every weight and batch-norm statistic is
+    ``tuned_share`` of ``tuned``'s and the rest of ``start``'s (the network ``tuned`` was
+    fine-tuned from); counters are ``tuned``'s. ``tuned_share`` lies in [0, 1]. The checkpoint
+    trains on or exports like a finished run's."""
+    import torch
+
+    if not 0.0 <= tuned_share <= 1.0:
+        raise ValueError(f"tuned_share must lie in [0, 1], not {tuned_share}")
+
+    def network(path: Path) -> Any:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+        return (checkpoint.get("ema") or checkpoint["model"]).float()
+
+    first, second = network(start), network(tuned)
+    first_state, second_state = first.state_dict(), second.state_dict()
+    if first_state.keys() != second_state.keys():
+        raise ValueError(f"{start} and {tuned} are not the same network")
+    mixed = {}
+    for key, value in second_state.items():
+        if value.is_floating_point():
+            if value.shape != first_state[key].shape:
+                raise ValueError(f"{start} and {tuned} differ in the shape of {key}")
+            mixed[key] = tuned_share * value + (1.0 - tuned_share) * first_state[key]
+        else:
+            mixed[key] = value
+    second.load_state_dict(mixed)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(
+        {
+            "epoch": -1,
+            "best_fitness": None,
+            "model": second,
+            "ema": None,
+            "updates": None,
+            "optimizer": None,
+            "train_args": {"task": "detect", "imgsz": 320},
+            "averaged_from": {str(start): 1.0 - tuned_share, str(tuned): tuned_share},
+        },
+        out,
+    )
+    return out
+
+
 def export_detector(weights: Path, imgsz: int, out: Path) -> Path:
     """Export trained weights to ONNX (opset 17, no NMS) at ``out``.
 

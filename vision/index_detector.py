@@ -196,10 +196,21 @@ class IndexDetector:
         found = self._detect_shrunk(
             small, factor, width, height, tiles=large and not self.settings.closeups
         )
-        if self.settings.closeups and large and not (sides_of(found) >= share).any():
+        def framed_by(found: Detections, sides: NDArray[np.float32]) -> bool:
+            """Whether ``found`` holds an index that big, and sure enough to count."""
+            big = sides >= share
+            if not big.any():
+                return False
+            smaller = found.confidence[~big]
+            if not len(smaller):
+                return True
+            surest = float(found.confidence[big].max())
+            return surest >= self.settings.closeup_surest_share * float(smaller.max())
+
+        if self.settings.closeups and large and not framed_by(found, sides_of(found)):
             found = self._detect_shrunk(small, factor, width, height, first=found)
         sides = sides_of(found)
-        closeup = not len(found) or sides.max() >= share
+        closeup = not len(found) or framed_by(found, sides)
         if not (self.settings.closeups and closeup):
             return self._fine(image, found, sides) if len(found) else found
         # the margin goes round the photo as already shrunk: framing the full-size photo and

@@ -35,6 +35,10 @@ class ReaderSettings:
     """A close-up: an index found whose longer side is at least this share of the image's
     shorter side (a card filling the frame), or no index found at all; a close-up is read again
     inside a grey margin (``closeup_margin``), and that reading is kept."""
+    closeup_surest_share: float = 0.75
+    """An index that big makes a close-up only when the detector is at least this share as sure
+    of it as of the surest smaller index found (0: whenever one is found): a stack of chips or
+    a card back seen as one huge, doubtful index does not make a table photo a close-up."""
     closeup_margin: float = 0.15
     """The margin around a close-up, as a share of the image's longer side."""
     closeups: bool = True

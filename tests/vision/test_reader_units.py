@@ -337,8 +337,10 @@ class _ScriptedDetector(IndexDetector):
         framed: list[list[float]],
         fine: list[list[float]] | None = None,
         dynamic: bool = True,
+        first_confidence: list[float] | None = None,
     ) -> None:
         self.settings = ReaderSettings()
+        self._first_confidence = first_confidence
         self.size = 320
         self.dynamic = dynamic
         self.calls: list[tuple[int, int]] = []
@@ -372,10 +374,12 @@ class _ScriptedDetector(IndexDetector):
         self.tiles.append(tiles)
         if first is not None:
             return first
+        first_call = len(self._answers) == 2
         boxes = np.array(self._answers.pop(0), np.float32).reshape(-1, 4)
-        return Detections(
-            boxes, np.full(len(boxes), 0.9, np.float32), np.zeros(len(boxes), np.int64)
-        )
+        confidence = np.full(len(boxes), 0.9, np.float32)
+        if first_call and self._first_confidence is not None:
+            confidence = np.array(self._first_confidence, np.float32)
+        return Detections(boxes, confidence, np.zeros(len(boxes), np.int64))
 
 
 def test_small_indices_are_not_read_again() -> None:
@@ -433,6 +437,39 @@ def test_large_photo_not_a_close_up_adds_its_tiles() -> None:
     assert detector.calls == [(2000, 3000), (2000, 3000)]
     assert detector.tiles == [False, True]
     assert found.xyxy.tolist() == [[100, 100, 130, 140]]
+
+
+@pytest.mark.parametrize(
+    ("big", "framed"), [(0.3, False), (0.5, True), (0.75, True)], ids=["doubtful", "sure", "surer"]
+)
+def test_a_huge_index_makes_a_close_up_only_when_about_as_sure_as_the_small_ones(
+    big: float, framed: bool
+) -> None:
+    """A table photo (3000 x 2000) whose first pass finds small indices at 0.7 and one huge
+    box (a stack of chips) at ``big``: with ``closeup_surest_share`` 0.6 the huge box frames
+    the photo only when it scores at least 0.42; otherwise the photo is read in tiles and not
+    framed, and its small indices stay."""
+    small = [[100, 100, 130, 140], [400, 100, 430, 140]]
+    detector = _ScriptedDetector(
+        [*small, [1000, 800, 1600, 1300]], [[0, 0, 1, 1]], first_confidence=[0.7, 0.6, big]
+    )
+    detector.settings = ReaderSettings(closeup_surest_share=0.6)
+    found = detector.detect(np.zeros((2000, 3000, 3), np.uint8))
+    if framed:
+        assert detector.calls == [(2000, 3000), (516, 694)]
+        assert detector.tiles == [False, False]
+    else:
+        assert detector.calls == [(2000, 3000), (2000, 3000)]
+        assert detector.tiles == [False, True]
+        assert found.xyxy.tolist()[:2] == small
+
+
+def test_a_huge_index_alone_still_makes_a_close_up() -> None:
+    """With nothing smaller found, a huge index frames the photo however sure it is."""
+    detector = _ScriptedDetector([[0, 0, 40, 60]], [[70, 65, 110, 125]], first_confidence=[0.2])
+    detector.settings = ReaderSettings(closeup_surest_share=0.6)
+    detector.detect(np.zeros((300, 400, 3), np.uint8))
+    assert detector.calls == [(300, 400), (420, 520)]
 
 
 def test_frames_get_one_pass() -> None:
