@@ -173,7 +173,8 @@ class IndexDetector:
         once, to that scale (:meth:`_shrunk`): every pass sees it at that scale or coarser.
 
         A close-up (no index found, or one as big as ``closeup_index_share`` of the image's
-        shorter side: a card filling the frame) is read again inside a grey margin, and that
+        shorter side, and found about as surely as the smaller ones, ``closeup_surest_share``:
+        a card filling the frame) is read again inside a grey margin, and that
         second reading is the answer (unless ``settings.closeups`` is off); see
         :class:`vision.settings.ReaderSettings`.
 
