@@ -136,7 +136,8 @@ def average_detectors(start: Path, tuned: Path, tuned_share: float, out: Path) -
 
     def network(path: Path) -> Any:
         checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-        return (checkpoint.get("ema") or checkpoint["model"]).float()
+        ema = checkpoint.get("ema")
+        return (ema if ema is not None else checkpoint["model"]).float()
 
     first, second = network(start), network(tuned)
     first_state, second_state = first.state_dict(), second.state_dict()

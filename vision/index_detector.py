@@ -197,21 +197,10 @@ class IndexDetector:
         found = self._detect_shrunk(
             small, factor, width, height, tiles=large and not self.settings.closeups
         )
-        def framed_by(found: Detections, sides: NDArray[np.float32]) -> bool:
-            """Whether ``found`` holds an index that big, and sure enough to count."""
-            big = sides >= share
-            if not big.any():
-                return False
-            smaller = found.confidence[~big]
-            if not len(smaller):
-                return True
-            surest = float(found.confidence[big].max())
-            return surest >= self.settings.closeup_surest_share * float(smaller.max())
-
-        if self.settings.closeups and large and not framed_by(found, sides_of(found)):
+        if self.settings.closeups and large and not self._frames(found, sides_of(found), share):
             found = self._detect_shrunk(small, factor, width, height, first=found)
         sides = sides_of(found)
-        closeup = not len(found) or framed_by(found, sides)
+        closeup = not len(found) or self._frames(found, sides, share)
         if not (self.settings.closeups and closeup):
             return self._fine(image, found, sides) if len(found) else found
         # the margin goes round the photo as already shrunk: framing the full-size photo and
@@ -224,6 +213,19 @@ class IndexDetector:
         again = self._detect_whole(cast(NDArray[np.uint8], framed), tiles=not len(found))
         xyxy = _clip((again.xyxy - np.float32(margin)) * np.float32(factor), width, height)
         return Detections(xyxy, again.confidence, again.class_id)
+
+    def _frames(self, found: Detections, sides: NDArray[np.float32], share: float) -> bool:
+        """Whether ``found`` (longer sides ``sides``) holds an index at least ``share`` pixels
+        long, scored at least ``settings.closeup_surest_share`` of its surest smaller index:
+        a card filling the frame, not a stack of chips seen as one huge, doubtful index."""
+        big = sides >= share
+        if not big.any():
+            return False
+        smaller = found.confidence[~big]
+        if not len(smaller):
+            return True
+        surest = float(found.confidence[big].max())
+        return surest >= self.settings.closeup_surest_share * float(smaller.max())
 
     def _fine(
         self, image: NDArray[np.uint8], found: Detections, sides: NDArray[np.float32]
