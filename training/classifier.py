@@ -407,6 +407,8 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
     """
     import torch
 
+    from training.checkpoints import weighted_state
+
     if not paths:
         raise ValueError("no checkpoints to average")
     states = [torch.load(path, map_location="cpu", weights_only=False) for path in paths]
@@ -414,12 +416,7 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
     for path, state in zip(paths, states, strict=True):
         if (other := _checkpoint_widths(state)) != widths:
             raise ValueError(f"{path}: widths {other}, but {paths[0]} has {widths}")
-    averaged = {}
-    for name, value in states[0]["model"].items():
-        if value.is_floating_point():
-            averaged[name] = sum(state["model"][name] for state in states) / len(states)
-        else:
-            averaged[name] = value.clone()
+    averaged = weighted_state([state["model"] for state in states], [1 / len(states)] * len(states))
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save({"model": averaged, "widths": widths, "averaged": [str(p) for p in paths]}, out)
     return out

@@ -131,42 +131,28 @@ def average_detectors(start: Path, tuned: Path, tuned_share: float, out: Path) -
     trains on or exports like a finished run's."""
     import torch
 
+    from training.checkpoints import save_finished_detector, weighted_state
+
     if not 0.0 <= tuned_share <= 1.0:
         raise ValueError(f"tuned_share must lie in [0, 1], not {tuned_share}")
+    offline_ultralytics(out.parent / "ultralytics")
 
     def network(path: Path) -> Any:
         checkpoint = torch.load(path, map_location="cpu", weights_only=False)
         ema = checkpoint.get("ema")
         return (ema if ema is not None else checkpoint["model"]).float()
 
-    first, second = network(start), network(tuned)
-    first_state, second_state = first.state_dict(), second.state_dict()
-    if first_state.keys() != second_state.keys():
-        raise ValueError(f"{start} and {tuned} are not the same network")
-    mixed = {}
-    for key, value in second_state.items():
-        if value.is_floating_point():
-            if value.shape != first_state[key].shape:
-                raise ValueError(f"{start} and {tuned} differ in the shape of {key}")
-            mixed[key] = tuned_share * value + (1.0 - tuned_share) * first_state[key]
-        else:
-            mixed[key] = value
-    second.load_state_dict(mixed)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(
-        {
-            "epoch": -1,
-            "best_fitness": None,
-            "model": second,
-            "ema": None,
-            "updates": None,
-            "optimizer": None,
-            "train_args": {"task": "detect", "imgsz": 320},
-            "averaged_from": {str(start): 1.0 - tuned_share, str(tuned): tuned_share},
-        },
-        out,
+    mixed, first = network(tuned), network(start)
+    try:
+        state = weighted_state(
+            [mixed.state_dict(), first.state_dict()], [tuned_share, 1.0 - tuned_share]
+        )
+    except ValueError as error:
+        raise ValueError(f"{start} and {tuned}: {error}") from None
+    mixed.load_state_dict(state)
+    return save_finished_detector(
+        mixed, out, averaged_from={str(start): 1.0 - tuned_share, str(tuned): tuned_share}
     )
-    return out
 
 
 def export_detector(weights: Path, imgsz: int, out: Path) -> Path:

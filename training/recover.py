@@ -203,17 +203,15 @@ def detector_checkpoint_from_onnx(
     keeps them); ValueError when one is missing or of another shape, or when the graph holds
     weights the network has no place for.
     """
-    import datetime
-
     import onnx
     import torch
     from onnx import numpy_helper
     from torch import nn
 
+    from training.checkpoints import save_finished_detector
     from training.environment import offline_ultralytics
 
     offline_ultralytics(out.parent / "ultralytics")
-    from ultralytics import __version__
     from ultralytics.nn.tasks import DetectionModel
 
     arrays = {
@@ -256,20 +254,4 @@ def detector_checkpoint_from_onnx(
     if unplaced:
         raise ValueError(f"{model}: weights with no place in YOLOv8n: {', '.join(unplaced[:5])}")
     _unfold_norms(network, norms, torch.from_numpy(np.ascontiguousarray(images, np.float32)), batch)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(
-        {
-            "date": datetime.datetime.now(datetime.UTC).isoformat(),
-            "version": __version__,
-            "epoch": -1,  # a finished run's checkpoint: YOLO(out).train() starts a new run
-            "best_fitness": None,
-            "model": network.float(),
-            "ema": None,
-            "updates": None,
-            "optimizer": None,
-            "train_args": {"task": "detect", "imgsz": 320},
-            "recovered_from": str(model),
-        },
-        out,
-    )
-    return out
+    return save_finished_detector(network, out, recovered_from=str(model))

@@ -266,13 +266,13 @@ class _ScriptedDetector(IndexDetector):
         first_confidence: list[float] | None = None,
     ) -> None:
         self.settings = ReaderSettings()
-        self._first_confidence = first_confidence
         self.size = 320
         self.dynamic = dynamic
         self.calls: list[tuple[int, int]] = []
         self.tiles: list[bool] = []
         self.sizes: list[int | None] = []
         self._answers = [first, framed]
+        self._confidences = [first_confidence, None]
         self._fine_answer = fine or []
 
     def _detect_once(
@@ -300,12 +300,10 @@ class _ScriptedDetector(IndexDetector):
         self.tiles.append(tiles)
         if first is not None:
             return first
-        first_call = len(self._answers) == 2
         boxes = np.array(self._answers.pop(0), np.float32).reshape(-1, 4)
-        confidence = np.full(len(boxes), 0.9, np.float32)
-        if first_call and self._first_confidence is not None:
-            confidence = np.array(self._first_confidence, np.float32)
-        return Detections(boxes, confidence, np.zeros(len(boxes), np.int64))
+        scores = self._confidences.pop(0)
+        confidence = np.full(len(boxes), 0.9, np.float32) if scores is None else np.array(scores)
+        return Detections(boxes, confidence.astype(np.float32), np.zeros(len(boxes), np.int64))
 
 
 def test_small_indices_are_not_read_again() -> None:
