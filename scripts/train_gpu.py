@@ -36,10 +36,13 @@ another machine (:mod:`training.crop_bundle`): for a machine with a CUDA GPU tha
 art, no fonts and no network. The bundle's ``valid`` part chooses the best epoch; ``--minutes``
 sizes the epochs to end within that many minutes (a timed probe of the steps first,
 ``--epochs`` the most);
-``--widths``, ``--seed``, ``--learning-rate``, ``--batch``, ``--shape-jitter`` and ``--init``
-(fine-tune from a checkpoint) set the run. It writes ``WORK/classifier_best.pt`` (weights),
-``classifier_last.pt`` (resumable) and ``WORK/crops-report.json``; export and quantize where
-the shipped models are made (``--export``, or ``training.classifier.export_classifier``).
+``--widths``, ``--strided`` (blocks that halve the map with a strided convolution instead of
+max pooling: fewer products, the same weights), ``--seed``, ``--learning-rate``, ``--batch``,
+``--shape-jitter`` and ``--init`` (fine-tune from a checkpoint) set the run; ``--teacher ONNX``
+distils it from that classifier's readings of the training crops (:mod:`training.distill`).
+It writes ``WORK/classifier_best.pt`` (weights), ``classifier_last.pt`` (resumable) and
+``WORK/crops-report.json``; export and quantize where the shipped models are made
+(``--export``, or ``training.classifier.export_classifier``).
 
 A rerun with the same ``--work`` resumes (scenes kept, checkpoints resumed). With ``--realdata``
 the ``crops`` folder's ``split: train`` photos also train the index classifier, as in the
@@ -359,8 +362,14 @@ def train_from_crops(args: argparse.Namespace, device: str) -> dict[str, Any]:
         init_weights=args.init,
         device=device,
         widths=args.widths,
+        strided=args.strided,
         shape_jitter=args.shape_jitter,
     )
+    teacher = None
+    if args.teacher is not None:
+        from training.distill import teacher_logits
+
+        teacher = teacher_logits(args.teacher, crops)
     steps_per_epoch = math.ceil(len(labels) / args.batch)
     step_seconds = None
     epochs = args.epochs
@@ -376,6 +385,8 @@ def train_from_crops(args: argparse.Namespace, device: str) -> dict[str, Any]:
         "train_crops": len(labels),
         "valid_crops": len(valid_labels),
         "widths": list(args.widths),
+        "strided": args.strided,
+        "teacher": None if args.teacher is None else str(args.teacher),
         "seed": args.seed,
         "learning_rate": args.learning_rate,
         "batch": args.batch,
@@ -396,7 +407,7 @@ def train_from_crops(args: argparse.Namespace, device: str) -> dict[str, Any]:
         flush=True,
     )
     validation = (valid_crops, valid_labels) if len(valid_labels) else None
-    best = fit_classifier(crops, labels, replace(settings, epochs=epochs), validation)
+    best = fit_classifier(crops, labels, replace(settings, epochs=epochs), validation, teacher)
     report["checkpoint"] = str(best)
     report["train_minutes"] = (time.monotonic() - started) / 60
     if args.export:
@@ -469,6 +480,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     crops.add_argument("--epochs", type=int, default=40, help="epochs (the most, with --minutes)")
     crops.add_argument("--widths", default="32,64,128,128", help="the network's channels")
+    crops.add_argument(
+        "--strided",
+        type=int,
+        default=0,
+        help="blocks, from the first, that halve the map with a strided convolution (0-3)",
+    )
+    crops.add_argument("--teacher", type=Path, help="distil from this ONNX classifier")
     crops.add_argument("--seed", type=int, default=0)
     crops.add_argument("--learning-rate", type=float, default=0.003)
     crops.add_argument("--batch", type=int, default=256)
@@ -502,6 +520,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--shape-jitter {args.shape_jitter}: expected 0..1")
         if args.init is not None and not args.init.is_file():
             parser.error(f"--init {str(args.init)!r}: no such checkpoint")
+        if not 0 <= args.strided <= 3:
+            parser.error(f"--strided {args.strided}: expected 0 to 3 blocks")
+        if args.teacher is not None and not args.teacher.is_file():
+            parser.error(f"--teacher {str(args.teacher)!r}: no such ONNX classifier")
         try:
             crops_report = train_from_crops(args, device)
         except ValueError as error:

@@ -73,6 +73,17 @@ def _checkpoint_widths(state: dict[str, Any]) -> tuple[int, ...]:
     return tuple(state.get("widths", LEGACY_WIDTHS))
 
 
+def _checkpoint_shape(state: dict[str, Any]) -> tuple[int, ...]:
+    """A loaded checkpoint's widths, then its count of strided blocks (0 if it predates the
+    setting): what :func:`_shaped_network` builds its network from."""
+    return (*_checkpoint_widths(state), int(state.get("strided", 0)))
+
+
+def _shaped_network(shape: tuple[int, ...]) -> Any:
+    """The network of a :func:`_checkpoint_shape`."""
+    return _network(len(CLASSIFIER_CLASSES), shape[:-1], shape[-1])
+
+
 @dataclass(frozen=True)
 class ClassifierTraining:
     """Settings of one classifier training run."""
@@ -103,6 +114,9 @@ class ClassifierTraining:
     ``cuda``, ``cuda:N``); on a GPU the crops are also augmented there."""
     widths: tuple[int, int, int, int] = DEFAULT_WIDTHS
     """Channels of the three convolution blocks and of the last 4 x 4 convolution."""
+    strided: int = 0
+    """How many of the three blocks, from the first, end in a convolution that steps two
+    pixels instead of in max pooling (:func:`_network`): the same weights, fewer products."""
     shape_jitter: float = 0.0
     """Share of the training crops whose shapes are also changed (:func:`shape_jitter`): a
     small turn, stretch and shift, thicker or thinner strokes, or a coarser resolution, so
@@ -177,13 +191,21 @@ def extract_crops(
     return np.stack(crops), np.array(labels, np.int64)
 
 
-def _network(classes: int, widths: tuple[int, ...] = DEFAULT_WIDTHS) -> Any:
+def _network(classes: int, widths: tuple[int, ...] = DEFAULT_WIDTHS, strided: int = 0) -> Any:
     """Three blocks of two 3x3 convolutions (``widths[:3]`` channels, by default 32, 64, 128;
     batch norm, max pooling), a ``widths[3]``-channel convolution at 4 x 4 (128), then
     the flattened map -> 128 (the embedding) -> ``classes``.
 
+    The first ``strided`` blocks (0 to 3) halve the map with their second convolution, which
+    steps two pixels, instead of with max pooling: the state dict is the same, so a network
+    of either kind loads the other's weights, and each such block's second convolution
+    computes a quarter of the products (the 48-96-192-192 network: about 0.83 of the
+    products with the first block strided, 0.65 with two, 0.48 with three).
+
     The flattened 4 x 4 map keeps where things are in the crop (the pip under the rank).
     """
+    if not 0 <= strided <= 3:
+        raise ValueError(f"strided must be 0 to 3 blocks, got {strided}")
     import torch
     from torch import nn
 
@@ -192,9 +214,9 @@ def _network(classes: int, widths: tuple[int, ...] = DEFAULT_WIDTHS) -> Any:
             super().__init__()
             first, second, third, last = widths
             self.features = nn.Sequential(
-                *conv_block(3, first),
-                *conv_block(first, second),
-                *conv_block(second, third),
+                *conv_block(3, first, strided > 0),
+                *conv_block(first, second, strided > 1),
+                *conv_block(second, third, strided > 2),
                 nn.Conv2d(third, last, 3, padding=1, bias=False),
                 nn.BatchNorm2d(last),
                 nn.ReLU(inplace=True),
@@ -364,7 +386,7 @@ def fit_classifier(
 
     start_run(settings)
     inputs = torch.from_numpy(crops_to_tensor(crops))
-    model = _network(len(CLASSIFIER_CLASSES), settings.widths)
+    model = _network(len(CLASSIFIER_CLASSES), settings.widths, settings.strided)
     parts = _training_parts(settings)
     if teacher is None:
         targets = torch.from_numpy(labels)
@@ -402,8 +424,8 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
     Runs fine-tuned from one checkpoint with other seeds and settings end in nearby weights,
     and their plain average (batch norm statistics included; integer counters taken from the
     first) can read unseen decks better than each of them, at no cost when reading. Every
-    checkpoint must have the same widths (ValueError naming the one that differs); the result
-    exports with :func:`export_classifier` like any other.
+    checkpoint must have the same widths and strided blocks (ValueError naming the one that
+    differs); the result exports with :func:`export_classifier` like any other.
     """
     import torch
 
@@ -412,13 +434,24 @@ def average_checkpoints(paths: list[Path], out: Path) -> Path:
     if not paths:
         raise ValueError("no checkpoints to average")
     states = [torch.load(path, map_location="cpu", weights_only=False) for path in paths]
-    widths = _checkpoint_widths(states[0])
+    shape = _checkpoint_shape(states[0])
     for path, state in zip(paths, states, strict=True):
-        if (other := _checkpoint_widths(state)) != widths:
-            raise ValueError(f"{path}: widths {other}, but {paths[0]} has {widths}")
+        if (other := _checkpoint_shape(state)) != shape:
+            raise ValueError(
+                f"{path}: widths {other[:-1]} with {other[-1]} strided blocks, but {paths[0]} "
+                f"has {shape[:-1]} with {shape[-1]}"
+            )
     averaged = weighted_state([state["model"] for state in states], [1 / len(states)] * len(states))
     out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"model": averaged, "widths": widths, "averaged": [str(p) for p in paths]}, out)
+    torch.save(
+        {
+            "model": averaged,
+            "widths": shape[:-1],
+            "strided": shape[-1],
+            "averaged": [str(p) for p in paths],
+        },
+        out,
+    )
     return out
 
 
@@ -427,9 +460,7 @@ def export_classifier(state_path: Path, out: Path) -> Path:
     ``embedding``; the class list as JSON in the model's ``classes`` metadata."""
     import torch
 
-    model = load_trained(
-        state_path, lambda widths: _network(len(CLASSIFIER_CLASSES), widths), _checkpoint_widths
-    )
+    model = load_trained(state_path, _shaped_network, _checkpoint_shape)
     return export_with_classes(
         model,
         torch.zeros(1, 3, CROP_SIZE, CROP_SIZE),
@@ -506,8 +537,8 @@ def seconds_per_step(
 ) -> float:
     """Seconds one training step of :func:`fit_classifier` takes (``settings.batch`` crops
     augmented, forward, backward, AdamW) on ``settings.device`` with the network of
-    ``settings.widths`` (:func:`training.fitting.seconds_per_step`, on a throwaway network
-    and up to four batches of the crops)."""
+    ``settings.widths`` and ``settings.strided`` (:func:`training.fitting.seconds_per_step`, on
+    a throwaway network and up to four batches of the crops)."""
     import torch
 
     from training.fitting import seconds_per_step as time_steps
@@ -517,7 +548,7 @@ def seconds_per_step(
         len(crops), min(len(crops), settings.batch * 4), replace=False
     )
     return time_steps(
-        _network(len(CLASSIFIER_CLASSES), settings.widths),
+        _network(len(CLASSIFIER_CLASSES), settings.widths, settings.strided),
         torch.from_numpy(crops_to_tensor(crops[chosen])),
         torch.from_numpy(labels[chosen]),
         settings,

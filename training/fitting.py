@@ -102,18 +102,20 @@ def start_run(run: RunSettings) -> None:
     run.run_dir.mkdir(parents=True, exist_ok=True)
 
 
-def conv_block(inputs: int, outputs: int) -> list[Any]:
-    """Two 3x3 convolutions (batch norm, ReLU), then 2x2 max pooling."""
+def conv_block(inputs: int, outputs: int, strided: bool = False) -> list[Any]:
+    """Two 3x3 convolutions (batch norm, ReLU), then 2x2 max pooling; ``strided``, the second
+    convolution steps two pixels instead and the pooling is an identity: the same weights
+    (the same state dict keys), a quarter of that convolution's products."""
     from torch import nn
 
     return [
         nn.Conv2d(inputs, outputs, 3, padding=1, bias=False),
         nn.BatchNorm2d(outputs),
         nn.ReLU(inplace=True),
-        nn.Conv2d(outputs, outputs, 3, padding=1, bias=False),
+        nn.Conv2d(outputs, outputs, 3, stride=2 if strided else 1, padding=1, bias=False),
         nn.BatchNorm2d(outputs),
         nn.ReLU(inplace=True),
-        nn.MaxPool2d(2),
+        nn.Identity() if strided else nn.MaxPool2d(2),
     ]
 
 
@@ -357,10 +359,12 @@ def fit(
             "accuracy": score,
             "best_accuracy": max(best_accuracy, score),
             "widths": list(run.widths),
+            # the index classifier's strided blocks (training.classifier._network)
+            "strided": int(getattr(run, "strided", 0)),
         }
         if score > best_accuracy:
             best_accuracy = score
-            slim = {key: state[key] for key in ("model", "epoch", "accuracy", "widths")}
+            slim = {key: state[key] for key in ("model", "epoch", "accuracy", "widths", "strided")}
             torch.save(slim, best_path)
         torch.save(state, state_path)
     return best_path if best_path.is_file() else state_path

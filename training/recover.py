@@ -67,6 +67,8 @@ def _layer_weights(
         if name in arrays:
             return np.array(arrays[name], np.float32)  # a writable copy
         node = made_by.get(name)
+        if node is not None and node.op_type == "Identity":  # the exporter shares equal weights
+            return tensor(node.input[0])
         if node is None or node.op_type != "DequantizeLinear" or node.input[0] not in arrays:
             raise ValueError(f"{path}: {name!r} is neither a weight nor a dequantized weight")
         return _dequantized(node, arrays)
@@ -142,7 +144,8 @@ def classifier_checkpoint_from_onnx(
     ((N, S, S, 3) training crops, a few thousand are plenty). Loads as ``init_weights`` and
     exports with :func:`training.classifier.export_classifier` like any checkpoint.
 
-    ValueError when the graph is not that network's (seven convolutions, two dense layers).
+    ValueError when the graph is not that network's (seven convolutions, two dense layers,
+    strides of 2 only where :func:`training.classifier._network` puts them).
     """
     import onnx
     import torch
@@ -164,7 +167,8 @@ def classifier_checkpoint_from_onnx(
     dense = [(w, b) for op, w, b in layers if op == "Gemm"]
     widths = (convs[0][0].shape[0], convs[2][0].shape[0], convs[4][0].shape[0],
               convs[6][0].shape[0])  # fmt: skip
-    network = _network(len(CLASSIFIER_CLASSES), widths)
+    strided = _strided_blocks(graph, model)
+    network = _network(len(CLASSIFIER_CLASSES), widths, strided)
     network.eval()
     conv_modules = [m for m in network.features if isinstance(m, nn.Conv2d)]
     norm_modules = [m for m in network.features if isinstance(m, nn.BatchNorm2d)]
@@ -183,10 +187,31 @@ def classifier_checkpoint_from_onnx(
     _unfold_norms(network, norm_modules, torch.from_numpy(crops_to_tensor(crops)), batch)
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
-        {"model": network.state_dict(), "widths": list(widths), "recovered_from": str(model)},
+        {
+            "model": network.state_dict(),
+            "widths": list(widths),
+            "strided": strided,
+            "recovered_from": str(model),
+        },
         out,
     )
     return out
+
+
+def _strided_blocks(graph: Any, path: Path) -> int:
+    """How many of the classifier graph's blocks, from the first, halve the map with a
+    convolution of stride 2 (the second of each block) instead of max pooling; ValueError
+    when the strides follow no such pattern."""
+    strides = []
+    for node in graph.node:
+        if node.op_type == "Conv":
+            stride = next((list(a.ints) for a in node.attribute if a.name == "strides"), [1, 1])
+            strides.append(max(stride))
+    blocks = [strides[1] == 2, strides[3] == 2, strides[5] == 2]
+    count = blocks.index(False) if False in blocks else 3
+    if any(blocks[count:]) or any(strides[i] != 1 for i in (0, 2, 4, 6)):
+        raise ValueError(f"{path}: convolution strides {strides} fit no index classifier")
+    return count
 
 
 def detector_checkpoint_from_onnx(

@@ -273,6 +273,30 @@ def test_crops_run_trains_the_classifier_alone(
 
 
 @pytest.mark.train
+def test_crops_run_distils_a_strided_network_from_a_teacher(tmp_path: Path) -> None:
+    import torch
+
+    script = _script()
+    bundle, teacher_work, work = _bundle(tmp_path), tmp_path / "teacher", tmp_path / "work"
+    assert script.main(_crops_args(bundle, teacher_work, "1", "--export")) == 0
+    teacher = teacher_work / "models" / "classifier.onnx"
+    args = _crops_args(bundle, work, "1", "--strided", "2", "--teacher", str(teacher), "--export")
+    assert script.main(args) == 0
+    report = json.loads((work / "crops-report.json").read_text())
+    assert report["strided"] == 2 and report["teacher"] == str(teacher)
+    assert torch.load(work / "classifier_best.pt", weights_only=False)["strided"] == 2
+    import onnx
+
+    graph = onnx.load(str(work / "models" / "classifier-float.onnx")).graph
+    strides = [
+        max(next((list(a.ints) for a in node.attribute if a.name == "strides"), [1]))
+        for node in graph.node
+        if node.op_type == "Conv"
+    ]
+    assert strides == [1, 2, 1, 2, 1, 1, 1]
+
+
+@pytest.mark.train
 def test_crops_run_sizes_its_epochs_to_the_minutes(tmp_path: Path) -> None:
     script = _script()
     bundle, work = _bundle(tmp_path), tmp_path / "work"
@@ -293,6 +317,8 @@ def test_crops_run_sizes_its_epochs_to_the_minutes(tmp_path: Path) -> None:
         (["--shape-jitter", "1.5"], "--shape-jitter 1.5: expected 0..1"),
         (["--epochs", "0"], "must be positive"),
         (["--init", "/nowhere/ckpt.pt"], "no such checkpoint"),
+        (["--strided", "4"], "--strided 4: expected 0 to 3 blocks"),
+        (["--teacher", "/nowhere/classifier.onnx"], "no such ONNX classifier"),
     ],
 )
 def test_crops_run_refuses_bad_settings(
