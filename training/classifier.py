@@ -38,6 +38,7 @@ from vision.reader import CLASSIFIER_CLASSES
 
 __all__ = [
     "ClassifierTraining",
+    "architecture",
     "average_checkpoints",
     "export_classifier",
     "extract_crops",
@@ -125,6 +126,16 @@ class ClassifierTraining:
     distill_weight: float = 0.7
     """With a teacher (:func:`fit_classifier`), the share of the loss that follows its softened
     readings, at ``distill_temperature`` (:func:`training.distill.distillation_loss`)."""
+
+
+def architecture(widths: tuple[int, ...], strided: int = 0) -> str:
+    """The manifest's words for the network of ``widths`` with ``strided`` blocks."""
+    first, second, third, last = widths
+    halving = f" (the first {strided} halve the map by a stride-2 convolution)" if strided else ""
+    return (
+        f"CNN (3 blocks of two 3x3 convolutions, {first}-{second}-{third} channels{halving}, "
+        f"then {last} channels at 4x4) -> 128 embedding -> 55 (training/classifier.py)"
+    )
 
 
 def jitter_box(rng: np.random.Generator, box: NDArray[np.float64]) -> NDArray[np.float64]:

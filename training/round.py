@@ -255,8 +255,9 @@ def evaluate_candidate(plan: RoundPlan, candidate: Path) -> Path:
             log=log,
         ),
     )
-    # a distilled classifier is there to read as well, faster: no set need be better
-    verdict = gate(figures["shipped"], figures["round"], improve=plan.student_width == 0)
+    # a distilled or strided classifier is there to read as well, faster: no set need be better
+    faster = plan.student_width > 0 or plan.classifier_strided > 0
+    verdict = gate(figures["shipped"], figures["round"], improve=not faster)
     timings = json.loads((plan.work_dir / "timings.json").read_text())
     extra = {"timings_s": timings, "candidate": str(candidate)}
     report, _ = write_report(plan.work_dir, figures, verdict, plan.plain(), extra)
@@ -284,6 +285,14 @@ def run_round(plan: RoundPlan) -> Path:
     return evaluate_candidate(plan, models)
 
 
+def _onnx_widths(model: Path) -> tuple[int, int, int, int]:
+    """The four channel counts of an exported index classifier."""
+    from training.recover import onnx_layer_weights
+
+    convs = [weight.shape[0] for op, weight, _ in onnx_layer_weights(model) if op == "Conv"]
+    return convs[0], convs[2], convs[4], convs[6]
+
+
 def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
     """``models/manifest.json`` of the round's folder: the shipped manifest with the round's
     files, hashes and sizes, and the round's data and epochs appended to ``rounds``."""
@@ -297,15 +306,17 @@ def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
             manifest[key].update(
                 {"file": name, "sha256": file_sha256(path), "bytes": path.stat().st_size}
             )
-    distilled = plan.classifier_epochs > 0 and plan.student_width > 0
+    distilled = plan.classifier_epochs > 0 and (plan.student_width > 0 or plan.classifier_strided)
     if distilled and "classifier" in manifest:
+        from training.classifier import architecture
         from training.distill import student_widths
 
-        first, second, third, last = student_widths(plan.student_width)
+        widths = student_widths(plan.student_width) if plan.student_width else None
         manifest["classifier"]["architecture"] = (
-            f"CNN (3 blocks of two 3x3 convolutions, {first}-{second}-{third} channels, then "
-            f"{last} channels at 4x4) -> 128 embedding -> 55 (training/classifier.py), distilled "
-            "from the previous classifier (training/distill.py)"
+            architecture(
+                widths or _onnx_widths(models / "classifier.onnx"), plan.classifier_strided
+            )
+            + ", distilled from the previous classifier (training/distill.py)"
         )
     if plan.classifier_epochs > 0 and plan.local_crops > 0 and "classifier" in manifest:
         from training.glyph_crops import local_letters
@@ -351,6 +362,7 @@ def write_round_manifest(plan: RoundPlan, models: Path) -> Path:
     if distilled:
         entry["classifier_distilled"] = {
             "student_width": plan.student_width,
+            "strided_blocks": plan.classifier_strided,
             "weight": plan.distill_weight,
             "temperature": plan.distill_temperature,
         }
@@ -526,6 +538,8 @@ def plan_changes(items: list[str]) -> dict[str, int | float]:
             raise ValueError(
                 f"--set {item!r}: must be {'positive' if value == 0 else 'at least 0'}"
             )
+        if name == "classifier_strided" and value > 3:
+            raise ValueError(f"--set {item!r}: the classifier has 3 blocks to stride")
         changes[name] = value
     return changes
 

@@ -230,7 +230,8 @@ def keep_shipped(plan: RoundPlan, name: str) -> Path:
 
 def train_round_classifier(plan: RoundPlan, folders: dict[str, Path], detector: Path) -> Path:
     """Fine-tune the shipped index classifier on the round's crops, or with
-    ``plan.student_width`` distil a smaller one from it; returns ``W/models/classifier.onnx``
+    ``plan.student_width`` distil a smaller one from it (with ``plan.classifier_strided``, a
+    strided one, taught by the shipped one); returns ``W/models/classifier.onnx``
     (int8, as shipped)."""
     from training.classifier import (
         ClassifierTraining,
@@ -272,16 +273,19 @@ def train_round_classifier(plan: RoundPlan, folders: dict[str, Path], detector: 
         f"classifier crops: {len(crops)} ({', '.join(str(len(p[1])) for p in parts)})", flush=True
     )
     teacher = None
-    if plan.student_width > 0:  # distilled from the shipped classifier, from scratch
-        from training.distill import student_widths, teacher_logits
+    if plan.student_width > 0 or plan.classifier_strided > 0:
+        from training.distill import teacher_logits
 
-        widths = student_widths(plan.student_width)
-        start: Path | None = None
         (teacher,) = _stored(
             run / "teacher.npz",
             lambda: (teacher_logits(plan.shipped_models / "classifier.onnx", crops),),
             ("logits",),
         )
+    if plan.student_width > 0:  # distilled from the shipped classifier, from scratch
+        from training.distill import student_widths
+
+        widths = student_widths(plan.student_width)
+        start: Path | None = None
     else:
         start = run / "start.pt"
         if not start.is_file():
@@ -302,6 +306,7 @@ def train_round_classifier(plan: RoundPlan, folders: dict[str, Path], detector: 
         learning_rate=plan.classifier_learning_rate,
         init_weights=start,
         widths=widths,
+        strided=plan.classifier_strided,
         shape_jitter=0.5,
         device=resolve_device(plan.device),
         seed=plan.seed,

@@ -47,6 +47,11 @@ class RoundPlan:
     student_width: int = 0
     """0: the shipped index classifier is fine-tuned. N: a smaller one is distilled from it
     instead, from scratch, with widths N, 2N, 4N, 4N (:mod:`training.distill`)."""
+    classifier_strided: int = 0
+    """0: the classifier's blocks pool as the shipped one's do. N (1 to 3): its first N blocks
+    halve the map with a strided convolution instead (``training.classifier._network``), for
+    fewer products a crop; the shipped classifier teaches it, and it starts from the shipped
+    weights unless ``student_width`` distils it from scratch."""
     distill_weight: float = 0.7
     distill_temperature: float = 2.0
     """A distilled classifier's share of the loss that follows the shipped one, and the

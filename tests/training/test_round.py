@@ -182,6 +182,7 @@ def test_set_changes_the_plans_numbers_and_names_a_bad_one(
         ("closeup_scenes=many", "'many' is not an integer"),
         ("detector_batch=0", "must be positive"),
         ("table_scenes=-1", "must be at least 0"),
+        ("classifier_strided=4", "the classifier has 3 blocks to stride"),
     ]:
         with pytest.raises(ValueError, match=words):
             plan_changes([bad])
@@ -346,12 +347,37 @@ def test_a_round_that_distils_the_classifier_names_its_network_and_teaching(
     assert "distilled" in written["classifier"]["architecture"]
     assert written["rounds"][-1]["classifier_distilled"] == {
         "student_width": 16,
+        "strided_blocks": 0,
         "weight": 0.5,
         "temperature": 2.0,
     }
     tuned = json.loads(write_round_manifest(base, tmp_path / "w2" / "models").read_text())
     assert tuned["classifier"]["architecture"] == architecture
     assert "classifier_distilled" not in tuned["rounds"][-1]
+
+
+@pytest.mark.train
+def test_a_round_with_strided_blocks_names_them_and_the_widths_it_kept(tmp_path: Path) -> None:
+    import torch
+
+    from training.classifier import _network, export_classifier
+    from vision.reader import CLASSIFIER_CLASSES
+
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "manifest.json").write_text(json.dumps({"classifier": {"file": "c.onnx"}}))
+    models = tmp_path / "w" / "models"
+    checkpoint = tmp_path / "strided.pt"
+    network = _network(len(CLASSIFIER_CLASSES), (8, 12, 16, 24), 2)
+    torch.save({"model": network.state_dict(), "widths": [8, 12, 16, 24], "strided": 2}, checkpoint)
+    export_classifier(checkpoint, models / "classifier.onnx")
+    base = dataclasses.replace(plan_for_minutes(tmp_path / "w", 120), shipped_models=shipped)
+    plan = dataclasses.replace(base, classifier_strided=2)
+    written = json.loads(write_round_manifest(plan, models).read_text())
+    words = written["classifier"]["architecture"]
+    assert "8-12-16 channels (the first 2 halve the map by a stride-2 convolution)" in words
+    assert "then 24 channels at 4x4" in words and "distilled" in words
+    assert written["rounds"][-1]["classifier_distilled"]["strided_blocks"] == 2
 
 
 def test_a_round_that_trains_the_classifier_names_the_letters_it_read(tmp_path: Path) -> None:
@@ -556,3 +582,4 @@ def test_a_detector_fine_tune_freezes_only_the_layers_asked(
     assert seen[0]["freeze"] == 10 and seen[0]["lr0"] == 0.0005 and seen[0]["epochs"] == 3
     assert "freeze" not in seen[1]
     assert plan_changes(["detector_freeze=10"]) == {"detector_freeze": 10}
+    assert plan_changes(["classifier_strided=2"]) == {"classifier_strided": 2}
