@@ -105,6 +105,20 @@ def softmax(logits: NDArray[np.floating[Any]]) -> NDArray[np.float32]:
     return probabilities
 
 
+def _union(first: Detections, second: Detections, iou: float) -> Detections:
+    """``first``'s boxes, then those of ``second`` that overlap none of them by more than
+    ``iou``: a second reading of one image adds what the first missed and replaces nothing."""
+    if not len(first):
+        return second
+    overlaps = box_iou(second.xyxy.T[:, :, None], first.xyxy[None])  # (len(second), len(first))
+    new = overlaps.max(axis=1) <= iou
+    return Detections(
+        np.concatenate([first.xyxy, second.xyxy[new]]).astype(np.float32),
+        np.concatenate([first.confidence, second.confidence[new]]).astype(np.float32),
+        np.concatenate([first.class_id, second.class_id[new]]),
+    )
+
+
 def _clip(xyxy: NDArray[np.float32], width: int, height: int) -> NDArray[np.float32]:
     """Boxes (N, 4) clipped to an image of ``width`` x ``height``, in place."""
     xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, width)
@@ -212,7 +226,11 @@ class IndexDetector:
         # indices big enough to call it a close-up need no tiles; with none found, look everywhere
         again = self._detect_whole(cast(NDArray[np.uint8], framed), tiles=not len(found))
         xyxy = _clip((again.xyxy - np.float32(margin)) * np.float32(factor), width, height)
-        return Detections(xyxy, again.confidence, again.class_id)
+        framed_found = Detections(xyxy, again.confidence, again.class_id)
+        least = self.settings.closeup_union_from
+        if least <= 0 or len(framed_found) < least or not len(found):
+            return framed_found
+        return _union(framed_found, found, self.settings.nms_iou)
 
     def _frames(self, found: Detections, sides: NDArray[np.float32], share: float) -> bool:
         """Whether ``found`` (longer sides ``sides``) holds an index at least ``share`` pixels

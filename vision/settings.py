@@ -41,6 +41,10 @@ class ReaderSettings:
     a card back seen as one huge, doubtful index does not make a table photo a close-up."""
     closeup_margin: float = 0.15
     """The margin around a close-up, as a share of the image's longer side."""
+    closeup_union_from: int = 5
+    """A close-up whose framed reading finds this many indices or more (a hand held near the
+    camera, not one card) also keeps those of the image's own boxes that overlap no framed box
+    by more than ``nms_iou``; with fewer, or at 0, the framed reading is the answer."""
     closeups: bool = True
     """Whether close-ups are read again."""
     fine: bool = True

@@ -549,3 +549,20 @@ def test_an_unsure_index_beside_a_card_is_the_next_card_of_a_row() -> None:
     assert sorted((c.code, c.uncertain) for c in cards) == [("10S", True), ("KC", False)]
     anywhere = _merger(other_corner_slant=0.0).merge_corners(boxes, probabilities)
     assert [c.code for c in anywhere] == ["KC"]
+
+
+@pytest.mark.parametrize(("least", "joined"), [(0, False), (2, True), (3, False)])
+def test_a_hand_close_up_keeps_the_images_own_boxes_the_framed_pass_missed(
+    least: int, joined: bool
+) -> None:
+    """With ``closeup_union_from`` 2, a close-up whose framed pass finds two indices keeps
+    its own boxes that overlap no framed box by more than ``nms_iou`` (here the one at 200,
+    150), and never one that a framed box replaced (the one at 0, 0: IoU 0.52)."""
+    detector = _ScriptedDetector(
+        [[0, 0, 40, 60], [200, 150, 230, 190]], [[70, 65, 110, 125], [40, 50, 90, 110]]
+    )
+    detector.settings = ReaderSettings(closeup_union_from=least)
+    found = detector.detect(np.zeros((300, 400, 3), np.uint8))
+    framed = [[10, 5, 50, 65], [0, 0, 30, 50]]
+    assert found.xyxy.tolist() == framed + ([[200, 150, 230, 190]] if joined else [])
+    assert len(found.confidence) == len(found.class_id) == len(found.xyxy)
