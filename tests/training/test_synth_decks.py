@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -27,7 +28,9 @@ from training.synth.decks import (
     KDE_DIR,
     Deck,
     deck_by_name,
+    render_card,
     render_deck,
+    render_paths,
 )
 from training.synth.index_box import (
     MEASURE_VERSION,
@@ -233,6 +236,24 @@ def test_every_installed_deck_is_used_or_excluded_with_a_reason() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # renders (slow with a cold cache: 26 decks x 52-54 cards, two rsvg-convert runs each)
+
+
+def test_a_card_renders_through_files_of_its_own_process(tmp_path: Path) -> None:
+    """Two processes rendering one deck into one cache never share a half-written file: each
+    renders through files named for it, and the card reaches its path in one rename."""
+    deck = DECKS[0]
+    require_art(deck)
+    out = tmp_path / "AS.png"
+    partial, finished = render_paths(out)
+    assert partial != finished
+    assert all(str(os.getpid()) in path.name for path in (partial, finished))
+    # a half-written measuring render of another process, where every process once put its own
+    stale = out.with_suffix(".part.png")
+    stale.write_bytes(b"\x89PNG half written")
+    assert render_card(deck, "AS", 120, out) == out
+    image = cv2.imread(str(out), cv2.IMREAD_UNCHANGED)
+    assert image is not None and abs(image.shape[0] - 120) <= 2
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["AS.part.png", "AS.png"]
 
 
 def composite_white(rgba: NDArray[np.uint8]) -> NDArray[np.int16]:

@@ -29,6 +29,7 @@ __all__ = [
     "deck_by_name",
     "render_card",
     "render_deck",
+    "render_paths",
 ]
 
 GNOME_DIR = Path("/usr/share/aisleriot/cards")
@@ -276,12 +277,15 @@ def render_card(deck: Deck, code: str, height: int, out: Path) -> Path:
 
     Some decks declare element extents far larger than the card (``<use>`` elements with the
     whole sheet's size), so the render is cropped to its visible pixels: a first render at zoom 1
-    measures the card, a second renders it at the zoom that gives ``height``.
+    measures the card, a second renders it at the zoom that gives ``height``. The renders go
+    to files of this process's own (:func:`render_paths`) and the card reaches ``out`` whole,
+    in one rename: processes rendering the same deck at once (a scene draw beside the tests)
+    never read each other's half-written files.
     """
     if shutil.which("rsvg-convert") is None:
         raise RuntimeError("rsvg-convert not found: run scripts/install-card-art (librsvg2-bin)")
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_suffix(".part.png")
+    partial, finished = render_paths(out)
     _rsvg(deck, code, 1.0, partial)
     x1, y1, x2, y2 = _alpha_box(partial)
     zoom = height / (y2 - y1)
@@ -294,9 +298,19 @@ def render_card(deck: Deck, code: str, height: int, out: Path) -> Path:
             (round(image.shape[1] * height / image.shape[0]), height),
             interpolation=cv2.INTER_AREA,
         )
-    cv2.imwrite(str(out), image)
+    cv2.imwrite(str(finished), image)
+    os.replace(finished, out)
     partial.unlink()
     return out
+
+
+def render_paths(out: Path) -> tuple[Path, Path]:
+    """The files :func:`render_card` renders ``out`` through: the measuring render and the
+    finished card before its rename, both named for this process."""
+    return (
+        out.with_name(f"{out.stem}.{os.getpid()}.part.png"),
+        out.with_name(f"{out.stem}.{os.getpid()}.done.png"),
+    )
 
 
 def render_deck(
