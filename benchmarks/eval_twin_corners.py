@@ -10,7 +10,9 @@ card's other corner lies, ``ReaderSettings.other_corner_reach`` and ``other_corn
 The labels sort each pair: ``one card`` when the photo holds the surer card and not the other
 (one card read twice), ``two cards`` when it holds both, ``other`` otherwise. Printed: the
 counts, and how many pairs of each kind a rule joining those whose less sure reading lies
-under each threshold would take.
+under each threshold would take; then the groups of six (a Niu Niu hand and one card more) that
+the hand-level rule (``handreader.tables.grouping.one_card_read_twice``) makes a hand with one
+uncertain card, sorted the same way by the pair it took as one card.
 
     python benchmarks/eval_twin_corners.py MANIFEST [MANIFEST ...] [--split valid] [--models DIR]
 
@@ -27,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from handreader.tables.grouping import group_cards, one_card_read_twice
 from vision.imageio import load_image
 from vision.reader import Reader
 
@@ -74,8 +77,23 @@ def kind(labels: Counter[str], lone: str, surer: str) -> str:
     return "other"
 
 
+def hand_pairs(cards: Any) -> list[tuple[str, str]]:
+    """(other, surer) readings of the pairs the hand-level rule makes one card, a pair for each
+    group of the photo it changes."""
+    found = []
+    for group in group_cards(cards):
+        if group.set_aside:
+            continue
+        for card in one_card_read_twice(group.cards, 5):
+            if card.other_corners and card not in group.cards:
+                found.append((card.other_corners[0], card.code))
+    return found
+
+
 def measure(reader: Reader, manifests: list[Path], split: str) -> list[dict[str, Any]]:
-    """Every pair of every photo: the set, the photo, both readings and the kind."""
+    """Every pair of every photo: the set, the photo, both readings, the kind, and the rule
+    (``pair``: placed as one card's corners; ``hand``: taken as one card by the hand-level
+    rule)."""
     settings = reader.settings
     rows_out = []
     for manifest in manifests:
@@ -92,7 +110,12 @@ def measure(reader: Reader, manifests: list[Path], split: str) -> list[dict[str,
                     "set": manifest.parent.name, "photo": str(row["image"]),
                     "lone": lone.code, "lone_confidence": round(lone.confidence, 3),
                     "surer": surer.code, "surer_confidence": round(surer.confidence, 3),
-                    "kind": kind(labels, lone.code, surer.code),
+                    "kind": kind(labels, lone.code, surer.code), "rule": "pair",
+                })  # fmt: skip
+            for other, code in hand_pairs(reading.cards):
+                rows_out.append({
+                    "set": manifest.parent.name, "photo": str(row["image"]), "lone": other,
+                    "surer": code, "kind": kind(labels, other, code), "rule": "hand",
                 })  # fmt: skip
     return rows_out
 
@@ -108,14 +131,20 @@ def main() -> None:
     if args.json:
         print(json.dumps(found))
         return
-    counts = Counter(pair["kind"] for pair in found)
+    placed = [pair for pair in found if pair["rule"] == "pair"]
+    counts = Counter(pair["kind"] for pair in placed)
     print(f"pairs: {dict(counts)}")
     for threshold in THRESHOLDS:
-        under = Counter(p["kind"] for p in found if p["lone_confidence"] < threshold)
+        under = Counter(p["kind"] for p in placed if p["lone_confidence"] < threshold)
         print(
             f"joining those under {threshold}: {under['one card']} of one card, "
             f"{under['two cards']} of two cards, {under['other']} other"
         )
+    hands = Counter(pair["kind"] for pair in found if pair["rule"] == "hand")
+    print(
+        f"groups of six made a hand with one uncertain card: {hands['one card']} of one card, "
+        f"{hands['two cards']} of two cards, {hands['other']} other"
+    )
 
 
 if __name__ == "__main__":

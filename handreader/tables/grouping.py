@@ -42,6 +42,15 @@ five cards):
    lie within ``JOIN_FACTOR`` times the link distance of each other, the nearest pair first.
    Groups that together make no whole hand stay apart: nothing is guessed.
 
+One card read twice (:func:`one_card_read_twice`): the other corner of a card, upside down
+or at a slant, is sometimes read for certain as its twin (10C as 10S, 7H as 7D, 9D as 6H), and
+the card becomes two. Where a group holds exactly one card more than a hand and exactly one
+pair of its cards are such twins, each read at one corner, lying where one card's two corners
+lie (:data:`TWIN_REACH` index heights apart, and across each other as a card's diagonal runs,
+not side by side as the cards of a fan), the pair is that one card, uncertain, naming both
+readings: the hand is then whole but unverified, never scored on a guess. A group of a hand's
+size is never touched: there the two readings may be two real cards.
+
 Regions (:func:`assign_regions`): each card goes to the region that holds its box centre (the
 nearest region centre when several do); cards in no region are left over.
 
@@ -58,7 +67,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -78,7 +87,9 @@ __all__ = [
     "card_width",
     "distance_scale",
     "group_cards",
+    "one_card_read_twice",
     "reading_order",
+    "twin_codes",
 ]
 
 DEFAULT_LINK_FACTOR = 2.0
@@ -177,6 +188,82 @@ CARD_WIDTH_PER_INDEX = 2.5
 JOIN_FACTOR = 1.5
 """Two groups too small for a hand that together make one are joined when no farther apart than
 this many times the link distance (step 6 of the clustering)."""
+
+
+TWIN_REACH = (2.2, 5.5)
+"""How far apart (from, to) one card's two corner indices lie, in index heights between their
+centres (the reader's ``other_corner_reach``)."""
+
+TWIN_SLANT = 0.25
+"""One card's two corners lie across each other: the smaller side of the offset between their
+centres is at least this share of the larger (the reader's ``other_corner_slant``)."""
+
+_COLOUR = {"C": "black", "S": "black", "H": "red", "D": "red"}
+
+
+def twin_codes(first: str, second: str) -> bool:
+    """Whether two different codes are readings a card's two corners give of each other: the
+    same rank in a suit of the same colour (10C and 10S), or a 6 and a 9 of one colour (9D and
+    6H). Jokers have no twin."""
+    if first == second or len(first) < 2 or len(second) < 2:
+        return False
+    colours = _COLOUR.get(first[-1]), _COLOUR.get(second[-1])
+    if colours[0] is None or colours[0] != colours[1]:
+        return False
+    ranks = {first[:-1], second[:-1]}
+    return len(ranks) == 1 or ranks == {"6", "9"}
+
+
+def _index_height(card: CardReading) -> float:
+    """The longer side of a card's index: ``index_px``, or that of its box (cards built by hand)."""
+    if card.index_px > 0:
+        return card.index_px
+    x1, y1, x2, y2 = card.box_xyxy
+    return max(x2 - x1, y2 - y1, 1e-6)
+
+
+def _read_as_corners(first: CardReading, second: CardReading) -> bool:
+    """Whether two cards, each read at one corner, lie where one card's two corners lie."""
+    if first.corners != 1 or second.corners != 1:
+        return False
+    height = max(_index_height(first), _index_height(second))
+    dx = abs(first.center_xy[0] - second.center_xy[0])
+    dy = abs(first.center_xy[1] - second.center_xy[1])
+    apart = math.hypot(dx, dy) / height
+    return TWIN_REACH[0] <= apart <= TWIN_REACH[1] and min(dx, dy) >= TWIN_SLANT * max(dx, dy)
+
+
+def one_card_read_twice(cards: Sequence[CardReading], hand_size: int) -> tuple[CardReading, ...]:
+    """``cards`` (one group) as they are, or, when they are one card more than ``hand_size`` and
+    exactly one pair of their certain cards are twins (:func:`twin_codes`) read each at one
+    corner where one card's two corners lie, the group with that pair as one uncertain card (see
+    the module docstring): the surer reading, its box around both, the other reading first among
+    its alternatives and named as its other corner."""
+    if len(cards) != hand_size + 1:
+        return tuple(cards)
+    pairs = [
+        (a, b)
+        for a in range(len(cards))
+        for b in range(a + 1, len(cards))
+        if not cards[a].uncertain
+        and not cards[b].uncertain
+        and twin_codes(cards[a].code, cards[b].code)
+        and _read_as_corners(cards[a], cards[b])
+    ]
+    if len(pairs) != 1:
+        return tuple(cards)
+    a, b = pairs[0]
+    surer, other = sorted((cards[a], cards[b]), key=lambda card: -card.confidence)
+    (x1, y1, x2, y2), (u1, v1, u2, v2) = surer.box_xyxy, other.box_xyxy
+    one = replace(
+        surer,
+        box_xyxy=(min(x1, u1), min(y1, v1), max(x2, u2), max(y2, v2)),
+        corners=2,
+        uncertain=True,
+        alternatives=((other.code, other.confidence), *surer.alternatives),
+        other_corners=(other.code, *surer.other_corners),
+    )
+    return _left_to_right([one, *(card for n, card in enumerate(cards) if n not in (a, b))])
 
 
 def card_width(card: CardReading) -> float:

@@ -38,7 +38,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from handreader.tables.grouping import CardGroup, assign_regions, group_cards
+from handreader.tables.grouping import (
+    CardGroup,
+    assign_regions,
+    group_cards,
+    one_card_read_twice,
+)
 from handreader.tables.options import BankerRule, TableMode, TableOptions
 from rules.cards import check_distinct, parse_card
 from rules.errors import HandError, RulesError
@@ -319,13 +324,18 @@ def _judge_hand(
         return HandResult(seat, role, HandStatus.INVALID, cards, None, str(error))
     doubtful = [card for card in cards if card.uncertain]
     if doubtful:
-        shown = ", ".join(
-            f"{card.shown} ({card.confidence:.2f})" if card.confidence is not None else card.shown
-            for card in doubtful
-        )
+        shown = ", ".join(_doubt(card) for card in doubtful)
         problem = f"unverified: uncertain reading of {shown}; the score is provisional"
         return HandResult(seat, role, HandStatus.UNCERTAIN, cards, hand, problem)
     return HandResult(seat, role, HandStatus.SCORED, cards, hand)
+
+
+def _doubt(card: TableCard) -> str:
+    """An uncertain card in words: ``KD? (0.30)``, ``10C? (0.95, 10S at another corner)``."""
+    told = [] if card.confidence is None else [f"{card.confidence:.2f}"]
+    if card.other_corners:
+        told.append(f"{'/'.join(card.other_corners)} at another corner")
+    return f"{card.shown} ({', '.join(told)})" if told else card.shown
 
 
 def _duplicates(groups: Sequence[Sequence[TableCard]], decks: int) -> set[str]:
@@ -459,6 +469,11 @@ def _photo_groups(
         found = group_cards(cards, link_factor=options.link_factor)
         groups = [group for group in found if not group.set_aside]
         left_over = tuple(card for group in found if group.set_aside for card in group.cards)
+    groups = [replace(group, cards=one_card_read_twice(group.cards, HAND_SIZE)) for group in groups]
+    if banker_group is not None:
+        banker_group = replace(
+            banker_group, cards=one_card_read_twice(banker_group.cards, HAND_SIZE)
+        )
     if options.mode is TableMode.TRAINER:
         return ([banker_group] if banker_group else []) + groups, None, left_over
     if banker_group is not None:
