@@ -10,9 +10,10 @@ card's other corner lies, ``ReaderSettings.other_corner_reach`` and ``other_corn
 The labels sort each pair: ``one card`` when the photo holds the surer card and not the other
 (one card read twice), ``two cards`` when it holds both, ``other`` otherwise. Printed: the
 counts, and how many pairs of each kind a rule joining those whose less sure reading lies
-under each threshold would take; then the groups of six (a Niu Niu hand and one card more) that
-the hand-level rule (``handreader.tables.grouping.one_card_read_twice``) makes a hand with one
-uncertain card, sorted the same way by the pair it took as one card.
+under each threshold would take; then the pairs the hand-level rule
+(``handreader.tables.grouping.cards_read_twice``: a group of six, or a hand and a lone card cut
+off beside it) takes as one card, making a hand of five with one uncertain card, sorted the
+same way.
 
     python benchmarks/eval_twin_corners.py MANIFEST [MANIFEST ...] [--split valid] [--models DIR]
 
@@ -29,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from handreader.tables.grouping import group_cards, one_card_read_twice
+from handreader.tables.grouping import cards_read_twice, group_cards
 from vision.imageio import load_image
 from vision.reader import Reader
 
@@ -80,14 +81,13 @@ def kind(labels: Counter[str], lone: str, surer: str) -> str:
 def hand_pairs(cards: Any) -> list[tuple[str, str]]:
     """(other, surer) readings of the pairs the hand-level rule makes one card, a pair for each
     group of the photo it changes."""
-    found = []
-    for group in group_cards(cards):
-        if group.set_aside:
-            continue
-        for card in one_card_read_twice(group.cards, 5):
-            if card.other_corners and card not in group.cards:
-                found.append((card.other_corners[0], card.code))
-    return found
+    groups = [group for group in group_cards(cards) if not group.set_aside]
+    return [
+        (card.other_corners[0], card.code)
+        for group in cards_read_twice(groups, 5)
+        for card in group.cards
+        if card.other_corners and card not in cards
+    ]
 
 
 def measure(reader: Reader, manifests: list[Path], split: str) -> list[dict[str, Any]]:
@@ -142,7 +142,7 @@ def main() -> None:
         )
     hands = Counter(pair["kind"] for pair in found if pair["rule"] == "hand")
     print(
-        f"groups of six made a hand with one uncertain card: {hands['one card']} of one card, "
+        f"pairs made one uncertain card of a hand: {hands['one card']} of one card, "
         f"{hands['two cards']} of two cards, {hands['other']} other"
     )
 

@@ -48,8 +48,11 @@ the card becomes two. Where a group holds exactly one card more than a hand and 
 pair of its cards are such twins, each read at one corner, lying where one card's two corners
 lie (:data:`TWIN_REACH` index heights apart, and across each other as a card's diagonal runs,
 not side by side as the cards of a fan), the pair is that one card, uncertain, naming both
-readings: the hand is then whole but unverified, never scored on a guess. A group of a hand's
-size is never touched: there the two readings may be two real cards.
+readings: the hand is then whole but unverified, never scored on a guess. The same holds for a
+lone certain card that the grouping cut off beside a whole hand (a stray card of its own, a
+seat of one card) when it is the twin of exactly one card of the photo's hands, read where
+that card's other corner lies (:func:`cards_read_twice`). A group of a hand's size is never
+touched: there the two readings may be two real cards.
 
 Regions (:func:`assign_regions`): each card goes to the region that holds its box centre (the
 nearest region centre when several do); cards in no region are left over.
@@ -85,6 +88,7 @@ __all__ = [
     "card_body",
     "card_distances",
     "card_width",
+    "cards_read_twice",
     "distance_scale",
     "group_cards",
     "one_card_read_twice",
@@ -233,29 +237,22 @@ def _read_as_corners(first: CardReading, second: CardReading) -> bool:
     return TWIN_REACH[0] <= apart <= TWIN_REACH[1] and min(dx, dy) >= TWIN_SLANT * max(dx, dy)
 
 
-def one_card_read_twice(cards: Sequence[CardReading], hand_size: int) -> tuple[CardReading, ...]:
-    """``cards`` (one group) as they are, or, when they are one card more than ``hand_size`` and
-    exactly one pair of their certain cards are twins (:func:`twin_codes`) read each at one
-    corner where one card's two corners lie, the group with that pair as one uncertain card (see
-    the module docstring): the surer reading, its box around both, the other reading first among
-    its alternatives and named as its other corner."""
-    if len(cards) != hand_size + 1:
-        return tuple(cards)
-    pairs = [
-        (a, b)
-        for a in range(len(cards))
-        for b in range(a + 1, len(cards))
-        if not cards[a].uncertain
-        and not cards[b].uncertain
-        and twin_codes(cards[a].code, cards[b].code)
-        and _read_as_corners(cards[a], cards[b])
-    ]
-    if len(pairs) != 1:
-        return tuple(cards)
-    a, b = pairs[0]
-    surer, other = sorted((cards[a], cards[b]), key=lambda card: -card.confidence)
+def _twin_corners(first: CardReading, second: CardReading) -> bool:
+    """Whether two certain cards are twins read where one card's two corners lie."""
+    return (
+        not first.uncertain
+        and not second.uncertain
+        and twin_codes(first.code, second.code)
+        and _read_as_corners(first, second)
+    )
+
+
+def _as_one_card(first: CardReading, second: CardReading) -> CardReading:
+    """Two readings of one card's corners as one uncertain card: the surer reading, its box
+    around both, the other reading first among its alternatives and named as its other corner."""
+    surer, other = sorted((first, second), key=lambda card: -card.confidence)
     (x1, y1, x2, y2), (u1, v1, u2, v2) = surer.box_xyxy, other.box_xyxy
-    one = replace(
+    return replace(
         surer,
         box_xyxy=(min(x1, u1), min(y1, v1), max(x2, u2), max(y2, v2)),
         corners=2,
@@ -263,7 +260,59 @@ def one_card_read_twice(cards: Sequence[CardReading], hand_size: int) -> tuple[C
         alternatives=((other.code, other.confidence), *surer.alternatives),
         other_corners=(other.code, *surer.other_corners),
     )
+
+
+def one_card_read_twice(cards: Sequence[CardReading], hand_size: int) -> tuple[CardReading, ...]:
+    """``cards`` (one group) as they are, or, when they are one card more than ``hand_size`` and
+    exactly one pair of them are certain twins (:func:`twin_codes`) read each at one corner
+    where one card's two corners lie, the group with that pair as one uncertain card (see the
+    module docstring)."""
+    if len(cards) != hand_size + 1:
+        return tuple(cards)
+    pairs = [
+        (a, b)
+        for a in range(len(cards))
+        for b in range(a + 1, len(cards))
+        if _twin_corners(cards[a], cards[b])
+    ]
+    if len(pairs) != 1:
+        return tuple(cards)
+    a, b = pairs[0]
+    one = _as_one_card(cards[a], cards[b])
     return _left_to_right([one, *(card for n, card in enumerate(cards) if n not in (a, b))])
+
+
+def cards_read_twice(groups: Sequence[CardGroup], hand_size: int) -> list[CardGroup]:
+    """The groups of a photo with each card read twice made one (see the module docstring):
+    in a group of one card more than a hand (:func:`one_card_read_twice`), and a lone certain
+    card that is the only twin of a card of a whole hand read where that card's other corner
+    lies (the grouping cut it off as a stray card) joined to that card. Groups set aside are
+    left as they are."""
+    groups = [
+        group if group.set_aside
+        else replace(group, cards=one_card_read_twice(group.cards, hand_size))
+        for group in groups
+    ]  # fmt: skip
+    hands = {n for n, group in enumerate(groups) if len(group.cards) == hand_size}
+    joined: set[int] = set()  # the lone cards' groups, gone into a hand
+    for number, group in enumerate(groups):
+        if len(group.cards) != 1 or group.set_aside:
+            continue
+        found = [
+            (hand, position)
+            for hand in sorted(hands)
+            for position, card in enumerate(groups[hand].cards)
+            if _twin_corners(group.cards[0], card)
+        ]
+        if len(found) != 1:
+            continue
+        hand, position = found[0]
+        cards = list(groups[hand].cards)
+        cards[position] = _as_one_card(cards[position], group.cards[0])
+        groups[hand] = replace(groups[hand], cards=_left_to_right(cards))
+        hands.discard(hand)  # one card read twice a hand, at most
+        joined.add(number)
+    return [group for number, group in enumerate(groups) if number not in joined]
 
 
 def card_width(card: CardReading) -> float:

@@ -41,6 +41,7 @@ from decimal import Decimal
 from handreader.tables.grouping import (
     CardGroup,
     assign_regions,
+    cards_read_twice,
     group_cards,
     one_card_read_twice,
 )
@@ -464,12 +465,12 @@ def _photo_groups(
     left_over: tuple[CardReading, ...] = ()
     if options.player_regions:
         players, left_over = assign_regions(cards, options.player_regions, reading.size_wh)
-        groups = list(players)
+        groups = [replace(group, cards=one_card_read_twice(group.cards, HAND_SIZE))
+                  for group in players]  # fmt: skip
     else:
         found = group_cards(cards, link_factor=options.link_factor)
-        groups = [group for group in found if not group.set_aside]
+        groups = cards_read_twice([group for group in found if not group.set_aside], HAND_SIZE)
         left_over = tuple(card for group in found if group.set_aside for card in group.cards)
-    groups = [replace(group, cards=one_card_read_twice(group.cards, HAND_SIZE)) for group in groups]
     if banker_group is not None:
         banker_group = replace(
             banker_group, cards=one_card_read_twice(banker_group.cards, HAND_SIZE)

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from handreader.tables.grouping import group_cards, one_card_read_twice, twin_codes
+from handreader.tables.grouping import (
+    cards_read_twice,
+    group_cards,
+    one_card_read_twice,
+    twin_codes,
+)
 from handreader.tables.scoring import HandStatus, Role, score_reading
 from vision.detections import CardReading, Reading
 
@@ -118,3 +123,45 @@ def test_two_possible_pairs_decide_nothing() -> None:
     assert one_card_read_twice(cards, 5) == tuple(cards)
     result = score_reading(Reading((1000, 800), tuple(cards)))
     assert result.hands[0].status is HandStatus.TOO_MANY
+
+
+# the other corner 4 index heights away, down and across: the grouping cuts it off the hand
+FAR_CORNER = (140.0 + 131.0, 400.0 + 92.0)
+
+
+def test_a_hands_other_corner_cut_off_as_a_stray_card_joins_its_card() -> None:
+    cards = [*_hand(NO_NIU, 400, 20), *_hand(NIU_4, 20, 400), _at("9H", *FAR_CORNER)]
+    groups = group_cards(cards)
+    assert sorted(len(group.cards) for group in groups) == [1, 5, 5]  # a seat of one card
+    joined = cards_read_twice(groups, 5)
+    assert sorted(len(group.cards) for group in joined) == [5, 5]
+    (card,) = [card for group in joined for card in group.cards if card.uncertain]
+    assert (card.code, card.other_corners) == ("6D", ("9H",))
+    result = score_reading(Reading((1000, 800), tuple(cards)))
+    assert [hand.status for hand in result.hands] == [HandStatus.SCORED, HandStatus.UNCERTAIN]
+    assert result.hands[result.banker or 0].role is Role.BANKER
+    assert result.players[0].outcome is None  # nobody settled on the doubtful card
+
+
+@pytest.mark.parametrize(
+    ("codes", "lone"),
+    [
+        (NIU_4, _at("6C", *FAR_CORNER)),  # no twin of any card
+        (NIU_4, _at("9H", *FAR_CORNER, uncertain=True)),  # set aside, not a seat
+        (NIU_4, _at("9H", 330, 400)),  # side by side with the row, not across
+        ("7S KD 8C 6D", _at("9H", *FAR_CORNER)),  # it makes the hand: two cards
+    ],
+)
+def test_other_stray_cards_stay_as_they_are(codes: str, lone: CardReading) -> None:
+    last = len(codes.split()) - 1  # the row ends with its 6D at (140, 400)
+    cards = [*_hand(codes, 140 - 30 * last, 400), lone]
+    groups = [group for group in group_cards(cards) if not group.set_aside]
+    assert cards_read_twice(groups, 5) == groups
+
+
+def test_a_stray_card_twin_of_cards_of_two_hands_joins_neither() -> None:
+    # the 9H lies where the other corner of the left hand's 6D or the right hand's 9D would
+    cards = [*_hand(NIU_4, 20, 400), *_hand("9D AS 2S 3S 4S", 402, 584), _at("9H", *FAR_CORNER)]
+    groups = [group for group in group_cards(cards) if not group.set_aside]
+    assert sorted(len(group.cards) for group in groups) == [1, 5, 5]
+    assert cards_read_twice(groups, 5) == groups
