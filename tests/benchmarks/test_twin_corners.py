@@ -53,3 +53,13 @@ def test_labels_sort_one_card_read_twice_from_two_cards() -> None:
     assert twin_corners.kind(labels, "3S", "3C") == "one card"
     assert twin_corners.kind(Counter(["3C", "3S"]), "3S", "3C") == "two cards"
     assert twin_corners.kind(labels, "7S", "7C") == "other"
+
+
+def test_hand_pairs_are_the_pairs_the_hand_level_rule_joins() -> None:
+    # a spread hand of five (index boxes 20 px, 25 px apart) and its 6D's other corner, read
+    # as a 9H, 2.7 index heights down and across: a group of six
+    codes = ("3H", "7S", "KD", "8C", "6D")
+    hand = [_card(code, 0.97, 100 + 25 * i, 100) for i, code in enumerate(codes)]
+    corner = _card("9H", 0.9, 230, 144)
+    assert twin_corners.hand_pairs([*hand, corner]) == [("9H", "6D")]
+    assert twin_corners.hand_pairs(hand) == []
