@@ -76,6 +76,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.detections import CardReading
+from vision.settings import ReaderSettings
 
 __all__ = [
     "CARD_WIDTH_PER_INDEX",
@@ -194,11 +195,11 @@ JOIN_FACTOR = 1.5
 this many times the link distance (step 6 of the clustering)."""
 
 
-TWIN_REACH = (2.2, 5.5)
+TWIN_REACH = ReaderSettings().other_corner_reach
 """How far apart (from, to) one card's two corner indices lie, in index heights between their
-centres (the reader's ``other_corner_reach``)."""
+centres: the reader's own ``other_corner_reach``."""
 
-TWIN_SLANT = 0.25
+TWIN_SLANT = ReaderSettings().other_corner_slant
 """One card's two corners lie across each other: the smaller side of the offset between their
 centres is at least this share of the larger (the reader's ``other_corner_slant``)."""
 
