@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from handreader.service.requests import ServiceError
 from handreader.service.schemas import ErrorOut
 from handreader.service.token_guard import TooManyAttemptsError, client_of, guard_for
-from handreader.store.audit import AuditAuthError, AuditError
+from handreader.store.audit import AuditAuthError, AuditError, AuditSecretError, CheckpointError
 from handreader.store.database import StoreError, StoreFullError, StoreUnavailableError
 from handreader.tables.grouping import GroupingError
 from handreader.tables.live import LiveError
@@ -124,6 +124,8 @@ def _error_code(error: BaseException) -> str:
         (LiveError, "bad_options"),
         (VerifyError, "bad_declaration"),
         (AuditAuthError, "unauthorized"),
+        (AuditSecretError, "audit_not_configured"),
+        (CheckpointError, "bad_options"),
         (StoreUnavailableError, "store_unavailable"),
         (StoreFullError, "storage_full"),
         (AuditError, "audit_failed"),

@@ -59,8 +59,10 @@ from handreader.store.audit_trail import (
     REKEY_HINT,
     AuditAuthError,
     AuditError,
+    AuditSecretError,
     ChainReport,
     Checkpoint,
+    CheckpointError,
     chain_hash,
     format_time,
     parse_time,
@@ -91,8 +93,10 @@ __all__ = [
     "AuditError",
     "AuditLog",
     "AuditRecord",
+    "AuditSecretError",
     "ChainReport",
     "Checkpoint",
+    "CheckpointError",
     "format_time",
     "parse_time",
     "verify_and_log",
@@ -481,10 +485,12 @@ class AuditLog:
         self.authorize(token)
         if checkpoint is not None:
             if not secret:
-                raise AuditError(f"verifying a checkpoint needs the operator secret ({KEY_ENV})")
+                raise AuditSecretError(
+                    f"verifying a checkpoint needs the operator secret ({KEY_ENV})"
+                )
             wanted = Checkpoint.sign(checkpoint.count, checkpoint.head, secret)
             if not hmac.compare_digest(wanted, checkpoint.signature):
-                raise AuditError("the checkpoint's signature does not hold under this secret")
+                raise CheckpointError("the checkpoint's signature does not hold under this secret")
         return self._walk(self._key, checkpoint)
 
     def _walk(self, key: bytes | None, checkpoint: Checkpoint | None = None) -> ChainReport:
@@ -532,7 +538,7 @@ class AuditLog:
         """The chain's head now, signed with the operator ``secret``: keep it outside the
         database and verify against it later (the module docstring). The trail must hold."""
         if not secret:
-            raise AuditError(f"a checkpoint needs the operator secret ({KEY_ENV})")
+            raise AuditSecretError(f"a checkpoint needs the operator secret ({KEY_ENV})")
         report = self.verify(token)
         if not report.ok:
             raise AuditError(f"the trail does not hold, no checkpoint made: {report.problem}")

@@ -19,8 +19,10 @@ __all__ = [
     "REKEY_HINT",
     "AuditAuthError",
     "AuditError",
+    "AuditSecretError",
     "ChainReport",
     "Checkpoint",
+    "CheckpointError",
     "chain_hash",
     "format_time",
     "parse_time",
@@ -47,9 +49,14 @@ def parse_time(value: datetime | str) -> datetime:
         try:
             moment = datetime.fromisoformat(value.strip())
         except (ValueError, AttributeError):
-            raise AuditError(f"time {value!r} is not ISO 8601") from None
+            hint = " (a '+' in a URL is a space: write it %2B)" if " " in str(value).strip() else ""
+            raise AuditError(f"time {value!r} is not ISO 8601{hint}") from None
     if moment.tzinfo is None:
         raise AuditError(f"time {str(value)!r} has no time zone: add Z or +HH:MM")
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        raise AuditError(f"time {str(value)!r} is out of range in UTC") from None
     return moment
 
 
@@ -79,6 +86,14 @@ class AuditAuthError(AuditError):
     """The operator token is missing or wrong, or none is configured."""
 
 
+class AuditSecretError(AuditError):
+    """The operator secret a checkpoint is signed with (``HANDREADER_AUDIT_KEY``) is not set."""
+
+
+class CheckpointError(AuditError):
+    """A checkpoint given to verify against is malformed or its signature does not hold."""
+
+
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """The head of the chain at a moment: how many records, the last one's hash, and the
@@ -100,15 +115,15 @@ class Checkpoint:
 
     @classmethod
     def from_dict(cls, value: object) -> Checkpoint:
-        """A checkpoint from its JSON form; AuditError naming what is wrong."""
+        """A checkpoint from its JSON form; CheckpointError naming what is wrong."""
         if not isinstance(value, dict):
-            raise AuditError("a checkpoint is a JSON object with count, head and signature")
+            raise CheckpointError("a checkpoint is a JSON object with count, head and signature")
         count, head, signature = value.get("count"), value.get("head"), value.get("signature")
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise AuditError(f"checkpoint count must be a whole number, got {count!r}")
+            raise CheckpointError(f"checkpoint count must be a whole number, got {count!r}")
         for name, text in (("head", head), ("signature", signature)):
             if not isinstance(text, str) or not _HEX64.fullmatch(text):
-                raise AuditError(f"checkpoint {name} must be 64 hex digits, got {text!r}")
+                raise CheckpointError(f"checkpoint {name} must be 64 hex digits, got {text!r}")
         return cls(count, str(head), str(signature))
 
 

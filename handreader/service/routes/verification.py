@@ -140,6 +140,9 @@ class AuditSettings:
 
 _T = TypeVar("_T")
 
+MAX_OFFSET = 2**63 - 1
+"""The largest ``offset`` of ``GET /v1/audit``: the stores' 64-bit row counts."""
+
 HEALTH_PROBE_S = 0.5
 """The longest ``GET /health`` waits for the store's database to answer (the answer then comes
 within 1 s, the rest of the route included)."""
@@ -430,7 +433,7 @@ def add_verify_routes(
         until: str | None = Query(None, max_length=40, description="ISO 8601, exclusive"),
         profile: str | None = Query(None, max_length=40),
         limit: int | None = Query(None, ge=0, le=100_000),
-        offset: int = Query(0, ge=0),
+        offset: int = Query(0, ge=0, le=MAX_OFFSET),
         format: Literal["json", "csv"] = "json",
     ) -> Response:
         """The audit log's records matching the filters, oldest first, as JSON or CSV

@@ -215,12 +215,42 @@ def test_audit_filters_and_exports(client: TestClient) -> None:
         ({"verdict": "maybe"}, 422, "validation_error"),
         ({"format": "xml"}, 422, "validation_error"),
         ({"limit": -1}, 422, "validation_error"),
+        ({"offset": 2**63}, 422, "validation_error"),  # past the stores' 64-bit counts
+        ({"since": "0001-01-01T00:00:00+05:00"}, 400, "bad_options"),  # before year 1 in UTC
+        ({"until": "9999-12-31T23:59:59-05:00"}, 400, "bad_options"),  # past year 9999 in UTC
+        ({"since": "2026-01-01T00:00:00 05:00"}, 400, "bad_options"),  # a '+' sent unencoded
     ],
 )
 def test_audit_bad_filters(
     client: TestClient, params: dict[str, Any], status: int, code: str
 ) -> None:
     error_message(client.get("/v1/audit", params=params, headers=AUTH), status, code)
+
+
+def test_the_ends_of_the_filters_are_answered(client: TestClient) -> None:
+    assert _verify(client, RIGHT).status_code == 200
+    last = client.get("/v1/audit", params={"offset": 2**63 - 1}, headers=AUTH)
+    assert last.status_code == 200 and last.json() == {"count": 1, "records": []}
+    unencoded = client.get("/v1/audit", params={"since": "2026-01-01T00:00:00 05:00"}, headers=AUTH)
+    assert "write it %2B" in unencoded.json()["error"]["message"]
+    far = {"since": "0001-01-02T00:00:00Z", "until": "9999-12-30T00:00:00Z"}
+    assert client.get("/v1/audit", params=far, headers=AUTH).json()["count"] == 1
+
+
+def test_a_checkpoint_without_the_secret_or_with_a_forged_signature_is_no_server_error(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verifying against a checkpoint with no operator secret set is a 503 naming the setting
+    (a configuration, not a bug); a signature that does not hold is a 400 naming it."""
+    assert _verify(client, RIGHT).status_code == 200
+    head = client.get("/v1/audit/verify", headers=AUTH).json()["head"]
+    forged = json.dumps({"count": 1, "head": head, "signature": "0" * 64})
+    monkeypatch.delenv("HANDREADER_AUDIT_KEY", raising=False)
+    answer = client.post("/v1/audit/verify", content=forged, headers=AUTH)
+    assert "HANDREADER_AUDIT_KEY" in error_message(answer, 503, "audit_not_configured")
+    monkeypatch.setenv("HANDREADER_AUDIT_KEY", "operator secret")
+    answer = client.post("/v1/audit/verify", content=forged, headers=AUTH)
+    assert "signature does not hold" in error_message(answer, 400, "bad_options")
 
 
 def test_records_outlive_the_app(fake: FakeReader, database: Path) -> None:
