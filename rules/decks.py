@@ -32,6 +32,7 @@ __all__ = [
     "deck_for_game",
     "deck_in_play",
     "niuniu_deck",
+    "niuniu_packs",
 ]
 
 PINOCHLE_RANKS: frozenset[Rank] = frozenset(
@@ -174,6 +175,15 @@ ANY_CARD = "any"
 def niuniu_deck(profile: str | NiuProfile = DEFAULT_PROFILE) -> Deck:
     """The deck of a Niu Niu game under ``profile``: its number of 52-card decks, no jokers."""
     return Deck.standard(get_profile(profile).decks, name="niuniu")
+
+
+def niuniu_packs(game: str | None, decks: int | None) -> int | None:
+    """The packs a Niu Niu table is dealt from when its photo is read with ``game`` and
+    ``decks``: ``decks`` when the game is Niu Niu's (named or by default), else None (the
+    profile's own number)."""
+    if game is None or (isinstance(game, str) and game.strip().lower() == "niuniu"):
+        return decks
+    return None
 
 
 def deck_in_play(

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from handreader.cli.in_play import add_deck_options
 from rules.cards import parse_cards
-from rules.decks import deck_in_play, niuniu_deck
+from rules.decks import deck_in_play, niuniu_deck, niuniu_packs
 from rules.niuniu import NiuHand, evaluate_hand
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, NiuProfile
 
@@ -183,7 +183,8 @@ def score_photos(
     from handreader.cli.photos import read_photos
     from handreader.tables.scoring import TableOptions
 
-    options = TableOptions.create(profile=profile)  # a bad profile is named before any photo
+    # a bad profile is named before any photo
+    options = TableOptions.create(profile=profile, decks=niuniu_packs(game, decks))
     in_play = deck_in_play(game, decks, niuniu_deck(options.profile))
     return read_photos(
         "score",

@@ -54,7 +54,7 @@ from handreader.tables.live import (
     next_profile,
 )
 from handreader.tables.scoring import BankerRule, TableMode, TableOptions
-from rules.decks import deck_in_play, niuniu_deck
+from rules.decks import deck_in_play, niuniu_deck, niuniu_packs
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES
 from vision.flicker import FlickerMeter
 from vision.tracking import TrackerSettings
@@ -499,7 +499,12 @@ def reading_threads(ahead: int, cores: int | None = None) -> int | None:
 
 def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
     """Run the command; ``reader`` replaces the shipped recognizer (tests)."""
-    options = TableOptions.create(profile=args.profile, mode=args.mode, banker=args.banker)
+    options = TableOptions.create(
+        profile=args.profile,
+        mode=args.mode,
+        banker=args.banker,
+        decks=niuniu_packs(args.game, args.decks),
+    )
     if args.ahead < 1:
         raise WebcamError(f"--ahead must be 1 or more frames, got {args.ahead!r}")
     in_play = deck_in_play(args.game, args.decks, niuniu_deck(options.profile))

@@ -18,13 +18,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar, get_args
 
 import numpy as np
 from fastapi import Depends, Request
 from fastapi.responses import Response
 from numpy.typing import NDArray
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticCustomError
 from starlette.requests import HTTPConnection
 
 from handreader.service.requests import (
@@ -140,8 +141,30 @@ class ServiceHooks:
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
+def _admits_bool(annotation: Any) -> bool:
+    """Whether a field's type takes ``true``/``false`` (bool, or Any, anywhere in it)."""
+    if annotation is bool or annotation is Any:
+        return True
+    return any(_admits_bool(argument) for argument in get_args(annotation))
+
+
 def validate(model: type[_Model], values: Mapping[str, Any]) -> _Model:
-    """``model`` from ``values``; pydantic's ValidationError (422) names a bad field."""
+    """``model`` from ``values``; pydantic's ValidationError (422) names a bad field.
+
+    A JSON ``true`` or ``false`` given for a field that is no boolean (a seat, a stake, a
+    count) is refused, not taken as 1 or 0."""
+    fields = model.model_fields
+    wrong = [
+        {
+            "type": PydanticCustomError("bool_given", "a boolean where a number or text is wanted"),
+            "loc": (name,),
+            "input": value,
+        }
+        for name, value in values.items()
+        if isinstance(value, bool) and name in fields and not _admits_bool(fields[name].annotation)
+    ]
+    if wrong:
+        raise ValidationError.from_exception_data(model.__name__, wrong)  # type: ignore[arg-type]
     return model.model_validate(dict(values))
 
 

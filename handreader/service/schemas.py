@@ -27,7 +27,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from handreader.tables.grouping import DEFAULT_LINK_FACTOR, Region
 from handreader.tables.scoring import TableOptions
-from rules.decks import ANY_CARD, GAME_DECKS, Deck, deck_for_game, deck_in_play, niuniu_deck
+from rules.decks import (
+    ANY_CARD,
+    GAME_DECKS,
+    Deck,
+    deck_for_game,
+    deck_in_play,
+    niuniu_deck,
+    niuniu_packs,
+)
 from rules.niuniu_profiles import DEFAULT_PROFILE
 from vision.index_letters import INDEX_LETTERS
 
@@ -176,6 +184,7 @@ class TableOptionsIn(_Options):
             bet=self.bet,
             stake=self.stake,
             link_factor=self.link_factor,
+            decks=niuniu_packs(self.game, self.decks),
         )
 
 
@@ -203,11 +212,14 @@ class ScoreCodesIn(_Options):
     banker: int | None = Field(
         0, ge=0, lt=MAX_HANDS, description="the banker's hand; null: no banker"
     )
+    decks: int | None = Field(
+        None, ge=1, le=16, description="52-card decks dealt from; default: the profile's"
+    )
 
     def to_options(self) -> TableOptions:
         """The table options (RulesError for an unknown profile or bet)."""
         return TableOptions.create(
-            profile=self.profile, mode=self.mode, bet=self.bet, stake=self.stake
+            profile=self.profile, mode=self.mode, bet=self.bet, stake=self.stake, decks=self.decks
         )
 
 
@@ -238,10 +250,10 @@ class PitsOptionsIn(BaseModel):
 
 
 class ReadOptionsIn(BaseModel):
-    """How to read a photo (``POST /v1/read``); other options are ignored."""
+    """How to read a photo (``POST /v1/read``); another option is a 422 naming it."""
 
     model_config = ConfigDict(
-        extra="ignore",
+        extra="forbid",
         frozen=True,
         json_schema_extra={"examples": [{"game": "niuniu"}, {"game": "pinochle", "decks": 2}]},
     )

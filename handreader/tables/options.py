@@ -83,9 +83,14 @@ class TableOptions:
         bet: BetType | str | None = None,
         stake: int | float | str | Decimal = 1,
         link_factor: float = DEFAULT_LINK_FACTOR,
+        decks: int | None = None,
     ) -> TableOptions:
-        """Options from names and numbers; RulesError (a ValueError) names the bad one."""
+        """Options from names and numbers; RulesError (a ValueError) names the bad one.
+        ``decks``, when given, is the number of 52-card decks dealt from instead of the
+        profile's (how many times a card may lie on the table)."""
         rules = get_profile(profile)
+        if decks is not None:
+            rules = rules.replace(decks=decks)
         bet_type = parse_bet(bet)
         if bet_type is not None:
             rules.bet_rule(bet_type)  # ProfileError when the profile does not offer the bet

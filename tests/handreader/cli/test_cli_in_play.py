@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 import pytest
 from numpy.typing import NDArray
-from web_fakes import NIU_TABLE, FakeReader
+from web_fakes import NIU_4, NIU_TABLE, FakeReader
 
 from handreader.cli import main
 from rules.decks import Deck, deck_for_game
@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[3]
 class _Recorder(FakeReader):
     """The web tests' fake, remembering the settings each load was given."""
 
-    def __init__(self) -> None:
-        super().__init__(NIU_TABLE)
+    def __init__(self, hands: dict[str, tuple[float, float]] = NIU_TABLE) -> None:
+        super().__init__(hands)
         self.loaded: list[ReaderSettings | None] = []
 
     def read(self, image_bgr: NDArray[np.uint8], deck: object = None) -> Reading:
@@ -188,3 +188,23 @@ def test_read_with_a_french_decks_letters_marks_courts_a_classifier_cannot_read_
         courts = [card for card in cards if card["card"][:-1] in {"K", "Q", "J", "A"}]
         assert courts and all(card["uncertain"] == courts_uncertain for card in courts)
         assert any(not card["uncertain"] for card in cards)  # the number cards stay certain
+
+
+@pytest.mark.parametrize(
+    ("options", "statuses"),
+    [([], ["invalid", "invalid"]), (["--decks", "2"], ["scored", "scored"])],
+)
+def test_score_counts_the_decks_at_the_table_too(
+    monkeypatch: pytest.MonkeyPatch,
+    photo: Path,
+    capsys: pytest.CaptureFixture[str],
+    options: list[str],
+    statuses: list[str],
+) -> None:
+    """A hand read twice (two copies of each card) is two hands with ``--decks 2``, and a
+    duplicate that voids both with the profile's one deck."""
+    twice = _Recorder({NIU_4: (0.1, 0.2), NIU_4 + " ": (0.1, 0.8)})
+    monkeypatch.setattr("vision.reader.Reader.load", lambda *_args, **_kwargs: twice)
+    assert main(["score", str(photo), "--json", *options]) == 0
+    hands = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert [hand["status"] for hand in hands if "status" in hand] == statuses

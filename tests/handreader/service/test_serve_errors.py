@@ -368,6 +368,42 @@ BAD_REQUESTS = [
     ),
     ("annotated unknown game", "/v1/annotated?game=poker", {"content": JPEG}, 400, "bad_options"),
     ("pits table bad card", "/v1/pits?table=9Z", {"content": JPEG}, 400, "bad_card"),
+    (
+        "banker as a boolean",  # true is no seat: never taken as seat 1
+        "/v1/score",
+        {"json": {"hands": ["3H 7S KD 8C 6D", "2S 4S 5S 9S QH"], "banker": True}},
+        422,
+        "validation_error",
+    ),
+    (
+        "stake as a boolean",
+        "/v1/score",
+        {"json": {"hands": ["3H 7S KD 8C 6D"], "stake": True}},
+        422,
+        "validation_error",
+    ),
+    (
+        "pick as a boolean",
+        "/v1/trainer/check",
+        {"json": {"hands": ["3H 7S KD 8C 6D", "2S 4S 5S 9S QH"], "pick": True}},
+        422,
+        "validation_error",
+    ),
+    (
+        "baccarat stake as a boolean",
+        "/v1/baccarat",
+        {"json": {"player": "9H 5C", "banker": "KD 6S", "stake": False}},
+        422,
+        "validation_error",
+    ),
+    ("read unknown option", "/v1/read?dekc=mine", {"content": JPEG}, 422, "validation_error"),
+    (
+        "read unknown option field",
+        "/v1/read",
+        {"files": {"image": ("x.jpg", JPEG, "image/jpeg")}, "data": {"options": '{"frob": 1}'}},
+        422,
+        "validation_error",
+    ),
 ]
 
 

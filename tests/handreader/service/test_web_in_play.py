@@ -15,7 +15,15 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from numpy.typing import NDArray
-from web_fakes import NIU_TABLE, NO_NIU, FakeReader, error_message, fake_client, image_bytes
+from web_fakes import (
+    NIU_4,
+    NIU_TABLE,
+    NO_NIU,
+    FakeReader,
+    error_message,
+    fake_client,
+    image_bytes,
+)
 
 from rules.decks import Deck, deck_for_game
 from vision.detections import Reading
@@ -123,6 +131,33 @@ def test_bad_deck_in_play_options(
     message = error_message(_post_photo(client, path, options), status, code)
     assert text in message
     assert fake.decks == []  # refused before the photo is read
+
+
+TWICE = {NIU_4: (0.1, 0.2), NIU_4 + " ": (0.1, 0.8)}
+"""One hand read twice, top and bottom: two copies of each of its five cards."""
+
+
+def test_a_table_read_with_two_decks_is_scored_with_two_decks() -> None:
+    """``decks`` counts the packs both in the reading and at the table: two copies of a card
+    are a hand each, not a duplicate that voids both; one deck still refuses them."""
+    with fake_client(FakeReader(TWICE)) as client:
+        one = _post_photo(client, "/v1/score", {"banker_rule": "top"}).json()
+        assert [hand["status"] for hand in one["hands"]] == ["invalid", "invalid"]
+        assert "more copies than one deck holds" in one["hands"][0]["problem"]
+        two = _post_photo(client, "/v1/score", {"banker_rule": "top", "decks": 2}).json()
+        assert [hand["status"] for hand in two["hands"]] == ["scored", "scored"]
+        assert two["players"][0]["outcome"] == "tie"  # the same hand each side
+        assert two["hands"][0]["problem"] is None
+
+
+def test_card_codes_take_the_number_of_decks() -> None:
+    hands = {"hands": [NIU_4, NIU_4], "banker": 0}
+    with fake_client(FakeReader({})) as client:
+        error_message(client.post("/v1/score", json=hands), 400, "bad_hand")
+        two = client.post("/v1/score", json={**hands, "decks": 2})
+        assert two.status_code == 200, two.text
+        assert [hand["status"] for hand in two.json()["hands"]] == ["scored", "scored"]
+        error_message(client.post("/v1/score", json={**hands, "decks": 0}), 422, "validation_error")
 
 
 def test_a_recognizer_without_the_deck_reads_as_it_does() -> None:
