@@ -158,8 +158,8 @@ def check_distinct(cards: Iterable[AnyCard], decks: int = 1) -> None:
         counts[card] = counts.get(card, 0) + 1
     over = sorted(str(card) for card, count in counts.items() if count > decks)
     if over:
-        what = "one deck" if decks == 1 else f"{decks} decks"
-        raise HandError(f"duplicate card {', '.join(over)}: more copies than {what} hold")
+        what = "one deck holds" if decks == 1 else f"{decks} decks hold"
+        raise HandError(f"duplicate card {', '.join(over)}: more copies than {what}")
 
 
 def full_deck(jokers: bool = False) -> tuple[AnyCard, ...]:

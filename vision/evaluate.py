@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from vision.detections import Reading
 
 __all__ = [
+    "LABELS",
     "EvalTotals",
     "ManifestEntry",
     "confusion_image",
@@ -52,8 +53,26 @@ class ManifestEntry:
     """Cards that may be read or not (they show only in part)."""
 
 
+_RANK_LABELS = frozenset(code[:-1] + "?" for code in CARD_CLASSES)
+LABELS = frozenset(CARD_CLASSES) | _RANK_LABELS | {"JOKER"}
+"""What a manifest may label a card: its code (``10H``, ``JB``), its rank alone (``K?``, the
+suit not shown) or ``JOKER`` (either joker)."""
+
+
+def _label_problem(cards: object, name: str) -> str | None:
+    """Why ``cards`` is no list of card labels (None when it is one)."""
+    if not isinstance(cards, list) or not all(isinstance(card, str) for card in cards):
+        return f"{name!r} must be a list of card codes, got {cards!r}"
+    unknown = [card for card in cards if card not in LABELS]
+    if unknown:
+        named = ", ".join(map(repr, unknown))
+        return f"{name!r} holds {named}: not a card code, a rank and ?, or JOKER"
+    return None
+
+
 def load_manifest(path: Path, split: str | None = None) -> list[ManifestEntry]:
-    """The entries of a JSON-lines manifest (images relative to its folder), maybe one split."""
+    """The entries of a JSON-lines manifest (images relative to its folder), maybe one split;
+    ValueError names a line that is no entry or labels a card with no code of :data:`LABELS`."""
     entries = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -64,8 +83,10 @@ def load_manifest(path: Path, split: str | None = None) -> list[ManifestEntry]:
             optional = raw.get("optional", [])
         except (json.JSONDecodeError, KeyError, TypeError) as error:
             raise ValueError(f"{path}: line {number} is not a manifest entry: {error}") from error
-        if not isinstance(optional, list) or not all(isinstance(c, str) for c in optional):
-            raise ValueError(f"{path}: line {number}: 'optional' must be a list of card codes")
+        problem = _label_problem(cards, "cards") or _label_problem(optional, "optional")
+        if problem is not None or not isinstance(image, str):
+            problem = problem or f"'image' must be a file name, got {image!r}"
+            raise ValueError(f"{path}: line {number}: {problem}")
         if split is not None and raw.get("split") != split:
             continue
         entries.append(
@@ -295,11 +316,12 @@ def score_manifest(
     entries: Sequence[ManifestEntry],
     read: Callable[[NDArray[np.uint8]], Reading],
     progress: str | None = None,
+    unreadable: Callable[[ManifestEntry, Exception], None] | None = None,
 ) -> EvalTotals:
     """Read every entry's photo with ``read`` and add it to new totals; a photo that cannot be
-    decoded counts as failed. Photos are decoded as ``handreader read`` decodes them
-    (:func:`vision.imageio.load_reduced`: upright, a huge one reduced on decoding).
-    ``progress`` names a progress bar (None: no bar)."""
+    decoded counts as failed (and is given to ``unreadable`` with its error). Photos are
+    decoded as ``handreader read`` decodes them (:func:`vision.imageio.load_reduced`: upright,
+    a huge one reduced on decoding). ``progress`` names a progress bar (None: no bar)."""
     from tqdm import tqdm
 
     from vision.imageio import ImageError, load_reduced
@@ -308,8 +330,10 @@ def score_manifest(
     for entry in tqdm(entries, desc=progress, unit="photo", leave=False, disable=progress is None):
         try:
             image = load_reduced(entry.image).image
-        except ImageError:
+        except ImageError as error:
             totals.add_unreadable(entry)
+            if unreadable is not None:
+                unreadable(entry, error)
             continue
         totals.add_reading(entry, read(image))
     return totals

@@ -2,7 +2,9 @@
 
 Each command module exposes ``register(subparsers)``, which adds its parser and sets
 ``func(args) -> int`` as the default. Errors of the ``ValueError`` family (bad card text, bad
-hand, bad file) become a one-line message and exit status 2, never a traceback.
+hand, bad file) and of the ``OSError`` family (a path missing, a folder where a file is wanted,
+a file where a folder is wanted, no permission) become a one-line message and exit status 2,
+never a traceback.
 """
 
 from __future__ import annotations
@@ -57,4 +59,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except OSError as error:
+        print(f"handreader {args.command}: error: {os_error_text(error)}", file=sys.stderr)
+        return 2
     return status
+
+
+def os_error_text(error: OSError) -> str:
+    """One line for an operating-system error: the path and the reason (``x.jsonl: No such
+    file or directory``), or the error's own text when it names no path."""
+    if error.filename is None or not error.strerror:
+        return str(error)
+    where = str(error.filename)
+    if error.filename2 is not None:
+        where += f" -> {error.filename2}"
+    return f"{where}: {error.strerror}"

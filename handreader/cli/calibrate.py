@@ -46,17 +46,22 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate and save the profile; print where it went and what it holds."""
+    import cv2
+
     from handreader.store.decks import open_deck_store
     from vision.calibrate_deck import calibrate
     from vision.reader import Reader
 
+    sheet = args.sheet or Path(f"{args.name}-calibration.png")
+    if not cv2.haveImageWriter(str(sheet)):  # named before anything is read or saved
+        raise ValueError(f"--sheet {str(sheet)!r}: no image format for its extension (.png, .jpg)")
+    if not sheet.parent.is_dir():
+        raise ValueError(f"--sheet {str(sheet)!r}: no folder {str(sheet.parent)!r}")
     reader = Reader.load(args.models)
     store = open_deck_store()
     result = calibrate(reader, args.name, args.photos, grid=args.grid, save=store.put)
-    sheet = args.sheet or Path(f"{args.name}-calibration.png")
-    import cv2
-
-    cv2.imwrite(str(sheet), result.sheet)
+    if not cv2.imwrite(str(sheet), result.sheet):
+        raise ValueError(f"the contact sheet could not be written to {str(sheet)!r}")
     for warning in result.warnings:
         print(f"handreader calibrate: warning: {warning}", file=sys.stderr)
     print(

@@ -8,12 +8,19 @@ confusion-matrix picture per manifest; ``--split valid`` keeps only that split's
 ``--ray [ADDRESS]`` reads the photos on a Ray cluster (as ``handreader read --ray``; the
 ``scale`` extra): the same figures; a photo that cannot be read counts as failed, as in a plain
 run, and is named on standard error. Without ``--ray`` Ray is never imported.
+
+A photo that cannot be read is named on standard error, counted as failed, and makes the exit
+status 2 once every manifest is measured; a manifest line that is no entry (a card label that
+is no code) stops the command before any photo is read. The progress bar shows only on a
+terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import sys
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +54,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
     )
-    parser.add_argument("--limit", type=int, help="read at most this many photos per manifest")
+    parser.add_argument("--limit", type=_count, help="read at most this many photos per manifest")
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
     parser.add_argument(
         "--set",
@@ -60,6 +67,17 @@ def register(subparsers: Any) -> None:
     add_deck_options(parser, default="any: each card read on its own")
     add_ray_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def _count(text: str) -> int:
+    """A whole number of photos, 0 or more (argparse names a bad one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
 
 
 _SWITCH = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}
@@ -90,6 +108,8 @@ def changed_settings(base: Any, assignments: list[str]) -> Any:
                 )
             except ValueError:
                 raise ValueError(f"--set {assignment!r}: {name} takes a number") from None
+            if not math.isfinite(changes[name]):  # type: ignore[arg-type]
+                raise ValueError(f"--set {assignment!r}: {name} takes a finite number")
         else:
             raise ValueError(f"--set {assignment!r}: {name} cannot be set here")
     return dataclasses.replace(base, **changes)
@@ -143,19 +163,29 @@ def run(args: argparse.Namespace) -> int:
     if args.set and args.ray is not None:
         raise ValueError("--set reads with the settings of this process: not with --ray")
     deck = load_deck(args.deck) if args.deck else None
+    # every manifest is checked before the models load and any photo is read
+    manifests = [(path, load_manifest(path, args.split)[: args.limit]) for path in args.manifests]
+    failed = 0
+
+    def unreadable(entry: ManifestEntry, error: Exception) -> None:
+        print(f"handreader eval: error: {entry.image}: {error}", file=sys.stderr, flush=True)
+
     reader = None
     if args.ray is None:
         from vision.reader import Reader
 
         reader = Reader.load(args.models, settings)
-    for manifest in args.manifests:
-        entries = load_manifest(manifest, args.split)[: args.limit]
+    for manifest, entries in manifests:
         if reader is None:
             totals = _score_on_ray(entries, address, args, deck, manifest.parent.name, in_play)
         else:
             totals = score_manifest(
-                entries, partial(reader.read, deck=deck), progress=manifest.parent.name
+                entries,
+                partial(reader.read, deck=deck),
+                progress=manifest.parent.name if sys.stderr.isatty() else None,
+                unreadable=unreadable,
             )
+        failed += totals.failed  # each named on standard error as it was read
         summary = {
             "manifest": str(manifest),
             "split": args.split,
@@ -190,5 +220,15 @@ def run(args: argparse.Namespace) -> int:
         if args.report:
             args.report.mkdir(parents=True, exist_ok=True)
             picture = confusion_image(totals.confusions.items())
-            cv2.imwrite(str(args.report / f"confusion_{manifest.parent.name}.png"), picture)
-    return 0
+            cv2.imwrite(str(args.report / report_name(manifest)), picture)
+    return 2 if failed else 0
+
+
+def report_name(manifest: Path) -> str:
+    """The confusion picture's file name of a manifest: its folder's name, and its own when it
+    is not ``manifest.jsonl`` (a scene folder's ``manifest.jsonl`` and ``legible.jsonl`` side
+    by side)."""
+    name = manifest.parent.name or "manifest"
+    if manifest.stem != "manifest":
+        name = f"{name}-{manifest.stem}"
+    return f"confusion_{name}.png"

@@ -37,7 +37,7 @@ from handreader.cli.in_play import add_deck_options
 from rules.cards import parse_cards
 from rules.decks import deck_in_play, niuniu_deck, niuniu_packs
 from rules.niuniu import NiuHand, evaluate_hand
-from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, NiuProfile
+from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, NiuProfile, get_profile
 
 if TYPE_CHECKING:
     from handreader.tables.scoring import TableOptions
@@ -137,7 +137,7 @@ def score_lines(
     """
     status = 0
     for number, line in enumerate(lines, start=1):
-        text = line.strip()
+        text = line.strip().lstrip("\ufeff")  # a byte-order mark opens some saved files
         if not text or text.startswith("#"):
             continue
         try:
@@ -289,8 +289,16 @@ def run(args: argparse.Namespace) -> int:
             args.decks,
             args.indices,
         )
+    photo_only = [flag for flag, given in (("--deck", args.deck), ("--game", args.game),
+                  ("--indices", args.indices)) if given is not None]  # fmt: skip
+    if photo_only:
+        verb = "reads" if len(photo_only) == 1 else "read"
+        raise ValueError(f"{', '.join(photo_only)} {verb} photos: not with card codes")
+    profile = get_profile(args.profile)
+    if args.decks is not None:  # how many copies of a card the hand may hold
+        profile = profile.replace(decks=args.decks)
     if not args.cards:
-        return score_lines(sys.stdin, args.profile, args.json, sys.stdout, sys.stderr)
-    hand = score_hand_text(args.cards, args.profile)
+        return score_lines(sys.stdin, profile, args.json, sys.stdout, sys.stderr)
+    hand = score_hand_text(args.cards, profile)
     print(format_hand(hand, args.json))
     return 0

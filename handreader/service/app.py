@@ -66,6 +66,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from fastapi import FastAPI
 from starlette.exceptions import HTTPException
@@ -162,6 +163,24 @@ def _tcp_listener(listener: socket.socket) -> socket.socket:
     return socket.socket(family, kind, socket.IPPROTO_TCP, fileno=listener.detach())
 
 
+def check_tls(keyfile: str | None, certfile: str | None) -> None:
+    """ValueError unless the TLS key and certificate are given together and load as a pair
+    (checked before the server starts, so that a bad file is one line, not a traceback)."""
+    import ssl
+
+    if keyfile is None and certfile is None:
+        return
+    if keyfile is None or certfile is None:
+        raise ValueError("--ssl-keyfile and --ssl-certfile go together: give both")
+    for flag, path in (("--ssl-keyfile", keyfile), ("--ssl-certfile", certfile)):
+        if not Path(path).is_file():
+            raise ValueError(f"{flag} {path!r}: no such file")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
+    except (ssl.SSLError, OSError) as error:
+        raise ValueError(f"the TLS key and certificate do not load as a pair: {error}") from None
+
+
 def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:create_app") -> int:
     """Start uvicorn with the app ``factory`` (an import string; benchmarks pass their own);
     the settings reach every worker by the environment.
@@ -175,6 +194,7 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
 
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    check_tls(getattr(args, "ssl_keyfile", None), getattr(args, "ssl_certfile", None))
     if args.models is not None:
         os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
     os.environ[BIND_ENV] = args.host  # the workers answer the names of the address they bind

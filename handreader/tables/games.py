@@ -254,7 +254,9 @@ def _two_sides(
     ``side`` edge. ``alone``: a single group is ``first`` on its own (Pai Gow without banker)."""
     (first_role, first_region), (second_role, second_region) = first, second
     if (first_region is None) != (second_region is None):
-        raise RulesError(f"give both {first_role}_region and {second_role}_region, or neither")
+        raise RulesError(
+            f"give the {first_role}'s and the {second_role}'s regions together, or neither"
+        )
     if first_region is not None and second_region is not None:
         groups, left_over = assign_regions(
             reading.cards, [first_region, second_region], reading.size_wh
@@ -272,7 +274,8 @@ def _two_sides(
         return (
             [PhotoHand("hand", seat, group.cards) for seat, group in enumerate(found)],
             aside,
-            f"found {len(found)} groups of cards ({shown or 'none'}), expected 2 "
+            f"found {len(found)} group{'' if len(found) == 1 else 's'} of cards "
+            f"({shown or 'none'}), expected 2 "
             f"({first_role} and {second_role}): give {first_role}_region and {second_role}_region",
         )
     near = side.pick(found)

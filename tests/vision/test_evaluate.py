@@ -9,6 +9,7 @@ the confusions, and top-1 on photos of one card.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -179,11 +180,56 @@ def test_manifest_optional_must_be_a_list_of_codes(tmp_path: Path) -> None:
         load_manifest(manifest)
 
 
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"cards": "KS 2D"}, "'cards' must be a list of card codes, got 'KS 2D'"),
+        ({"cards": ["KS", "ZZ"]}, "'cards' holds 'ZZ': not a card code"),
+        ({"cards": ["ks"]}, "'cards' holds 'ks'"),  # labels are written as the classes are
+        ({"cards": ["KS"], "optional": ["Q"]}, "'optional' holds 'Q'"),
+        ({"cards": ["KS"], "image": 3}, "'image' must be a file name"),
+    ],
+)
+def test_a_manifest_label_that_is_no_card_is_named(
+    tmp_path: Path, entry: dict[str, object], message: str
+) -> None:
+    manifest = tmp_path / "manifest.jsonl"
+    good = {"image": "a.jpg", "cards": ["10H", "K?", "JOKER", "JB"], "optional": ["A?"]}
+    manifest.write_text(json.dumps(good) + "\n" + json.dumps({"image": "b.jpg", **entry}) + "\n")
+    with pytest.raises(ValueError, match=re.escape(f"line 2: {message}")):
+        load_manifest(manifest)
+    manifest.write_text(json.dumps(good) + "\n")
+    assert load_manifest(manifest)[0].cards == ("10H", "K?", "JOKER", "JB")
+
+
+def test_a_bad_manifest_stops_eval_before_the_models_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_models(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the models were loaded")
+
+    monkeypatch.setattr("vision.reader.Reader.load", no_models)
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_text('{"image": "a.jpg", "cards": ["7H"]}\n')
+    bad.write_text('{"image": "a.jpg", "cards": "7H"}\n')
+    assert main(["eval", str(good), str(bad)]) == 2
+    assert "bad.jsonl: line 1: 'cards' must be a list" in capsys.readouterr().err
+
+
+def test_confusion_pictures_of_two_manifests_in_one_folder_have_two_names() -> None:
+    from handreader.cli.eval import report_name
+
+    assert report_name(Path("scenes/manifest/manifest.jsonl")) == "confusion_manifest.png"
+    assert report_name(Path("scenes/manifest/legible.jsonl")) == "confusion_manifest-legible.png"
+    assert report_name(Path("realdata/boxes/manifest.jsonl")) == "confusion_boxes.png"
+
+
 def test_eval_command_prints_one_json_line_per_manifest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The shipped models on the example photo (its labels in examples/hand.json), plus an
-    unreadable file that counts as failed; the figures are checked for shape, not accuracy."""
+    unreadable file that counts as failed, is named on standard error and makes the exit status
+    2; the figures are checked for shape, not accuracy."""
     shutil.copyfile(ROOT / "examples" / "hand.jpg", tmp_path / "hand.jpg")
     (tmp_path / "broken.jpg").write_bytes(b"not an image")
     cards = json.loads((ROOT / "examples" / "hand.json").read_text())["cards"]
@@ -194,9 +240,12 @@ def test_eval_command_prints_one_json_line_per_manifest(
         + json.dumps({"image": "broken.jpg", "cards": ["7H"]})
         + "\n"
     )
-    assert main(["eval", str(manifest), "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out.strip())
+    assert main(["eval", str(manifest), "--json"]) == 2  # a photo could not be read
+    out, err = capsys.readouterr()
+    summary = json.loads(out.strip())
     assert summary["photos"] == 2 and summary["failed"] == 1 and summary["cards"] == 6
+    assert err.startswith(f"handreader eval: error: {tmp_path / 'broken.jpg'}: ")
+    assert len(err.splitlines()) == 1  # the photo named once, and no progress bar off a terminal
     assert summary["one_card_photos"] == 1 and summary["top1"] == 0.0
     assert 0.0 <= summary["f1"] <= 1.0 and summary["manifest"] == str(manifest)
 

@@ -235,3 +235,12 @@ def test_bad_photo_arguments(
     assert status == 2 and out == ""
     assert message in err
     assert reader.sizes == []
+
+
+def test_one_region_alone_is_named_in_words_the_command_line_and_the_api_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _use(monkeypatch, BACCARAT)
+    status, _, err = run(capsys, "baccarat", str(_photo(tmp_path)), "--player-region", "0.5,0,1,1")
+    assert status == 2
+    assert "give the player's and the banker's regions together, or neither" in err

@@ -1,0 +1,115 @@
+"""Mistakes a user makes on the command line: each is one line naming the problem and exit
+status 2, never a traceback, and nothing is read or saved before it is named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from handreader.cli import main
+from handreader.service.app import check_tls
+
+
+@pytest.fixture
+def no_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading the models fails the test: the mistake must be named first."""
+
+    def load(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the models were loaded")
+
+    monkeypatch.setattr("vision.reader.Reader.load", load)
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], command: str) -> str:
+    err = capsys.readouterr().err
+    assert err.startswith(f"handreader {command}: error: "), err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err.strip()
+
+
+def test_a_missing_manifest_and_a_folder_for_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_models: None
+) -> None:
+    assert main(["eval", str(tmp_path / "nosuch.jsonl")]) == 2
+    assert _one_line_error(capsys, "eval").endswith("nosuch.jsonl: No such file or directory")
+    assert main(["eval", str(tmp_path)]) == 2
+    assert _one_line_error(capsys, "eval").endswith(f"{tmp_path}: Is a directory")
+
+
+def test_an_annotation_folder_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "taken.jpg"
+    taken.write_bytes(b"a file, not a folder")
+    root = Path(__file__).resolve().parents[3]
+    assert main(["read", str(root / "examples" / "hand.jpg"), "--annotate", str(taken)]) == 2
+    assert _one_line_error(capsys, "read").endswith(f"{taken}: File exists")
+
+
+@pytest.mark.parametrize(
+    ("sheet", "message"),
+    [("sheet.txt", "no image format for its extension"), ("nowhere/sheet.png", "no folder")],
+)
+def test_a_contact_sheet_that_cannot_be_written_is_named_before_calibrating(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    no_models: None,
+    monkeypatch: pytest.MonkeyPatch,
+    sheet: str,
+    message: str,
+) -> None:
+    monkeypatch.setenv("HANDREADER_DATA", str(tmp_path / "data"))
+    photo = tmp_path / "AS.jpg"
+    photo.write_bytes(b"")
+    argv = ["calibrate", "--name", "mine", "--sheet", str(tmp_path / sheet), str(photo)]
+    assert main(argv) == 2
+    assert message in _one_line_error(capsys, "calibrate")
+    assert not (tmp_path / "data").exists()  # nothing saved
+
+
+def test_eval_refuses_a_negative_limit_and_a_setting_that_is_no_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_models: None
+) -> None:
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text('{"image": "a.jpg", "cards": ["7H"]}\n')
+    with pytest.raises(SystemExit) as exited:
+        main(["eval", str(manifest), "--limit", "-1"])
+    assert exited.value.code == 2 and "must be 0 or more, got -1" in capsys.readouterr().err
+    assert main(["eval", str(manifest), "--set", "verify_below=nan"]) == 2
+    assert "verify_below takes a finite number" in _one_line_error(capsys, "eval")
+
+
+def test_score_takes_the_decks_for_card_codes_and_refuses_photo_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["score", "3H", "3H", "KD", "8C", "6D"]) == 2
+    assert "more copies than one deck holds" in _one_line_error(capsys, "score")
+    assert main(["score", "3H", "3H", "KD", "8C", "6D", "--decks", "2"]) == 0
+    assert capsys.readouterr().out.startswith("3H 3H KD 8C 6D: No Niu")
+    assert main(["score", "3H", "7S", "KD", "8C", "6D", "--deck", "mine"]) == 2
+    assert "--deck reads photos: not with card codes" in _one_line_error(capsys, "score")
+    assert main(["score", "3H", "7S", "KD", "8C", "6D", "--decks", "0"]) == 2
+    assert "decks must be a whole number >= 1, got 0" in _one_line_error(capsys, "score")
+
+
+def test_score_reads_standard_input_saved_with_a_byte_order_mark(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("\ufeff3H 7S KD 8C 6D\n"))
+    assert main(["score"]) == 0
+    assert capsys.readouterr().out.startswith("3H 7S KD 8C 6D: Niu 4")
+
+
+def test_tls_files_are_checked_before_the_server_starts(tmp_path: Path) -> None:
+    check_tls(None, None)  # plain http
+    with pytest.raises(ValueError, match="go together: give both"):
+        check_tls(str(tmp_path / "key.pem"), None)
+    with pytest.raises(ValueError, match=r"--ssl-keyfile .*: no such file"):
+        check_tls(str(tmp_path / "key.pem"), str(tmp_path / "cert.pem"))
+    for name in ("key.pem", "cert.pem"):
+        (tmp_path / name).write_text("not a PEM file")
+    with pytest.raises(ValueError, match="do not load as a pair"):
+        check_tls(str(tmp_path / "key.pem"), str(tmp_path / "cert.pem"))
