@@ -89,7 +89,7 @@ from handreader.service.errors import (
     handle_error,
     handle_http,
 )
-from handreader.service.headers import SecurityHeaders
+from handreader.service.headers import HeadAsGet, SecurityHeaders
 from handreader.service.hosts import BIND_ENV, HostCheck
 from handreader.service.routes.docs import add_docs_routes
 from handreader.service.routes.reading import create_router
@@ -140,6 +140,7 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
     app.add_middleware(UnexpectedErrors)  # any other exception: a bug, answered 500
     app.add_middleware(BodyDeadline, timeout_s=chosen.body_timeout_s)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(HeadAsGet)
     app.add_middleware(HostCheck, hosts=chosen.allowed_hosts, origins=chosen.allowed_origins)
     audit = AuditLogHolder(AuditSettings.from_env())
     app.state.audit = audit  # GET /health reports the store

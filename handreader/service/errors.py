@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from handreader.service.requests import ServiceError
@@ -136,13 +137,30 @@ def _error_code(error: BaseException) -> str:
     return "internal_error"
 
 
+_TYPE_TAGS = frozenset({"int", "float", "str", "bool", "decimal", "list", "dict", "none"})
+"""Names pydantic puts in an error's place for the member of a union it tried (``stake.str``)."""
+
+
+def _field_path(location: Any) -> str:
+    """An error's place as the request names it (``hands.0``, ``stake``): no ``body``, no
+    union member tried (``constrained-float``, ``list[constrained-str]``)."""
+    names = [
+        str(item)
+        for item in location
+        if item != "body"
+        and not (isinstance(item, str) and (item in _TYPE_TAGS or any(c in item for c in "-[]")))
+    ]
+    return ".".join(names)
+
+
 def _error_message(error: BaseException) -> str:
     if isinstance(error, ValidationError | RequestValidationError):
-        parts = []
+        said: dict[str, str] = {}  # a field's first problem (a union tries each member)
         for problem in error.errors():
-            where = ".".join(str(item) for item in problem.get("loc", ()) if item != "body")
-            parts.append(f"{where or 'body'}: {problem.get('msg', 'invalid')}")
-        return "; ".join(parts) or "invalid request"
+            where = _field_path(problem.get("loc", ())) or "body"
+            text = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
+            said.setdefault(where, text)
+        return "; ".join(f"{where}: {text}" for where, text in said.items()) or "invalid request"
     return str(error) or type(error).__name__
 
 
@@ -192,7 +210,26 @@ async def handle_http(request: Request, error: Exception) -> JSONResponse:
     headers = getattr(error, "headers", None)
     if headers:
         response.headers.update(headers)
+    if status == 405:
+        response.headers["Allow"] = ", ".join(allowed_methods(request))
     return response
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app answers at the request's path (the routing stops at
+    the first route whose path matches, so its ``Allow`` alone misses a path's other routes:
+    ``GET /v1/decks/NAME`` beside its ``POST`` and ``DELETE``). ``HEAD`` goes with ``GET``."""
+    methods = {
+        method
+        for method in ("DELETE", "GET", "PATCH", "POST", "PUT")
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL
+            for route in request.app.router.routes
+        )
+    }
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
 
 
 class UnexpectedErrors:

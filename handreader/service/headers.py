@@ -8,13 +8,16 @@ scripts, styles, images and connections come from the service itself only (``blo
 ``data:`` images are the photos and drawings it shows, ``mediastream:`` the camera), nothing
 may frame it and no form posts elsewhere. ``/docs`` is left without a policy: Swagger UI starts
 from an inline script.
+
+:class:`HeadAsGet` answers ``HEAD`` wherever ``GET`` is answered (HTTP asks it of every
+resource; uptime probes send it): the ``GET`` answer's status and headers, no body.
 """
 
 from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["COMMON_HEADERS", "PAGE_POLICY", "SecurityHeaders"]
+__all__ = ["COMMON_HEADERS", "PAGE_POLICY", "HeadAsGet", "SecurityHeaders"]
 
 COMMON_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"x-content-type-options", b"nosniff"),
@@ -57,3 +60,25 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+class HeadAsGet:
+    """ASGI middleware: a ``HEAD`` request runs as ``GET`` and its answer is sent without the
+    body (its ``Content-Length`` kept, as HTTP wants of a ``HEAD`` answer)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def without_body(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return  # the body is dropped; only its end is sent
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, without_body)

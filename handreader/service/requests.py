@@ -26,6 +26,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
+from vision.imageheader import UnsupportedImageTypeError
+
 __all__ = [
     "JSON_DEPTH",
     "JSON_LIMIT",
@@ -235,6 +237,10 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
     except MultiPartException as error:
         raise MalformedMultipartError(f"malformed multipart body: {error.message}") from None
     try:
+        if len(form.getlist("image")) > 1:
+            raise MalformedMultipartError(
+                "the multipart body holds several 'image' fields: send one"
+            )
         image = form.get("image")
         if image is None:
             raise MissingImageError("multipart upload without an 'image' field")
@@ -263,7 +269,13 @@ async def read_upload(request: Request, max_bytes: int) -> Upload:
         body = await read_body(request, max_bytes + MULTIPART_SLACK)
         image, fields = await _multipart(request, body)
         return Upload(image, {**options, **fields})
-    return Upload(await read_body(request, max_bytes), options)
+    body = await read_body(request, max_bytes)
+    if body.lstrip()[:1] in (b"{", b"["):
+        raise UnsupportedImageTypeError(
+            "the body is JSON sent as something else: send it with "
+            "Content-Type: application/json, or send a photo"
+        )
+    return Upload(body, options)
 
 
 _FORMATS = {

@@ -156,7 +156,7 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
                 ok, encoded = cv2.imencode(extension, drawing)
         if not ok:
             raise RuntimeError(f"could not encode the drawing as {extension}")
-        return Response(encoded.tobytes(), media_type=media)
+        return Response(encoded.tobytes(), media_type=media, headers={"Vary": "Accept"})
 
 
 # Card codes are scored on the event loop (see the module docstring); photos (decoding, the

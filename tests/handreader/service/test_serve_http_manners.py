@@ -1,0 +1,81 @@
+"""What HTTP asks of every service, beyond each endpoint's own answer: ``HEAD`` wherever ``GET``
+is answered, an ``Allow`` header naming every method of a path, ``Vary`` where the answer
+depends on a header, and errors that say what the client should send instead."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+from web_fakes import NIU_TABLE, FakeReader, error_message, fake_client, image_bytes
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    with fake_client(FakeReader(NIU_TABLE)) as running:
+        yield running
+
+
+@pytest.mark.parametrize("path", ["/health", "/", "/docs", "/v1/decks", "/openapi.json"])
+def test_head_is_answered_wherever_get_is(client: TestClient, path: str) -> None:
+    got, head = client.get(path), client.head(path)
+    assert got.status_code == head.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]
+    assert head.headers["content-length"] == str(len(got.content))
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("PUT", "/v1/decks/mine", "DELETE, GET, HEAD, POST"),  # three routes share the path
+        ("GET", "/v1/score", "POST"),
+        ("HEAD", "/v1/score", "POST"),
+        ("DELETE", "/health", "GET, HEAD"),
+    ],
+)
+def test_a_wrong_method_is_told_every_method_of_the_path(
+    client: TestClient, method: str, path: str, allowed: str
+) -> None:
+    answer = client.request(method, path)
+    assert answer.status_code == 405
+    assert answer.headers["allow"] == allowed
+
+
+def test_the_drawing_varies_with_the_accept_header(client: TestClient) -> None:
+    answer = client.post("/v1/annotated", content=image_bytes(), headers={"accept": "image/png"})
+    assert answer.status_code == 200 and answer.headers["content-type"] == "image/png"
+    assert answer.headers["vary"] == "Accept"
+
+
+def test_json_sent_without_its_type_is_told_to_say_so(client: TestClient) -> None:
+    answer = client.post(
+        "/v1/score",
+        content=b' {"hands": ["3H 7S KD 8C 6D"]}',
+        headers={"content-type": "text/plain"},
+    )
+    assert "Content-Type: application/json" in error_message(answer, 415, "unsupported_type")
+
+
+def test_two_photos_in_one_multipart_body_are_refused(client: TestClient) -> None:
+    files = [("image", ("a.jpg", image_bytes(), "image/jpeg"))] * 2
+    answer = client.post("/v1/read", files=files)
+    assert "several 'image' fields" in error_message(answer, 400, "malformed_multipart")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"hands": ["3H 7S KD 8C 6D"], "stake": [1]}, "stake: Input should be a valid number"),
+        (
+            {"hands": ["3H 7S KD 8C 6D", "2S 4S 5S 9S QH"], "pick": 3},
+            "body: pick 3 is no hand: hands are 0..1",
+        ),
+    ],
+)
+def test_validation_messages_name_the_field_as_the_request_does(
+    client: TestClient, body: dict[str, object], message: str
+) -> None:
+    path = "/v1/trainer/check" if "pick" in body else "/v1/score"
+    assert error_message(client.post(path, json=body), 422, "validation_error") == message
