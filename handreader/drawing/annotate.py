@@ -188,9 +188,16 @@ class Annotator:
         x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])
         return self._text_box(image, card.shown, (x1, y1 - self._line(image)))
 
-    def layout(self, image: NDArray[np.uint8], result: TableResult) -> TableLayout:
+    def layout(
+        self,
+        image: NDArray[np.uint8],
+        result: TableResult,
+        reserved: Sequence[tuple[float, float, float, float]] = (),
+    ) -> TableLayout:
         """Where :meth:`annotate` draws ``result`` over ``image``: each card's index and code
-        boxes (to keep clear), and each hand's label place (:mod:`handreader.drawing.layout`)."""
+        boxes (to keep clear), and each hand's label place (:mod:`handreader.drawing.layout`),
+        clear of the summary line and of the ``reserved`` boxes (drawn over afterwards: the
+        live overlay's status line)."""
         line = self._line(image)
         cards = [
             card for hand in result.hands for card in hand.cards if card.box_xyxy is not None
@@ -211,10 +218,19 @@ class Annotator:
             x1, y1, x2, y2 = self._text_box(image, text, (0, image.shape[0] - 1))
             sizes.append((float(x2 - x1), float(y2 - y1)))
             texts.append((hand, text))
+        summary = self._summary(result)
+        drawn_over = list(reserved)
+        if summary is not None:
+            sx1, sy1, sx2, sy2 = self._summary_box(image, summary)
+            drawn_over.append((float(sx1), float(sy1), float(sx2), float(sy2)))
         places = place_labels(
             hands,
             sizes,
-            [*clear, *((float(a), float(b), float(c), float(d)) for a, b, c, d in codes)],
+            [
+                *clear,
+                *((float(a), float(b), float(c), float(d)) for a, b, c, d in codes),
+                *drawn_over,
+            ],
             (float(image.shape[1]), float(image.shape[0])),
             float(2 * line),
         )
@@ -264,10 +280,17 @@ class Annotator:
             return f"banker net {float(net):+g}"
         return None
 
+    def _summary_box(self, image: NDArray[np.uint8], summary: str) -> tuple[int, int, int, int]:
+        return self._text_box(image, summary, (0, image.shape[0] - 1))
+
     def annotate(
-        self, scene: NDArray[np.uint8], result: TableResult | PitsResult
+        self,
+        scene: NDArray[np.uint8],
+        result: TableResult | PitsResult,
+        reserved: Sequence[tuple[float, float, float, float]] = (),
     ) -> NDArray[np.uint8]:
-        """A copy of ``scene`` (BGR, H x W x 3) with ``result`` drawn over it, same size."""
+        """A copy of ``scene`` (BGR, H x W x 3) with ``result`` drawn over it, same size; no
+        hand's label is placed over the ``reserved`` boxes (what the caller draws after)."""
         if scene.ndim != 3 or scene.shape[2] != 3:
             raise ValueError(f"scene must be an (H, W, 3) BGR image, got shape {scene.shape}")
         image = np.ascontiguousarray(scene.copy())
@@ -276,7 +299,7 @@ class Annotator:
         if isinstance(result, Play):
             self._draw_play(image, result)
         else:
-            self._draw_table(image, result)
+            self._draw_table(image, result, reserved)
         return image
 
     def annotate_reading(self, scene: NDArray[np.uint8], reading: Reading) -> NDArray[np.uint8]:
@@ -290,9 +313,14 @@ class Annotator:
             self._card(image, Card.from_reading(card), self.palette[0], None)
         return image
 
-    def _draw_table(self, image: NDArray[np.uint8], result: TableResult) -> None:
+    def _draw_table(
+        self,
+        image: NDArray[np.uint8],
+        result: TableResult,
+        reserved: Sequence[tuple[float, float, float, float]],
+    ) -> None:
         line = self._line(image)
-        layout = self.layout(image, result)
+        layout = self.layout(image, result, reserved)
         for hand in result.hands:
             colour = self._colour(hand, result.banker)
             for card, part in zip(hand.cards, hand.parts(), strict=True):

@@ -4,7 +4,8 @@ One layout for every drawing of a table: the annotated photo (:mod:`handreader.d
 ``POST /v1/annotated``, the webcam overlay) and the page (``static/draw.js``, the same steps in
 JavaScript, measured in the canvas's pixels). :func:`place_labels` takes, for each hand, the box
 around its cards and the size of its label, and the boxes to keep clear (every card's index box
-and the box of the code written at it). A label tries, in order:
+and the box of the code written at it; the table's summary line and, live, the status line).
+A label tries, in order:
 
 1. just above its hand, left-aligned, then right-aligned; just below it, left then right;
    beside it, left then right, level with its top;

@@ -89,7 +89,10 @@ class LiveAnnotator:
         note: str | None = None,
     ) -> NDArray[np.uint8]:
         """A copy of ``scene`` (BGR, H x W x 3) with ``frame``'s results drawn over it."""
-        image = self.table.annotate(scene, frame.table)
+        text = self.status_text(frame, fps, paused=paused, note=note)
+        x1, y1, x2, y2 = self._status_box(scene, text)
+        status = (float(x1), float(y1), float(x2), float(y2))
+        image = self.table.annotate(scene, frame.table, reserved=[status])
         if self.show_tentative:
             cards = [card.box_xyxy for card in frame.shown]
             colour = bgr(self.tentative_colour)
@@ -101,15 +104,22 @@ class LiveAnnotator:
                     continue
                 x1, y1, x2, y2 = (round(value) for value in track.box_xyxy)
                 cv2.rectangle(image, (x1, y1), (x2, y2), colour, 1)
-        self._status(image, self.status_text(frame, fps, paused=paused, note=note), paused)
+        self._status(image, text, paused)
         return image
+
+    def _status_box(self, image: NDArray[np.uint8], text: str) -> tuple[int, int, int, int]:
+        """The status line's box (x1, y1, x2, y2), top left."""
+        scale = self._scale(image)
+        (width, height), base = text_size(text, scale, max(1, round(scale * 1.5)))
+        return (0, 0, width + 8, height + base + 8)
 
     def _status(self, image: NDArray[np.uint8], text: str, paused: bool) -> None:
         scale = self._scale(image)
         weight = max(1, round(scale * 1.5))
-        (width, height), base = text_size(text, scale, weight)
+        (_, height), _ = text_size(text, scale, weight)
         background = self.paused_colour if paused else self.status_background
-        cv2.rectangle(image, (0, 0), (width + 8, height + base + 8), bgr(background), -1)
+        x1, y1, x2, y2 = self._status_box(image, text)
+        cv2.rectangle(image, (x1, y1), (x2, y2), bgr(background), -1)
         cv2.putText(
             image,
             text,

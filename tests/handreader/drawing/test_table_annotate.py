@@ -170,3 +170,23 @@ def test_a_label_far_from_its_hand_is_joined_by_a_leader_line() -> None:
     assert place.box[1] >= 200 or place.box[3] <= 40
     (near,) = place_labels([hand], [(120.0, 20.0)], [], (1000.0, 800.0), 4.0)
     assert near.leader is None and near.box == (100.0, 76.0, 220.0, 96.0)  # just above
+
+
+def test_labels_keep_clear_of_the_summary_line_and_of_reserved_boxes() -> None:
+    """A hand along the top edge and another along the bottom: no label lies under a box the
+    caller reserves (the live status line) or under the table's summary line."""
+    from handreader.drawing.layout import overlap_area
+
+    hands = [_fanned("KS QS 10S 5C 5S", 20, 10, 22), _fanned(NIU_4, 20, 420, 22)]
+    reading = Reading((640, 480), tuple(card for hand in hands for card in hand))
+    result = score_reading(reading, TableOptions.create(stake=10))
+    image = np.full((480, 640, 3), 90, np.uint8)
+    annotator = Annotator()
+    summary = annotator._summary(result)
+    assert summary is not None
+    reserved = (0.0, 0.0, 320.0, 40.0)
+    layout = annotator.layout(image, result, [reserved])
+    kept = [reserved, tuple(map(float, annotator._summary_box(image, summary)))]
+    for _, _, place in layout.labels:
+        for box in kept:
+            assert overlap_area(place.box, box) == 0, (place.box, box)

@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -571,3 +572,27 @@ def test_without_holding_the_same_wobble_regroups_the_hands_often() -> None:
     shown = [g for g in groupings if g]
     assert sum(1 for a, b in itertools.pairwise(shown) if a != b) >= 4
     assert sum(1 for a, b in itertools.pairwise(bankers) if a != b) >= 2
+
+
+def test_no_hand_label_is_placed_under_the_status_line() -> None:
+    """A hand reaching the top of the frame: its label goes where the status line, drawn over
+    the table afterwards, cannot hide it."""
+    from handreader.drawing.annotate import Annotator
+    from handreader.drawing.layout import overlap_area
+
+    seen: list[tuple[float, float, float, float]] = []
+
+    class Recording(Annotator):
+        def layout(self, image: Any, result: Any, reserved: Any = ()) -> Any:
+            chosen = super().layout(image, result, reserved)
+            seen.extend(place.box for _, _, place in chosen.labels)
+            assert list(reserved) == [status], "the status line is kept clear"
+            return chosen
+
+    pipeline = LivePipeline(NoisyReader(misread=0.0, miss=0.0, ghost=0.0))
+    frame = run(pipeline, 5)[-1]
+    annotator = LiveAnnotator(table=Recording())
+    x1, y1, x2, y2 = annotator._status_box(render_frame(4), annotator.status_text(frame, 24.5))
+    status = (float(x1), float(y1), float(x2), float(y2))
+    annotator.annotate(render_frame(4), frame, fps=24.5)
+    assert seen and all(overlap_area(label, status) == 0 for label in seen)
