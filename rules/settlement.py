@@ -19,7 +19,7 @@ from decimal import Decimal
 
 from rules.cards import AnyCard, check_distinct
 from rules.errors import RulesError
-from rules.money import ZERO, to_money
+from rules.money import MAX_AMOUNT, ZERO, to_money
 from rules.niuniu import NiuHand, Outcome, banker_outcome, evaluate_hand
 from rules.niuniu_profiles import DEFAULT_PROFILE, BetType, NiuProfile, get_profile
 
@@ -60,7 +60,10 @@ def parse_stake(stake: int | float | str | Decimal) -> Decimal:
     otherwise."""
     try:
         value = to_money(stake)
-    except ValueError:
+    except ValueError as error:
+        if "out of range" in str(error) and not str(stake).strip().startswith("-"):
+            largest = f"{MAX_AMOUNT:,}"
+            raise RulesError(f"stake {stake!r} is over the largest amount, {largest}") from None
         raise RulesError(f"stake must be a positive number, got {stake!r}") from None
     if value <= 0:
         raise RulesError(f"stake must be a positive number, got {stake!r}")

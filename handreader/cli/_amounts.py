@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from decimal import Decimal, InvalidOperation
 
+from rules.money import MAX_AMOUNT
+
 __all__ = ["amount", "money", "rate"]
 
 
@@ -20,10 +22,13 @@ def _decimal(text: str) -> Decimal:
 
 
 def amount(text: str) -> Decimal:
-    """A positive decimal amount for argparse (a stake, a payout)."""
+    """A positive decimal amount for argparse (a stake, a payout), at most
+    :data:`rules.money.MAX_AMOUNT`."""
     value = _decimal(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    if value > MAX_AMOUNT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_AMOUNT:,}, got {text!r}")
     return value
 
 

@@ -146,6 +146,12 @@ def test_bad_stakes(stake: object) -> None:
         parse_stake(stake)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("stake", ["1e308", "99999999999999999999999999999999", 10**16])
+def test_a_stake_over_the_largest_amount_is_named_so(stake: object) -> None:
+    with pytest.raises(RulesError, match=r"is over the largest amount, 1,000,000,000,000,000"):
+        parse_stake(stake)  # type: ignore[arg-type]
+
+
 def test_round_checks_cards_across_hands() -> None:
     """One deck: no card may appear in two hands of the round; several decks allow it."""
     with pytest.raises(HandError, match="duplicate card KS"):

@@ -96,6 +96,10 @@ def test_baccarat_options(capsys: pytest.CaptureFixture[str]) -> None:
             ["--player", "2H KC", "--banker", "3D KS", "--stake", "0"],
             "--stake: must be a positive number",
         ),
+        (
+            ["--player", "2H KC", "--banker", "3D KS", "--stake", "1e20"],
+            "--stake: must be at most 1,000,000,000,000,000",  # the largest amount money takes
+        ),
         (["--player", "2H KC", "--banker", "3D KS", "--commission", "2"], "--commission"),
         (["--player", "2H KC", "--banker", "3D KS", "--bet", "dragon"], "--bet: invalid choice"),
     ],
