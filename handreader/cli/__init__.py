@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -45,7 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         module = importlib.import_module(f"handreader.cli.{name}")
         module.register(subparsers)
+    for command in subparsers.choices.values():  # descriptions come from module docstrings
+        if command.description:
+            command.description = plain_text(command.description)
     return parser
+
+
+def plain_text(docstring: str) -> str:
+    """A docstring's text as ``--help`` prints it: no reStructuredText markup (````code````,
+    ``:mod:`name```)."""
+    return re.sub(r":\w+:`([^`]+)`", r"\1", docstring).replace("``", "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,8 +5,8 @@ when the names say nothing, taken in the documented order S, H, D, C from A to K
 or, with ``--grid``, one photo of the whole deck laid out in 4 rows (S, H, D, C) of 13 cards
 (A to K) seen from above. The command finds the indices, writes a contact sheet of what it
 assigned (``--sheet``, default ``NAME-calibration.png``) and saves the profile in the deck store
-(``handreader.store.decks``: the user's data folder, or the shared database of
-``HANDREADER_DATABASE_URL``). No training runs: it takes seconds.
+(the user's data folder, or the shared database of ``HANDREADER_DATABASE_URL``). No training
+runs: it takes seconds.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ def register(subparsers: Any) -> None:
         help="calibrate the reader to your own deck",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
     )
-    parser.add_argument("photos", nargs="+", type=Path, metavar="PHOTO")
+    parser.add_argument(
+        "photos", nargs="+", type=Path, metavar="PHOTO", help="one photo per card, or the grid"
+    )
     parser.add_argument("--name", required=True, help="the deck's name, used later as --deck NAME")
     parser.add_argument(
         "--grid", action="store_true", help="one photo of the whole deck in a 13 x 4 grid"

@@ -113,3 +113,13 @@ def test_tls_files_are_checked_before_the_server_starts(tmp_path: Path) -> None:
         (tmp_path / name).write_text("not a PEM file")
     with pytest.raises(ValueError, match="do not load as a pair"):
         check_tls(str(tmp_path / "key.pem"), str(tmp_path / "cert.pem"))
+
+
+def test_help_shows_no_docstring_markup(capsys: pytest.CaptureFixture[str]) -> None:
+    from handreader.cli import COMMANDS
+
+    for command in COMMANDS:
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        out = capsys.readouterr().out
+        assert "``" not in out and ":mod:" not in out and ":func:" not in out, command
