@@ -1,5 +1,5 @@
 """How the reader holds up when a labelled photo is taken otherwise: turned, smaller, at a
-slant, in dimmer, brighter or warmer light, blurred, noisier or compressed harder.
+slant, in dimmer, brighter or warmer light, blurred, noisier, compressed harder or in greyscale.
 
     python benchmarks/eval_perturbed.py MANIFEST [MANIFEST ...] [--models DIR] [--limit N]
         [--only NAME,NAME] [--json]
@@ -120,6 +120,12 @@ def compressed(image: Image, quality: int) -> Image:
     return np.asarray(decoded, np.uint8)
 
 
+def greyscale(image: Image) -> Image:
+    """``image`` without colour (an infrared webcam, a mono filter), still three channels."""
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    return np.asarray(cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR), np.uint8)
+
+
 Perturbation = Callable[[Image, int], Image]
 
 PERTURBATIONS: dict[str, Perturbation] = {
@@ -136,6 +142,7 @@ PERTURBATIONS: dict[str, Perturbation] = {
     "blurred": lambda image, seed: blurred(image, 0.004),
     "noisy": lambda image, seed: noisy(image, 12.0, seed),
     "JPEG 25": lambda image, seed: compressed(image, 25),
+    "greyscale": lambda image, seed: greyscale(image),
 }
 """The perturbations, by the name the table prints; ``as taken`` is the baseline."""
 

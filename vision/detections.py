@@ -66,6 +66,8 @@ class ReadingFlag(enum.Flag):
     """A hand has more or fewer cards than the game needs."""
     UNREADABLE = enum.auto()
     """The image could not be read at all."""
+    COLOURLESS = enum.auto()
+    """The photo has no colour: a card read in a black suit may be red (``vision.doubted``)."""
 
 
 def doubt_fields(

@@ -31,6 +31,7 @@ from vision.corners import fourth_corners, joint_probabilities, other_corners, u
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
+from vision.doubted import black_suits_in_doubt, colourless, unread_letters_in_doubt
 from vision.frame_memory import FrameMemory, MemorySettings, Recalled, box_thumbnails
 from vision.index_detector import (
     IndexDetector,
@@ -40,7 +41,7 @@ from vision.index_detector import (
     session,
     softmax,
 )
-from vision.index_letters import classifier_letters, deck_letters, fold_letters, unread_ranks
+from vision.index_letters import classifier_letters, deck_letters, fold_letters
 from vision.retries import look_again, unsure_rows
 from vision.settings import ReaderSettings
 from vision.verifier import IndexVerifier
@@ -519,19 +520,6 @@ class Reader:
             cards, probabilities, (image.shape[1], image.shape[0]), self.settings
         )
 
-    def _with_unread_letters(self, cards: list[CardReading], indices: str) -> list[CardReading]:
-        """``cards`` with those of a rank the deck ``indices`` prints in a letter the
-        classifier does not read (:func:`vision.index_letters.unread_ranks`) uncertain."""
-        unread = unread_ranks(indices, self.index_letters)
-        if not unread:
-            return cards
-        return [
-            dataclasses.replace(card, uncertain=True)
-            if not card.uncertain and card.code[:-1] in unread and card.code not in ("JB", "JR")
-            else card
-            for card in cards
-        ]
-
     def read(self, image: NDArray[np.uint8], deck: DeckProfile | None = None) -> Reading:
         """All the cards in a BGR uint8 image (H, W, 3), optionally with a calibrated deck."""
         if (
@@ -572,8 +560,10 @@ class Reader:
         if self.whole_card is not None and self.settings.whole_card:
             cards = self._with_whole_card(image, cards)
         if indices is not None:
-            cards = self._with_unread_letters(cards, indices)
+            cards = unread_letters_in_doubt(cards, indices, self.index_letters)
         flags = ReadingFlag.NONE
+        if len(cards) > 2 and colourless(image):  # vision.doubted
+            cards, flags = black_suits_in_doubt(cards), ReadingFlag.COLOURLESS
         if any(card.uncertain for card in cards):
             flags |= ReadingFlag.LOW_CONFIDENCE
         codes = [card.code for card in cards if not card.uncertain]

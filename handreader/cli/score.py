@@ -201,6 +201,7 @@ def score_photos(
 def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bool) -> None:
     """Group a photo's reading into hands under ``options`` and print one line per hand."""
     from handreader.tables.scoring import score_reading
+    from vision.detections import ReadingFlag
 
     table = score_reading(reading, options)
     outcomes = {player.seat: player for player in table.players}
@@ -267,6 +268,12 @@ def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bo
             for card in table.left_over
         )
         print(f"left over (in no hand): {cards}")
+    if ReadingFlag.COLOURLESS in reading.flags and not as_json:
+        print(f"note: {COLOURLESS_NOTE}")
+
+
+COLOURLESS_NOTE = "the photo has no colour: a card read in a black suit may be red (marked ?)"
+"""What ``score`` says under a photo without colour (``ReadingFlag.COLOURLESS``)."""
 
 
 def run(args: argparse.Namespace) -> int:

@@ -75,7 +75,8 @@ FLAGS_DESCRIPTION = (
     "what may be wrong with the reading: low_confidence (a card read below the confidence "
     "threshold: shown with ?, it decides nothing), duplicate (a card seen more often than the "
     "decks hold), wrong_count (a hand of more or fewer cards than the game's), unreadable "
-    "(the image could not be read)"
+    "(the image could not be read), colourless (the photo has no colour: a card read in a "
+    "black suit may be red, and is uncertain)"
 )
 
 Stake = Annotated[float, Field(le=1e12, allow_inf_nan=False)] | Annotated[str, Field(max_length=40)]

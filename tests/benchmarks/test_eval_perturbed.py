@@ -57,6 +57,14 @@ def test_scaled_tilted_darker_blurred_compressed_keep_a_colour_image() -> None:
     assert np.abs(jpeg.astype(int) - image).mean() < 20
 
 
+def test_greyscale_keeps_three_equal_channels() -> None:
+    image = _picture()
+    grey = perturbed.greyscale(image)
+    assert grey.shape == image.shape and grey.dtype == np.uint8
+    assert np.array_equal(grey[..., 0], grey[..., 1])
+    assert np.array_equal(grey[..., 1], grey[..., 2])
+
+
 def test_tint_and_overexposure() -> None:
     image = _picture()
     warm = perturbed.tinted(image, (0.5, 0.8, 1.0))

@@ -22,6 +22,7 @@ const FLAG_MEANINGS = {
   duplicate: "a card seen more often than the decks hold",
   wrong_count: "a hand with more or fewer cards than the game's",
   unreadable: "the photo could not be read",
+  colourless: "the photo has no colour: a card read in a black suit may be red, marked ?",
 };
 
 /** The options of the chosen game, as the endpoint's options model names them. */
