@@ -109,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give --dealer and --player (the cards dealt), or photos")
     dealer = parse_cards(args.dealer)
     players = [parse_cards(text) for text in args.player]
+    if not dealer:
+        raise ValueError("--dealer holds no card: give the dealer's cards")
+    empty = [number for number, cards in enumerate(players, start=1) if not cards]
+    if empty:
+        raise ValueError(f"--player {empty[0]} holds no card: give each player's cards")
     round_ = play_blackjack_round(dealer, players, args.stake, rules)
     if args.json:
         dealer_report = round_.dealer.to_dict() | {"action": round_.action.value}
@@ -123,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
 def _print_round(round_: BlackjackRound) -> None:
     """The dealer's line, then one line per player hand."""
     dealer_cards = " ".join(str(card) for card in round_.dealer.cards)
-    print(f"dealer: {dealer_cards:<14} {round_.dealer.description:<10} {round_.action.value}s")
+    action = "" if round_.dealer.bust else f"{round_.action.value}s"  # a bust says it all
+    print(f"dealer: {dealer_cards:<14} {round_.dealer.description:<10} {action}".rstrip())
     for number, settlement in enumerate(round_.players, start=1):
         cards = " ".join(str(card) for card in settlement.hand.cards)
         if settlement.outcome is None or settlement.net is None:

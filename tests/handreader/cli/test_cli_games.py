@@ -154,6 +154,8 @@ def test_blackjack_hit_soft_17(capsys: pytest.CaptureFixture[str]) -> None:
         (["--dealer", "KS 7H", "--player", "AS KX"], "unknown card 'KX'"),
         (["--dealer", "KS 7H 2C", "--player", "AS 9D"], "dealer drew 2C on hard 17"),
         (["--dealer", "KS 7H", "--player", "AS JB"], "joker JB has no value in blackjack"),
+        (["--dealer", "", "--player", "AS KD"], "--dealer holds no card"),
+        (["--dealer", "KS 7H", "--player", "AS KD", "--player", " "], "--player 2 holds no card"),
     ],
 )
 def test_blackjack_bad_input(
@@ -164,6 +166,12 @@ def test_blackjack_bad_input(
     assert status == 2 and out == ""
     assert err.startswith("handreader blackjack: error: ")
     assert message in err
+
+
+def test_a_dealer_who_busts_is_not_said_to_stand(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "blackjack", "--dealer", "KS 6H 8D", "--player", "10C 7D")
+    assert status == 0
+    assert out.splitlines()[0].split() == ["dealer:", "KS", "6H", "8D", "bust", "(24)"]
 
 
 # ---------------------------------------------------------------------------------------------
