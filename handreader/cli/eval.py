@@ -153,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         address = ray_address(args, "manifests")
         if args.readers is not None and args.readers < 1:
             raise ValueError(f"--readers must be at least 1, got {args.readers}")
+    elif args.readers is not None:
+        raise ValueError("--readers counts the readers of a Ray cluster: give it with --ray")
     require_inputs(args.manifests, "MANIFEST")
     in_play = deck_from_arguments(args)  # a bad --decks is named before the models load
     from vision.settings import ReaderSettings

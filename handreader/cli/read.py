@@ -172,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
     """Read each photo; keep going past bad files; 2 if any failed."""
     if args.ray is not None:
         return _run_on_ray(args)
+    if args.readers is not None:
+        raise ValueError("--readers counts the readers of a Ray cluster: give it with --ray")
     require_inputs(args.photos, "PHOTO")
     in_play = deck_from_arguments(args)  # a bad --decks is named before the models load
     from handreader.cli.photos import read_photos

@@ -73,6 +73,9 @@ __all__ = [
     "run_webcam",
 ]
 
+VIDEO_SUFFIXES = frozenset({".mp4", ".m4v", ".mov", ".avi", ".mkv"})
+"""The file names ``--output`` writes a video to (MPEG-4 part 2 in each container)."""
+
 
 DEFAULT_AHEAD = 2
 """Frames the live loop reads at once (``--ahead``): on two cores, two frames read on one thread
@@ -514,6 +517,9 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         in_play=in_play,
         remember=not args.no_memory,
     )
+    if args.output is not None and args.output.suffix.lower() not in VIDEO_SUFFIXES:
+        suffixes = ", ".join(sorted(VIDEO_SUFFIXES))
+        raise WebcamError(f"--output {str(args.output)!r}: a video file ({suffixes})")
     source = parse_source(args.source)
     if not args.headless:
         check_window_support()

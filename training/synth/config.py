@@ -312,7 +312,10 @@ def load_config(path: str | Path) -> SceneConfig:
     except OSError as error:
         raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from error
     except yaml.YAMLError as error:
-        raise ConfigError(f"config {str(path)!r} is not valid YAML: {error}") from error
+        where = getattr(error, "problem_mark", None)
+        line = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
+        problem = getattr(error, "problem", None) or "a syntax error"
+        raise ConfigError(f"config {str(path)!r} is not valid YAML{line}: {problem}") from error
     try:
         return parse_config(raw)
     except ConfigError as error:

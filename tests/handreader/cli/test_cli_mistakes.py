@@ -123,3 +123,33 @@ def test_help_shows_no_docstring_markup(capsys: pytest.CaptureFixture[str]) -> N
             main([command, "--help"])
         out = capsys.readouterr().out
         assert "``" not in out and ":mod:" not in out and ":func:" not in out, command
+
+
+@pytest.mark.parametrize("command", ["read", "eval"])
+def test_readers_without_ray_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_models: None, command: str
+) -> None:
+    target = tmp_path / ("a.jpg" if command == "read" else "m.jsonl")
+    target.write_text('{"image": "a.jpg", "cards": ["7H"]}\n')
+    assert main([command, str(target), "--readers", "4"]) == 2
+    assert "give it with --ray" in _one_line_error(capsys, command)
+
+
+def test_a_config_that_is_no_yaml_is_one_line_with_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text("scenes:\n  count: [1, 2\n")
+    assert (
+        main(["synth", "--config", str(config), "--out", str(tmp_path / "o"), "--count", "1"]) == 2
+    )
+    message = _one_line_error(capsys, "synth")
+    assert "is not valid YAML at line 3, column 1" in message, message
+
+
+def test_webcam_output_must_be_a_video_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_models: None
+) -> None:
+    argv = ["webcam", "--source", "0", "--headless", "--output", str(tmp_path / "out.txt")]
+    assert main(argv) == 2
+    assert "a video file (.avi, .m4v, .mkv, .mov, .mp4)" in _one_line_error(capsys, "webcam")
