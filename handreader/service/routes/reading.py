@@ -63,6 +63,7 @@ from handreader.service.origins import origin_allowed
 from handreader.service.requests import (
     JSON_LIMIT,
     LIVE_TEXT_LIMIT,
+    BadOptionsError,
     MalformedJsonError,
     PayloadTooLargeError,
     json_body_doc,
@@ -299,8 +300,9 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
     the deck (null: none; the tracks restart), ``{"options": {...}}`` all the options (a new deck
     in play restarts the tracks), ``{"reset": true}`` forgets the tracks, ``{"lock": true}``
     holds the hands shown to their regions (``handreader.tables.live.LivePipeline.lock_layout``;
-    ``{"lock": false}`` lets them go); each is answered ``{"ok": true, "profile": ...,
-    "deck": ..., "in_play": ..., "layout": ...}`` (``layout``: the locked regions, or null).
+    ``{"lock": false}`` lets them go); another key is a ``bad_options`` error; each is
+    answered ``{"ok": true, "profile": ..., "deck": ..., "in_play": ..., "layout": ...}``
+    (``layout``: the locked regions, or null).
     A bad frame or message is answered with the usual ``{"error": {"code", "message"}}`` and
     the stream goes on; bad options in the query close the connection (code 1008) after that
     error.
@@ -384,9 +386,17 @@ def _live_frame(pipeline: LivePipeline, data: bytes, runtime: RuntimeLike) -> Li
         return pipeline.process(photo.image)
 
 
+CONTROL_KEYS = frozenset({"options", "deck", "profile", "reset", "lock"})
+"""What a live control message may hold (see :func:`add_live_route`)."""
+
+
 def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
     """Apply a text message (see :func:`add_live_route`)."""
     command = parse_json_object(text, "a control message")
+    unknown = sorted(set(command) - CONTROL_KEYS)
+    if unknown:  # a typo must not pass for a command done
+        known = ", ".join(sorted(CONTROL_KEYS))
+        raise BadOptionsError(f"unknown control {', '.join(map(repr, unknown))}: {known}")
     if "options" in command:
         given = command["options"]
         if not isinstance(given, dict):

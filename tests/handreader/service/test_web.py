@@ -335,6 +335,7 @@ def test_live_lock_holds_the_hands_shown_to_their_regions(client: TestClient) ->
         ('{"options": {"stake": -1}}', "bad_options"),  # refused in words
         ('{"reset": "' + "x" * 5000 + '"}', "too_large"),  # over the 4 KB of a control message
         ('{"options": 5}', "malformed_json"),
+        ('{"profil": "classic"}', "bad_options"),  # a typo is no command done
     ],
 )
 def test_live_bad_messages_are_answered_and_the_stream_goes_on(
