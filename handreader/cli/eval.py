@@ -6,12 +6,11 @@ confusion-matrix picture per manifest; ``--split valid`` keeps only that split's
 ``--game NAME`` and ``--decks N`` read with that deck in play (``handreader.cli.in_play``).
 
 ``--ray [ADDRESS]`` reads the photos on a Ray cluster (as ``handreader read --ray``; the
-``scale`` extra): the same figures; a photo that cannot be read counts as failed, as in a plain
-run, and is named on standard error. Without ``--ray`` Ray is never imported.
+``scale`` extra): the same figures. Without ``--ray`` Ray is never imported.
 
-A photo that cannot be read is named on standard error, counted as failed, and makes the exit
-status 2 once every manifest is measured; a manifest line that is no entry (a card label that
-is no code) stops the command before any photo is read. The progress bar shows only on a
+A photo that cannot be read is named on standard error and counted as failed, and makes the
+exit status 2 once every manifest is measured; a manifest line that is no entry (a card label
+that is no code) stops the command before the models load. The progress bar shows only on a
 terminal.
 """
 
@@ -103,13 +102,12 @@ def changed_settings(base: Any, assignments: list[str]) -> Any:
             changes[name] = _SWITCH[text.lower()]
         elif isinstance(current, int | float):
             try:
-                changes[name] = (
-                    type(current)(float(text)) if isinstance(current, float) else int(text)
-                )
+                number = float(text) if isinstance(current, float) else int(text)
             except ValueError:
                 raise ValueError(f"--set {assignment!r}: {name} takes a number") from None
-            if not math.isfinite(changes[name]):  # type: ignore[arg-type]
+            if not math.isfinite(number):
                 raise ValueError(f"--set {assignment!r}: {name} takes a finite number")
+            changes[name] = number
         else:
             raise ValueError(f"--set {assignment!r}: {name} cannot be set here")
     return dataclasses.replace(base, **changes)
