@@ -9,11 +9,16 @@ import { drawScene, clearScene, loadPicture, niuniuScene, statusText } from "./d
 
 const GAME_ENDPOINTS = { niuniu: "/v1/score", pits: "/v1/pits", baccarat: "/v1/baccarat", blackjack: "/v1/blackjack", paigow: "/v1/paigow" };
 let annotatedUrl = null;
-const state = { file: null, generation: 0, shown: false };
+const state = { file: null, generation: 0, shown: false, shownFile: null };
 
+/** The stake typed; an empty field bets 1, anything else that is no positive number is an
+ *  error naming it (never replaced in silence). */
 function stake() {
-  const value = Number($("photo-stake").value);
-  return Number.isFinite(value) && value > 0 ? value : 1;
+  const text = $("photo-stake").value.trim();
+  if (text === "") return 1;
+  const value = Number(text);
+  if (!(Number.isFinite(value) && value > 0)) throw new Error(`the stake must be a positive number, not ${text}`);
+  return value;
 }
 
 /** What each reading flag means, in the page's words (the API documents the same). */
@@ -255,10 +260,16 @@ async function read(file) {
   const generation = ++state.generation;
   state.file = file;
   const game = $("photo-game").value;
-  const options = photoOptions(game);
+  showError($("photo-error"), null);
+  let options;
+  try {
+    options = photoOptions(game);
+  } catch (error) {
+    showError($("photo-error"), error);  // a bad field: what is shown stays, marked out of date
+    return;
+  }
   if (chosenDeck()) options.deck = chosenDeck();
   if (chosenIndices()) options.indices = chosenIndices();
-  showError($("photo-error"), null);
   $("photo-status").textContent = state.shown ? "Out of date: reading again with the new options\u2026" : "Reading\u2026";
   $("photo-status").classList.add("busy");
   $("photo-submit").disabled = true;
@@ -276,11 +287,17 @@ async function read(file) {
     if (generation !== state.generation) return;
     $("photo-results").replaceChildren(...(RESULTS[game] ? RESULTS[game](answer) : gamePhotoResults(game, answer)));
     state.shown = true;
+    state.shownFile = file;
     $("photo-status").textContent = `Read in ${Math.round(performance.now() - started)} ms`;
   } catch (error) {
     if (generation !== state.generation) return;
-    clearShown();
-    $("photo-status").textContent = "";
+    if (state.shown && state.shownFile === file && error.status === 400) {
+      // an option refused (a typo in a play): the photo and its last reading stay, out of date
+      $("photo-status").textContent = "Not read again: correct the option named below.";
+    } else {
+      clearShown();
+      $("photo-status").textContent = "";
+    }
     showError($("photo-error"), error);
   } finally {
     if (generation === state.generation) {
@@ -347,7 +364,15 @@ export function setupPhoto() {
   }
   $("photo-enlarge").addEventListener("click", () => enlarge(!$("photo-figure").classList.contains("enlarged")));
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && $("photo-figure").classList.contains("enlarged")) enlarge(false);
+    if (!$("photo-figure").classList.contains("enlarged")) return;
+    if (event.key === "Escape") {
+      enlarge(false);
+      $("photo-enlarge").focus();
+    } else if (event.key === "Tab") {
+      // the enlarged photo covers the page: focus stays on its Close button, never behind it
+      event.preventDefault();
+      $("photo-enlarge").focus();
+    }
   });
   const drop = $("photo-drop");
   showGameOptions();

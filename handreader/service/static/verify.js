@@ -94,8 +94,11 @@ function markStale() {
   $("verify-status").textContent = "Out of date: the form changed since this check; check again.";
 }
 
+let checking = false;
+
 async function submit(event) {
   event.preventDefault();
+  if (checking) return;  // a double click checks once: one audit record
   showError($("verify-error"), null);
   const file = $("verify-file").files && $("verify-file").files[0];
   if (!file) {
@@ -103,11 +106,19 @@ async function submit(event) {
     showError($("verify-error"), new Error("choose the photo of the round first"));
     return;
   }
-  const options = { profile: $("verify-profile").value, stake: Number($("verify-stake").value) || 1, declared: declaration() };
+  const stakeText = $("verify-stake").value.trim();
+  const stake = stakeText === "" ? 1 : Number(stakeText);
+  if (!(Number.isFinite(stake) && stake > 0)) {
+    showError($("verify-error"), new Error(`the stake must be a positive number, not ${stakeText}`));
+    return;
+  }
+  const options = { profile: $("verify-profile").value, stake, declared: declaration() };
   if ($("verify-bet").value) options.bet = $("verify-bet").value;
   if (chosenDeck()) options.deck = chosenDeck();
   $("verify-status").textContent = "Checking\u2026";
   generation += 1;
+  checking = true;
+  $("verify-submit").disabled = true;
   try {
     const [answer, picture] = await Promise.all([
       request("/v1/verify", { method: "POST", headers: authorization(), body: imageForm(file, options) }).then((r) => r.json()),
@@ -118,6 +129,9 @@ async function submit(event) {
   } catch (error) {
     clearVerification();
     showError($("verify-error"), error);
+  } finally {
+    checking = false;
+    $("verify-submit").disabled = false;
   }
 }
 
@@ -133,6 +147,11 @@ function auditQuery(format) {
 
 async function listAudit() {
   showError($("audit-error"), null);
+  const since = $("audit-since").value, until = $("audit-until").value;
+  if (since && until && new Date(since) >= new Date(until)) {
+    showError($("audit-error"), new Error("Since is not before Until: no record can lie between them"));
+    return;
+  }
   try {
     const answer = await (await request(`/v1/audit?${auditQuery("json")}`, { headers: authorization() })).json();
     $("audit-results").replaceChildren(
