@@ -103,7 +103,7 @@ function showCard() {
   const code = done ? null : wizard.codes[wizard.index];
   $("wizard-card").replaceChildren(done ? "every card: calibrate now" : cardChip(code));
   $("wizard-card").dataset.code = code || "";
-  $("wizard-progress").textContent = done ? `${wizard.photos.size} photos` : `card ${wizard.index + 1} of ${total} \u00b7 ${wizard.photos.size} photos taken`;
+  $("wizard-progress").textContent = done ? `${wizard.photos.size} photo${wizard.photos.size === 1 ? "" : "s"}` : `card ${wizard.index + 1} of ${total} \u00b7 ${wizard.photos.size} photo${wizard.photos.size === 1 ? "" : "s"} taken`;
   $("wizard-file").disabled = done;
   $("wizard-many").disabled = done;
   $("wizard-skip").disabled = done;
@@ -120,10 +120,17 @@ function showCard() {
   )));
 }
 
+/** Keep ``file`` as the photo of ``code``; false (the error shown) for a file that is no image. */
 function take(code, file) {
+  if (file.type && !file.type.startsWith("image/")) {
+    showError($("wizard-error"), new Error(`${file.name} is no photo (${file.type}): choose an image for ${code}`));
+    return false;
+  }
+  showError($("wizard-error"), null);
   if (wizard.urls.has(code)) URL.revokeObjectURL(wizard.urls.get(code));
   wizard.photos.set(code, file);
   wizard.urls.set(code, URL.createObjectURL(file));
+  return true;
 }
 
 function start(event) {
@@ -261,8 +268,7 @@ export function setupDecks() {
   $("wizard-file").addEventListener("change", () => {
     const input = $("wizard-file");
     if (input.files && input.files[0] && wizard.index < wizard.codes.length) {
-      take(wizard.codes[wizard.index], input.files[0]);
-      wizard.index += 1;
+      if (take(wizard.codes[wizard.index], input.files[0])) wizard.index += 1;
       input.value = "";
       showCard();
     }
@@ -271,7 +277,7 @@ export function setupDecks() {
     const input = $("wizard-many");
     for (const file of input.files || []) {
       if (wizard.index >= wizard.codes.length) break;
-      take(wizard.codes[wizard.index], file);
+      if (!take(wizard.codes[wizard.index], file)) break;  // named; the card waits for a photo
       wizard.index += 1;
     }
     input.value = "";

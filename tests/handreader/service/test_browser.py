@@ -654,3 +654,29 @@ def test_an_audit_query_with_since_after_until_is_named(page: Any) -> None:
     page.click("#audit-list")
     page.wait_for_selector("#audit-error:not([hidden])")
     assert "Since is not before Until" in page.inner_text("#audit-error")
+
+
+def test_a_wrong_token_in_the_deck_wizard_is_mended_without_losing_the_photos(
+    page: Any, tmp_path: Path
+) -> None:
+    photos = _card_photos(tmp_path, 2)
+    note = tmp_path / "notes.txt"
+    note.write_text("not a photo")
+    page.click("#tab-decks")
+    page.fill("#wizard-name", "mended")
+    page.fill("#wizard-token", "WRONG")
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-cards:not([hidden])")
+    page.set_input_files("#wizard-file", str(note))  # no image: named, the card still waits
+    assert "notes.txt is no photo" in page.inner_text("#wizard-error")
+    assert page.get_attribute("#wizard-card", "data-code") == "AS"
+    page.set_input_files("#wizard-many", photos)
+    assert "2 photos taken" in page.inner_text("#wizard-progress")
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-error:not([hidden])")
+    assert "unauthorized" in page.inner_text("#wizard-error")
+    assert page.is_visible("#wizard-token")  # reachable from the cards step
+    page.fill("#wizard-token", TOKEN)
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-done")
+    assert "Deck mended: 2 cards" in page.inner_text("#wizard-done")
