@@ -12,9 +12,17 @@ function showScore() {
 
 async function deal() {
   showError($("trainer-error"), null);
-  $("trainer-answer").replaceChildren();
   const query = new URLSearchParams({ hands: $("trainer-count").value, profile: $("trainer-profile").value });
-  if ($("trainer-seed").value !== "") query.set("seed", $("trainer-seed").value);
+  const seedText = $("trainer-seed").value.trim();
+  if (seedText !== "") {
+    if (!/^\d{1,19}$/.test(seedText) || BigInt(seedText) >= 2n ** 63n) {
+      // the deal on screen stays as it was: only the seed typed is wrong
+      showError($("trainer-error"), new Error(`a seed is a whole number from 0 to 2^63 - 1, not ${seedText}`));
+      return;
+    }
+    query.set("seed", seedText);
+  }
+  $("trainer-answer").replaceChildren();
   try {
     // the seed as the server wrote it: a JSON number over 2^53 loses digits in JavaScript
     const text = await (await request(`/v1/trainer/deal?${query}`)).text();
@@ -82,7 +90,9 @@ function showAnswer(answer) {
   parts.push(el("button", { type: "button", id: "trainer-next" }, "Next deal"));
   $("trainer-answer").replaceChildren(...parts);
   $("trainer-next").addEventListener("click", deal);
-  $("trainer-prompt").textContent = answer.correct ? "Well read." : "Look at the splits and try the next deal.";
+  const seed = $("trainer-prompt").dataset.seed;
+  const again = seed ? ` (deal ${seed}: give it as the seed to play it again)` : "";
+  $("trainer-prompt").textContent = (answer.correct ? "Well read." : "Look at the splits and try the next deal.") + again;
   $("trainer-result").focus(); // the pick's button is now disabled: focus the answer, not the page
 }
 

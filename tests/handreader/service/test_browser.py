@@ -311,6 +311,14 @@ def test_trainer_mode_counts_right_and_wrong_picks(page: Any) -> None:
     page.wait_for_selector("#trainer-verdict")
     assert page.text_content("#trainer-verdict") == "Wrong"
     assert page.inner_text("#trainer-score") == "1 / 2"
+    assert "(deal 8: give it as the seed to play it again)" in page.inner_text("#trainer-prompt")
+    # a seed that is no whole number is named in the page's words; the deal shown stays
+    page.fill("#trainer-seed", "-1")
+    page.click("#trainer-next")
+    page.wait_for_selector("#trainer-error:not([hidden])")
+    error = page.inner_text("#trainer-error")
+    assert "a seed is a whole number from 0 to 2^63 - 1, not -1" in error
+    assert page.locator("#trainer-reading tbody tr").count() == 3
 
 
 def test_dealer_check_names_the_difference(page: Any, tmp_path: Path) -> None:
