@@ -101,7 +101,8 @@ def data_dir() -> Path:
 def _check_name(name: str) -> str:
     if not isinstance(name, str) or not _NAME.match(name):
         raise DeckProfileError(
-            f"bad deck name {name!r}: use letters, digits, '-', '_' or '.' (up to 64)"
+            f"bad deck name {name!r}: a letter or digit, then letters, digits, '-', '_' or '.' "
+            "(up to 64)"
         )
     return name
 

@@ -131,6 +131,8 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
         lifespan=lifespan,
         docs_url=None,  # served from the package's own files (routes/docs.py), not a CDN
         redoc_url=None,
+        # /v1/read/ is a 404, not a redirect that has the client send a 20 MiB photo twice
+        redirect_slashes=False,
     )
     app.state.reader = reader if reader is not None else NoReader("the models are loading")
     app.state.runtime = Runtime(chosen)

@@ -79,3 +79,16 @@ def test_validation_messages_name_the_field_as_the_request_does(
 ) -> None:
     path = "/v1/trainer/check" if "pick" in body else "/v1/score"
     assert error_message(client.post(path, json=body), 422, "validation_error") == message
+
+
+def test_a_trailing_slash_is_no_redirect_that_sends_the_photo_twice(client: TestClient) -> None:
+    answer = client.post("/v1/read/", content=image_bytes(), follow_redirects=False)
+    error_message(answer, 404, "not_found")
+    assert client.post("/v1/read", content=image_bytes()).status_code == 200
+
+
+def test_a_bad_deck_name_says_what_a_name_is() -> None:
+    from vision.calibration import DeckProfileError, load_profile
+
+    with pytest.raises(DeckProfileError, match="a letter or digit, then letters, digits"):
+        load_profile("..")
