@@ -1,0 +1,126 @@
+# ruff: noqa: F401, F811
+"""The page in Chromium against mistakes a user makes: a double click, a bad stake, a typo in
+an option, a wrong operator token in the deck wizard, a file that is no photo, the keyboard in
+the enlarged photo, an audit query that cannot match. The server, browser and fakes are
+``test_browser``'s."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_page import TOKEN, Server
+from test_browser import (  # the fixtures, used by name: pytest's imports, not Python's
+    _card_photos,
+    _photo,
+    browser,
+    decks_dir,
+    fake,
+    page,
+    server,
+)
+from web_fakes import DeckFakeReader
+
+pytestmark = pytest.mark.browser
+
+pytest.importorskip("playwright.sync_api")
+
+
+def _audit_count(server: Server) -> int:
+    import httpx
+
+    answer = httpx.get(
+        server.url + "/v1/audit", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
+    )
+    count: int = answer.json()["count"]
+    return count
+
+
+def test_a_double_click_on_check_logs_one_verification(
+    page: Any, server: Server, tmp_path: Path
+) -> None:
+    before = _audit_count(server)
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(_photo(tmp_path)))
+    page.fill("#verify-token", TOKEN)
+    page.dblclick("#verify-submit")
+    page.wait_for_selector("#verify-verdict")
+    page.wait_for_timeout(300)  # a second request, had one gone out, would be logged by now
+    assert _audit_count(server) == before + 1
+    assert not page.locator("#verify-submit").is_disabled()
+
+
+def test_a_stake_that_is_no_positive_number_is_named_not_replaced(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-players tbody tr")
+    sizes = len(fake.sizes)
+    page.fill("#photo-stake", "-5")
+    page.dispatch_event("#photo-stake", "change")
+    page.wait_for_selector("#photo-error:not([hidden])")
+    assert "the stake must be a positive number, not -5" in page.inner_text("#photo-error")
+    assert len(fake.sizes) == sizes  # nothing sent with a stake the user did not type
+    assert page.locator("#photo-players tbody tr").count() > 0  # the last reading stays
+
+
+def test_a_refused_option_keeps_the_photo_and_names_the_option(page: Any, tmp_path: Path) -> None:
+    page.select_option("#photo-game", "pits")
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-results p, #photo-results table")
+    page.fill("#photo-pits-table", "garbage!!")
+    page.dispatch_event("#photo-pits-table", "change")
+    page.wait_for_selector("#photo-error:not([hidden])")
+    assert "garbage!!" in page.inner_text("#photo-error")
+    assert page.locator("#photo-results").evaluate("node => node.childElementCount") > 0
+    assert "correct the option" in page.inner_text("#photo-status")
+
+
+def test_the_enlarged_photo_keeps_the_focus_and_gives_it_back(page: Any, tmp_path: Path) -> None:
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-enlarge:not([hidden])")
+    page.focus("#photo-enlarge")
+    page.keyboard.press("Enter")
+    assert page.get_attribute("#photo-enlarge", "aria-pressed") == "true"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "photo-enlarge"  # not behind it
+    page.keyboard.press("Escape")
+    assert page.get_attribute("#photo-enlarge", "aria-pressed") == "false"
+    assert page.evaluate("document.activeElement.id") == "photo-enlarge"
+
+
+def test_an_audit_query_with_since_after_until_is_named(page: Any) -> None:
+    page.click("#tab-verify")
+    page.click("#audit summary")
+    page.fill("#audit-since", "2026-12-06T12:00")
+    page.fill("#audit-until", "2026-12-05T12:00")
+    page.click("#audit-list")
+    page.wait_for_selector("#audit-error:not([hidden])")
+    assert "Since is not before Until" in page.inner_text("#audit-error")
+
+
+def test_a_wrong_token_in_the_deck_wizard_is_mended_without_losing_the_photos(
+    page: Any, tmp_path: Path
+) -> None:
+    photos = _card_photos(tmp_path, 2)
+    note = tmp_path / "notes.txt"
+    note.write_text("not a photo")
+    page.click("#tab-decks")
+    page.fill("#wizard-name", "mended")
+    page.fill("#wizard-token", "WRONG")
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-cards:not([hidden])")
+    page.set_input_files("#wizard-file", str(note))  # no image: named, the card still waits
+    assert "notes.txt is no photo" in page.inner_text("#wizard-error")
+    assert page.get_attribute("#wizard-card", "data-code") == "AS"
+    page.set_input_files("#wizard-many", photos)
+    assert "2 photos taken" in page.inner_text("#wizard-progress")
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-error:not([hidden])")
+    assert "unauthorized" in page.inner_text("#wizard-error")
+    assert page.is_visible("#wizard-token")  # reachable from the cards step
+    page.fill("#wizard-token", TOKEN)
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-done")
+    assert "Deck mended: 2 cards" in page.inner_text("#wizard-done")
