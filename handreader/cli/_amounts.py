@@ -1,14 +1,15 @@
-"""Argument types (amounts, rates) and signed money text shared by the casino-game commands
-(a helper of the commands, not a command)."""
+"""Argument types (amounts, rates, counts) and signed money text shared by the commands (a
+helper of the commands, not a command)."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from rules.money import MAX_AMOUNT
 
-__all__ = ["amount", "money", "rate"]
+__all__ = ["amount", "at_least", "money", "rate"]
 
 
 def _decimal(text: str) -> Decimal:
@@ -43,3 +44,18 @@ def rate(text: str) -> Decimal:
 def money(value: Decimal) -> str:
     """Signed amount without trailing zeros: ``+95``, ``-100``, ``+9.5``."""
     return f"{value.normalize():+f}"
+
+
+def at_least(least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``least`` (a count of scenes, photos...)."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"expected at least {least}, got {text!r}")
+        return value
+
+    return whole

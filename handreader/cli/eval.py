@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handreader.cli._amounts import at_least
 from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from handreader.cli.read import add_ray_arguments, require_inputs
 
@@ -53,7 +54,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
     )
-    parser.add_argument("--limit", type=_count, help="read at most this many photos per manifest")
+    parser.add_argument(
+        "--limit", type=at_least(0), help="read at most this many photos per manifest"
+    )
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
     parser.add_argument(
         "--set",
@@ -66,17 +69,6 @@ def register(subparsers: Any) -> None:
     add_deck_options(parser, default="any: each card read on its own")
     add_ray_arguments(parser)
     parser.set_defaults(func=run)
-
-
-def _count(text: str) -> int:
-    """A whole number of photos, 0 or more (argparse names a bad one)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 _SWITCH = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}

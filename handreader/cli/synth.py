@@ -29,6 +29,7 @@ from typing import Any
 
 import cv2
 
+from handreader.cli._amounts import at_least
 from training.synth.config import SceneConfig, load_config
 
 __all__ = ["CONTACT_SHEET", "check_card_art", "register", "run", "write_contact_sheet"]
@@ -37,26 +38,12 @@ CONTACT_SHEET = "contact_sheet.png"
 """File name of the preview written under the output folder."""
 
 
-def _positive(text: str) -> int:
-    """argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {text!r}")
-    return value
+_positive = at_least(1)
+"""argparse type: an integer of at least 1."""
 
 
-def _non_negative(text: str) -> int:
-    """argparse type: an integer of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or more, got {text!r}")
-    return value
+_non_negative = at_least(0)
+"""argparse type: an integer of at least 0."""
 
 
 def register(subparsers: Any) -> None:

@@ -305,7 +305,7 @@ def test_cli_bad_config_exits_2_naming_the_field(
         ),
         (
             ["--config", "datasets/scenes.yaml", "--out", "OUT", "--count", "1", "--start", "-1"],
-            "expected 0 or more",
+            "expected at least 0",
         ),
         (["--preview-only", "--out", "OUT"], "no scenes to preview"),
     ],

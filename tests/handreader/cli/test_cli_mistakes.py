@@ -75,7 +75,7 @@ def test_eval_refuses_a_negative_limit_and_a_setting_that_is_no_number(
     manifest.write_text('{"image": "a.jpg", "cards": ["7H"]}\n')
     with pytest.raises(SystemExit) as exited:
         main(["eval", str(manifest), "--limit", "-1"])
-    assert exited.value.code == 2 and "must be 0 or more, got -1" in capsys.readouterr().err
+    assert exited.value.code == 2 and "expected at least 0, got '-1'" in capsys.readouterr().err
     assert main(["eval", str(manifest), "--set", "verify_below=nan"]) == 2
     assert "verify_below takes a finite number" in _one_line_error(capsys, "eval")
 
