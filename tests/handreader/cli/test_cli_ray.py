@@ -154,10 +154,12 @@ def test_eval_on_ray_gives_the_plain_figures(
     entries = [{"image": "hand.jpg", "cards": cards}, {"image": "broken.jpg", "cards": ["AS"]}]
     entries += [{"image": f"table-{i}.jpg", "cards": ["KH", "QS"]} for i in range(4)]
     manifest.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
-    assert main(["eval", "--json", str(manifest)]) == 0
-    plain = json.loads(capsys.readouterr().out)
-    assert main(["eval", "--json", "--ray", "--readers", "2", str(manifest)]) == 0
+    assert main(["eval", "--json", str(manifest)]) == 2  # a photo could not be read
+    here = capsys.readouterr()
+    plain = json.loads(here.out)
+    assert "broken.jpg" in here.err  # the failed photo is named
+    assert main(["eval", "--json", "--ray", "--readers", "2", str(manifest)]) == 2
     captured = capsys.readouterr()
     assert json.loads(captured.out) == plain
     assert plain["failed"] == 1 and plain["photos"] == 6
-    assert "broken.jpg" in captured.err  # the failed photo is named
+    assert "broken.jpg" in captured.err  # named on the cluster's run too
