@@ -115,6 +115,7 @@ async function submit(event) {
   const options = { profile: $("verify-profile").value, stake, declared: declaration() };
   if ($("verify-bet").value) options.bet = $("verify-bet").value;
   if (chosenDeck()) options.deck = chosenDeck();
+  const seatsRead = $("verify-status").textContent;
   $("verify-status").textContent = "Checking\u2026";
   generation += 1;
   checking = true;
@@ -127,7 +128,13 @@ async function submit(event) {
     clearVerification();
     showVerification(answer, picture);
   } catch (error) {
-    clearVerification();
+    if (error.status >= 400 && error.status < 500) {
+      // the token or the form is wrong: the seats read stay in view while the dealer mends it
+      $("verify-status").textContent = seatsRead;
+      markStale();
+    } else {
+      clearVerification();
+    }
     showError($("verify-error"), error);
   } finally {
     checking = false;

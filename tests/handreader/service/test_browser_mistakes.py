@@ -124,3 +124,18 @@ def test_a_wrong_token_in_the_deck_wizard_is_mended_without_losing_the_photos(
     page.click("#wizard-finish")
     page.wait_for_selector("#wizard-done")
     assert "Deck mended: 2 cards" in page.inner_text("#wizard-done")
+
+
+def test_a_wrong_token_keeps_the_seats_read_in_view(page: Any, tmp_path: Path) -> None:
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(_photo(tmp_path)))
+    page.wait_for_function(
+        "() => document.getElementById('verify-status').textContent.startsWith('Seats read')"
+    )
+    seats = page.inner_text("#verify-status")
+    page.fill("#verify-token", "WRONG")
+    page.click("#verify-submit")
+    page.wait_for_selector("#verify-error:not([hidden])")
+    assert "unauthorized" in page.inner_text("#verify-error")
+    assert page.inner_text("#verify-status") == seats  # the dealer still sees the seats
+    assert page.is_visible("#verify-canvas")
