@@ -78,6 +78,16 @@ export function imageForm(file, options) {
 }
 
 /** Show an error in a box (or hide the box when error is null). */
+/** The stake typed in ``input``: an empty field bets 1; anything else that is no positive
+ *  number throws an Error naming it (never replaced in silence). */
+export function typedStake(input) {
+  const text = input.value.trim();
+  if (text === "") return 1;
+  const value = Number(text);
+  if (!(Number.isFinite(value) && value > 0)) throw new Error(`the stake must be a positive number, not ${text}`);
+  return value;
+}
+
 export function showError(box, error) {
   if (!error) {
     box.hidden = true;

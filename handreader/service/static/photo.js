@@ -3,7 +3,7 @@
 // here over the photo as the browser shows it (draw.js). Changing an option marks the results
 // out of date and reads the photo again with it.
 
-import { $, el, request, imageForm, showError, cardChips, table, money, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
+import { $, el, request, imageForm, showError, cardChips, table, money, typedStake, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
 import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene, statusText } from "./draw.js";
 
@@ -11,14 +11,8 @@ const GAME_ENDPOINTS = { niuniu: "/v1/score", pits: "/v1/pits", baccarat: "/v1/b
 let annotatedUrl = null;
 const state = { file: null, generation: 0, shown: false, shownFile: null };
 
-/** The stake typed; an empty field bets 1, anything else that is no positive number is an
- *  error naming it (never replaced in silence). */
 function stake() {
-  const text = $("photo-stake").value.trim();
-  if (text === "") return 1;
-  const value = Number(text);
-  if (!(Number.isFinite(value) && value > 0)) throw new Error(`the stake must be a positive number, not ${text}`);
-  return value;
+  return typedStake($("photo-stake"));
 }
 
 /** What each reading flag means, in the page's words (the API documents the same). */

@@ -3,7 +3,7 @@
 // answer shows its evidence: the photo with the hands read drawn over it, each seat's cards
 // and score. The audit log can be listed and exported here too. Both need the operator token.
 
-import { $, el, request, imageForm, showError, table, money } from "./common.js";
+import { $, el, request, imageForm, showError, table, money, typedStake } from "./common.js";
 import { chosenDeck, onDeckChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene } from "./draw.js";
 import { niuniuResults } from "./photo.js";
@@ -106,10 +106,11 @@ async function submit(event) {
     showError($("verify-error"), new Error("choose the photo of the round first"));
     return;
   }
-  const stakeText = $("verify-stake").value.trim();
-  const stake = stakeText === "" ? 1 : Number(stakeText);
-  if (!(Number.isFinite(stake) && stake > 0)) {
-    showError($("verify-error"), new Error(`the stake must be a positive number, not ${stakeText}`));
+  let stake;
+  try {
+    stake = typedStake($("verify-stake"));
+  } catch (error) {
+    showError($("verify-error"), error);
     return;
   }
   const options = { profile: $("verify-profile").value, stake, declared: declaration() };
