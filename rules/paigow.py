@@ -116,6 +116,11 @@ def set_paigow_hand(
     Raises HandError for bad cards (count, duplicates, two jokers) and IllegalPlayError for a
     foul (the low hand outranks the high hand).
     """
+    for name, cards, count in (("high", high, 5), ("low", low, 2)):
+        if len(cards) != count:
+            raise HandError(
+                f"the {name} hand takes {count} cards, got {len(cards)}: {_cards_text(cards)!r}"
+            )
     _check_seven([*high, *low])
     high_hand = evaluate_five(high, rules.wheel)
     low_hand = evaluate_two(low)

@@ -9,7 +9,7 @@ read as) and ``description`` (the combination in words). Without ``--json``: one
 
 Exit status, the same with and without ``--json``: 0 when the play is legal, 1 when it is
 illegal (including no combination at all; the reason is printed), 2 for bad input (unknown card
-text, a card given twice, a table that is no combination).
+text, no card played, a card given twice, a table that is no combination).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from rules.cards import AnyCard, check_distinct, parse_cards
-from rules.errors import IllegalPlayError
+from rules.errors import HandError, IllegalPlayError
 from rules.pits import (
     Combination,
     CombinationError,
@@ -81,11 +81,13 @@ def _report(
 def judge(play_text: str, table_text: str = "", kind_name: str | None = None) -> dict[str, Any]:
     """The report on playing ``play_text`` on ``table_text`` (see the module docstring).
 
-    Raises CardError for unknown card text, HandError for a card given twice, and ValueError
-    when the table is no combination.
+    Raises CardError for unknown card text, HandError for no cards played or a card given twice
+    (in the play or on the table), and ValueError when the table is no combination.
     """
     play = parse_cards(play_text)
     table = parse_cards(table_text)
+    if not play:
+        raise HandError("--play: no cards (a pass plays none: there is nothing to check)")
     check_distinct(play + table)
     if table:
         try:

@@ -21,7 +21,8 @@ the records against these models so the two cannot drift apart): :class:`TableOu
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from decimal import Decimal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +37,7 @@ from rules.decks import (
     niuniu_deck,
     niuniu_packs,
 )
+from rules.money import MAX_AMOUNT
 from rules.niuniu_profiles import DEFAULT_PROFILE
 from vision.index_letters import INDEX_LETTERS
 
@@ -58,6 +60,7 @@ __all__ = [
     "ScoreOut",
     "TableOptionsIn",
     "TableOut",
+    "at_most_max_amount",
 ]
 
 MAX_HANDS = 7
@@ -79,9 +82,22 @@ FLAGS_DESCRIPTION = (
     "black suit may be red, and is uncertain)"
 )
 
-Stake = Annotated[float, Field(le=1e12, allow_inf_nan=False)] | Annotated[str, Field(max_length=40)]
-"""A stake: a number or exact decimal text; zero and negative stakes pass the schema so that
-the rules refuse them in words ("stake must be a positive number, got -1")."""
+
+_Number = TypeVar("_Number", float, Decimal)
+
+
+def at_most_max_amount(value: _Number) -> _Number:
+    """``value`` when it is at most :data:`rules.money.MAX_AMOUNT`, the largest amount the
+    command line takes too; ValueError naming that limit otherwise."""
+    if value > MAX_AMOUNT:
+        raise ValueError(f"must be at most {MAX_AMOUNT:,}")
+    return value
+
+
+Stake = Annotated[float, Field(allow_inf_nan=False)] | Annotated[str, Field(max_length=40)]
+"""A stake: a number or exact decimal text; zero, negative and too large stakes pass the schema
+so that the rules refuse them in words, whichever form they take ("stake must be a positive
+number, got -1", "stake 1e+16 is over the largest amount, ...")."""
 DeckOption = Annotated[
     str | None,
     Field(

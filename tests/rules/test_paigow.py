@@ -335,9 +335,10 @@ def test_two_card_order(weaker: str, stronger: str) -> None:
         ("9C 8D 5H 3S 2C", "AS AD", IllegalPlayError, "foul: the low hand AS AD"),
         ("KC 8D 5H 3S 2C", "AS 4D", IllegalPlayError, "foul"),  # A-4 outranks K-high
         ("9C 9D 5H 3S 2C", "10S 10D", IllegalPlayError, "foul"),
-        ("9C 8D 5H 3S 2C 4C", "AS", HandError, "expected 5 cards, got 6"),
-        ("9C 8D 5H 3S", "AS KD 2D", HandError, "expected 5 cards, got 4"),
-        ("9C 8D 5H 3S 2C", "AS KD 2D", HandError, "expected 7 cards, got 8"),
+        ("9C 8D 5H 3S 2C 4C", "AS", HandError, "the high hand takes 5 cards, got 6"),
+        ("9C 8D 5H 3S", "AS KD 2D", HandError, "the high hand takes 5 cards, got 4"),
+        ("9C 8D 5H 3S 2C", "AS KD 2D", HandError, "the low hand takes 2 cards, got 3"),
+        ("AS KS QS JS 10S", "2H", HandError, "the low hand takes 2 cards, got 1: '2H'"),
         ("9C 8D 5H 3S JB", "AS JR", HandError, "at most one joker"),
         ("9C 8D 5H 3S 2C", "AS 9C", HandError, "duplicate card 9C"),
     ],

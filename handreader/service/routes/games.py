@@ -38,7 +38,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from handreader.service.deps import (
     ReaderLike,
@@ -56,6 +56,7 @@ from handreader.service.schemas import (
     GameOption,
     IndicesOption,
     RegionIn,
+    at_most_max_amount,
 )
 from handreader.tables.games import (
     GamePhoto,
@@ -87,7 +88,8 @@ __all__ = [
     "add_game_routes",
 ]
 
-Amount = Annotated[Decimal, Field(gt=0, le=Decimal("1e12"))]
+Amount = Annotated[Decimal, Field(gt=0), AfterValidator(at_most_max_amount)]
+"""A positive amount, at most :data:`rules.money.MAX_AMOUNT` as the command line takes it."""
 Rate = Annotated[Decimal, Field(ge=0, lt=1)]
 Side = Literal["left", "right", "top", "bottom"]
 

@@ -58,7 +58,8 @@ from handreader.service.schemas import (
 from handreader.tables.grouping import Region
 from handreader.tables.pits import judge_play, judge_reading
 from handreader.tables.scoring import TableCard, score_codes, score_reading
-from rules.cards import AnyCard, parse_cards
+from rules.cards import AnyCard, check_distinct, parse_cards
+from rules.errors import HandError
 
 __all__ = ["add_scoring_routes"]
 
@@ -184,8 +185,12 @@ def _score_photo(upload: Upload, reader: ReaderLike, runtime: Runtime) -> Respon
 def _pits_codes(upload: Upload) -> Response:
     """``POST /v1/pits`` with card codes as JSON."""
     codes = validate(PitsCodesIn, {**upload.options, **(upload.document or {})})
-    play = [_code(card) for card in parse_cards(codes.play)]
-    table = [_code(card) for card in parse_cards(codes.table)]
+    played, on_table = parse_cards(codes.play), parse_cards(codes.table)
+    if not played:
+        raise HandError("no cards in the play: name the cards played (a pass plays none)")
+    check_distinct(played + on_table)  # one deck: a card on the table cannot be played again
+    play = [_code(card) for card in played]
+    table = [_code(card) for card in on_table]
     return json_response(judge_play(play, table).to_dict())
 
 

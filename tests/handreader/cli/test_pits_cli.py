@@ -84,6 +84,8 @@ def test_text_mode(capsys: pytest.CaptureFixture[str]) -> None:
         (["--play", "7H", "--table", "XX"], "unknown card 'XX'"),
         (["--play", "7H 7H"], "duplicate card 7H"),
         (["--play", "7H", "--table", "7H"], "duplicate card 7H"),
+        (["--play", "3H 3D", "--table", "3H 3C"], "duplicate card 3H"),
+        (["--play", " "], "--play: no cards"),
         (["--play", "7H", "--table", "5S 9D"], "--table: 5S 9D is no combination"),
     ],
 )

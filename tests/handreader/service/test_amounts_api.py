@@ -32,3 +32,39 @@ def test_a_stake_out_of_range_is_a_400(client: TestClient, stake: str) -> None:
 def test_the_largest_stake_is_scored(client: TestClient) -> None:
     response = client.post("/v1/score", json={"hands": HANDS, "stake": "1e15"})
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("stake", [1e16, "1e16"])
+def test_a_stake_over_the_largest_amount_is_refused_alike_as_number_or_text(
+    client: TestClient, stake: float | str
+) -> None:
+    response = client.post("/v1/score", json={"hands": HANDS, "stake": stake})
+    assert response.status_code == 400
+    assert "over the largest amount, 1,000,000,000,000,000" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("stake", [1e13, "1e13", 1e15])
+def test_the_api_takes_the_stakes_the_command_line_takes(
+    client: TestClient, stake: float | str
+) -> None:
+    score = client.post("/v1/score", json={"hands": HANDS, "stake": stake})
+    assert score.status_code == 200, score.text
+    for path, body in (
+        ("/v1/baccarat", {"player": "9H 5C", "banker": "KD 6S"}),
+        ("/v1/blackjack", {"dealer": "KD 7S", "players": ["10H 9C"]}),
+        ("/v1/paigow", {"cards": "AS KD 9C 9D 5H 3S JR", "banker": "QS QH 8D 7C 4S 3D 2H"}),
+    ):
+        response = client.post(path, json={**body, "stake": stake})
+        assert response.status_code == 200, (path, response.text)
+
+
+@pytest.mark.parametrize("path", ["/v1/baccarat", "/v1/blackjack", "/v1/paigow"])
+@pytest.mark.parametrize("stake", [1e16, "1e16"])
+def test_a_game_stake_over_the_largest_amount_names_the_limit(
+    client: TestClient, path: str, stake: float | str
+) -> None:
+    response = client.post(path, json={"stake": stake})
+    assert response.status_code == 422
+    message = response.json()["error"]["message"]
+    assert "stake" in message and "1,000,000,000,000,000" in message, message
+    assert "E+" not in message

@@ -302,6 +302,15 @@ BAD_REQUESTS = [
     ),
     ("pits bad card", "/v1/pits", {"json": {"play": "7H 7Z"}}, 400, "bad_card"),
     ("pits no play", "/v1/pits", {"json": {"table": "7H"}}, 422, "validation_error"),
+    ("pits empty play", "/v1/pits", {"json": {"play": " "}}, 400, "bad_hand"),
+    ("pits card played twice", "/v1/pits", {"json": {"play": "3H 3H"}}, 400, "bad_hand"),
+    (
+        "pits card both played and on the table",
+        "/v1/pits",
+        {"json": {"play": "3H 3D", "table": "3H 3C"}},
+        400,
+        "bad_hand",
+    ),
     (
         "image options unknown profile",
         "/v1/score?profile=vegas",
