@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from rules.cards import AnyCard, Card, check_distinct
+from rules.cards import MAX_PACKS, AnyCard, Card, check_distinct
 from rules.errors import HandError, IllegalPlayError, ProfileError
 from rules.money import ZERO, json_amount
 
@@ -61,8 +61,8 @@ class BaccaratRules:
             raise ProfileError(f"banker commission {self.banker_commission} must lie in [0, 1)")
         if not self.tie_pays > 0:
             raise ProfileError(f"tie payout {self.tie_pays} must be positive")
-        if self.decks < 1:
-            raise ProfileError(f"decks {self.decks} must be at least 1")
+        if not 1 <= self.decks <= MAX_PACKS:
+            raise ProfileError(f"decks {self.decks} must be 1 to {MAX_PACKS}")
 
 
 DEFAULT_RULES = BaccaratRules()

@@ -15,6 +15,7 @@ from rules.errors import CardError, HandError
 
 __all__ = [
     "CARD_CLASSES",
+    "MAX_PACKS",
     "Card",
     "Joker",
     "Rank",
@@ -24,6 +25,10 @@ __all__ = [
     "parse_card",
     "parse_cards",
 ]
+
+MAX_PACKS = 16
+"""The most packs a game may be dealt from (a baccarat shoe holds 8, a blackjack shoe up to 8):
+every deck count the rules, the command line and the API take is 1 to this."""
 
 
 class Rank(enum.IntEnum):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from rules.baccarat import DEFAULT_RULES as DEFAULT_BACCARAT_RULES
 from rules.blackjack import BlackjackRules
-from rules.cards import AnyCard, Card, Joker, Rank, Suit
+from rules.cards import MAX_PACKS, AnyCard, Card, Joker, Rank, Suit
 from rules.errors import DeckError
 from rules.niuniu_profiles import DEFAULT_PROFILE, NiuProfile, get_profile
 from rules.pits_combos import DEFAULT_PITS_RULES
@@ -66,9 +66,11 @@ class Deck:
         where = f"deck {self.name!r}" if self.name else "deck"
         if not self.ranks or not all(isinstance(rank, Rank) for rank in self.ranks):
             raise DeckError(f"{where}: ranks must be some of A..K, got {sorted(self.ranks)!r}")
-        for what, value, lowest in (("copies", self.copies, 1), ("decks", self.decks, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
+        for what, value, most in (("copies", self.copies, None), ("decks", self.decks, MAX_PACKS)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise DeckError(f"{where}: {what} must be a whole number >= 1, got {value!r}")
+            if most is not None and value > most:
+                raise DeckError(f"{where}: {what} must be at most {most}, got {value!r}")
         if isinstance(self.jokers, bool) or self.jokers not in (0, 1, 2):
             raise DeckError(f"{where}: jokers must be 0, 1 or 2, got {self.jokers!r}")
 

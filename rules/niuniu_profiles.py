@@ -32,7 +32,7 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
-from rules.cards import Suit
+from rules.cards import MAX_PACKS, Suit
 from rules.errors import ProfileError
 from rules.money import ZERO, to_money
 
@@ -324,6 +324,8 @@ class NiuProfile:
             )
         if not isinstance(self.decks, int) or self.decks < 1:
             raise ProfileError(f"{where}: decks must be a whole number >= 1, got {self.decks!r}")
+        if self.decks > MAX_PACKS:
+            raise ProfileError(f"{where}: decks must be at most {MAX_PACKS}, got {self.decks!r}")
         if not 0 <= self.commission_rate < 1:
             raise ProfileError(
                 f"{where}: commission rate must be in [0, 1), got {self.commission_rate}"

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from handreader.tables.grouping import DEFAULT_LINK_FACTOR, Region
 from handreader.tables.scoring import TableOptions
+from rules.cards import MAX_PACKS
 from rules.decks import (
     ANY_CARD,
     GAME_DECKS,
@@ -118,7 +119,7 @@ GameOption = Annotated[
 ]
 DecksOption = Annotated[
     int | None,
-    Field(ge=1, le=16, description="packs of that deck in play; default: the game's"),
+    Field(ge=1, le=MAX_PACKS, description="packs of that deck in play; default: the game's"),
 ]
 IndicesOption = Annotated[
     str | None,
@@ -230,7 +231,7 @@ class ScoreCodesIn(_Options):
         0, ge=0, lt=MAX_HANDS, description="the banker's hand; null: no banker"
     )
     decks: int | None = Field(
-        None, ge=1, le=16, description="52-card decks dealt from; default: the profile's"
+        None, ge=1, le=MAX_PACKS, description="52-card decks dealt from; default: the profile's"
     )
 
     def to_options(self) -> TableOptions:

@@ -175,3 +175,23 @@ def test_deck_in_play_errors(
 ) -> None:
     with pytest.raises(DeckError, match=message):
         deck_in_play(game, decks, default)
+
+
+def test_no_game_is_dealt_from_more_packs_than_the_api_takes() -> None:
+    """One bound on packs for every game, as the command line and the API share it."""
+    from rules.baccarat import BaccaratRules
+    from rules.blackjack import BlackjackRules
+    from rules.cards import MAX_PACKS
+    from rules.errors import ProfileError
+
+    assert Deck.standard(MAX_PACKS).decks == MAX_PACKS
+    with pytest.raises(DeckError, match=f"at most {MAX_PACKS}"):
+        Deck.standard(MAX_PACKS + 1)
+    with pytest.raises(DeckError, match=f"at most {MAX_PACKS}"):
+        deck_in_play("pinochle", MAX_PACKS + 1)
+    for make in (BaccaratRules, BlackjackRules):
+        assert make(decks=MAX_PACKS).decks == MAX_PACKS
+        with pytest.raises(ProfileError, match=f"must be 1 to {MAX_PACKS}"):
+            make(decks=MAX_PACKS + 1)
+    with pytest.raises(ProfileError, match=f"at most {MAX_PACKS}"):
+        get_profile("classic").replace(decks=MAX_PACKS + 1)

@@ -70,7 +70,7 @@ from handreader.tables.games import (
 from handreader.tables.grouping import DEFAULT_LINK_FACTOR, Region
 from rules.baccarat import BaccaratBet, BaccaratRules
 from rules.blackjack import BlackjackRules
-from rules.cards import parse_cards
+from rules.cards import MAX_PACKS, parse_cards
 from rules.decks import Deck, deck_for_game, deck_in_play
 from rules.errors import HandError
 from rules.paigow import PaiGowRules, house_way, set_paigow_hand
@@ -109,7 +109,7 @@ class _BaccaratOptions(_In):
     commission: Rate = Field(Decimal("0.05"), description="Banker commission")
     tie_pays: Amount = Field(Decimal(8), description="Tie pays this many to one")
     push_on_tie: bool = Field(True, description="Player and Banker bets push on a tie")
-    decks: int = Field(8, ge=1, le=16, description="decks in the shoe")
+    decks: int = Field(8, ge=1, le=MAX_PACKS, description="decks in the shoe")
 
     def rules(self) -> BaccaratRules:
         """The rule options."""
@@ -178,7 +178,7 @@ class _BlackjackOptions(_In):
     stake: Amount = Field(Decimal(1), description="each player's stake")
     hit_soft_17: bool = Field(False, description="the dealer hits a soft 17")
     blackjack_pays: Amount = Field(Decimal("1.5"), description="a blackjack pays this to one")
-    decks: int = Field(6, ge=1, le=16, description="decks in the shoe")
+    decks: int = Field(6, ge=1, le=MAX_PACKS, description="decks in the shoe")
 
     def rules(self) -> BlackjackRules:
         """The rule options."""

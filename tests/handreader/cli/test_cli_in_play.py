@@ -98,6 +98,10 @@ def test_photo_commands_load_the_reader_with_the_deck_in_play(
         ("read", ["--decks", "2"], "decks 2 given without a game"),
         ("read", ["--game", "any", "--decks", "2"], "decks 2 given with game 'any'"),
         ("score", ["--decks", "0"], "decks must be a whole number >= 1, got 0"),
+        ("score", ["--decks", "17"], "decks must be at most 16, got 17"),
+        ("read", ["--game", "pinochle", "--decks", "17"], "decks must be at most 16, got 17"),
+        ("blackjack", ["--decks", "10000000"], "decks 10000000 must be 1 to 16"),
+        ("baccarat", ["--decks", "17"], "decks 17 must be 1 to 16"),
     ],
 )
 def test_a_bad_count_is_an_error_before_the_models_load(
