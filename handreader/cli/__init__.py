@@ -4,7 +4,9 @@ Each command module exposes ``register(subparsers)``, which adds its parser and 
 ``func(args) -> int`` as the default. Errors of the ``ValueError`` family (bad card text, bad
 hand, bad file) and of the ``OSError`` family (a path missing, a folder where a file is wanted,
 a file where a folder is wanted, no permission) become a one-line message and exit status 2,
-never a traceback.
+never a traceback; so do usage errors (an option's bad value, an unknown option), named with the
+command's own ``--help``. Ctrl-C stops a command with exit status 130 and one line (``webcam``
+prints its statistics first).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import importlib
 import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from handreader import __version__
 
@@ -36,11 +39,18 @@ COMMANDS: tuple[str, ...] = (
 """Command modules under ``handreader.cli``, in help order."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line: the error, and where the usage is."""
+
+    commands: dict[str, argparse.ArgumentParser]
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
-        prog="handreader", description="Read card hands from photos and score them."
-    )
+    parser = _Parser(prog="handreader", description="Read card hands from photos and score them.")
     parser.add_argument("--version", action="version", version=f"handreader {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
@@ -49,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     for command in subparsers.choices.values():  # descriptions come from module docstrings
         if command.description:
             command.description = plain_text(command.description)
+    parser.commands = subparsers.choices
     return parser
 
 
@@ -61,9 +72,15 @@ def plain_text(docstring: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # named by the command they were given to, with its usage
+        commands = getattr(parser, "commands", {})
+        commands.get(args.command, parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         status: int = args.func(args)
+    except KeyboardInterrupt:
+        print(f"handreader {args.command}: interrupted", file=sys.stderr)
+        return 130
     except ValueError as error:
         print(f"handreader {args.command}: error: {error}", file=sys.stderr)
         return 2

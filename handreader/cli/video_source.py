@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["WebcamError", "open_source", "parse_source"]
+__all__ = ["WebcamError", "check_output", "open_source", "parse_source", "quiet_stderr"]
 
 
 class WebcamError(ValueError):
@@ -25,8 +25,27 @@ def parse_source(text: str) -> int | str:
     return int(stripped) if stripped.isdigit() else stripped
 
 
+def _is_file(source: int | str) -> bool:
+    return isinstance(source, str) and "://" not in source
+
+
+def check_output(output: Path, source: int | str) -> None:
+    """WebcamError when ``output`` is the source video itself: writing it would destroy the
+    video being read."""
+    if not _is_file(source):
+        return
+    try:
+        same = output.resolve() == Path(source).resolve() or (
+            output.exists() and os.path.samefile(output, str(source))
+        )
+    except OSError:
+        return
+    if same:
+        raise WebcamError(f"--output {str(output)!r} is the source video: it would be overwritten")
+
+
 @contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
+def quiet_stderr() -> Iterator[None]:
     """Standard error (file descriptor 2, where FFmpeg's decoders write) sent nowhere."""
     sys.stderr.flush()
     saved = os.dup(2)
@@ -46,13 +65,15 @@ def open_source(source: int | str, size_wh: tuple[int, int] | None = (640, 480))
     """
     import cv2
 
-    if isinstance(source, str) and "://" not in source and not Path(source).is_file():
+    if _is_file(source) and Path(str(source)).is_dir():
+        raise WebcamError(f"cannot open video source {source!r}: a folder, not a video file")
+    if _is_file(source) and not Path(str(source)).is_file():
         raise WebcamError(f"cannot open video source {source!r}: no such file")
     logging = cv2.utils.logging
     level = logging.getLogLevel()
     logging.setLogLevel(logging.LOG_LEVEL_SILENT)  # its warnings would bury our one-line error
     try:
-        with _quiet_stderr():
+        with quiet_stderr():
             capture = cv2.VideoCapture(source)
     finally:
         logging.setLogLevel(level)
@@ -63,14 +84,14 @@ def open_source(source: int | str, size_wh: tuple[int, int] | None = (640, 480))
     if isinstance(source, str) and "://" not in source:
         # a file that opens may still hold no frame (a text file named .jpg): try one, with
         # the decoder's own complaints kept off the terminal, then start again from the top
-        with _quiet_stderr():
+        with quiet_stderr():
             ok, _ = capture.read()
         capture.release()
         if not ok:
             raise WebcamError(
                 f"cannot read video source {source!r}: no frame decodes (not a video or image)"
             )
-        with _quiet_stderr():
+        with quiet_stderr():
             capture = cv2.VideoCapture(source)
     if isinstance(source, int) and size_wh is not None:
         capture.set(cv2.CAP_PROP_FRAME_WIDTH, size_wh[0])

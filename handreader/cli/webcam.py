@@ -22,29 +22,37 @@ The reader works on frame N in a worker thread while frame N - 1 is drawn, shown
 statistics is printed (``--json``: a JSON object): frames, frames read, frames per second, and
 the flicker (changes of shown codes per minute of video).
 
-A source that cannot be opened, an output that cannot be written, or a window on a machine
-without a display is an error (exit status 2).
+A source that cannot be opened or gives no frame, an output that cannot be written or is the
+source itself, or a window on a machine without a display (or whose display does not answer)
+is an error (exit status 2). A video file that ends well before the frames it declares (the
+rest does not decode) is read as far as it goes, with a warning. Ctrl-C stops the run as the
+quit key does: the statistics are printed, and the exit status is 130.
 """
 
 from __future__ import annotations
 
 import argparse
-import enum
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from handreader.cli.in_play import add_deck_options
-from handreader.cli.video_source import WebcamError, open_source, parse_source
+from handreader.cli.video_source import (
+    WebcamError,
+    check_output,
+    open_source,
+    parse_source,
+    quiet_stderr,
+)
+from handreader.cli.window import Display, Key, Window, check_window_support, key_action
 from handreader.tables.live import (
     FrameReader,
     LiveFrame,
@@ -83,100 +91,6 @@ each keep both busy (one frame's detector beside the other's classifier), about 
 frames a second of one frame read at a time on both (``docs/benchmarks.md``, "Live overlay")."""
 
 
-class Key(enum.Enum):
-    """What a key press asks for."""
-
-    NONE = "none"
-    QUIT = "quit"
-    PAUSE = "pause"
-    SNAPSHOT = "snapshot"
-    NEXT_PROFILE = "next_profile"
-
-
-_KEYS = {
-    ord("q"): Key.QUIT,
-    ord("Q"): Key.QUIT,
-    27: Key.QUIT,  # Esc
-    ord("p"): Key.PAUSE,
-    ord("P"): Key.PAUSE,
-    ord(" "): Key.PAUSE,
-    ord("s"): Key.SNAPSHOT,
-    ord("S"): Key.SNAPSHOT,
-    ord("n"): Key.NEXT_PROFILE,
-    ord("N"): Key.NEXT_PROFILE,
-}
-
-
-def key_action(code: int) -> Key:
-    """The action of a key code from ``cv2.waitKey`` (-1: no key)."""
-    return Key.NONE if code < 0 else _KEYS.get(code & 0xFF, Key.NONE)
-
-
-class Display(Protocol):
-    """Where annotated frames go in window mode (a cv2 window, or a fake in tests)."""
-
-    def show(self, image: NDArray[np.uint8]) -> None:
-        """Show one frame."""
-        ...
-
-    def wait_key(self, milliseconds: int) -> int:
-        """The key pressed within ``milliseconds`` (-1 for none), -2 when the window closed."""
-        ...
-
-    def close(self) -> None:
-        """Close the window."""
-        ...
-
-
-def check_window_support() -> None:
-    """WebcamError when no window can be opened: no display, or OpenCV built without GUI.
-
-    (Checked before any window call: OpenCV's Qt back end aborts the process without a display.)
-    """
-    import cv2
-
-    if sys.platform.startswith("linux") and not (
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-    ):
-        raise WebcamError("no display to open a window on: use --headless --output OUT.mp4")
-    if re.search(r"^\s*GUI:\s+NONE\s*$", cv2.getBuildInformation(), re.MULTILINE):
-        raise WebcamError(
-            "this OpenCV build has no window support (opencv-python-headless): "
-            "use --headless --output OUT.mp4, or install opencv-python"
-        )
-
-
-class _Window:
-    """An OpenCV window (after :func:`check_window_support`)."""
-
-    def __init__(self, title: str) -> None:
-        check_window_support()
-        self.title = title
-        self._shown = False
-
-    def show(self, image: NDArray[np.uint8]) -> None:
-        import cv2
-
-        try:
-            cv2.imshow(self.title, image)
-        except cv2.error as error:
-            raise WebcamError(f"cannot show a window: {str(error).strip()}") from None
-        self._shown = True
-
-    def wait_key(self, milliseconds: int) -> int:
-        import cv2
-
-        code = int(cv2.waitKey(max(milliseconds, 1)))
-        if self._shown and cv2.getWindowProperty(self.title, cv2.WND_PROP_VISIBLE) < 1:
-            return -2
-        return code
-
-    def close(self) -> None:
-        import cv2
-
-        cv2.destroyWindow(self.title)
-
-
 @dataclass(frozen=True, slots=True)
 class WebcamStats:
     """What a run did: frames shown, frames read, seconds, snapshots, flicker."""
@@ -190,6 +104,11 @@ class WebcamStats:
     snapshots: tuple[Path, ...]
     flicker: dict[str, float | int]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    interrupted: bool = False
+    """Whether Ctrl-C stopped the run."""
+    source_frames: int = 0
+    """The frames a video file declares when it ended well before them (the rest does not
+    decode); 0 otherwise."""
 
     @property
     def fps(self) -> float:
@@ -209,6 +128,8 @@ class WebcamStats:
             "snapshots": [str(path) for path in self.snapshots],
             "flicker": self.flicker,
             "ms_per_frame": {key: round(value, 3) for key, value in self.timings_ms.items()},
+            "interrupted": self.interrupted,
+            "source_frames": self.source_frames,
         }
 
     def line(self) -> str:
@@ -217,6 +138,7 @@ class WebcamStats:
             f"{self.frames} frames ({self.reads} read, every {self.read_every}) in "
             f"{self.seconds:.2f} s: {self.fps:.1f} fps; shown codes changed "
             f"{self.flicker['code_changes']} times, card set {self.flicker['set_changes']} times"
+            + ("; stopped by Ctrl-C" if self.interrupted else "")
         )
 
 
@@ -250,16 +172,22 @@ def _results(
     limit: int | None,
     clock: _Clock,
     ahead: int = 1,
+    quiet: bool = False,
 ) -> Generator[tuple[NDArray[np.uint8], LiveFrame], None, None]:
     """Each frame of ``capture`` (up to ``limit``) with its result, in order; with ``overlap``
     the reader works on frames N - ``ahead`` + 1 .. N in worker threads while frame
-    N - ``ahead`` is given out."""
+    N - ``ahead`` is given out. ``quiet`` keeps the decoder's complaints (a damaged file) off
+    the terminal."""
     stream = LiveStream(pipeline, ahead) if overlap else None
     taken = 0
     try:
         while limit is None or taken < limit:
             started = time.perf_counter()
-            ok, image = capture.read()
+            if quiet:
+                with quiet_stderr():
+                    ok, image = capture.read()
+            else:
+                ok, image = capture.read()
             clock.add("decode", started)
             if not ok or image is None:
                 break
@@ -314,17 +242,18 @@ def run_webcam(
     if not 1.0 <= source_fps <= 240.0:
         source_fps = 25.0
     is_file = isinstance(source, str) and "://" not in source
+    declared = int(capture.get(cv2.CAP_PROP_FRAME_COUNT) or 0) if is_file else 0
     pipeline = LivePipeline(reader, options, settings)
     annotator = LiveAnnotator()
-    window: Display | None = None if headless else (display or _Window("handreader"))
+    window: Display | None = None if headless else (display or Window("handreader"))
     writer: Any = None
     meter = FlickerMeter(source_fps)
     clock = _Clock()
-    results = _results(capture, pipeline, overlap, max_frames, clock, ahead)
+    results = _results(capture, pipeline, overlap, max_frames, clock, ahead, quiet=is_file)
     saved: list[Path] = []
     totals: dict[str, float] = {}
     frames = reads = 0
-    paused = False
+    paused = interrupted = ran_out = False
     note: str | None = None
     fps: float | None = None
     last_image: NDArray[np.uint8] | None = None
@@ -335,6 +264,7 @@ def run_webcam(
             if not paused or last_frame is None:
                 result = next(results, None)
                 if result is None:
+                    ran_out = max_frames is None or frames < max_frames
                     break
                 last_image, last_frame = result
                 frames += 1
@@ -385,6 +315,8 @@ def run_webcam(
                 profile = pipeline.set_profile(next_profile(pipeline.options.profile))
                 note = f"profile {profile.name}"
                 last_frame = pipeline.rescore(last_frame)
+    except KeyboardInterrupt:  # Ctrl-C ends the run as the quit key does, statistics and all
+        interrupted = True
     finally:
         results.close()
         capture.release()
@@ -404,6 +336,9 @@ def run_webcam(
         snapshots=tuple(saved),
         flicker=meter.count.to_dict(),
         timings_ms={key: value / max(frames, 1) for key, value in totals.items()},
+        interrupted=interrupted,
+        # a file's frame count is an estimate in some containers: only a clear shortfall counts
+        source_frames=declared if ran_out and frames < 0.9 * declared - 1 else 0,
     )
 
 
@@ -508,8 +443,14 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         banker=args.banker,
         decks=niuniu_packs(args.game, args.decks),
     )
-    if args.ahead < 1:
-        raise WebcamError(f"--ahead must be 1 or more frames, got {args.ahead!r}")
+    for flag, value, least in (
+        ("--ahead", args.ahead, 1),
+        ("--read-every", args.read_every, 0),
+        ("--confirm-frames", args.confirm_frames, 1),
+        ("--drop-after", args.drop_after, 1),
+    ):
+        if value < least:
+            raise WebcamError(f"{flag} must be {least} or more, got {value!r}")
     in_play = deck_in_play(args.game, args.decks, niuniu_deck(options.profile))
     settings = LiveSettings(
         read_every=args.read_every,
@@ -521,6 +462,8 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         suffixes = ", ".join(sorted(VIDEO_SUFFIXES))
         raise WebcamError(f"--output {str(args.output)!r}: a video file ({suffixes})")
     source = parse_source(args.source)
+    if args.output is not None:
+        check_output(args.output, source)
     if not args.headless:
         check_window_support()
     capture = open_source(source)  # a bad source is reported before the models load
@@ -550,5 +493,13 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         overlap=not args.serial,
         ahead=args.ahead,
     )
+    if stats.frames == 0 and not stats.interrupted:
+        raise WebcamError(f"no frame could be read from video source {args.source!r}")
     print(json.dumps(stats.to_dict()) if args.json else stats.line(), flush=True)
-    return 0
+    if stats.source_frames:
+        print(
+            f"handreader webcam: warning: the video ended after {stats.frames} of the "
+            f"{stats.source_frames} frames it declares: the rest does not decode",
+            file=sys.stderr,
+        )
+    return 130 if stats.interrupted else 0

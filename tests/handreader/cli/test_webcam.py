@@ -235,8 +235,12 @@ def test_max_frames_stops_early(video: Path) -> None:
         (["--source", "99"], "cannot open video source camera 99"),
         (["--source", " "], "empty video source"),
         (["--source", "{video}", "--max-frames", "0"], "--max-frames must be 1 or more"),
-        (["--source", "{video}", "--ahead", "0"], "--ahead must be 1 or more frames, got 0"),
-        (["--source", "{video}", "--confirm-frames", "0"], "confirm_frames=0"),
+        (["--source", "{video}", "--ahead", "0"], "--ahead must be 1 or more, got 0"),
+        (["--source", "{video}", "--confirm-frames", "0"], "--confirm-frames must be 1 or more"),
+        (["--source", "{video}", "--drop-after", "0"], "--drop-after must be 1 or more, got 0"),
+        (["--source", "{video}", "--read-every", "-1"], "--read-every must be 0 or more, got -1"),
+        (["--source", "{tmp}"], "a folder, not a video file"),
+        (["--source", "{video}", "--output", "{video}"], "is the source video"),
     ],
 )
 def test_bad_arguments_are_a_clear_error_with_exit_status_2(
@@ -253,7 +257,7 @@ def test_bad_arguments_are_a_clear_error_with_exit_status_2(
 
     fake = NoisyReader()
     monkeypatch.setattr(reader_module.Reader, "load", classmethod(lambda cls, *a, **k: fake))
-    argv = [arg.format(text=text, video=video) for arg in argv]
+    argv = [arg.format(text=text, video=video, tmp=tmp_path) for arg in argv]
     assert cli.main(["webcam", *argv, "--headless"]) == 2
     error = capsys.readouterr().err
     assert error.startswith("handreader webcam: error: ") and message in error

@@ -1,0 +1,216 @@
+"""``handreader webcam`` when things go wrong: Ctrl-C, an output that is the source, a damaged
+video, a source with no frame, a display that does not answer; and the one-line usage errors
+and Ctrl-C of every command.
+
+The video is ``live_scene.py``'s still table; the reader is its fake (``NoisyReader``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+from live_scene import NoisyReader, write_video
+from numpy.typing import NDArray
+
+from handreader import cli
+from handreader.cli import webcam, window
+from handreader.cli.webcam import WebcamError, run_webcam
+from handreader.tables.live import LiveFrame
+
+FRAMES = 30
+
+
+@pytest.fixture(scope="module")
+def video(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_video(tmp_path_factory.mktemp("video") / "table.mp4", FRAMES)
+
+
+@pytest.fixture
+def fake_reader(monkeypatch: pytest.MonkeyPatch) -> NoisyReader:
+    from vision import reader as reader_module
+
+    reader = NoisyReader(misread=0.0, miss=0.0, ghost=0.0)
+    monkeypatch.setattr(reader_module.Reader, "load", classmethod(lambda cls, *a, **k: reader))
+    return reader
+
+
+class ShortCapture:
+    """A capture that declares ``declared`` frames and decodes only the first ``decodes``."""
+
+    def __init__(self, video: Path, declared: int, decodes: int) -> None:
+        self.inner = cv2.VideoCapture(str(video))
+        self.declared, self.decodes, self.read_frames = declared, decodes, 0
+
+    def get(self, prop: int) -> float:
+        return float(self.declared) if prop == cv2.CAP_PROP_FRAME_COUNT else self.inner.get(prop)
+
+    def read(self) -> tuple[bool, NDArray[np.uint8] | None]:
+        if self.read_frames >= self.decodes:
+            return False, None
+        self.read_frames += 1
+        ok, image = self.inner.read()
+        return ok, image
+
+    def release(self) -> None:
+        self.inner.release()
+
+
+def _interrupt_at(frame: int) -> Any:
+    def on_frame(live: LiveFrame) -> None:
+        if live.index == frame:
+            raise KeyboardInterrupt
+
+    return on_frame
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_ctrl_c_ends_the_run_with_its_statistics_and_a_playable_video(
+    video: Path, tmp_path: Path, overlap: bool
+) -> None:
+    out = tmp_path / "annotated.mp4"
+    stats = run_webcam(
+        str(video),
+        reader=NoisyReader(),
+        headless=True,
+        output=out,
+        on_frame=_interrupt_at(5),
+        overlap=overlap,
+    )
+    assert stats.interrupted and stats.frames == 6
+    assert "stopped by Ctrl-C" in stats.line() and stats.to_dict()["interrupted"] is True
+    written = cv2.VideoCapture(str(out))
+    assert int(written.get(cv2.CAP_PROP_FRAME_COUNT)) == 5  # the frames drawn before Ctrl-C
+    written.release()
+
+
+def test_ctrl_c_in_the_command_prints_the_statistics_and_exits_130(
+    video: Path,
+    fake_reader: NoisyReader,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    real = webcam.run_webcam
+    monkeypatch.setattr(
+        webcam, "run_webcam", lambda *a, **k: real(*a, **k, on_frame=_interrupt_at(3))
+    )
+    assert cli.main(["webcam", "--source", str(video), "--headless", "--json"]) == 130
+    captured = capsys.readouterr()
+    stats = json.loads(captured.out)
+    assert stats["interrupted"] is True and stats["frames"] == 4
+    assert "Traceback" not in captured.err
+
+
+def test_ctrl_c_in_any_command_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from handreader.cli import score
+
+    def interrupted(args: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(score, "run", interrupted)
+    assert cli.main(["score", "AS KS QS JS 10S"]) == 130
+    assert capsys.readouterr().err == "handreader score: interrupted\n"
+
+
+def test_an_output_that_is_the_source_is_refused_and_the_source_kept(
+    video: Path, tmp_path: Path, fake_reader: NoisyReader, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "same.mp4"
+    source.write_bytes(video.read_bytes())
+    for output in (source, tmp_path / "." / "same.mp4"):
+        argv = ["webcam", "--source", str(source), "--headless", "--output", str(output)]
+        assert cli.main(argv) == 2
+        assert "is the source video: it would be overwritten" in capsys.readouterr().err
+    assert source.read_bytes() == video.read_bytes()
+
+
+def test_a_video_that_ends_well_before_its_declared_frames_is_read_with_a_warning(
+    video: Path,
+    fake_reader: NoisyReader,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(webcam, "open_source", lambda source: ShortCapture(video, 60, 19))
+    assert cli.main(["webcam", "--source", str(video), "--headless"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("19 frames")
+    assert captured.err == (
+        "handreader webcam: warning: the video ended after 19 of the 60 frames it declares: "
+        "the rest does not decode\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("declared", "decodes", "limit"),
+    [(30, 30, None), (31, 30, None), (60, 10, 10)],  # whole; a count off by one; --max-frames
+)
+def test_no_warning_for_a_video_read_to_its_end_or_to_max_frames(
+    video: Path, declared: int, decodes: int, limit: int | None
+) -> None:
+    stats = run_webcam(
+        str(video),
+        reader=NoisyReader(),
+        headless=True,
+        capture=ShortCapture(video, declared, decodes),
+        max_frames=limit,
+    )
+    assert stats.frames == decodes and stats.source_frames == 0
+
+
+def test_a_stream_that_gives_no_frame_is_an_error(
+    video: Path,
+    fake_reader: NoisyReader,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(webcam, "open_source", lambda source: ShortCapture(video, 0, 0))
+    assert cli.main(["webcam", "--source", "http://camera.local/feed", "--headless"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "handreader webcam: error: no frame could be read from video source "
+        "'http://camera.local/feed'\n"
+    )
+
+
+@pytest.fixture
+def probe_cache() -> Iterator[None]:
+    window._window_problem.cache_clear()
+    yield
+    window._window_problem.cache_clear()
+
+
+def test_a_display_that_does_not_answer_is_an_error_not_an_abort(
+    monkeypatch: pytest.MonkeyPatch, probe_cache: None
+) -> None:
+    """A stale DISPLAY made OpenCV's Qt back end abort the process; a child process now tries
+    the first window, and the command says what went wrong."""
+    monkeypatch.setenv("DISPLAY", ":99")  # no X server answers there
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setattr(cv2, "getBuildInformation", lambda: "  GUI:  QT5\n")
+    with pytest.raises(WebcamError, match=r"cannot open a window on display ':99' \(.+\)"):
+        window.check_window_support()
+
+
+def test_a_usage_error_is_one_line_naming_the_command_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for argv, message in (
+        (["blackjack", "--stake", "-1"], "argument --stake: must be a positive number"),
+        (["paigow", "--cards", "AS KD 9C 9D 5H 3S 2S", "--bogus"], "unrecognized arguments"),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(argv)
+        assert exited.value.code == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err
+        assert err.startswith(f"handreader {argv[0]}: error: ")
+        assert err.endswith(f"(see handreader {argv[0]} --help)\n")
