@@ -23,7 +23,8 @@ process builds its own from the environment):
 
 :func:`quiet_accept_errors` makes the event loop's "socket.accept() out of system resource"
 report (a traceback on every failed accept, hundreds of thousands a minute when descriptors run
-out) one line, then one line with a count per :data:`REPEAT_WINDOW_S` seconds.
+out) one line, then one line with a count per :data:`REPEAT_WINDOW_S` seconds; so too uvicorn's
+report of a live text message that is not UTF-8 (a traceback each, at any client's will).
 """
 
 from __future__ import annotations
@@ -272,8 +273,35 @@ class _AcceptErrorFilter(logging.Filter):
         return True
 
 
+class _BadTextFilter(logging.Filter):
+    """Turns uvicorn's report of a live text message that is not UTF-8 (the client's mistake:
+    the connection is closed with code 1007) into a warning line without a traceback, then a
+    count per window, so that no client can fill the log with tracebacks."""
+
+    MESSAGE = "Invalid UTF-8 sequence received from client"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.repeats = _Repeats()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith(self.MESSAGE):
+            return True
+        count = self.repeats.due()
+        if count is None:
+            return False
+        record.msg = "%s: closed with code 1007; %d time(s) since the last report"
+        record.args = (self.MESSAGE, count)
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
 def quiet_accept_errors() -> None:
-    """Install the accept-error filter on the ``asyncio`` logger (once a process)."""
-    logger = logging.getLogger("asyncio")
-    if not any(isinstance(existing, _AcceptErrorFilter) for existing in logger.filters):
-        logger.addFilter(_AcceptErrorFilter())
+    """Install the accept-error filter on the ``asyncio`` logger and the bad-text filter on
+    uvicorn's (once a process)."""
+    for name, kind in (("asyncio", _AcceptErrorFilter), ("uvicorn.error", _BadTextFilter)):
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, kind) for existing in logger.filters):
+            logger.addFilter(kind())

@@ -181,8 +181,18 @@ def parse_json_object(text: str | bytes, what: str) -> dict[str, Any]:
     if _too_deep(value, JSON_DEPTH):
         raise MalformedJsonError(too_deep)
     if not isinstance(value, dict):
-        raise MalformedJsonError(f"{what} must be a JSON object, got {type(value).__name__}")
+        raise MalformedJsonError(f"{what} must be a JSON object, got {_json_kind(value)}")
     return value
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in JSON's words (``null``, ``an array``, ``a string``...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return json.dumps(value)
+    kinds = ((list, "an array"), (str, "a string"), ((int, float), "a number"))
+    return next(kind for types, kind in kinds if isinstance(value, types))
 
 
 async def parse_json_off_loop(text: str | bytes, what: str) -> dict[str, Any]:

@@ -277,6 +277,13 @@ class DeckSwitch:
         self._reader = self._made(self.deck, self.in_play, indices)
         self.indices = indices
 
+    def switch(self, deck: object, in_play: Deck | None, indices: str | None) -> None:
+        """Read with ``deck``, ``in_play`` and ``indices`` at once from now on; errors as
+        :meth:`choose` and :meth:`letters`, leaving all three unchanged."""
+        self._reader = self._made(deck, in_play, indices)
+        self.deck = deck if isinstance(deck, str) and deck else None
+        self.in_play, self.indices = in_play, indices
+
     def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
         """The cards read from a BGR image (with the chosen deck)."""
         return self._reader.read(image_bgr)

@@ -77,7 +77,13 @@ from handreader.service.routes.games import add_game_routes
 from handreader.service.routes.source import add_source_route
 from handreader.service.routes.verification import AuditLogHolder, add_verify_routes
 from handreader.service.schemas import CardCodes, TableOptionsIn
-from handreader.tables.live import LiveFrame, LivePipeline, LiveSettings, frame_reader
+from handreader.tables.live import (
+    LiveError,
+    LiveFrame,
+    LivePipeline,
+    LiveSettings,
+    frame_reader,
+)
 from handreader.tables.scoring import HandResult, TableOptions, TableResult, score_codes
 from rules.cards import Card, full_deck, parse_cards
 from rules.errors import HandError
@@ -391,49 +397,55 @@ CONTROL_KEYS = frozenset({"options", "deck", "profile", "reset", "lock"})
 
 
 def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
-    """Apply a text message (see :func:`add_live_route`)."""
+    """Apply a text message (see :func:`add_live_route`): everything it asks is checked before
+    anything changes, so a message answered with an error leaves the stream as it was."""
     command = parse_json_object(text, "a control message")
     unknown = sorted(set(command) - CONTROL_KEYS)
     if unknown:  # a typo must not pass for a command done
         known = ", ".join(sorted(CONTROL_KEYS))
         raise BadOptionsError(f"unknown control {', '.join(map(repr, unknown))}: {known}")
+    for key in ("reset", "lock"):
+        if key in command and not isinstance(command[key], bool):
+            raise BadOptionsError(f"{key} must be true or false, got {json.dumps(command[key])}")
+    options, deck, in_play, indices = pipeline.options, decks.deck, decks.in_play, decks.indices
     if "options" in command:
         given = command["options"]
         if not isinstance(given, dict):
             raise MalformedJsonError("options must be a JSON object")
         chosen = validate(TableOptionsIn, given)
-        options = chosen.to_options()
-        in_play = chosen.in_play()
-        _choose_deck(pipeline, decks, chosen.deck)
-        if in_play != decks.in_play:
-            decks.play(in_play)
-            pipeline.in_play = in_play
-            pipeline.reset()
-        if chosen.indices != decks.indices:
-            decks.letters(chosen.indices)
-            pipeline.reset()
+        options, deck, in_play, indices = (
+            chosen.to_options(),
+            chosen.deck,
+            chosen.in_play(),
+            chosen.indices,
+        )
+    deck = command.get("deck", deck)
+    profile = get_profile(str(command["profile"])) if "profile" in command else None
+    changed = (deck or None, in_play, indices) != (decks.deck, decks.in_play, decks.indices)
+    restart = changed or command.get("reset") is True
+    if command.get("lock") is True and restart:
+        raise BadOptionsError(
+            "lock: this message restarts the tracks, so no hands are shown to lock; "
+            "send the lock once the table shows again"
+        )
+    if changed:  # the one step that may fail (an unknown deck): it then changes nothing
+        decks.switch(deck, in_play, indices)
+    before = pipeline.options
+    if "options" in command:
+        pipeline.in_play = in_play
         pipeline.options = options
-    if "deck" in command:
-        _choose_deck(pipeline, decks, command["deck"])
-    if "profile" in command:
-        pipeline.set_profile(str(command["profile"]))
-    if command.get("reset"):
+    if profile is not None:
+        pipeline.set_profile(profile)
+    if restart:
         pipeline.reset()
-    if "lock" in command:
-        if command["lock"] is True:
+    if command.get("lock") is True:
+        try:
             pipeline.lock_layout()
-        elif command["lock"] is False:
-            pipeline.unlock_layout()
-        else:
-            raise MalformedJsonError("lock must be true or false")
-
-
-def _choose_deck(pipeline: LivePipeline, decks: DeckSwitch, deck: object) -> None:
-    """Read with ``deck`` from the next frame; a new deck restarts the tracks."""
-    before = decks.deck
-    decks.choose(deck)
-    if decks.deck != before:
-        pipeline.reset()
+        except LiveError:
+            pipeline.options = before
+            raise
+    elif command.get("lock") is False:
+        pipeline.unlock_layout()
 
 
 # --- the router ----------------------------------------------------------------------------------

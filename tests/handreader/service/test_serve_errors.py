@@ -480,3 +480,21 @@ def test_no_body_ever_makes_a_500(client: TestClient, data: bytes, content_type:
     assert response.status_code < 500, response.text
     if response.status_code != 200:
         assert set(response.json()) == {"error"}
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("null", "null"),
+        ("[1]", "an array"),
+        ('"x"', "a string"),
+        ("5", "a number"),
+        ("true", "true"),
+    ],
+)
+def test_a_json_value_that_is_no_object_is_named_in_json_words(text: str, kind: str) -> None:
+    from handreader.service.requests import MalformedJsonError, parse_json_object
+
+    with pytest.raises(MalformedJsonError) as refused:
+        parse_json_object(text, "a control message")
+    assert str(refused.value) == f"a control message must be a JSON object, got {kind}"

@@ -136,6 +136,39 @@ def test_accept_errors_are_logged_once_with_a_count(caplog: pytest.LogCaptureFix
         logger.filters[:] = before
 
 
+def test_a_live_text_message_not_in_utf8_is_one_warning_line_not_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """uvicorn logs a client's text frame that is not UTF-8 as an error with a traceback; any
+    client could fill the log with them. The filter makes it one warning, then a count."""
+    import inspect
+
+    from uvicorn.protocols.websockets import websockets_sansio_impl
+
+    message = "Invalid UTF-8 sequence received from client."
+    assert message in inspect.getsource(websockets_sansio_impl)  # the text the filter knows
+    logger = logging.getLogger("uvicorn.error")
+    before = list(logger.filters)
+    logger.filters[:] = [f for f in before if type(f).__name__ != "_BadTextFilter"]
+    try:
+        connections.quiet_accept_errors()
+        with caplog.at_level(logging.INFO, logger="uvicorn.error"):
+            for _ in range(50):
+                try:
+                    b"\xff".decode()
+                except UnicodeDecodeError:
+                    logger.error(message, exc_info=True)
+            logger.error("another server error")
+        reports = [r for r in caplog.records if r.name == "uvicorn.error"]
+        assert len(reports) == 2
+        first = reports[0]
+        assert first.levelno == logging.WARNING and first.exc_info is None
+        assert first.getMessage().startswith(message[:-1]) and "1007" in first.getMessage()
+        assert reports[1].getMessage() == "another server error"
+    finally:
+        logger.filters[:] = before
+
+
 # --- origins and settings ------------------------------------------------------------------------
 
 

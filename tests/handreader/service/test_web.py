@@ -317,10 +317,46 @@ def test_live_lock_holds_the_hands_shown_to_their_regions(client: TestClient) ->
             hand["score"]["label"] for hand in shown["table"]["hands"]
         ]
         socket.send_json({"lock": "yes"})
-        assert socket.receive_json()["error"]["code"] == "malformed_json"
+        refused = socket.receive_json()["error"]
+        assert refused == {
+            "code": "bad_options",
+            "message": 'lock must be true or false, got "yes"',
+        }
+        socket.send_json({"lock": True, "reset": True})  # nothing would be shown to lock
+        assert "restarts the tracks" in socket.receive_json()["error"]["message"]
+        assert _frame(socket)["layout"] == layout
         socket.send_json({"lock": False})
         assert socket.receive_json()["layout"] is None
         assert _frame(socket)["layout"] is None
+
+
+@pytest.mark.parametrize(
+    "refused",
+    [
+        {"profile": "classic", "lock": "yes"},
+        {"options": {"profile": "app", "game": "pits"}, "deck": "NOPE"},
+        {"options": {"profile": "classic"}, "profile": "nope"},
+        {"profile": "classic", "reset": "no"},
+        {"options": {"profile": "classic"}, "lock": True, "reset": True},
+    ],
+)
+def test_live_a_refused_control_message_changes_nothing(
+    client: TestClient, refused: dict[str, Any]
+) -> None:
+    """A control message answered with an error leaves the profile, the deck in play, the
+    letters and the tracks as they were."""
+    with client.websocket_connect("/v1/live") as socket:
+        for _ in range(3):
+            shown = _frame(socket)
+        socket.send_json({})
+        state = socket.receive_json()
+        socket.send_json(refused)
+        assert set(socket.receive_json()) == {"error"}
+        socket.send_json({})
+        assert socket.receive_json() == state
+        after = _frame(socket)
+        assert after["cards"] and len(after["cards"]) == len(shown["cards"])  # tracks kept
+        assert after["table"]["profile"] == shown["table"]["profile"] == "trainer"
 
 
 @pytest.mark.parametrize(
@@ -336,6 +372,8 @@ def test_live_lock_holds_the_hands_shown_to_their_regions(client: TestClient) ->
         ('{"reset": "' + "x" * 5000 + '"}', "too_large"),  # over the 4 KB of a control message
         ('{"options": 5}', "malformed_json"),
         ('{"profil": "classic"}', "bad_options"),  # a typo is no command done
+        ("null", "malformed_json"),
+        ('{"reset": "no"}', "bad_options"),  # not taken for true
     ],
 )
 def test_live_bad_messages_are_answered_and_the_stream_goes_on(
@@ -349,6 +387,7 @@ def test_live_bad_messages_are_answered_and_the_stream_goes_on(
         answer = socket.receive_json()
         assert set(answer) == {"error"} and answer["error"]["code"] == code
         assert answer["error"]["message"]
+        assert "NoneType" not in answer["error"]["message"]  # named in JSON's words: null
         assert _frame(socket)["frame"] == 0  # the stream goes on
 
 
