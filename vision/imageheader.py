@@ -19,6 +19,7 @@ layer maps to a status, and a message that names the problem and the numbers inv
 from __future__ import annotations
 
 import enum
+import re
 import struct
 from dataclasses import dataclass
 from typing import ClassVar
@@ -316,15 +317,7 @@ def _probe_jpeg(data: bytes) -> ImageInfo:
         elif marker == 0xDA:  # start of scan: the header is over
             if size == (0, 0):
                 raise CorruptImageError("corrupt JPEG: image data before any frame header")
-            # searched from the end, where it is: a 12 MP photo's 3 MB took 4 ms from the front
-            if data.rfind(b"\xff\xd9", offset) < 0:
-                raise CorruptImageError(
-                    "truncated JPEG: the end-of-image marker is missing "
-                    f"({len(data)} bytes received)"
-                )
-            # a scan marker inside entropy-coded data is always a real one (0xFF there is
-            # stuffed with 0x00), so the scans are the SOS markers from this one on
-            scans = data.count(b"\xff\xda", offset)
+            scans = _jpeg_scans(data, offset)
             return ImageInfo(
                 ImageFormat.JPEG,
                 size[0],
@@ -337,6 +330,33 @@ def _probe_jpeg(data: bytes) -> ImageInfo:
         elif marker == 0xD9:
             raise CorruptImageError("corrupt JPEG: end of image before any image data")
         offset += 2 + length
+
+
+_JPEG_MARKER = re.compile(rb"\xff[^\x00\xd0-\xd7\xff]")
+"""A marker in or after entropy-coded data: 0xFF there is stuffed with 0x00, restart markers
+(0xD0 to 0xD7) lie within a scan and 0xFF may fill before a marker."""
+
+
+def _jpeg_scans(data: bytes, offset: int) -> int:
+    """The scans from the start-of-scan marker at ``offset`` to the end-of-image marker.
+
+    Segments between the scans (a progressive JPEG's tables) are skipped by their length, and
+    nothing after the end of the image is looked at: a phone's motion photo carries its video
+    there. CorruptImageError when the end-of-image marker is missing.
+    """
+    scans = 0
+    while (found := _JPEG_MARKER.search(data, offset)) is not None:
+        at, marker = found.start(), data[found.start() + 1]
+        if marker == 0xD9:
+            return scans
+        scans += marker == 0xDA
+        if at + 4 > len(data):
+            break
+        (length,) = _unpack(">H", data, at + 2, "JPEG segment")
+        offset = at + 2 + length
+    raise CorruptImageError(
+        f"truncated JPEG: the end-of-image marker is missing ({len(data)} bytes received)"
+    )
 
 
 def _exif_orientation(tiff: bytes) -> int:

@@ -16,7 +16,9 @@ recognizer. In order, it:
 3. decodes with OpenCV as stored (``IMREAD_UNCHANGED``, orientation ignored) and normalises,
    strip by strip (never a second full-size array in a wider type): greyscale becomes three
    equal channels; an alpha channel is composited on white (transparent parts of a scan read
-   as a white table, not black); 16-bit samples are scaled to 8 bits (``round(v / 257)``);
+   as a white table, not black), unless a BMP's or TIFF's is zero everywhere (a fourth channel
+   that holds no transparency, as a TIFF's unspecified extra sample or a BMP's unused alpha
+   bytes: dropped); 16-bit samples are scaled to 8 bits (``round(v / 257)``);
    CMYK JPEG is converted by the decoder; an animated GIF, APNG or multi-page TIFF gives its
    first frame;
 4. turns the image upright by its EXIF orientation tag (1..8), read here from a JPEG's APP1
@@ -147,6 +149,11 @@ def _strip_to_bgr8(strip: NDArray[np.generic]) -> NDArray[np.uint8]:
     return _u8(colour * alpha + np.float32(255.0) * (1 - alpha) + np.float32(0.5))
 
 
+_ALPHA_MAYBE_UNUSED = frozenset({ImageFormat.BMP, ImageFormat.TIFF})
+"""Formats whose fourth channel may hold no transparency at all (a PNG, WebP or GIF that is
+transparent everywhere is meant so)."""
+
+
 def _to_bgr8(image: NDArray[np.generic], kind: ImageFormat) -> NDArray[np.uint8]:
     """Normalise a decoded array to three 8-bit BGR channels (see the module docstring).
 
@@ -163,6 +170,12 @@ def _to_bgr8(image: NDArray[np.generic], kind: ImageFormat) -> NDArray[np.uint8]
         raise UnsupportedImageTypeError(f"unsupported {kind.name} with {channels} channels")
     if channels == 3 and pixels.dtype == np.uint8:
         return np.ascontiguousarray(_u8(pixels))
+    if channels == 4 and kind in _ALPHA_MAYBE_UNUSED and not pixels[:, :, 3].any():
+        # zero alpha everywhere holds no transparency: a TIFF's unspecified fourth sample, a
+        # BMP's unused alpha bytes; composited, the photo would be blank white
+        pixels = pixels[:, :, :3]
+        if pixels.dtype == np.uint8:
+            return np.ascontiguousarray(_u8(pixels))
     # the widest temporaries: float32 colour and its products, 4 bytes a sample
     rows = max(1, STRIP_BYTES // (width * 4 * 4 * 3))
     upright = np.empty((height, width, 3), dtype=np.uint8)
@@ -351,14 +364,19 @@ def decode_checked(data: bytes, info: ImageInfo, factor: int = 1) -> ReducedImag
 
 
 def _read_file(file: Path, max_bytes: int) -> bytes:
-    """The file's bytes, refused by its size on the file system before it is read."""
+    """The file's bytes, refused by its size on the file system before it is read; a pipe or
+    a device, which has no size there, is refused once more than ``max_bytes`` have come."""
     try:
         size = file.stat().st_size
         if size > max_bytes:
             raise ImageTooLargeError(
                 f"image of {size:,} bytes is over the limit of {max_bytes:,} bytes"
             )
-        return file.read_bytes()
+        with file.open("rb") as stream:
+            data = stream.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise ImageTooLargeError(f"image is over the limit of {max_bytes:,} bytes")
+        return data
     except OSError as error:
         raise ImageFileError(f"{str(file)!r}: cannot read: {error.strerror or error}") from None
     except ImageError as error:

@@ -162,6 +162,38 @@ def test_grey_alpha_png() -> None:
     assert (decode_image(data) == 255).all()
 
 
+def _bmp_with_unused_alpha(bgr: NDArray[np.uint8]) -> bytes:
+    """A 32-bit BMP (BITMAPV4HEADER, bit fields with an alpha mask) whose alpha bytes are all
+    0, as some writers leave them: viewers show it opaque."""
+    height, width = bgr.shape[:2]
+    rows = np.dstack([bgr, np.zeros((height, width), np.uint8)])[::-1].tobytes()
+    header = struct.pack("<IiiHHIIiiII", 108, width, height, 1, 32, 3, len(rows), 2835, 2835, 0, 0)
+    header += struct.pack("<IIII", 0xFF0000, 0xFF00, 0xFF, 0xFF000000) + b"BGRs" + bytes(48)
+    return struct.pack("<2sIHHI", b"BM", 122 + len(rows), 0, 0, 122) + header + rows
+
+
+def test_a_fourth_channel_of_zeros_in_a_bmp_or_tiff_is_no_transparency() -> None:
+    """A TIFF's unspecified extra sample and a BMP's unused alpha bytes hold zeros: the photo
+    reads as its colours, not as blank white (a PNG transparent everywhere stays white)."""
+    rng = np.random.default_rng(3)
+    bgr = rng.integers(0, 256, (40, 60, 3), dtype=np.uint8)
+    rgb = Image.fromarray(bgr[:, :, ::-1].copy())
+    red, green, blue = rgb.split()
+    rgbx = Image.merge("RGBX", (red, green, blue, Image.new("L", rgb.size, 0)))
+    for data in (_pillow(rgbx, "TIFF"), _bmp_with_unused_alpha(bgr)):
+        assert np.array_equal(decode_image(data), bgr)
+    rgba = Image.merge("RGBA", (red, green, blue, Image.new("L", rgb.size, 0)))
+    assert (decode_image(_pillow(rgba, "PNG")) == 255).all()
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs a device of endless bytes")
+def test_a_stream_with_no_size_is_refused_once_past_the_byte_limit() -> None:
+    """A device or a pipe has no size on the file system: it is read up to the limit, not
+    to its end (``/dev/zero`` has none)."""
+    with pytest.raises(ImageTooLargeError, match="'/dev/zero': image is over the limit of 1,000"):
+        load_image("/dev/zero", max_bytes=1000)
+
+
 def test_sixteen_bit_png_scales_to_eight_bits() -> None:
     # round(v / 257): 257 * k maps to k exactly, 65535 to 255, 128 to 0, 129 to 1.
     image = np.zeros((40, 40, 3), np.uint16)

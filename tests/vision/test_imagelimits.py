@@ -197,6 +197,23 @@ def test_a_jpeg_of_thousands_of_scans_is_refused_before_decoding() -> None:
     assert TooManyScansError.code == "too_many_scans"
 
 
+def test_a_motion_photo_reads_as_its_still_whatever_video_follows_it() -> None:
+    """A phone's motion photo is a JPEG with a video after its end-of-image marker; bytes of
+    that video that look like scan markers are not the photo's scans."""
+    from vision.imageheader import CorruptImageError
+    from vision.imageheader import probe_image as probe
+
+    still = _progressive_jpeg()
+    rng = np.random.default_rng(5)
+    video = b"\x00\x00\x00\x18ftypmp42" + (b"\xff\xda\x00\x08" * 200) + rng.bytes(300_000)
+    motion = still + video
+    assert probe(motion).scans == probe(still).scans
+    assert check_limits(motion).scans == probe(still).scans
+    assert np.array_equal(decode_image(motion), decode_image(still))
+    with pytest.raises(CorruptImageError, match="end-of-image marker is missing"):
+        probe(still[: len(still) // 2])
+
+
 def test_the_decoding_budget_counts_a_progressive_jpegs_coefficients() -> None:
     from vision.imageheader import probe_image
     from vision.imagelimits import decode_peak_bytes
