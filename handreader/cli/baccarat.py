@@ -33,6 +33,7 @@ from handreader.cli.photos import (
     add_photo_arguments,
     print_game_photo,
     read_photos,
+    refuse_photo_options,
 )
 from rules.baccarat import BaccaratBet, BaccaratRules
 from rules.cards import parse_cards
@@ -111,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.player is None or args.banker is None:
         raise ValueError("give --player and --banker (the cards dealt), or photos")
+    refuse_photo_options(args, "player_region", "banker_region")
     player, banker = parse_cards(args.player), parse_cards(args.banker)
     report = baccarat_report(player, banker, rules, args.stake, bet)
     report.coup.verify()  # a breach of the tableau is an error here, even before the coup ends

@@ -32,6 +32,7 @@ from handreader.cli.photos import (
     add_photo_arguments,
     print_game_photo,
     read_photos,
+    refuse_photo_options,
     region,
 )
 from rules.blackjack import BlackjackRound, BlackjackRules, play_blackjack_round
@@ -107,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.dealer is None or args.player is None:
         raise ValueError("give --dealer and --player (the cards dealt), or photos")
+    refuse_photo_options(args, "dealer_region", "player_region")
     dealer = parse_cards(args.dealer)
     players = [parse_cards(text) for text in args.player]
     if not dealer:

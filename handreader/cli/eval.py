@@ -160,7 +160,9 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
 
     def unreadable(entry: ManifestEntry, error: Exception) -> None:
-        print(f"handreader eval: error: {entry.image}: {error}", file=sys.stderr, flush=True)
+        text = str(error)  # named once: an image error names its file already
+        named = text if repr(str(entry.image)) in text else f"{entry.image}: {text}"
+        print(f"handreader eval: error: {named}", file=sys.stderr, flush=True)
 
     reader = None
     if args.ray is None:

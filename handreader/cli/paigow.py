@@ -38,6 +38,7 @@ from handreader.cli.photos import (
     add_photo_arguments,
     print_game_photo,
     read_photos,
+    refuse_photo_options,
 )
 from rules.cards import parse_cards
 from rules.decks import deck_for_game, deck_in_play
@@ -132,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
             in_play=deck_in_play(args.game, None, deck_for_game("paigow")),
             indices=args.indices,
         )
+    refuse_photo_options(args, "player_region", "banker_region")
     player, set_by = _player_setting(args, rules)
     banker = None if args.banker is None else parse_cards(args.banker)
     report = paigow_report(player, set_by, banker, rules, args.stake)

@@ -33,6 +33,7 @@ __all__ = [
     "open_photo",
     "print_game_photo",
     "read_photos",
+    "refuse_photo_options",
     "region",
     "report_unreadable",
 ]
@@ -138,6 +139,20 @@ def add_photo_arguments(parser: argparse.ArgumentParser, game: str) -> None:
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
     parser.add_argument("--models", type=Path, metavar="DIR", help="model folder for photos")
     add_deck_options(parser, default=game, decks=False)
+
+
+def refuse_photo_options(args: argparse.Namespace, *names: str) -> None:
+    """ValueError naming the photo options given to a command run on card codes: ``--deck``,
+    ``--game``, ``--indices``, ``--models`` and the command's own ``names`` (its regions, as
+    attribute names of ``args``), which would otherwise pass unheeded."""
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in ("deck", "game", "indices", "models", *names)
+        if getattr(args, name, None) not in (None, [])
+    ]
+    if given:
+        verb = "reads" if len(given) == 1 else "read"
+        raise ValueError(f"{', '.join(given)} {verb} photos: not with card codes")
 
 
 EDGES = ("left", "right", "top", "bottom")

@@ -296,11 +296,9 @@ def run(args: argparse.Namespace) -> int:
             args.decks,
             args.indices,
         )
-    photo_only = [flag for flag, given in (("--deck", args.deck), ("--game", args.game),
-                  ("--indices", args.indices)) if given is not None]  # fmt: skip
-    if photo_only:
-        verb = "reads" if len(photo_only) == 1 else "read"
-        raise ValueError(f"{', '.join(photo_only)} {verb} photos: not with card codes")
+    from handreader.cli.photos import refuse_photo_options
+
+    refuse_photo_options(args)
     profile = get_profile(args.profile)
     if args.decks is not None:  # how many copies of a card the hand may hold
         profile = profile.replace(decks=args.decks)

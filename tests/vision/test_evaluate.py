@@ -244,7 +244,8 @@ def test_eval_command_prints_one_json_line_per_manifest(
     out, err = capsys.readouterr()
     summary = json.loads(out.strip())
     assert summary["photos"] == 2 and summary["failed"] == 1 and summary["cards"] == 6
-    assert err.startswith(f"handreader eval: error: {tmp_path / 'broken.jpg'}: ")
+    assert err.startswith(f"handreader eval: error: {str(tmp_path / 'broken.jpg')!r}: ")
+    assert err.count("broken.jpg") == 1
     assert len(err.splitlines()) == 1  # the photo named once, and no progress bar off a terminal
     assert summary["one_card_photos"] == 1 and summary["top1"] == 0.0
     assert 0.0 <= summary["f1"] <= 1.0 and summary["manifest"] == str(manifest)

@@ -93,6 +93,29 @@ def test_score_takes_the_decks_for_card_codes_and_refuses_photo_options(
     assert "decks must be a whole number >= 1, got 0" in _one_line_error(capsys, "score")
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["baccarat", "--player", "9H 5C", "--banker", "KD 6S", "--game", "any"], "--game reads"),
+        (
+            ["blackjack", "--dealer", "KD 7S", "--player", "10H 9C", "--dealer-region", "0,0,1,1"],
+            "--dealer-region reads",
+        ),
+        (
+            ["paigow", "--cards", "AS KD 9C 9D 5H 3S 2S", "--deck", "mine", "--indices", "french"],
+            "--deck, --indices read",
+        ),
+        (["score", "3H", "7S", "KD", "8C", "6D", "--models", "elsewhere"], "--models reads"),
+    ],
+)
+def test_the_games_refuse_photo_options_with_card_codes(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    """Given card codes, a photo option would pass unheeded: each game names it, as score does."""
+    assert main(argv) == 2
+    assert f"{message} photos: not with card codes" in _one_line_error(capsys, argv[0])
+
+
 def test_score_reads_standard_input_saved_with_a_byte_order_mark(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
