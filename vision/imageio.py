@@ -72,7 +72,7 @@ from vision.imagelimits import (
     check_limits,
     reduced_side,
 )
-from vision.settings import ReaderSettings
+from vision.settings import PANORAMA, ReaderSettings
 
 if TYPE_CHECKING:
     from vision.detections import Reading
@@ -315,10 +315,15 @@ def reduced_factor(
     info: ImageInfo, min_long_side: int | None = None, min_side: int = MIN_SIDE
 ) -> int:
     """The factor :func:`decode_reduced` decodes the image of header ``info`` at: 1 but for a
-    JPEG (:func:`reduction_factor`; ``min_long_side`` None: :func:`reader_long_side`)."""
+    JPEG (:func:`reduction_factor`; ``min_long_side`` None: :func:`reader_long_side`); a
+    panorama's shorter side is kept at least three quarters of ``min_long_side`` too (the
+    height of a 4:3 photo's; ``vision.settings.PANORAMA``)."""
     if info.format is not ImageFormat.JPEG:
         return 1
     floor = reader_long_side() if min_long_side is None else min_long_side
+    if max(info.width, info.height) > PANORAMA * min(info.width, info.height):
+        # a panorama keeps the height of a 4:3 photo: its cards stay as large as that one's
+        min_side = max(min_side, -(-floor * 3 // 4))
     return reduction_factor(info.width, info.height, floor, min_side)
 
 
@@ -333,7 +338,8 @@ def decode_reduced(
 ) -> ReducedImage:
     """Decode image bytes like :func:`decode_image`, a JPEG at the largest reduction (2, 4 or
     8) that keeps its longer side at least ``min_long_side`` (default
-    :func:`reader_long_side`) and its shorter side at least ``min_side`` pixels.
+    :func:`reader_long_side`) and its shorter side at least ``min_side`` pixels (a panorama's
+    at least three quarters of ``min_long_side``: the height of a 4:3 photo).
 
     Other types are decoded whole (factor 1). The limits apply to the photo's own size, from
     its header, before anything is decoded; the errors are those of :func:`decode_image`.

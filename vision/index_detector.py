@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from vision.detections import Detections
 from vision.letterbox import PAD_VALUE, Letterbox, letterbox
-from vision.settings import ReaderSettings
+from vision.settings import PANORAMA, ReaderSettings
 
 __all__ = ["IndexDetector", "ModelError", "box_iou", "non_max_suppression", "session"]
 
@@ -31,6 +31,9 @@ STRIDE = 32
 
 TILE_SHARE = 0.6
 """A large photo's four overlapping tiles are each this share of its width and height."""
+WIDE_PIXELS = 4.0
+"""A large panorama is shrunk to at most this many times the pixels of a 4:3 photo of its
+length (:meth:`IndexDetector._shrunk`): it is read at up to four times the cost."""
 
 
 def box_iou(
@@ -189,8 +192,10 @@ class IndexDetector:
         A close-up (no index found, or one as big as ``closeup_index_share`` of the image's
         shorter side, and found about as surely as the smaller ones, ``closeup_surest_share``:
         a card filling the frame) is read again inside a grey margin, and that
-        second reading is the answer (unless ``settings.closeups`` is off); see
-        :class:`vision.settings.ReaderSettings`.
+        second reading is the answer (unless ``settings.closeups`` is off, or the photo is a
+        panorama, over ``vision.settings.PANORAMA`` times as long as it is high); see
+        :class:`vision.settings.ReaderSettings`. A large panorama is shrunk by its height, as a
+        4:3 photo of that height is, to at most :data:`WIDE_PIXELS` times its pixels.
 
         Indices that the network sees small (median side under ``settings.fine_below_px`` of its
         input) in an image that is not tiled are read again at ``settings.fine_imgsz``, and
@@ -199,7 +204,9 @@ class IndexDetector:
         """
         height, width = image.shape[:2]
         small, factor = self._shrunk(image)
-        large = factor > 1
+        large = max(height, width) > self.settings.tile_above_px
+        # a panorama is no close-up: no card fills a frame that wide
+        closeups = self.settings.closeups and max(height, width) <= PANORAMA * min(height, width)
         share = self.settings.closeup_index_share * min(height, width)
 
         def sides_of(found: Detections) -> NDArray[np.float32]:
@@ -208,14 +215,12 @@ class IndexDetector:
 
         # a large close-up shows in the whole-image pass alone, and its tiles would be read for
         # nothing (the framed pass below is the answer): they are read only when it is not one
-        found = self._detect_shrunk(
-            small, factor, width, height, tiles=large and not self.settings.closeups
-        )
-        if self.settings.closeups and large and not self._frames(found, sides_of(found), share):
+        found = self._detect_shrunk(small, factor, width, height, tiles=large and not closeups)
+        if closeups and large and not self._frames(found, sides_of(found), share):
             found = self._detect_shrunk(small, factor, width, height, first=found)
         sides = sides_of(found)
         closeup = not len(found) or self._frames(found, sides, share)
-        if not (self.settings.closeups and closeup):
+        if not (closeups and closeup):
             return self._fine(image, found, sides) if len(found) else found
         # the margin goes round the photo as already shrunk: framing the full-size photo and
         # shrinking that again cost a 12 MP photo about 8 ms more for the same pixels
@@ -288,7 +293,16 @@ class IndexDetector:
         longer = max(height, width)
         if longer <= self.settings.tile_above_px:
             return image, 1.0
-        factor = max(1.0, longer / math.ceil(self.size / TILE_SHARE))
+        target = math.ceil(self.size / TILE_SHARE)
+        factor = max(1.0, longer / target)
+        if longer > PANORAMA * min(height, width):
+            # a panorama is shrunk by its height, as a 4:3 photo of that height is, so that its
+            # cards are no smaller (by its length they would vanish), up to WIDE_PIXELS times
+            # the pixels of a 4:3 copy
+            factor = max(1.0, min(height, width) / (target * 3 / 4))
+            most = WIDE_PIXELS * target * target * 3 / 4
+            if width * height / factor**2 > most:
+                factor = math.sqrt(width * height / most)
         size = (max(1, round(width / factor)), max(1, round(height / factor)))
         shrunk = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
         return cast(NDArray[np.uint8], shrunk), factor

@@ -9,7 +9,12 @@ from dataclasses import dataclass
 
 from rules.decks import Deck
 
-__all__ = ["ReaderSettings"]
+__all__ = ["PANORAMA", "ReaderSettings"]
+
+PANORAMA = 2.0
+"""A photo whose longer side is over this many times its shorter is a panorama: it is decoded
+and shrunk by its height, never by its length, and is never a close-up
+(``vision.index_detector``, ``vision.imageio``)."""
 
 
 @dataclass(frozen=True, slots=True)
