@@ -199,7 +199,6 @@ class AuditLog:
         self._token = configured.encode("utf-8") if configured else None
         secret = key if key is not None else os.environ.get(KEY_ENV)
         self._key = secret.encode("utf-8") if secret else None
-        self._mode_checked = False
         if database is None:
             if location is None:
                 raise AuditError("an audit log needs a location or an open database")
@@ -292,10 +291,8 @@ class AuditLog:
         ]
 
         def add(transaction: Transaction) -> int:
-            if not self._mode_checked:
-                self._check_mode(
-                    transaction.one(f"SELECT {_COLUMNS} FROM verification WHERE id = 1")
-                )
+            # every time, in the transaction: another process may have rekeyed the trail
+            self._check_mode(transaction.one(f"SELECT {_COLUMNS} FROM verification WHERE id = 1"))
             last = transaction.one(
                 "SELECT id, record_sha256 FROM verification ORDER BY id DESC LIMIT 1"
             )
@@ -314,8 +311,8 @@ class AuditLog:
 
     def _check_mode(self, first: Sequence[Any] | None) -> None:
         """AuditError when the trail's first record is chained otherwise than this log would
-        append (under the operator secret or without one): a chain of both kinds would not
-        hold."""
+        append (under the operator secret, under another secret, or without one): a chain of
+        two kinds would not hold. Checked in every append's transaction."""
         if first is not None:
             fields = [str(value) for value in first[1:9]]
             if chain_hash(GENESIS, fields, self._key) != first[9]:
@@ -328,7 +325,11 @@ class AuditLog:
                     raise AuditError(
                         f"the trail is chained under the operator secret: set {KEY_ENV}"
                     )
-        self._mode_checked = True
+                raise AuditError(
+                    f"the trail is chained under another operator secret ({KEY_ENV} is not "
+                    "the one it was written with), or its first record was altered "
+                    "(handreader audit verify tells which)"
+                )
 
     def rekey(self, token: str | None) -> int:
         """Chain every record under the operator secret this log was given (after checking
@@ -357,7 +358,6 @@ class AuditLog:
 
         with self._guard():
             count = self.database.write(again, serialize=CHAIN_LOCK)
-        self._mode_checked = False
         return count
 
     # --- reading ---------------------------------------------------------------------------------

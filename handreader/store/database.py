@@ -21,16 +21,22 @@ database refuses. A PostgreSQL connection that broke is opened again on the next
 
 Threads: one connection per :class:`Database`, guarded by a lock, so one object may serve a
 thread pool.
+
+A caller that stops waiting for a write (the service answers 503 after a few seconds) must not
+find it committed later: :class:`CommitGate`, given to the thread that writes
+(:func:`gated`), lets a write commit only if the caller has not given up, and a caller give up
+only if the commit has not begun; a write given up on is rolled back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -41,12 +47,14 @@ from handreader.store.schema import MIGRATIONS, Migration
 
 __all__ = [
     "DATABASE_URL_ENV",
+    "CommitGate",
     "Database",
     "PostgresDatabase",
     "SqliteDatabase",
     "StoreError",
     "StoreUnavailableError",
     "Transaction",
+    "gated",
     "is_database_url",
     "open_database",
     "redact_url",
@@ -76,6 +84,59 @@ class StoreFullError(StoreError):
 
 
 FULL_MESSAGE = "the store's disk is full: nothing was written"
+
+
+class CommitGate:
+    """Who goes first, a write's commit or its caller giving up; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = "open"
+
+    def give_up(self) -> bool:
+        """The caller stops waiting: True when no commit has begun (none will), False when
+        one has (its outcome is the write's)."""
+        with self._lock:
+            if self._state == "committing":
+                return False
+            self._state = "given up"
+            return True
+
+    def enter_commit(self) -> bool:
+        """The writer is about to commit: False when the caller has given up (roll back)."""
+        with self._lock:
+            if self._state == "given up":
+                return False
+            self._state = "committing"
+            return True
+
+    def leave_commit(self) -> None:
+        """The commit is over (a call may write again after it: opening a store migrates)."""
+        with self._lock:
+            if self._state == "committing":
+                self._state = "open"
+
+
+_GATES = threading.local()
+
+
+@contextlib.contextmanager
+def gated(gate: CommitGate) -> Iterator[None]:
+    """The writes of this thread, inside the block, commit only through ``gate``."""
+    _GATES.gate = gate
+    try:
+        yield
+    finally:
+        _GATES.gate = None
+
+
+def _enter_commit() -> CommitGate | None:
+    """The thread's gate, entered for a commit (None: no gate); StoreUnavailableError (the
+    write is then rolled back) when the caller gave up."""
+    gate: CommitGate | None = getattr(_GATES, "gate", None)
+    if gate is not None and not gate.enter_commit():
+        raise StoreUnavailableError("the caller stopped waiting: the write was rolled back")
+    return gate
 
 
 def is_database_url(location: str | Path) -> bool:
@@ -290,7 +351,12 @@ class SqliteDatabase(Database):
                 connection.execute("BEGIN IMMEDIATE")
                 try:
                     result = work(Transaction(run))
-                    connection.execute("COMMIT")
+                    gate = _enter_commit()
+                    try:
+                        connection.execute("COMMIT")
+                    finally:
+                        if gate is not None:
+                            gate.leave_commit()
                 except BaseException:
                     if connection.in_transaction:
                         connection.execute("ROLLBACK")
@@ -404,15 +470,21 @@ class PostgresDatabase(Database):
                 cursor = connection.execute(_postgres_sql(sql), tuple(values))
                 return list(cursor.fetchall()) if cursor.description is not None else []
 
+            gate: CommitGate | None = None
             try:
                 with connection.transaction():
                     if serialize is not None:
                         connection.execute("SELECT pg_advisory_xact_lock(%s)", (serialize,))
-                    return work(Transaction(run))
+                    result = work(Transaction(run))
+                    gate = _enter_commit()  # raised inside the block: it rolls back
+                return result  # (committed as the block closed)
             except self._psycopg.Error as error:
                 if getattr(error, "sqlstate", None) == "53100":  # disk_full
                     raise StoreFullError(FULL_MESSAGE) from None
                 raise self._failure("write to", error) from None
+            finally:
+                if gate is not None:
+                    gate.leave_commit()
 
     def integrity_check(self, table: str) -> str:
         if not re.fullmatch(r"[a-z_]+", table):

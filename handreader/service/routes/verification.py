@@ -76,8 +76,10 @@ from handreader.store.audit import (
 )
 from handreader.store.database import (
     DATABASE_URL_ENV,
+    CommitGate,
     StoreError,
     StoreUnavailableError,
+    gated,
     redact_url,
 )
 from handreader.tables.verification import image_sha256
@@ -149,6 +151,9 @@ within 1 s, the rest of the route included)."""
 STORE_DEADLINE_S = 5.0
 """The longest a request waits for a store call (open, append, read) before 503
 ``store_unavailable``: a stalled database never holds the threads that read photos."""
+COMMIT_WAIT_S = 30.0
+"""How long a request whose store call ran out of time waits still when the call was already
+committing: the commit's outcome is then the answer (see :meth:`AuditLogHolder.call`)."""
 STORE_THREADS = 4
 """Threads of the store's own pool: at most this many store calls wait on the database."""
 STORE_QUEUE = 16
@@ -189,7 +194,12 @@ class AuditLogHolder:
         """``work(log)`` in the store's own bounded pool, waited for at most ``deadline_s``
         (default :data:`STORE_DEADLINE_S`):
         StoreUnavailableError (503) when the database does not answer in time or too many
-        calls already wait on it."""
+        calls already wait on it.
+
+        A 503 for running out of time means nothing was written: a write that has not begun
+        to commit by then is rolled back when it gets there
+        (:class:`handreader.store.database.CommitGate`); one that has is waited for up to
+        :data:`COMMIT_WAIT_S` more, and its outcome is the answer."""
         with self._lock:
             if self._waiting >= STORE_THREADS + STORE_QUEUE:
                 raise StoreUnavailableError(
@@ -197,9 +207,12 @@ class AuditLogHolder:
                 )
             self._waiting += 1
 
+        gate = CommitGate()
+
         def run() -> _T:
             try:
-                return work(self.log())
+                with gated(gate):
+                    return work(self.log())
             finally:
                 with self._lock:
                     self._waiting -= 1
@@ -209,8 +222,17 @@ class AuditLogHolder:
         try:
             return future.result(timeout=deadline_s)
         except FutureTimeout:
+            if gate.give_up():
+                raise StoreUnavailableError(
+                    f"the store's database did not answer within {deadline_s:g} s: "
+                    "nothing was written"
+                ) from None
+        try:  # the write was committing when the time ran out: its outcome is the answer
+            return future.result(timeout=COMMIT_WAIT_S)
+        except FutureTimeout:
             raise StoreUnavailableError(
-                f"the store's database did not answer within {deadline_s:g} s"
+                f"the store's database did not confirm a write within {COMMIT_WAIT_S:g} s "
+                "more: it may have been recorded (GET /v1/audit shows the latest records)"
             ) from None
 
     def log(self) -> AuditLog:

@@ -18,10 +18,12 @@ import pytest
 from store_databases import raw
 
 from handreader.store.database import (
+    CommitGate,
     SqliteDatabase,
     StoreError,
     StoreUnavailableError,
     Transaction,
+    gated,
     open_database,
     redact_url,
 )
@@ -146,3 +148,39 @@ def test_a_pragma_gives_up_when_the_file_stays_locked() -> None:
     database.connection = _LockedTwice()  # type: ignore[assignment]
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         database._pragma_waiting("PRAGMA journal_mode=WAL", timeout_s=0.0)
+
+
+def test_a_gate_lets_a_write_commit_or_its_caller_give_up_never_both(location: str) -> None:
+    """A caller that gave up before the commit finds nothing written, on either backend."""
+    base = open_database(location)
+    base.write(lambda t: t.all("CREATE TABLE item (n INTEGER)"))
+    started, release = threading.Event(), threading.Event()
+    outcome: list[object] = []
+
+    def slow(transaction: Transaction) -> None:
+        transaction.all("INSERT INTO item VALUES (1)")
+        started.set()
+        release.wait(5)
+
+    def writer(gate: CommitGate) -> None:
+        with gated(gate):
+            try:
+                base.write(slow)
+                outcome.append("committed")
+            except StoreUnavailableError as error:
+                outcome.append(str(error))
+
+    given_up = CommitGate()
+    thread = threading.Thread(target=writer, args=(given_up,))
+    thread.start()
+    assert started.wait(5)
+    assert given_up.give_up() is True  # before the commit: none will happen
+    release.set()
+    thread.join(5)
+    assert outcome == ["the caller stopped waiting: the write was rolled back"]
+    assert base.read("SELECT count(*) FROM item") == [(0,)]
+
+    committing = CommitGate()
+    assert committing.enter_commit() is True
+    assert committing.give_up() is False  # the commit began: its outcome is the answer
+    base.close()
