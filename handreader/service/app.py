@@ -96,6 +96,7 @@ from handreader.service.routes.reading import create_router
 from handreader.service.routes.scoring import add_scoring_routes
 from handreader.service.routes.verification import AuditLogHolder, AuditSettings
 from handreader.service.settings import Settings, add_server_arguments
+from handreader.store.database import DATABASE_URL_ENV, is_database_url
 
 __all__ = ["LIVE_QUEUE", "Settings", "create_app", "main", "run_server"]
 
@@ -202,6 +203,9 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
         os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
     os.environ[BIND_ENV] = args.host  # the workers answer the names of the address they bind
     settings = Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
+    database_url = os.environ.get(DATABASE_URL_ENV)
+    if database_url and not is_database_url(database_url):
+        raise ValueError(f"{DATABASE_URL_ENV} must be a postgresql:// URL")
     ConnectionLimits()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     config = uvicorn.Config(

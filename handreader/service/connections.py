@@ -41,6 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from handreader.service.requests import RequestTimeoutError
+from handreader.service.settings import MAX_TIMEOUT_S
 
 __all__ = [
     "DEFAULT_HEADER_TIMEOUT_S",
@@ -89,9 +90,10 @@ class ConnectionLimits:
                 f"HANDREADER_MAX_CONNECTIONS={connections!r} or HANDREADER_HEADER_TIMEOUT="
                 f"{timeout!r} is not a number"
             ) from None
-        if self.max_connections < 1 or self.header_timeout_s <= 0:
+        if self.max_connections < 1 or not 0 < self.header_timeout_s <= MAX_TIMEOUT_S:
             raise ValueError(
-                "HANDREADER_MAX_CONNECTIONS and HANDREADER_HEADER_TIMEOUT must be positive"
+                "HANDREADER_MAX_CONNECTIONS and HANDREADER_HEADER_TIMEOUT must be positive "
+                f"(the timeout at most {MAX_TIMEOUT_S:g} s), got {connections!r} and {timeout!r}"
             )
 
 

@@ -4,6 +4,7 @@ command-line arguments (shared by ``python serve.py`` and ``handreader serve``).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -14,7 +15,11 @@ from handreader.service.hosts import allowed_hosts
 from handreader.service.origins import ORIGINS_ENV, parse_allowed_origins
 from vision.imagelimits import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECODED_BYTES, DEFAULT_MAX_PIXELS
 
-__all__ = ["DEFAULT_DECODE_MEMORY", "Settings", "add_server_arguments"]
+__all__ = ["DEFAULT_DECODE_MEMORY", "MAX_TIMEOUT_S", "Settings", "add_server_arguments"]
+
+MAX_TIMEOUT_S = 86_400.0
+"""The longest timeout a ``HANDREADER_*_TIMEOUT`` may set (a day): NaN, infinity and absurd
+values stop the server at start, naming the variable."""
 
 DEFAULT_DECODE_MEMORY = 512 * 1024 * 1024
 """The decoding memory budget of a worker: 512 MiB, room for the largest image the default
@@ -46,7 +51,9 @@ class Settings:
         (``handreader.service.hosts``);
         ValueError names a bad value."""
 
-        def number(name: str, default: float, kind: Callable[[str], float]) -> Any:
+        def number(
+            name: str, default: float, kind: Callable[[str], float], most: float | None = None
+        ) -> Any:
             text = environ.get(f"HANDREADER_{name}")
             if text is None:
                 return default
@@ -54,8 +61,10 @@ class Settings:
                 value = kind(text)
             except ValueError:
                 raise ValueError(f"HANDREADER_{name}={text!r} is not a number") from None
-            if value <= 0:
-                raise ValueError(f"HANDREADER_{name}={text!r} must be positive")
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"HANDREADER_{name}={text!r} must be a positive number")
+            if most is not None and value > most:
+                raise ValueError(f"HANDREADER_{name}={text!r} must be at most {most:g}")
             return value
 
         models = environ.get("HANDREADER_MODELS")
@@ -69,9 +78,9 @@ class Settings:
             max_pixels=number("MAX_PIXELS", DEFAULT_MAX_PIXELS, int),
             max_decoded_bytes=number("MAX_DECODED_BYTES", DEFAULT_MAX_DECODED_BYTES, int),
             decode_memory=number("DECODE_MEMORY", DEFAULT_DECODE_MEMORY, int),
-            read_timeout_s=number("READ_TIMEOUT", 30.0, float),
+            read_timeout_s=number("READ_TIMEOUT", 30.0, float, MAX_TIMEOUT_S),
             read_threads=number("READ_THREADS", 2, int),
-            body_timeout_s=number("BODY_TIMEOUT", 60.0, float),
+            body_timeout_s=number("BODY_TIMEOUT", 60.0, float, MAX_TIMEOUT_S),
             allowed_origins=origins,
             allowed_hosts=allowed_hosts(environ),
         )

@@ -41,7 +41,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from handreader.service.requests import BadOptionsError, NotReadyError
-from handreader.store.database import DATABASE_URL_ENV
+from handreader.service.store_guard import GuardedDeckStore
+from handreader.store.database import DATABASE_URL_ENV, StoreError, is_database_url, redact_url
 from handreader.store.decks import DeckStore, FolderDeckStore, open_deck_store
 from rules.decks import Deck
 from vision.calibration import DeckProfile, DeckProfileError
@@ -95,14 +96,19 @@ _STORES_LOCK = threading.Lock()
 
 def environment_deck_store() -> DeckStore:
     """The deck store the environment names now (``handreader.store.decks.open_deck_store``):
-    a database store is opened once per URL and kept; the folder store follows
-    ``$HANDREADER_DATA``."""
+    a database store is opened once per URL and kept, each call bounded in time and its errors
+    told without the database's user or host (``handreader.service.store_guard``); the folder
+    store follows ``$HANDREADER_DATA``."""
     url = os.environ.get(DATABASE_URL_ENV)
     if not url:
         return FolderDeckStore()
+    if not is_database_url(url):
+        raise StoreError(f"{DATABASE_URL_ENV} must be a postgresql:// URL")
     with _STORES_LOCK:
         if url not in _STORES:
-            _STORES[url] = open_deck_store({DATABASE_URL_ENV: url})
+            _STORES[url] = GuardedDeckStore(
+                lambda: open_deck_store({DATABASE_URL_ENV: url}), redact_url(url)
+            )
         return _STORES[url]
 
 

@@ -200,6 +200,21 @@ def test_bad_settings_are_named() -> None:
     assert (chosen.body_timeout_s, chosen.max_decoded_bytes) == (5.0, 1_000_000)
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e300", "0"])
+@pytest.mark.parametrize("name", ["READ_TIMEOUT", "BODY_TIMEOUT", "HEADER_TIMEOUT"])
+def test_a_timeout_that_is_no_finite_positive_time_stops_the_server_at_start(
+    name: str, value: str
+) -> None:
+    """NaN closed every idle connection at once, infinity made every photo a 500: each is
+    refused at start, naming its variable."""
+    environ = {f"HANDREADER_{name}": value}
+    with pytest.raises(ValueError, match=f"HANDREADER_{name}"):
+        if name == "HEADER_TIMEOUT":
+            connections.ConnectionLimits(environ)
+        else:
+            Settings.from_env(environ)
+
+
 # --- the OpenAPI document ------------------------------------------------------------------------
 
 
