@@ -180,13 +180,14 @@ async def handle_error(request: Request, error: Exception) -> JSONResponse:
     """An expected error's answer; an expected 5xx is logged in one line, an unknown exception
     (a bug) with its traceback. A refused token is counted by the worker's token guard
     (:mod:`handreader.service.token_guard`), which says how long to wait before answering and
-    which refusals to log; a client it holds off gets 429 with ``Retry-After``."""
+    which refusals to log (a request without a token is refused, not counted: it guesses
+    nothing); a client it holds off gets 429 with ``Retry-After``."""
     code = _error_code(error)
     message = _error_message(error)
     where = f"{request.method} {request.url.path}"
     if code == "internal_error":
         LOG.error("%s failed: %s", where, error, exc_info=error)
-    elif code == "unauthorized":
+    elif code == "unauthorized" and getattr(error, "guessed", True):  # a missing token guesses
         refusal = guard_for(request).refused(client_of(request), f"{where}: {message}")
         if refusal.line is not None:
             LOG.warning("%s", refusal.line)

@@ -230,7 +230,7 @@ class AuditLog:
         if self._token is None:
             raise AuditAuthError(f"the audit log has no operator token configured: set {TOKEN_ENV}")
         if not token:
-            raise AuditAuthError("missing operator token for the audit log")
+            raise AuditAuthError("missing operator token for the audit log", guessed=False)
         if not hmac.compare_digest(token.encode("utf-8"), self._token):
             raise AuditAuthError("wrong operator token for the audit log")
 

@@ -83,7 +83,12 @@ class AuditError(StoreError):
 
 
 class AuditAuthError(AuditError):
-    """The operator token is missing or wrong, or none is configured."""
+    """The operator token is missing or wrong, or none is configured; ``guessed``: a token was
+    given, and it was wrong (what a guard against guessing counts)."""
+
+    def __init__(self, message: str, *, guessed: bool = True) -> None:
+        super().__init__(message)
+        self.guessed = guessed
 
 
 class AuditSecretError(AuditError):

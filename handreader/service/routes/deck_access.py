@@ -60,9 +60,14 @@ photos) is under 1 MB."""
 
 
 class OperatorTokenError(ServiceError):
-    """A deck write without the operator token, or with a wrong one (401)."""
+    """A deck write without the operator token, or with a wrong one (401); ``guessed``: a
+    token was given, and it was wrong."""
 
     code = "unauthorized"
+
+    def __init__(self, message: str, *, guessed: bool = True) -> None:
+        super().__init__(message)
+        self.guessed = guessed
 
 
 class DeckWritesOffError(ServiceError):
@@ -122,7 +127,9 @@ class DeckAccess:
             )
         given = bearer_token(request)
         if given is None:
-            raise OperatorTokenError("writing decks needs the operator token (Bearer)")
+            raise OperatorTokenError(
+                "writing decks needs the operator token (Bearer)", guessed=False
+            )
         guard_for(request).check(client_of(request))
         if not hmac.compare_digest(given.encode(), self.token.encode()):
             raise OperatorTokenError("wrong operator token")

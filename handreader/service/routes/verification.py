@@ -186,7 +186,7 @@ class AuditLogHolder:
         if self.settings.token is None:
             raise AuditNotConfiguredError(f"audit log not configured: set {TOKEN_ENV}")
         if not token:
-            raise AuditAuthError("missing operator token for the audit log")
+            raise AuditAuthError("missing operator token for the audit log", guessed=False)
         if not self.is_operator(token):
             raise AuditAuthError("wrong operator token for the audit log")
 

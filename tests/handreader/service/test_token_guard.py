@@ -106,3 +106,17 @@ def test_a_right_token_is_not_slowed(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     with _client(monkeypatch, tmp_path, guard) as client:
         answer: Any = client.get("/v1/audit", headers={"Authorization": f"Bearer {TOKEN}"})
         assert answer.status_code == 200
+
+
+def test_requests_without_a_token_are_refused_but_never_lock_the_operator_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Behind a proxy every client shares its address: a crowd asking without a token guesses
+    nothing, and must not hold off the operator's right token."""
+    guard = TokenGuard(free=1, lock_after=3, log_every=100)
+    with _client(monkeypatch, tmp_path, guard) as client:
+        for _ in range(10):
+            error_message(client.get("/v1/audit"), 401, "unauthorized")
+            error_message(client.post("/v1/decks/house", content=b"x"), 401, "unauthorized")
+        answer = client.get("/v1/audit", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert answer.status_code == 200, answer.text
