@@ -409,6 +409,20 @@ class AuditLog:
         ``since`` is inclusive and ``until`` exclusive (times with a zone); ``limit`` and
         ``offset`` page through the result.
         """
+        rows = self._rows(token, verdict, since, until, profile, limit, offset)
+        return [AuditRecord._from_row(row) for row in rows]
+
+    def _rows(
+        self,
+        token: str | None,
+        verdict: Verdict | str | None,
+        since: datetime | str | None,
+        until: datetime | str | None,
+        profile: str | None,
+        limit: int | None,
+        offset: int,
+    ) -> list[Any]:
+        """The stored rows of :meth:`records` (JSON fields as the text stored)."""
         self.authorize(token)
         where, values = self._where(verdict, since, until, profile)
         if (limit is not None and limit < 0) or offset < 0:
@@ -419,8 +433,7 @@ class AuditLog:
         else:
             page = " LIMIT ? OFFSET ?"
             values += [-1 if limit is None else limit, offset]
-        rows = self._query(f"SELECT {_COLUMNS} FROM verification{where} ORDER BY id{page}", values)
-        return [AuditRecord._from_row(row) for row in rows]
+        return self._query(f"SELECT {_COLUMNS} FROM verification{where} ORDER BY id{page}", values)
 
     def count(
         self,
@@ -449,21 +462,25 @@ class AuditLog:
         records = self.records(token, **filters)
         return json.dumps([record.to_dict() for record in records], ensure_ascii=False)
 
-    def export_csv(self, token: str | None, **filters: Any) -> str:
-        """The matching records as CSV with a header; JSON fields as compact JSON text."""
-        records = self.records(token, **filters)
+    def export_csv(
+        self,
+        token: str | None,
+        *,
+        verdict: Verdict | str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        profile: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> str:
+        """The matching records as CSV with a header (filters as :meth:`records`); JSON fields
+        as the compact JSON text stored, never decoded (tens of thousands of records export
+        in seconds)."""
+        rows = self._rows(token, verdict, since, until, profile, limit, offset)
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\r\n")
-        header = [name.strip() for name in _COLUMNS.split(",")]
-        writer.writerow(header)
-        for record in records:
-            data = record.to_dict()
-            writer.writerow(
-                [
-                    value if isinstance(value, str | int) else _json(value, name)
-                    for name, value in ((name, data[name]) for name in header)
-                ]
-            )
+        writer.writerow([name.strip() for name in _COLUMNS.split(",")])
+        writer.writerows(rows)
         return out.getvalue()
 
     def verify_chain(self, token: str | None) -> int | None:

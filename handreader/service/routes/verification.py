@@ -54,6 +54,7 @@ from handreader.service.requests import (
     JSON_LIMIT,
     BadOptionsError,
     MissingImageError,
+    ServerBusyError,
     ServiceError,
     Upload,
     parse_json_object,
@@ -151,6 +152,9 @@ within 1 s, the rest of the route included)."""
 STORE_DEADLINE_S = 5.0
 """The longest a request waits for a store call (open, append, read) before 503
 ``store_unavailable``: a stalled database never holds the threads that read photos."""
+READ_DEADLINE_S = 60.0
+"""The longest a request waits for a long read of the trail (its records, an export, a chain
+check: seconds for tens of thousands of records); one runs at a time a worker."""
 COMMIT_WAIT_S = 30.0
 """How long a request whose store call ran out of time waits still when the call was already
 committing: the commit's outcome is then the answer (see :meth:`AuditLogHolder.call`)."""
@@ -179,6 +183,7 @@ class AuditLogHolder:
         init=False,
     )
     _waiting: int = field(default=0, init=False)
+    _reading: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def authorize(self, token: str | None) -> None:
         """Check the operator token without touching the database (401, or 503 when audit is
@@ -200,13 +205,18 @@ class AuditLogHolder:
         to commit by then is rolled back when it gets there
         (:class:`handreader.store.database.CommitGate`); one that has is waited for up to
         :data:`COMMIT_WAIT_S` more, and its outcome is the answer."""
+        future, gate = self._submit(work)
+        return self._answer(future, gate, STORE_DEADLINE_S if deadline_s is None else deadline_s)
+
+    def _submit(self, work: Callable[[AuditLog], _T]) -> tuple[Future[_T], CommitGate]:
+        """``work(log)`` queued in the store's pool, with the gate its writes commit through;
+        StoreUnavailableError, and nothing queued, when too many calls already wait."""
         with self._lock:
             if self._waiting >= STORE_THREADS + STORE_QUEUE:
                 raise StoreUnavailableError(
                     "the store is not answering: too many calls are waiting on its database"
                 )
             self._waiting += 1
-
         gate = CommitGate()
 
         def run() -> _T:
@@ -217,8 +227,11 @@ class AuditLogHolder:
                 with self._lock:
                     self._waiting -= 1
 
-        future = self._store_pool.submit(run)
-        deadline_s = STORE_DEADLINE_S if deadline_s is None else deadline_s
+        return self._store_pool.submit(run), gate
+
+    @staticmethod
+    def _answer(future: Future[_T], gate: CommitGate, deadline_s: float) -> _T:
+        """The call's result, waited for as :meth:`call` says."""
         try:
             return future.result(timeout=deadline_s)
         except FutureTimeout:
@@ -234,6 +247,30 @@ class AuditLogHolder:
                 f"the store's database did not confirm a write within {COMMIT_WAIT_S:g} s "
                 "more: it may have been recorded (GET /v1/audit shows the latest records)"
             ) from None
+
+    def read(self, work: Callable[[AuditLog], _T]) -> _T:
+        """A long read of the trail (its records, an export, a chain check) as :meth:`call`
+        runs it, waited for up to :data:`READ_DEADLINE_S`, one at a time a worker:
+        ServerBusyError (503 ``busy``) while another runs, even one whose caller gave up, so
+        abandoned exports never pile up in memory."""
+        if not self._reading.acquire(blocking=False):
+            raise ServerBusyError(
+                "another long read of the audit log (its records, an export or a chain check) "
+                "is running: try again when it ends"
+            )
+
+        def held(log: AuditLog) -> _T:
+            try:
+                return work(log)
+            finally:
+                self._reading.release()
+
+        try:
+            future, gate = self._submit(held)
+        except BaseException:
+            self._reading.release()  # (never queued: it will not release itself)
+            raise
+        return self._answer(future, gate, READ_DEADLINE_S)
 
     def log(self) -> AuditLog:
         """The open log; AuditNotConfiguredError without a token, AuditError when the database
@@ -412,7 +449,7 @@ def add_verify_routes(
         """Check the whole audit trail (operator token required): ids with no gap and each
         record's hash following from the one before; names the first bad or missing record.
         ``POST`` the same path with a signed checkpoint to check it too."""
-        return json_response(holder.call(lambda log: log.verify(token)).to_dict())
+        return json_response(holder.read(lambda log: log.verify(token)).to_dict())
 
     @router.post(
         "/v1/audit/verify",
@@ -433,7 +470,7 @@ def add_verify_routes(
             raise BadOptionsError(str(error)) from None
         secret = os.environ.get(KEY_ENV) or None
         report = await run_in_threadpool(
-            holder.call, lambda log: log.verify(token, checkpoint, secret)
+            holder.read, lambda log: log.verify(token, checkpoint, secret)
         )
         return json_response(report.to_dict())
 
@@ -470,7 +507,7 @@ def add_verify_routes(
             "verdict": verdict, "since": since, "until": until, "profile": profile,
         }  # fmt: skip
         if format == "csv":
-            text = holder.call(
+            text = holder.read(
                 lambda log: log.export_csv(token, **filters, limit=limit, offset=offset)
             )
             return Response(
@@ -478,7 +515,7 @@ def add_verify_routes(
                 media_type="text/csv; charset=utf-8",
                 headers={"Content-Disposition": 'attachment; filename="audit.csv"'},
             )
-        count, records = holder.call(
+        count, records = holder.read(
             lambda log: (
                 log.count(token, **filters),
                 log.records(token, **filters, limit=limit, offset=offset),

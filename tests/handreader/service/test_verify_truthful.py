@@ -110,3 +110,35 @@ def test_a_running_server_stops_appending_once_the_trail_is_chained_under_a_secr
     assert refused.status_code == 500 and refused.json()["error"]["code"] == "audit_failed"
     assert "chained under the operator secret" in refused.json()["error"]["message"]
     assert cli.main(["audit", "verify"]) == 0
+
+
+def test_one_long_read_of_the_trail_at_a_time_even_when_its_caller_gave_up(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export of a large trail takes seconds and memory: a second one while it runs (its
+    caller gone or not) is a 503 ``busy``, and the next after it ends is answered."""
+    import threading
+
+    from handreader.store.audit import AuditLog
+
+    assert _verify(client).status_code == 200
+    release = threading.Event()
+    export = AuditLog.export_csv
+
+    def slow_export(self: AuditLog, *args: Any, **kwargs: Any) -> str:
+        release.wait(10)
+        return export(self, *args, **kwargs)
+
+    monkeypatch.setattr(AuditLog, "export_csv", slow_export)
+    monkeypatch.setattr(routes, "READ_DEADLINE_S", 0.3)
+    first = client.get("/v1/audit?format=csv", headers=AUTH)
+    assert first.status_code == 503  # its caller gave up; the export still runs
+    second = client.get("/v1/audit", headers=AUTH)
+    assert second.status_code == 503 and second.json()["error"]["code"] == "busy"
+    release.set()
+    for _ in range(50):
+        answer = client.get("/v1/audit", headers=AUTH)
+        if answer.status_code == 200:
+            break
+        time.sleep(0.05)
+    assert answer.status_code == 200 and answer.json()["count"] == 1

@@ -337,6 +337,27 @@ def test_export_csv_has_a_header_and_json_cells(filled: AuditLog) -> None:
     assert json.loads(rows[1]["differences"]) == []
 
 
+def test_export_csv_cells_are_the_json_stored_as_the_records_decode_it(
+    filled: AuditLog, location: str
+) -> None:
+    """The export writes each JSON field as stored, undecoded: the compact text that decoding
+    and encoding again would give, and a damaged field's text as it is."""
+    raw(location, "UPDATE verification SET reading = '{not json' WHERE id = 4")
+    rows = list(csv.DictReader(io.StringIO(filled.export_csv(TOKEN))))
+    records = filled.records(TOKEN)
+    assert len(rows) == len(records) == 5
+    for row, record in zip(rows, records, strict=True):
+        expected = record.to_dict()
+        for name in ("reading", "declared", "computed", "differences"):
+            value = expected[name]
+            if name in record.damaged:
+                assert row[name] == value == "{not json"
+            else:
+                compact = json.dumps(value, sort_keys=True, separators=(",", ":"))
+                assert row[name] == compact
+        assert row["id"] == str(record.record_id) and row["verdict"] == record.verdict
+
+
 # --- tamper evidence ---------------------------------------------------------------------------
 
 
