@@ -235,8 +235,18 @@ class Database(ABC):
 
     def _migrate(self, migrations: Sequence[Migration], legacy_version: int = 0) -> None:
         """Apply the migrations the database lacks (each in the write transaction that
-        :meth:`write` gives, serialized by :data:`MIGRATION_LOCK`)."""
+        :meth:`write` gives, serialized by :data:`MIGRATION_LOCK`). A database already at the
+        latest version is only read: a user that may read and insert, not create tables,
+        opens it."""
         latest = migrations[-1].version
+        try:
+            row = self.read("SELECT max(version) FROM schema_version")
+        except StoreUnavailableError:
+            raise
+        except StoreError:  # no such table yet: the migration below makes it
+            row = []
+        if row and row[0][0] is not None and int(row[0][0]) == latest:
+            return
 
         def migrate(transaction: Transaction) -> None:
             transaction.all(
