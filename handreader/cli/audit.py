@@ -25,7 +25,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["register", "run"]
+__all__ = ["SETTINGS", "register", "run"]
+
+SETTINGS = (
+    "The store, token and secret come from the environment, as the service's: "
+    "HANDREADER_DATABASE_URL (else HANDREADER_AUDIT_DB, else the data folder's SQLite file), "
+    "HANDREADER_AUDIT_TOKEN (the operator token), HANDREADER_AUDIT_KEY (the operator secret)."
+)
+"""What every audit action reads, shown under each one's ``--help``."""
 
 
 def register(subparsers: Any) -> None:
@@ -35,13 +42,20 @@ def register(subparsers: Any) -> None:
         help="verify the dealer's audit trail, or sign a checkpoint of its head",
         description="Check the audit trail's chain (and a signed checkpoint), or sign its head.",
     )
+    parser.epilog = SETTINGS
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    verify = actions.add_parser("verify", help="check every record (and a checkpoint)")
+    verify = actions.add_parser(
+        "verify", help="check every record (and a checkpoint)", epilog=SETTINGS
+    )
     verify.add_argument("--checkpoint", type=Path, metavar="FILE", help="a signed checkpoint")
     verify.add_argument("--json", action="store_true", help="one JSON object")
-    checkpoint = actions.add_parser("checkpoint", help="sign the head of the trail now")
+    checkpoint = actions.add_parser(
+        "checkpoint", help="sign the head of the trail now", epilog=SETTINGS
+    )
     checkpoint.add_argument("--out", type=Path, metavar="FILE", help="write it here")
-    actions.add_parser("rekey", help="chain a trail kept without the operator secret under it")
+    actions.add_parser(
+        "rekey", help="chain a trail kept without the operator secret under it", epilog=SETTINGS
+    )
     parser.set_defaults(func=run)
 
 

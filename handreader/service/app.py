@@ -185,6 +185,20 @@ def check_tls(keyfile: str | None, certfile: str | None) -> None:
         raise ValueError(f"the TLS key and certificate do not load as a pair: {error}") from None
 
 
+def check_host(host: str) -> None:
+    """ValueError naming ``--host`` (``$HANDREADER_HOST``) when the address resolves to none
+    (checked before the server starts: uvicorn's own message names neither)."""
+    import socket
+
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise ValueError(
+            f"--host {host!r} (or HANDREADER_HOST): no address to listen on: {reason}"
+        ) from None
+
+
 def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:create_app") -> int:
     """Start uvicorn with the app ``factory`` (an import string; benchmarks pass their own);
     the settings reach every worker by the environment.
@@ -199,6 +213,7 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     check_tls(getattr(args, "ssl_keyfile", None), getattr(args, "ssl_certfile", None))
+    check_host(args.host)
     if args.models is not None:
         os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
     os.environ[BIND_ENV] = args.host  # the workers answer the names of the address they bind

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from handreader.cli import main
-from handreader.service.app import check_tls
+from handreader.service.app import check_host, check_tls
 
 
 @pytest.fixture
@@ -138,6 +138,16 @@ def test_tls_files_are_checked_before_the_server_starts(tmp_path: Path) -> None:
         check_tls(str(tmp_path / "key.pem"), str(tmp_path / "cert.pem"))
 
 
+def test_a_listening_address_that_resolves_to_none_is_named_before_the_server_starts(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HANDREADER_HOST", "999.1.1.1")
+    assert main(["serve", "--port", "8873"]) == 2
+    err = _one_line_error(capsys, "serve")
+    assert "--host '999.1.1.1' (or HANDREADER_HOST): no address to listen on" in err
+    check_host("127.0.0.1")  # a real one passes
+
+
 def test_help_shows_no_docstring_markup(capsys: pytest.CaptureFixture[str]) -> None:
     from handreader.cli import COMMANDS
 
@@ -176,3 +186,14 @@ def test_webcam_output_must_be_a_video_file(
     argv = ["webcam", "--source", "0", "--headless", "--output", str(tmp_path / "out.txt")]
     assert main(argv) == 2
     assert "a video file (.avi, .m4v, .mkv, .mov, .mp4)" in _one_line_error(capsys, "webcam")
+
+
+def test_each_audit_action_names_the_settings_it_reads(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for action in ("verify", "checkpoint", "rekey"):
+        with pytest.raises(SystemExit):
+            main(["audit", action, "--help"])
+        shown = " ".join(capsys.readouterr().out.split())
+        for name in ("HANDREADER_DATABASE_URL", "HANDREADER_AUDIT_TOKEN", "HANDREADER_AUDIT_KEY"):
+            assert name in shown, (action, name)
