@@ -47,7 +47,6 @@ import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -59,6 +58,7 @@ from handreader.store.audit_trail import (
     REKEY_HINT,
     AuditAuthError,
     AuditError,
+    AuditRecord,
     AuditSecretError,
     ChainReport,
     Checkpoint,
@@ -123,57 +123,6 @@ def _json(value: object, what: str) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as error:
         raise AuditError(f"{what} is not JSON: {error}") from None
-
-
-@dataclass(frozen=True, slots=True)
-class AuditRecord:
-    """One verification as logged (JSON fields decoded)."""
-
-    record_id: int
-    time_utc: str
-    image_sha256: str
-    profile: str
-    verdict: str
-    reading: Any
-    declared: Any
-    computed: Any
-    differences: Any
-    record_sha256: str
-    damaged: tuple[str, ...] = ()
-    """Fields whose stored text is not JSON (the record was altered in the database): each is
-    given as the text stored, and the export goes on."""
-
-    @classmethod
-    def _from_row(cls, row: Sequence[Any]) -> AuditRecord:
-        values: list[Any] = []
-        damaged = []
-        for name, text in zip(("reading", "declared", "computed", "differences"), row[5:9],
-                              strict=True):  # fmt: skip
-            try:
-                values.append(json.loads(text))
-            except (TypeError, ValueError):
-                values.append(text)
-                damaged.append(name)
-        reading, declared, computed, differences = values
-        return cls(
-            int(row[0]), row[1], row[2], row[3], row[4], reading, declared, computed,
-            differences, row[9], tuple(damaged),
-        )  # fmt: skip
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON form (the export's)."""
-        return {
-            "id": self.record_id,
-            "time_utc": self.time_utc,
-            "image_sha256": self.image_sha256,
-            "profile": self.profile,
-            "verdict": self.verdict,
-            "reading": self.reading,
-            "declared": self.declared,
-            "computed": self.computed,
-            "differences": self.differences,
-            "record_sha256": self.record_sha256,
-        } | ({"damaged": list(self.damaged)} if self.damaged else {})
 
 
 class AuditLog:

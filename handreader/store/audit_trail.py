@@ -1,16 +1,18 @@
-"""The audit trail's chain and what checking it gives (:meth:`handreader.store.audit.AuditLog.
-verify`): each record's hash, a report naming the first bad or missing record, and the signed
-checkpoints of the chain's head that an operator keeps outside the database (re-exported by
-:mod:`handreader.store.audit`)."""
+"""The audit trail's records and chain, and what checking it gives
+(:meth:`handreader.store.audit.AuditLog.verify`): a record as read back, each record's hash, a
+report naming the first bad or missing record, and the signed checkpoints of the chain's head
+that an operator keeps outside the database (re-exported by :mod:`handreader.store.audit`)."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from handreader.store.database import StoreError
 
@@ -19,6 +21,7 @@ __all__ = [
     "REKEY_HINT",
     "AuditAuthError",
     "AuditError",
+    "AuditRecord",
     "AuditSecretError",
     "ChainReport",
     "Checkpoint",
@@ -156,3 +159,54 @@ class ChainReport:
             "first_bad": self.first_bad,
             "problem": self.problem,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One verification as logged (JSON fields decoded)."""
+
+    record_id: int
+    time_utc: str
+    image_sha256: str
+    profile: str
+    verdict: str
+    reading: Any
+    declared: Any
+    computed: Any
+    differences: Any
+    record_sha256: str
+    damaged: tuple[str, ...] = ()
+    """Fields whose stored text is not JSON (the record was altered in the database): each is
+    given as the text stored, and the export goes on."""
+
+    @classmethod
+    def _from_row(cls, row: Sequence[Any]) -> AuditRecord:
+        values: list[Any] = []
+        damaged = []
+        for name, text in zip(("reading", "declared", "computed", "differences"), row[5:9],
+                              strict=True):  # fmt: skip
+            try:
+                values.append(json.loads(text))
+            except (TypeError, ValueError):
+                values.append(text)
+                damaged.append(name)
+        reading, declared, computed, differences = values
+        return cls(
+            int(row[0]), row[1], row[2], row[3], row[4], reading, declared, computed,
+            differences, row[9], tuple(damaged),
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form (the export's)."""
+        return {
+            "id": self.record_id,
+            "time_utc": self.time_utc,
+            "image_sha256": self.image_sha256,
+            "profile": self.profile,
+            "verdict": self.verdict,
+            "reading": self.reading,
+            "declared": self.declared,
+            "computed": self.computed,
+            "differences": self.differences,
+            "record_sha256": self.record_sha256,
+        } | ({"damaged": list(self.damaged)} if self.damaged else {})
