@@ -132,6 +132,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._limits = connection_limits()
         self._waiting_since: float | None = None  # waiting for a request's headers since
         self._header_bytes = 0
+        self._parsed_header_bytes = 0
+        self._headers_too_large = False
         self._header_timer: asyncio.TimerHandle | None = None
 
     # waiting for a request: from the connection or the last answer to the headers' end
@@ -202,9 +204,24 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._waiting_since = None
             self.send_400_response(f"Request headers over {MAX_HEADER_BYTES} bytes.")
 
+    def on_header(self, name: bytes, value: bytes) -> None:
+        # headers that arrive whole in one read are counted as parsed: over the limit, parsing
+        # stops and uvicorn answers 400 (with the message of send_400_response below)
+        self._parsed_header_bytes += len(name) + len(value) + 4
+        if self._parsed_header_bytes > MAX_HEADER_BYTES:
+            self._headers_too_large = True
+            raise ValueError("request headers over the limit")
+        super().on_header(name, value)
+
+    def send_400_response(self, msg: str) -> None:
+        if self._headers_too_large:
+            msg = f"Request headers over {MAX_HEADER_BYTES} bytes."
+        super().send_400_response(msg)
+
     def on_headers_complete(self) -> None:
         self._cancel_header_timer()
         self._waiting_since = None
+        self._parsed_header_bytes = 0
         super().on_headers_complete()
 
     def on_response_complete(self) -> None:

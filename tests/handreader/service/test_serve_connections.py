@@ -174,6 +174,16 @@ def test_headers_are_limited_but_bodies_are_not_headers(server: tuple[str, int, 
         endless.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: " + b"a" * 70_000)
         answer = endless.recv(4096)
         assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    for parts in ([70_000], [60_000, 10_000]):  # whole headers in one write, or two
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as whole:
+            for index, size in enumerate(parts):
+                line = f"X-Part-{index}: ".encode() + b"a" * size + b"\r\n"
+                start = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n" if index == 0 else b""
+                whole.sendall(start + line)
+            whole.sendall(b"\r\n")
+            answer = whole.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 400"), (parts, answer[:200])
+            assert b"Request headers over 65536 bytes." in answer
     # a body of 300 kB sent with its headers in one write is a body, not headers
     body = b"\x89PNG\r\n\x1a\n" + bytes(300_000)
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
