@@ -69,13 +69,16 @@ def expand_photos(photos: list[str]) -> list[str]:
 def open_photo(photo: str) -> ReducedImage:
     """The photo decoded as the commands read it (:func:`vision.imageio.load_reduced`: a large
     JPEG at the size the reader works at); ImageError when it cannot be, NoImagesError for a
-    folder (one :func:`expand_photos` left: it holds no image file)."""
+    folder (one :func:`expand_photos` left: it holds no image file). The decoders' own
+    complaints (``libpng error: ...``) are kept off the terminal: the error names the photo."""
+    from handreader.cli.video_source import quiet_stderr
     from vision.imageio import NoImagesError, load_reduced
 
     if Path(photo).is_dir():
         kinds = ", ".join(sorted(IMAGE_SUFFIXES))
         raise NoImagesError(f"{photo!r}: no image file ({kinds}) in this folder")
-    return load_reduced(photo)
+    with quiet_stderr():
+        return load_reduced(photo)
 
 
 def report_unreadable(command: str, photo: str, error: ImageError, as_json: bool) -> None:

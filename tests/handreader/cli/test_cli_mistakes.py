@@ -197,3 +197,19 @@ def test_each_audit_action_names_the_settings_it_reads(
         shown = " ".join(capsys.readouterr().out.split())
         for name in ("HANDREADER_DATABASE_URL", "HANDREADER_AUDIT_TOKEN", "HANDREADER_AUDIT_KEY"):
             assert name in shown, (action, name)
+
+
+def test_a_truncated_png_is_one_line_without_the_decoders_own_complaint(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import cv2
+
+    example = Path(__file__).resolve().parents[3] / "examples" / "hand.jpg"
+    ok, encoded = cv2.imencode(".png", cv2.imread(str(example)))
+    assert ok
+    truncated = tmp_path / "half.png"
+    truncated.write_bytes(encoded.tobytes()[: len(encoded) // 2])
+    assert main(["read", str(truncated)]) == 2
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "libpng" not in err
+    assert err.startswith("handreader read: error: ") and "corrupt or truncated PNG" in err
