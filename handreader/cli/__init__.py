@@ -15,7 +15,7 @@ import argparse
 import importlib
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 from handreader import __version__
@@ -42,7 +42,7 @@ COMMANDS: tuple[str, ...] = (
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line: the error, and where the usage is."""
 
-    commands: dict[str, argparse.ArgumentParser]
+    commands: Mapping[str, argparse.ArgumentParser]
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

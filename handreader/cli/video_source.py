@@ -35,7 +35,7 @@ def check_output(output: Path, source: int | str) -> None:
     if not _is_file(source):
         return
     try:
-        same = output.resolve() == Path(source).resolve() or (
+        same = output.resolve() == Path(str(source)).resolve() or (
             output.exists() and os.path.samefile(output, str(source))
         )
     except OSError:
