@@ -174,11 +174,19 @@ def parse_profile(text: str, source: str) -> DeckProfile:
         body = json.loads(text)
     except json.JSONDecodeError as error:
         raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: {error}") from error
+    except RecursionError:  # arrays nested past Python's recursion limit
+        raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: nested too deep") from None
+    if not isinstance(body, dict):
+        raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: not a JSON object")
     try:
         if body["format"] != PROFILE_FORMAT:
             raise DeckProfileError(
                 f"deck profile {str(path)!r} has format {body['format']!r}, "
                 f"expected {PROFILE_FORMAT}"
+            )
+        if not isinstance(body["prototypes"], dict):
+            raise DeckProfileError(
+                f"deck profile {str(path)!r} is corrupt: its prototypes are not listed by card"
             )
         prototypes: dict[str, NDArray[np.float32]] = {}
         for code, vectors in body["prototypes"].items():
@@ -216,7 +224,7 @@ def parse_profile(text: str, source: str) -> DeckProfile:
             weight,
             temperature,
         )
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as error:
         if isinstance(error, DeckProfileError):
             raise
         raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: {error!r}") from error

@@ -22,8 +22,11 @@ reached.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
+import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -31,8 +34,10 @@ from pathlib import Path
 
 from handreader.store.database import (
     DATABASE_URL_ENV,
+    FULL_MESSAGE,
     Database,
     StoreError,
+    StoreFullError,
     Transaction,
     is_database_url,
     open_database,
@@ -48,6 +53,7 @@ from vision.calibration import (
 )
 
 __all__ = [
+    "MAX_PROFILE_BYTES",
     "DatabaseDeckStore",
     "DeckStore",
     "FolderDeckStore",
@@ -100,6 +106,23 @@ class DeckStore(ABC):
         return profile
 
 
+MAX_PROFILE_BYTES = 16 * 1024 * 1024
+"""The largest profile file read (one calibrated from the most photos is under 1 MB): a larger
+file dropped in the folder is refused as corrupt, unread, and never stalls a listing."""
+
+
+def _os_failure(doing: str, name: str, error: OSError) -> StoreError:
+    """A deck file's operating-system error in words that name the deck, not the path: a full
+    disk as :class:`StoreFullError`."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StoreFullError(FULL_MESSAGE)
+    if isinstance(error, IsADirectoryError):
+        return StoreError(f"cannot {doing} deck {name!r}: a folder of its file's name is there")
+    if isinstance(error, NotADirectoryError | FileExistsError):
+        return StoreError(f"cannot {doing} deck {name!r}: the data folder is not a folder")
+    return StoreError(f"cannot {doing} deck {name!r}: {error.strerror or error}")
+
+
 class FolderDeckStore(DeckStore):
     """Profiles as ``NAME.json`` files in ``folder`` (None: ``decks/`` in the data folder,
     looked up on every call, so that a change of ``$HANDREADER_DATA`` is followed)."""
@@ -121,7 +144,9 @@ class FolderDeckStore(DeckStore):
 
     def names(self) -> list[str]:
         folder = self.folder
-        return sorted(path.stem for path in folder.glob("*.json")) if folder.is_dir() else []
+        if not folder.is_dir():
+            return []
+        return sorted(path.stem for path in folder.glob("*.json") if path.is_file())
 
     def stamp(self, name: str) -> str | None:
         try:
@@ -134,6 +159,8 @@ class FolderDeckStore(DeckStore):
         folder = self.folder
         sizes: dict[str, int] = {}
         for path in folder.glob("*.json") if folder.is_dir() else ():
+            if not path.is_file():
+                continue
             try:
                 sizes[path.stem] = path.stat().st_size
             except OSError:
@@ -144,14 +171,33 @@ class FolderDeckStore(DeckStore):
         path = self._path(name)
         if not path.is_file():
             return None
+        size = path.stat().st_size
+        if size > MAX_PROFILE_BYTES:
+            raise DeckProfileError(
+                f"deck profile {name!r} is corrupt: {size:,} bytes, over the "
+                f"{MAX_PROFILE_BYTES:,} a profile takes at most"
+            )
         return load_profile(path)
 
     def put(self, profile: DeckProfile) -> str:
         path = self._path(profile.name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".json.part")
-        partial.write_text(profile_json(profile), encoding="utf-8")
-        partial.replace(path)  # a crash leaves the old file or the new one, never half
+        partial: str | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # a file of its own for each writer: two writes of one deck at once never share one
+            handle, partial = tempfile.mkstemp(
+                prefix=f".{profile.name}.", suffix=".part", dir=path.parent
+            )
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(profile_json(profile))
+            os.replace(partial, path)  # a crash leaves the old file or the new one, never half
+            partial = None
+        except OSError as error:
+            raise _os_failure("save", profile.name, error) from None
+        finally:
+            if partial is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(partial)
         return str(path)
 
     def delete(self, name: str) -> bool:
@@ -159,6 +205,8 @@ class FolderDeckStore(DeckStore):
             self._path(name).unlink()
         except FileNotFoundError:
             return False
+        except OSError as error:
+            raise _os_failure("delete", name, error) from None
         return True
 
 

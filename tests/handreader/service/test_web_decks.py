@@ -161,6 +161,11 @@ def test_an_unknown_deck_is_a_400_naming_it_and_the_known_decks(
         ('{"format": 9, "name": "broken"}', "format 9"),
         ('{"format": 1, "name": "broken", "model_sha256": "", "created": "", "weight": 0.7, '
          '"temperature": 0.05, "prototypes": {"AS": [[NaN]]}}', "bad prototypes"),
+        ('{"format": 1, "name": "broken", "model_sha256": "", "created": "", "weight": 0.7, '
+         '"temperature": 0.05, "prototypes": []}', "not listed by card"),
+        ('{"format": 1, "prototypes": "abc"}', "not listed by card"),
+        ("[" * 200_000 + "]" * 200_000, "corrupt"),
+        ("[1, 2]", "not a JSON object"),
     ],
 )  # fmt: skip
 def test_a_corrupt_deck_is_a_clear_400_and_the_service_goes_on(
@@ -177,6 +182,9 @@ def test_a_corrupt_deck_is_a_clear_400_and_the_service_goes_on(
     assert _post_photo(client, "/v1/score", {}).status_code == 200
     assert _post_photo(client, "/v1/score", {"deck": "mine"}).status_code == 200
     assert fake.deck_calls == [None, "mine"]
+    listed = client.get("/v1/decks")  # the listing names it unusable, and lists the rest
+    assert listed.status_code == 200, listed.text
+    assert "mine" in listed.text and "broken" in listed.text
 
 
 @pytest.mark.parametrize(

@@ -144,3 +144,64 @@ def test_the_database_url_picks_the_database(
     assert isinstance(store, DatabaseDeckStore)
     store.put(profile("house"))
     assert same(load_deck("house"), profile("house"))
+
+
+def test_two_writers_of_one_deck_at_once_never_fail_nor_leave_it_half_written(
+    tmp_path: Path,
+) -> None:
+    """Each write has a temporary file of its own: two writers (two service workers, or the
+    command line beside the service) and a reader meanwhile see a whole profile every time."""
+    import json
+    import threading
+
+    store = FolderDeckStore(tmp_path / "decks")
+    store.put(profile("same", seed=1))
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def write(seed: int) -> None:
+        try:
+            for _ in range(60):
+                store.put(profile("same", seed=seed))
+        except BaseException as error:  # gathered for the assertion
+            failures.append(error)
+
+    def read() -> None:
+        while not stop.is_set():
+            text = (tmp_path / "decks" / "same.json").read_text(encoding="utf-8")
+            try:
+                json.loads(text)
+            except ValueError as error:
+                failures.append(error)
+
+    threads = [threading.Thread(target=write, args=(seed,)) for seed in (2, 3)]
+    reader = threading.Thread(target=read)
+    reader.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    stop.set()
+    reader.join(10)
+    assert failures == []
+    assert store.names() == ["same"] and list((tmp_path / "decks").iterdir()) == [
+        tmp_path / "decks" / "same.json"
+    ]
+
+
+def test_a_folder_in_the_way_and_a_huge_file_are_named_errors(tmp_path: Path) -> None:
+    from handreader.store.decks import MAX_PROFILE_BYTES
+
+    folder = tmp_path / "decks"
+    (folder / "odd.json").mkdir(parents=True)
+    store = FolderDeckStore(folder)
+    assert store.names() == []  # a folder is no deck
+    with pytest.raises(StoreError, match="cannot save deck 'odd': a folder of its file") as error:
+        store.put(profile("odd"))
+    assert str(tmp_path) not in str(error.value)
+    with pytest.raises(StoreError, match="cannot delete deck 'odd'"):
+        store.delete("odd")
+    with (folder / "big.json").open("wb") as big:
+        big.truncate(MAX_PROFILE_BYTES + 1)
+    with pytest.raises(DeckProfileError, match="over the 16,777,216 a profile takes at most"):
+        store.get("big")
