@@ -52,24 +52,32 @@ def run(args: argparse.Namespace) -> int:
 
     from handreader.store.decks import open_deck_store
     from vision.calibrate_deck import calibrate
+    from vision.calibration import check_deck_name
     from vision.reader import Reader
 
+    check_deck_name(args.name)  # named before anything is read or saved, as the sheet is
     sheet = args.sheet or Path(f"{args.name}-calibration.png")
-    if not cv2.haveImageWriter(str(sheet)):  # named before anything is read or saved
+    if not cv2.haveImageWriter(str(sheet)):
         raise ValueError(f"--sheet {str(sheet)!r}: no image format for its extension (.png, .jpg)")
     if not sheet.parent.is_dir():
         raise ValueError(f"--sheet {str(sheet)!r}: no folder {str(sheet.parent)!r}")
+    if sheet.is_dir():
+        raise ValueError(f"--sheet {str(sheet)!r} is a folder: name an image file")
     reader = Reader.load(args.models)
     store = open_deck_store()
-    result = calibrate(reader, args.name, args.photos, grid=args.grid, save=store.put)
+    # the deck is saved only once its contact sheet is written: a failed run keeps the old one
+    result = calibrate(reader, args.name, args.photos, grid=args.grid, save=lambda _: "")
     if not cv2.imwrite(str(sheet), result.sheet):
-        raise ValueError(f"the contact sheet could not be written to {str(sheet)!r}")
+        raise ValueError(
+            f"the contact sheet could not be written to {str(sheet)!r}: deck not saved"
+        )
+    path = store.put(result.profile)
     for warning in result.warnings:
         print(f"handreader calibrate: warning: {warning}", file=sys.stderr)
     print(
         f"deck {args.name!r}: {len(result.profile.prototypes)} cards, "
         f"{sum(len(v) for v in result.profile.prototypes.values())} corner samples; "
-        f"saved {result.path}; contact sheet {sheet}"
+        f"saved {path}; contact sheet {sheet}"
     )
     return 0
 

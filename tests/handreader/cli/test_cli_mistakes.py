@@ -49,7 +49,11 @@ def test_an_annotation_folder_that_is_a_file(
 
 @pytest.mark.parametrize(
     ("sheet", "message"),
-    [("sheet.txt", "no image format for its extension"), ("nowhere/sheet.png", "no folder")],
+    [
+        ("sheet.txt", "no image format for its extension"),
+        ("nowhere/sheet.png", "no folder"),
+        ("folder.png/", "is a folder: name an image file"),
+    ],
 )
 def test_a_contact_sheet_that_cannot_be_written_is_named_before_calibrating(
     tmp_path: Path,
@@ -62,6 +66,8 @@ def test_a_contact_sheet_that_cannot_be_written_is_named_before_calibrating(
     monkeypatch.setenv("HANDREADER_DATA", str(tmp_path / "data"))
     photo = tmp_path / "AS.jpg"
     photo.write_bytes(b"")
+    if sheet.endswith("/"):
+        (tmp_path / sheet).mkdir()
     argv = ["calibrate", "--name", "mine", "--sheet", str(tmp_path / sheet), str(photo)]
     assert main(argv) == 2
     assert message in _one_line_error(capsys, "calibrate")
@@ -213,3 +219,39 @@ def test_a_truncated_png_is_one_line_without_the_decoders_own_complaint(
     err = capfd.readouterr().err
     assert err.count("\n") == 1 and "libpng" not in err
     assert err.startswith("handreader read: error: ") and "corrupt or truncated PNG" in err
+
+
+def test_calibrate_names_a_bad_deck_name_before_reading_and_saves_only_with_its_sheet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bad name is refused before any photo is read; a contact sheet that cannot be written
+    leaves the deck saved before as it was."""
+    import cv2
+    import numpy as np
+
+    from handreader.store.decks import FolderDeckStore
+    from vision import calibrate_deck, reader
+    from vision.calibrate_deck import CalibrationResult
+    from vision.calibration import DeckProfile
+
+    monkeypatch.setenv("HANDREADER_DATA", str(tmp_path / "data"))
+    photo = tmp_path / "AS.jpg"
+    photo.write_bytes(b"")
+    assert main(["calibrate", "--name", "a/b", str(photo)]) == 2
+    assert "bad deck name 'a/b'" in _one_line_error(capsys, "calibrate")
+
+    made = DeckProfile("mine", {"AS": np.ones((1, 4), np.float32)}, "sha", "now")
+    monkeypatch.setattr(reader.Reader, "load", classmethod(lambda cls, *a, **k: object()))
+    monkeypatch.setattr(
+        calibrate_deck,
+        "calibrate",
+        lambda *a, save, **k: CalibrationResult(
+            made, save(made), np.zeros((8, 8, 3), np.uint8), ()
+        ),  # saves through ``save`` as the real one does
+    )
+    monkeypatch.setattr(cv2, "imwrite", lambda *a, **k: False)
+    saved: list[str] = []
+    monkeypatch.setattr(FolderDeckStore, "put", lambda self, profile: saved.append(profile.name))
+    assert main(["calibrate", "--name", "mine", str(photo)]) == 2
+    assert "could not be written" in _one_line_error(capsys, "calibrate")
+    assert saved == []
