@@ -32,9 +32,10 @@ from __future__ import annotations
 import inspect
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 import numpy as np
@@ -187,17 +188,33 @@ def reads_decks(reader: object) -> bool:
     return _TAKES_DECK[kind]
 
 
-@dataclass(frozen=True, slots=True)
+RECHECK_S = 1.0
+"""How often a reader kept over many frames (a live stream) asks whether its deck was
+calibrated again or deleted."""
+
+
+@dataclass(slots=True)
 class DeckReader:
     """The recognizer reading with one deck profile: ``read(image)`` is
-    ``reader.read(image, deck=profile)``."""
+    ``reader.read(image, deck=profile)``. With its deck's ``name``, a reader kept over many
+    frames follows the store: a deck calibrated again is read with from the next frame after
+    :data:`RECHECK_S`, and a deck deleted makes each frame a DeckOptionError (400)."""
 
     reader: ReaderWithDecks
     profile: DeckProfile
+    name: str | None = None
+    checked: float = field(default_factory=time.monotonic)
 
     def read(self, image_bgr: NDArray[np.uint8]) -> Reading:
-        """The cards read from a BGR image with the deck's prototypes."""
-        return self.reader.read(image_bgr, deck=self.profile)
+        """The cards read from a BGR image with the deck's prototypes; DeckOptionError when
+        the deck is gone or does not fit the classifier (made for other models)."""
+        if self.name is not None and time.monotonic() - self.checked >= RECHECK_S:
+            self.profile = DECKS.get(self.name)
+            self.checked = time.monotonic()
+        try:
+            return self.reader.read(image_bgr, deck=self.profile)
+        except DeckProfileError as error:
+            raise DeckOptionError(f"deck {self.profile.name!r} cannot be used: {error}") from None
 
 
 def with_deck(reader: PlainReader, deck: object) -> PlainReader:
@@ -214,7 +231,7 @@ def with_deck(reader: PlainReader, deck: object) -> PlainReader:
         raise NotReadyError(
             "the recognizer cannot read with a deck" + (f": {reason}" if reason else "")
         )
-    return DeckReader(cast(ReaderWithDecks, reader), profile)
+    return DeckReader(cast(ReaderWithDecks, reader), profile, deck)
 
 
 def with_deck_in_play(reader: PlainReader, deck: Deck | None) -> PlainReader:

@@ -465,3 +465,42 @@ def test_calibrating_again_replaces_the_deck(client: TestClient, fake: DeckFakeR
     files = [_card_photo("AS.png"), _card_photo("KH.png")]
     assert client.post("/v1/decks/mine", files=files).json()["deck"]["cards"] == 2
     assert client.get("/v1/decks/mine").json()["cards"] == 2  # the cache saw the new file
+
+
+def test_a_live_stream_follows_its_deck_calibrated_again_or_deleted(
+    client: TestClient, fake: DeckFakeReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from handreader.service.routes import decks as deck_routes
+
+    monkeypatch.setattr(deck_routes, "RECHECK_S", 0.0)
+    seen: list[object] = []
+    read = fake.read
+
+    def recording(image: Any, deck: object = None) -> Any:
+        seen.append(deck)
+        return read(image, deck)
+
+    monkeypatch.setattr(fake, "read", recording)
+    _save_deck("mine", ("AS", "10H"))
+    with client.websocket_connect("/v1/live?deck=mine") as socket:
+        _frame(socket)
+        _save_deck("mine", ("AS", "10H", "KD"))  # calibrated again, with one card more
+        _frame(socket)
+        assert [len(getattr(deck, "prototypes", {})) for deck in seen] == [2, 3]
+        deck_routes.DECKS.store().delete("mine")
+        socket.send_bytes(image_bytes())
+        gone = socket.receive_json()["error"]
+        assert gone["code"] == "bad_options" and "unknown deck 'mine'" in gone["message"]
+
+
+def test_a_deck_made_for_other_models_is_a_400_not_a_500() -> None:
+    from handreader.service.routes.decks import DeckOptionError, DeckReader
+    from vision.calibration import DeckProfileError, new_profile
+
+    class Misfit:
+        def read(self, image: Any, deck: object = None) -> Any:
+            raise DeckProfileError("made with 3-d embeddings, the classifier gives 128-d")
+
+    profile = new_profile("odd", {"AS": [[1.0, 0.0, 0.0]]}, "sha", [])
+    with pytest.raises(DeckOptionError, match="deck 'odd' cannot be used: made with 3-d"):
+        DeckReader(Misfit(), profile).read(np.zeros((8, 8, 3), np.uint8))  # type: ignore[arg-type]
