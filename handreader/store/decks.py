@@ -23,6 +23,7 @@ reached.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import hashlib
 import os
@@ -97,13 +98,14 @@ class DeckStore(ABC):
 
     def get(self, name: str) -> DeckProfile:
         """The deck called ``name``; DeckProfileError when it is badly named, unknown or
-        corrupt."""
+        corrupt. The deck is named as the store names it (a profile file copied under another
+        name is that name's deck)."""
         check_deck_name(name)
         profile = self._load(name)
         if profile is None:
             known = ", ".join(self.names()) or "none"
             raise DeckProfileError(f"no deck profile {name!r} (known: {known})")
-        return profile
+        return profile if profile.name == name else dataclasses.replace(profile, name=name)
 
 
 MAX_PROFILE_BYTES = 16 * 1024 * 1024

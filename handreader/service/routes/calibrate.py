@@ -35,7 +35,7 @@ A deck changes only the readings that name it.
 import base64
 import re
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path as FilePath
@@ -85,6 +85,7 @@ from vision.calibration import (
     check_deck_name,
     code_from_filename,
     grid_order,
+    profile_json,
 )
 from vision.imageio import ImageError
 
@@ -232,9 +233,15 @@ def _calibrating(reader: ReaderLike) -> CalibrationReader:
 
 
 def calibrate_upload(
-    name: str, upload: CalibrationUpload, reader: ReaderLike, runtime: RuntimeLike
+    name: str,
+    upload: CalibrationUpload,
+    reader: ReaderLike,
+    runtime: RuntimeLike,
+    room: Callable[[str, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Calibrate and save the deck ``name`` from the upload; the API's answer."""
+    """Calibrate and save the deck ``name`` from the upload; the API's answer. ``room(name,
+    size)`` checks, before the deck is saved, that its profile of ``size`` bytes fits the
+    quota (:meth:`handreader.service.routes.deck_access.DeckAccess.check_room`)."""
     try:
         check_deck_name(name)
     except DeckProfileError as error:
@@ -250,9 +257,13 @@ def calibrate_upload(
         photos.append(CalibrationPhoto(label, partial(_decode, label, data, runtime), code))
     start = time.perf_counter()
     try:
-        result = calibrate_photos(
-            recognizer, name, photos, grid=upload.layout == "grid", save=store.put
-        )
+
+        def save(profile: DeckProfile) -> str:
+            if room is not None:
+                room(name, len(profile_json(profile).encode("utf-8")))
+            return store.put(profile)
+
+        result = calibrate_photos(recognizer, name, photos, grid=upload.layout == "grid", save=save)
     except DeckProfileError as error:
         raise DeckOptionError(f"deck {name!r} not calibrated: {error}") from None
     seconds = time.perf_counter() - start
@@ -328,7 +339,7 @@ def add_deck_routes(
     ) -> Response:
         """Calibrate the deck ``name`` (made, or made again) from photos: one card per photo,
         or one photo of the whole deck in a 13 x 4 grid (operator token required)."""
-        return json_response(calibrate_upload(name, upload, reader, runtime))
+        return json_response(calibrate_upload(name, upload, reader, runtime, writes.check_room))
 
     @router.delete(
         "/v1/decks/{name}", responses=error_responses(400, 401, 403, 404, 422, 429), tags=["decks"]

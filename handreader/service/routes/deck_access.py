@@ -144,9 +144,18 @@ class DeckAccess:
                 f"the service keeps at most {self.max_decks} decks: delete one first "
                 "(DELETE /v1/decks/NAME)"
             )
-        taken = sum(others.values())
-        if taken >= self.max_storage:
+        self.check_room(name, 0, usage)
+
+    def check_room(self, name: str, size: int, usage: dict[str, int] | None = None) -> None:
+        """DeckQuotaError when the deck ``name``, ``size`` bytes once saved, and the other
+        decks would pass the storage quota together (checked again with the profile made,
+        before it is saved: one deck cannot pass the quota either)."""
+        usage = DECKS.store().usage() if usage is None else usage
+        taken = sum(size for deck, size in usage.items() if deck != name)
+        if taken >= self.max_storage or (size and taken + size > self.max_storage):
             raise DeckQuotaError(
-                f"the decks take {taken:,} bytes, the most the service keeps is "
-                f"{self.max_storage:,}: delete one first (DELETE /v1/decks/NAME)"
+                f"the decks take {taken:,} bytes"
+                + (f" and this one {size:,}" if size else "")
+                + f", the most the service keeps is {self.max_storage:,}: delete one first "
+                "(DELETE /v1/decks/NAME)"
             )

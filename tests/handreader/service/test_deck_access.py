@@ -9,6 +9,7 @@ to the very end; the quota counts decks and their bytes; reading needs no token.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,12 +124,22 @@ def test_the_number_of_decks_is_limited(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_the_storage_of_decks_is_limited(monkeypatch: pytest.MonkeyPatch) -> None:
-    for client in _client(monkeypatch, OPERATOR_TOKEN=TOKEN, MAX_DECK_STORAGE="1000"):
+    for client in _client(monkeypatch, OPERATOR_TOKEN=TOKEN):
+        assert _calibrate(client, "probe").status_code == 200
+        size = profile_path("probe").stat().st_size
+        client.delete("/v1/decks/probe", headers={"Authorization": f"Bearer {TOKEN}"})
+    room = str(size * 3 // 2)  # one deck fits, two do not
+    for client in _client(monkeypatch, OPERATOR_TOKEN=TOKEN, MAX_DECK_STORAGE=room):
         assert _calibrate(client, "one").status_code == 200
-        assert profile_path("one").stat().st_size > 1000
         message = error_message(_calibrate(client, "two"), 409, "quota_exceeded")
-        assert "most the service keeps is 1,000" in message
-        assert _calibrate(client, "one").status_code == 200
+        assert re.search(r"the decks take [\d,]+ bytes and this one [\d,]+", message), message
+        assert _calibrate(client, "one").status_code == 200  # made again: itself is no other
+        assert list_profiles() == ["one"]
+    for client in _client(monkeypatch, OPERATOR_TOKEN=TOKEN, MAX_DECK_STORAGE=str(size // 2)):
+        client.delete("/v1/decks/one", headers={"Authorization": f"Bearer {TOKEN}"})
+        message = error_message(_calibrate(client, "big"), 409, "quota_exceeded")
+        assert "most the service keeps is" in message  # one deck alone cannot pass it
+        assert list_profiles() == []
 
 
 def test_delete_needs_the_token_and_a_deck(client: TestClient) -> None:

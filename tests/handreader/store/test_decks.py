@@ -205,3 +205,13 @@ def test_a_folder_in_the_way_and_a_huge_file_are_named_errors(tmp_path: Path) ->
         big.truncate(MAX_PROFILE_BYTES + 1)
     with pytest.raises(DeckProfileError, match="over the 16,777,216 a profile takes at most"):
         store.get("big")
+
+
+def test_a_profile_file_copied_under_another_name_is_that_names_deck(tmp_path: Path) -> None:
+    import shutil
+
+    store = FolderDeckStore(tmp_path / "decks")
+    store.put(profile("original"))
+    shutil.copyfile(tmp_path / "decks" / "original.json", tmp_path / "decks" / "clone.json")
+    assert store.names() == ["clone", "original"]
+    assert store.get("clone").name == "clone" and store.get("original").name == "original"
