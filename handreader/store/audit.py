@@ -342,7 +342,13 @@ class AuditLog:
         with self._guard():
             return self.database.read(sql, values)
 
-    def records(
+    def records(self, token: str | None, **filters: Any) -> list[AuditRecord]:
+        """The records matching every filter given, oldest first: ``verdict``, ``since``
+        (inclusive) and ``until`` (exclusive; times with a zone), ``profile``; ``limit`` and
+        ``offset`` page through the result. AuditError for a bad filter."""
+        return [AuditRecord._from_row(row) for row in self._rows(token, **filters)]
+
+    def _rows(
         self,
         token: str | None,
         *,
@@ -352,26 +358,10 @@ class AuditLog:
         profile: str | None = None,
         limit: int | None = None,
         offset: int = 0,
-    ) -> list[AuditRecord]:
-        """The records matching every filter given, oldest first.
-
-        ``since`` is inclusive and ``until`` exclusive (times with a zone); ``limit`` and
-        ``offset`` page through the result.
-        """
-        rows = self._rows(token, verdict, since, until, profile, limit, offset)
-        return [AuditRecord._from_row(row) for row in rows]
-
-    def _rows(
-        self,
-        token: str | None,
-        verdict: Verdict | str | None,
-        since: datetime | str | None,
-        until: datetime | str | None,
-        profile: str | None,
-        limit: int | None,
-        offset: int,
     ) -> list[Any]:
-        """The stored rows of :meth:`records` (JSON fields as the text stored)."""
+        """The stored rows matching every filter given, oldest first (JSON fields as the text
+        stored). ``since`` is inclusive and ``until`` exclusive (times with a zone); ``limit``
+        and ``offset`` page through the result."""
         self.authorize(token)
         where, values = self._where(verdict, since, until, profile)
         if (limit is not None and limit < 0) or offset < 0:
@@ -411,21 +401,11 @@ class AuditLog:
         records = self.records(token, **filters)
         return json.dumps([record.to_dict() for record in records], ensure_ascii=False)
 
-    def export_csv(
-        self,
-        token: str | None,
-        *,
-        verdict: Verdict | str | None = None,
-        since: datetime | str | None = None,
-        until: datetime | str | None = None,
-        profile: str | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> str:
+    def export_csv(self, token: str | None, **filters: Any) -> str:
         """The matching records as CSV with a header (filters as :meth:`records`); JSON fields
         as the compact JSON text stored, never decoded (tens of thousands of records export
         in seconds)."""
-        rows = self._rows(token, verdict, since, until, profile, limit, offset)
+        rows = self._rows(token, **filters)
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\r\n")
         writer.writerow([name.strip() for name in _COLUMNS.split(",")])
