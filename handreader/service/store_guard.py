@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
@@ -30,7 +30,14 @@ from handreader.store.database import (
 from handreader.store.decks import DeckStore
 from vision.calibration import DeckProfile
 
-__all__ = ["DECK_STORE_DEADLINE_S", "DECK_STORE_THREADS", "GuardedDeckStore"]
+__all__ = [
+    "COMMIT_WAIT_S",
+    "DECK_STORE_DEADLINE_S",
+    "DECK_STORE_THREADS",
+    "GuardedDeckStore",
+    "gated_result",
+    "submit_gated",
+]
 
 LOG = logging.getLogger("handreader.serve")
 
@@ -42,6 +49,42 @@ COMMIT_WAIT_S = 30.0
 """How long a call that ran out of time while its write was committing waits still."""
 
 _T = TypeVar("_T")
+DECK_STORE = "the deck store's database"
+
+
+def submit_gated(pool: ThreadPoolExecutor, work: Callable[[], _T]) -> tuple[Future[_T], CommitGate]:
+    """``work()`` queued in ``pool``, its writes committing through the gate returned."""
+    gate = CommitGate()
+
+    def run() -> _T:
+        with gated(gate):
+            return work()
+
+    return pool.submit(run), gate
+
+
+def gated_result(
+    future: Future[_T], gate: CommitGate, deadline_s: float, store: str, shows: str
+) -> _T:
+    """The result of a :func:`submit_gated` call, waited for at most ``deadline_s``:
+    StoreUnavailableError naming ``store`` when it runs out of time before its write begins to
+    commit (nothing is written: the write rolls back when it gets there); a commit under way
+    then is waited for up to :data:`COMMIT_WAIT_S` more, and its outcome is the answer, else a
+    503 that says the write may have happened (``shows``: where to look)."""
+    try:
+        return future.result(timeout=deadline_s)
+    except FutureTimeout:
+        if gate.give_up():
+            raise StoreUnavailableError(
+                f"{store} did not answer within {deadline_s:g} s: nothing was written"
+            ) from None
+    try:
+        return future.result(timeout=COMMIT_WAIT_S)
+    except FutureTimeout:
+        raise StoreUnavailableError(
+            f"{store} did not confirm a write within {COMMIT_WAIT_S:g} s more: it may have "
+            f"been written ({shows})"
+        ) from None
 
 
 class GuardedDeckStore(DeckStore):
@@ -75,38 +118,20 @@ class GuardedDeckStore(DeckStore):
             return self._opened
 
     def _call(self, work: Callable[[], _T]) -> _T:
-        gate = CommitGate()
-
-        def run() -> _T:
-            with gated(gate):
-                return work()
-
-        future = self._pool.submit(run)
+        future, gate = submit_gated(self._pool, work)
         try:
-            try:
-                return future.result(timeout=self._deadline_s)
-            except FutureTimeout:
-                if gate.give_up():
-                    raise StoreUnavailableError(
-                        f"the deck store's database did not answer within "
-                        f"{self._deadline_s:g} s: nothing was written"
-                    ) from None
-            try:  # a write was committing when the time ran out: its outcome is the answer
-                return future.result(timeout=COMMIT_WAIT_S)
-            except FutureTimeout:
-                raise StoreUnavailableError(
-                    "the deck store's database did not confirm a write in time: it may have "
-                    "been saved (GET /v1/decks lists the decks)"
-                ) from None
+            return gated_result(
+                future, gate, self._deadline_s, DECK_STORE, "GET /v1/decks lists the decks"
+            )
         except StoreFullError:
             raise
         except StoreError as error:
-            if str(error).startswith("the deck store's database"):
+            if str(error).startswith(DECK_STORE):
                 raise
             LOG.warning("deck store: %s", error)
             kind = type(error)
             what = "cannot be reached" if kind is StoreUnavailableError else "refused the call"
-            raise kind(f"the deck store's database {what} (the server's log says why)") from None
+            raise kind(f"{DECK_STORE} {what} (the server's log says why)") from None
 
     def names(self) -> list[str]:
         return self._call(lambda: self._store.names())

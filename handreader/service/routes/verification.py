@@ -64,6 +64,7 @@ from handreader.service.requests import (
     request_body_doc,
 )
 from handreader.service.schemas import TableOptionsIn
+from handreader.service.store_guard import gated_result, submit_gated
 from handreader.service.token_guard import client_of, guard_for
 from handreader.store.audit import (
     KEY_ENV,
@@ -80,7 +81,6 @@ from handreader.store.database import (
     CommitGate,
     StoreError,
     StoreUnavailableError,
-    gated,
     redact_url,
 )
 from handreader.tables.verification import image_sha256
@@ -155,9 +155,6 @@ STORE_DEADLINE_S = 5.0
 READ_DEADLINE_S = 60.0
 """The longest a request waits for a long read of the trail (its records, an export, a chain
 check: seconds for tens of thousands of records); one runs at a time a worker."""
-COMMIT_WAIT_S = 30.0
-"""How long a request whose store call ran out of time waits still when the call was already
-committing: the commit's outcome is then the answer (see :meth:`AuditLogHolder.call`)."""
 STORE_THREADS = 4
 """Threads of the store's own pool: at most this many store calls wait on the database."""
 STORE_QUEUE = 16
@@ -204,7 +201,8 @@ class AuditLogHolder:
         A 503 for running out of time means nothing was written: a write that has not begun
         to commit by then is rolled back when it gets there
         (:class:`handreader.store.database.CommitGate`); one that has is waited for up to
-        :data:`COMMIT_WAIT_S` more, and its outcome is the answer."""
+        ``handreader.service.store_guard.COMMIT_WAIT_S`` more, and its outcome is the answer
+        (:func:`handreader.service.store_guard.gated_result`)."""
         future, gate = self._submit(work)
         return self._answer(future, gate, STORE_DEADLINE_S if deadline_s is None else deadline_s)
 
@@ -217,36 +215,22 @@ class AuditLogHolder:
                     "the store is not answering: too many calls are waiting on its database"
                 )
             self._waiting += 1
-        gate = CommitGate()
 
         def run() -> _T:
             try:
-                with gated(gate):
-                    return work(self.log())
+                return work(self.log())
             finally:
                 with self._lock:
                     self._waiting -= 1
 
-        return self._store_pool.submit(run), gate
+        return submit_gated(self._store_pool, run)
 
     @staticmethod
     def _answer(future: Future[_T], gate: CommitGate, deadline_s: float) -> _T:
         """The call's result, waited for as :meth:`call` says."""
-        try:
-            return future.result(timeout=deadline_s)
-        except FutureTimeout:
-            if gate.give_up():
-                raise StoreUnavailableError(
-                    f"the store's database did not answer within {deadline_s:g} s: "
-                    "nothing was written"
-                ) from None
-        try:  # the write was committing when the time ran out: its outcome is the answer
-            return future.result(timeout=COMMIT_WAIT_S)
-        except FutureTimeout:
-            raise StoreUnavailableError(
-                f"the store's database did not confirm a write within {COMMIT_WAIT_S:g} s "
-                "more: it may have been recorded (GET /v1/audit shows the latest records)"
-            ) from None
+        return gated_result(
+            future, gate, deadline_s, "the store's database", "GET /v1/audit shows the records"
+        )
 
     def read(self, work: Callable[[AuditLog], _T]) -> _T:
         """A long read of the trail (its records, an export, a chain check) as :meth:`call`
