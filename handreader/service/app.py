@@ -60,6 +60,7 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import socket
@@ -199,6 +200,27 @@ def check_host(host: str) -> None:
         ) from None
 
 
+def check_models(folder: Path) -> None:
+    """ValueError naming ``--models`` (``$HANDREADER_MODELS``) when the folder holds no readable
+    model manifest (checked before the server starts; models that fail to load later, a hash
+    that does not match, leave a server that answers 503 and logs why)."""
+    manifest = folder / "manifest.json"
+    if not folder.is_dir():
+        raise ValueError(f"--models {str(folder)!r} (or HANDREADER_MODELS): no such folder")
+    try:
+        content = json.loads(manifest.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(
+            f"--models {str(folder)!r} (or HANDREADER_MODELS): no manifest.json in it"
+        ) from None
+    except (OSError, UnicodeError, ValueError) as error:
+        raise ValueError(
+            f"--models {str(folder)!r}: manifest.json is unreadable: {error}"
+        ) from None
+    if not isinstance(content, dict):
+        raise ValueError(f"--models {str(folder)!r}: manifest.json is not a JSON object")
+
+
 def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:create_app") -> int:
     """Start uvicorn with the app ``factory`` (an import string; benchmarks pass their own);
     the settings reach every worker by the environment.
@@ -216,8 +238,10 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
     check_host(args.host)
     if args.models is not None:
         os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
-    os.environ[BIND_ENV] = args.host  # the workers answer the names of the address they bind
     settings = Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
+    if settings.models_dir is not None:
+        check_models(settings.models_dir)
+    os.environ[BIND_ENV] = args.host  # the workers answer the names of the address they bind
     database_url = os.environ.get(DATABASE_URL_ENV)
     if database_url and not is_database_url(database_url):
         raise ValueError(f"{DATABASE_URL_ENV} must be a postgresql:// URL")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from handreader.cli import main
-from handreader.service.app import check_host, check_tls
+from handreader.service.app import check_host, check_models, check_tls
 
 
 @pytest.fixture
@@ -152,6 +152,24 @@ def test_a_listening_address_that_resolves_to_none_is_named_before_the_server_st
     err = _one_line_error(capsys, "serve")
     assert "--host '999.1.1.1' (or HANDREADER_HOST): no address to listen on" in err
     check_host("127.0.0.1")  # a real one passes
+
+
+def test_a_models_folder_without_a_manifest_is_named_before_the_server_starts(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert main(["serve", "--port", "8873", "--models", str(tmp_path)]) == 2
+    err = _one_line_error(capsys, "serve")
+    assert f"--models '{tmp_path}' (or HANDREADER_MODELS): no manifest.json in it" in err
+    monkeypatch.setenv("HANDREADER_MODELS", str(tmp_path / "missing"))
+    assert main(["serve", "--port", "8873"]) == 2
+    assert "no such folder" in _one_line_error(capsys, "serve")
+    (tmp_path / "manifest.json").write_text("[1, 2")
+    with pytest.raises(ValueError, match=r"manifest\.json is unreadable"):
+        check_models(tmp_path)
+    (tmp_path / "manifest.json").write_text("[]")
+    with pytest.raises(ValueError, match="not a JSON object"):
+        check_models(tmp_path)
+    check_models(Path(__file__).resolve().parents[3] / "models")  # the shipped models pass
 
 
 def test_help_shows_no_docstring_markup(capsys: pytest.CaptureFixture[str]) -> None:

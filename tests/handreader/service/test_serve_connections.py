@@ -47,6 +47,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int,
     port = _free_port()
     folder = tmp_path_factory.mktemp("connections")
     log = folder / "server.log"
+    (folder / "manifest.json").write_text("{}")  # no models: the server starts and answers 503
     environment = {
         **os.environ,
         "PYTHONUNBUFFERED": "1",
