@@ -42,6 +42,7 @@ from handreader.service.settings import Settings
 from handreader.tables.scoring import TableCard
 from rules.decks import Deck
 from vision.detections import CardReading, Reading
+from vision.imageheader import UnsupportedImageTypeError
 from vision.imageio import (
     ImageError,
     ReducedImage,
@@ -204,18 +205,24 @@ def read_photo(
     upload: Upload, reader: ReaderLike, runtime: RuntimeLike, in_play: Deck | None = None
 ) -> tuple[ReducedImage, Reading, dict[str, float]]:
     """Decode the upload within the limits and read its cards (with the deck profile its
-    ``deck`` option names, and ``in_play`` the deck in play, whose cards are decoded
-    together: ``handreader.service.routes.decks``); the timings in milliseconds.
+    ``deck`` option names, and ``in_play`` the deck in play, whose cards are decoded together:
+    ``handreader.service.routes.decks``); the timings in milliseconds. A JSON body holds no
+    photo: UnsupportedImageTypeError (415).
 
     A large JPEG is decoded at a reduced scale (``vision.imageio.decode_reduced``: the reader
     would shrink it to that size anyway); the reading's boxes and size are mapped back to the
     photo's own pixels, and ``ReducedImage.full_size()`` gives an image they fit, to draw on.
     The decoding memory is held (:func:`decoded_photo`) until the photo is read.
     """
+    if upload.image is None:
+        raise UnsupportedImageTypeError(
+            "this endpoint reads a photo, not JSON: send the image as the request body or as "
+            "the multipart field 'image' (card codes go to /v1/score and the games)"
+        )
     reader = with_indices(reader, upload.options.get("indices"))
     reader = with_deck(with_deck_in_play(reader, in_play), upload.options.get("deck"))
     start = time.perf_counter()
-    with decoded_photo(upload.image or b"", runtime) as photo:
+    with decoded_photo(upload.image, runtime) as photo:
         decoded = time.perf_counter()
         reading = photo.to_original(runtime.read(reader, photo.image))
     done = time.perf_counter()

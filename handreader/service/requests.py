@@ -245,7 +245,13 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
     try:
         form = await parser.parse()
     except MultiPartException as error:
-        raise MalformedMultipartError(f"malformed multipart body: {error.message}") from None
+        hint = ""
+        if "maximum size" in error.message:  # only text fields have a size of their own
+            hint = (
+                ": a field without a file name is text; send the photo as a file part "
+                "(curl -F image=@photo.jpg)"
+            )
+        raise MalformedMultipartError(f"malformed multipart body: {error.message}{hint}") from None
     try:
         if len(form.getlist("image")) > 1:
             raise MalformedMultipartError(
@@ -254,7 +260,12 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
         image = form.get("image")
         if image is None:
             raise MissingImageError("multipart upload without an 'image' field")
-        data = image.encode() if isinstance(image, str) else await image.read()
+        if isinstance(image, str):  # a part without a file name: its bytes were taken as text
+            raise MissingImageError(
+                "the multipart field 'image' came as text, without a file name: send the photo "
+                "as a file part (curl -F image=@photo.jpg)"
+            )
+        data = await image.read()
         options = form.get("options")
         found: dict[str, Any] = {}
         if isinstance(options, str):

@@ -92,3 +92,30 @@ def test_a_bad_deck_name_says_what_a_name_is() -> None:
 
     with pytest.raises(DeckProfileError, match="a letter or digit, then letters, digits"):
         load_profile("..")
+
+
+def test_json_sent_to_an_endpoint_that_reads_photos_is_told_to_send_a_photo(
+    client: TestClient,
+) -> None:
+    for path in ("/v1/read", "/v1/annotated"):
+        answer = client.post(path, json={"hands": ["3H 7S KD 8C 6D"]})
+        assert "reads a photo, not JSON" in error_message(answer, 415, "unsupported_type")
+
+
+def _part_without_a_file_name(data: bytes) -> tuple[bytes, dict[str, str]]:
+    body = (
+        b'--b\r\nContent-Disposition: form-data; name="image"\r\n'
+        b"Content-Type: image/jpeg\r\n\r\n" + data + b"\r\n--b--\r\n"
+    )
+    return body, {"content-type": "multipart/form-data; boundary=b"}
+
+
+@pytest.mark.parametrize(("size", "status"), [(2_000, 422), (100_000, 400)])
+def test_a_photo_sent_as_a_text_field_is_told_to_come_as_a_file(
+    client: TestClient, size: int, status: int
+) -> None:
+    photo = image_bytes()
+    body, headers = _part_without_a_file_name((photo * (size // len(photo) + 1))[:size])
+    answer = client.post("/v1/read", content=body, headers=headers)
+    code = "missing_image" if status == 422 else "malformed_multipart"
+    assert "curl -F image=@photo.jpg" in error_message(answer, status, code)
