@@ -238,6 +238,7 @@ def calibrate_photos(
                 f"{len(SINGLE_ORDER)} cards"
             )
         seen: dict[str, str] = {}
+        taken: dict[bytes, str] = {}  # each photo's pixels, hashed: one photo counts once
         for position, photo in enumerate(photos):
             if photo.code is None and position >= len(SINGLE_ORDER):
                 raise CalibrationError(
@@ -246,6 +247,11 @@ def calibrate_photos(
                 )
             code = photo.code if photo.code is not None else SINGLE_ORDER[position]
             image = photo.load()
+            digest = hashlib.sha256(image.tobytes()).digest()
+            if digest in taken:
+                warnings.append(f"{photo.label}: the same photo as {taken[digest]}; taken once")
+                continue
+            taken[digest] = photo.label
             embeddings, probabilities, boxes = embed_card_photo(reader, image)
             if len(embeddings) == 0:
                 warnings.append(f"{photo.label}: no card index found; {code} left out")

@@ -404,3 +404,24 @@ def test_reading_with_a_profile_runs_end_to_end(tmp_path: Path) -> None:
     assert result.sheet.ndim == 3
     reading = reader.read(load_image(example), load_profile("example"))
     assert reading.size_wh == (640, 480)
+
+
+def test_one_photo_given_twice_counts_once(tmp_path: Path) -> None:
+    from vision.calibrate_deck import calibrate
+    from vision.reader import Reader, default_models_dir
+
+    if not (default_models_dir() / "manifest.json").is_file():
+        pytest.skip("no shipped models")
+    example = Path(__file__).resolve().parents[2] / "examples" / "hand.jpg"
+    named, copy = tmp_path / "2D.jpg", tmp_path / "copy" / "2D.jpg"
+    copy.parent.mkdir()
+    for path in (named, copy):
+        path.write_bytes(example.read_bytes())
+    reader = Reader.load()
+    once = calibrate(reader, "once", [named], save=lambda _: "")
+    twice = calibrate(reader, "twice", [named, named, copy], save=lambda _: "")
+    assert len(twice.profile.prototypes["2D"]) == len(once.profile.prototypes["2D"]) > 0
+    assert twice.warnings[-2:] == (
+        f"{named}: the same photo as {named}; taken once",
+        f"{copy}: the same photo as {named}; taken once",
+    )
