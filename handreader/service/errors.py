@@ -176,6 +176,13 @@ def error_response(code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
+def _held_off(error: TooManyAttemptsError) -> JSONResponse:
+    """429 with its ``Retry-After``."""
+    response = error_response(error.code, str(error))
+    response.headers["Retry-After"] = str(error.retry_after_s)
+    return response
+
+
 async def handle_error(request: Request, error: Exception) -> JSONResponse:
     """An expected error's answer; an expected 5xx is logged in one line, an unknown exception
     (a bug) with its traceback. A refused token is counted by the worker's token guard
@@ -189,14 +196,14 @@ async def handle_error(request: Request, error: Exception) -> JSONResponse:
         LOG.error("%s failed: %s", where, error, exc_info=error)
     elif code == "unauthorized" and getattr(error, "guessed", True):  # a missing token guesses
         refusal = guard_for(request).refused(client_of(request), f"{where}: {message}")
+        if refusal.retry_after_s is not None:
+            return _held_off(TooManyAttemptsError(refusal.retry_after_s))
         if refusal.line is not None:
             LOG.warning("%s", refusal.line)
         if refusal.delay_s > 0:
             await asyncio.sleep(refusal.delay_s)
     elif isinstance(error, TooManyAttemptsError):
-        response = error_response(code, message)
-        response.headers["Retry-After"] = str(error.retry_after_s)
-        return response
+        return _held_off(error)
     elif ERROR_STATUS.get(code, 500) >= 500:
         LOG.error("%s failed: %s: %s", where, code, message)
     return error_response(code, message)

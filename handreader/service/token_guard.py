@@ -16,7 +16,8 @@ Each worker counts the refused tokens of each client address over a sliding wind
 
 A wrong token of the operator is thus answered at once; a guesser asking one request after
 another gets an answer every 2 s at most, and one asking many at once gets ``LOCK_AFTER``
-answers a minute from each worker, the rest 429.
+answers a minute from each worker, the rest 429: a token counted once the address is held
+off (one whose request passed the check before the others were refused) is answered 429 too.
 """
 
 from __future__ import annotations
@@ -60,18 +61,23 @@ class TooManyAttemptsError(ServiceError):
 
     code = "too_many_attempts"
 
-    def __init__(self, message: str, retry_after_s: int) -> None:
-        super().__init__(message)
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(
+            f"too many wrong operator tokens from this address: try again in {retry_after_s} s"
+        )
         self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """What to do about one refused token: wait ``delay_s`` before answering; log ``line``
-    (None: counted, not logged)."""
+    (None: counted, not logged); ``retry_after_s`` not None: the address was already held off
+    when this token was counted (its check came before the refusals of requests sent with it),
+    so the answer is 429 with that ``Retry-After``, at once, and the token is not counted."""
 
     delay_s: float
     line: str | None
+    retry_after_s: int | None = None
 
 
 @dataclass
@@ -93,6 +99,10 @@ class TokenGuard:
             times.popleft()
         return times
 
+    def _retry_after(self, times: deque[float], now: float) -> int:
+        """Whole seconds until fewer than ``lock_after`` refusals are left in the window."""
+        return max(1, math.ceil(times[len(times) - self.lock_after] + self.window_s - now))
+
     def check(self, client: str) -> None:
         """TooManyAttemptsError when ``client`` has ``lock_after`` refusals in the window."""
         with self._lock:
@@ -102,10 +112,8 @@ class TokenGuard:
                 if not times:
                     self._refused.pop(client, None)
                 return
-            wait = max(1, math.ceil(times[len(times) - self.lock_after] + self.window_s - now))
-        raise TooManyAttemptsError(
-            f"too many wrong operator tokens from this address: try again in {wait} s", wait
-        )
+            wait = self._retry_after(times, now)
+        raise TooManyAttemptsError(wait)
 
     def refused(self, client: str, what: str) -> Refusal:
         """Count a refused token of ``client`` (``what``: the request and the reason, for the
@@ -113,6 +121,8 @@ class TokenGuard:
         with self._lock:
             now = self.clock()
             times = self._recent(client, now)
+            if len(times) >= self.lock_after:
+                return Refusal(0.0, None, self._retry_after(times, now))
             times.append(now)
             count = len(times)
             if count == 1:

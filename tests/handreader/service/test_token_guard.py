@@ -56,6 +56,26 @@ def test_an_address_past_the_limit_is_held_off_until_the_window_moves_on() -> No
     guard.check("10.0.0.7")
 
 
+def test_tokens_checked_together_get_no_more_refusals_than_the_limit() -> None:
+    """Requests sent at once all pass the check before any is refused: those counted past the
+    limit are held off (429) instead, and are not counted."""
+    clock = _Clock()
+    guard = TokenGuard(window_s=60.0, free=100, lock_after=30, clock=clock)
+    for _ in range(300):
+        guard.check("10.0.0.7")
+    refusals = []
+    for second in range(300):
+        clock.now = 1000.0 + second / 100
+        refusals.append(guard.refused("10.0.0.7", "GET /v1/audit"))
+    assert [refusal.retry_after_s for refusal in refusals[:30]] == [None] * 30
+    # the first refusal, at 1000.00, leaves the window at 1060: 60 s after 1000.30, 58 after 1002.99
+    assert [refusals[index].retry_after_s for index in (30, 299)] == [60, 58]
+    assert all(refusal.retry_after_s in (58, 59, 60) for refusal in refusals[30:])
+    assert all(refusal.delay_s == 0.0 for refusal in refusals[30:])
+    clock.now = 1060.5  # the whole burst has left the window
+    assert guard.refused("10.0.0.7", "GET /v1/audit").retry_after_s is None
+
+
 def test_refusals_are_logged_once_then_in_groups() -> None:
     guard = TokenGuard(log_every=100, lock_after=10_000, clock=_Clock())
     lines = [guard.refused("10.0.0.7", "GET /v1/audit: wrong token").line for _ in range(1000)]
@@ -120,3 +140,23 @@ def test_requests_without_a_token_are_refused_but_never_lock_the_operator_out(
             error_message(client.post("/v1/decks/house", content=b"x"), 401, "unauthorized")
         answer = client.get("/v1/audit", headers={"Authorization": f"Bearer {TOKEN}"})
         assert answer.status_code == 200, answer.text
+
+
+class _Unchecked(TokenGuard):
+    """Every request passes the check, as requests sent at once do before any is refused."""
+
+    def check(self, client: str) -> None:
+        return None
+
+
+def test_a_token_refused_past_the_limit_is_answered_429_at_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    guard = _Unchecked(free=100, lock_after=2)
+    wrong = {"Authorization": "Bearer guess"}
+    with _client(monkeypatch, tmp_path, guard) as client:
+        for _ in range(2):
+            error_message(client.get("/v1/audit", headers=wrong), 401, "unauthorized")
+        response = client.get("/v1/audit", headers=wrong)
+        assert "try again in" in error_message(response, 429, "too_many_attempts")
+        assert 1 <= int(response.headers["Retry-After"]) <= 60
