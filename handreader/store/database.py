@@ -31,6 +31,7 @@ only if the commit has not begun; a write given up on is rolled back.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sqlite3
 import threading
@@ -283,6 +284,25 @@ class Database(ABC):
 # --- SQLite ----------------------------------------------------------------------------------
 
 
+def _why_unopened(path: Path) -> str:
+    """What keeps SQLite from a database file, said after its own "unable to open database
+    file" ("" when nothing shows): WAL mode writes two files beside it, so its folder must be
+    writable even to read it."""
+    folder = path.parent
+    if not folder.is_dir():
+        return f" (no folder {str(folder)!r})"
+    if path.is_dir():
+        return " (it is a folder: name a file)"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return (
+            f" (the folder {str(folder)!r} is not writable: a read-only file system or its "
+            "permissions; the database and the two files beside it need a writable folder)"
+        )
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        return " (the file is not readable and writable by the user the process runs as)"
+    return ""
+
+
 class SqliteDatabase(Database):
     """The SQLite file ``path`` (created when missing), in WAL mode with ``synchronous=FULL``.
 
@@ -307,7 +327,7 @@ class SqliteDatabase(Database):
             )
         except sqlite3.Error as error:
             raise StoreUnavailableError(
-                f"cannot open database {self.location!r}: {error}"
+                f"cannot open database {self.location!r}: {error}{_why_unopened(self.path)}"
             ) from None
         try:
             mode = self._pragma_waiting("PRAGMA journal_mode=WAL", timeout_s)
@@ -322,7 +342,9 @@ class SqliteDatabase(Database):
             self.connection.close()
             if isinstance(error, StoreError):
                 raise
-            raise StoreError(f"cannot use database {self.location!r}: {error}") from None
+            raise StoreError(
+                f"cannot use database {self.location!r}: {error}{_why_unopened(self.path)}"
+            ) from None
 
     def _pragma_waiting(self, pragma: str, timeout_s: float) -> Any:
         """The first value ``pragma`` returns, waiting up to ``timeout_s`` while another

@@ -9,6 +9,7 @@ when the database is unreachable; /health reports the store".
 from __future__ import annotations
 
 import importlib.util
+import os
 import socket
 import sqlite3
 import threading
@@ -23,6 +24,7 @@ from handreader.store.database import (
     StoreError,
     StoreUnavailableError,
     Transaction,
+    _why_unopened,
     gated,
     open_database,
     redact_url,
@@ -92,9 +94,22 @@ def test_an_unreachable_database_is_a_clear_error_without_the_password() -> None
     assert "s3cret" not in message
 
 
-def test_an_sqlite_file_that_cannot_be_opened_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match="cannot open database"):
-        open_database(tmp_path / "missing-folder" / "store.sqlite3")
+def test_an_sqlite_file_that_cannot_be_opened_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(StoreError, match=r"cannot open database .*\(no folder '.*missing'\)"):
+        open_database(tmp_path / "missing" / "store.sqlite3")
+    with pytest.raises(StoreError, match=r"\(it is a folder: name a file\)"):
+        open_database(tmp_path)
+    assert _why_unopened(tmp_path / "store.sqlite3") == ""  # a writable folder: nothing to say
+    # a read-only file system, or a folder the user may not write (root may write any): as
+    # access(2) answers for it
+    access = os.access
+    monkeypatch.setattr(
+        "os.access", lambda path, mode: str(path) != str(tmp_path) and access(path, mode)
+    )
+    message = _why_unopened(tmp_path / "store.sqlite3")
+    assert message.startswith(f" (the folder '{tmp_path}' is not writable: a read-only file")
 
 
 def test_a_broken_postgresql_connection_is_opened_again(postgres_schema: str) -> None:
