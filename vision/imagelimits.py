@@ -5,7 +5,8 @@
 1. empty data, and data over ``max_bytes`` (default :data:`DEFAULT_MAX_BYTES`, 20 MiB), are
    refused without looking further;
 2. the header's size over ``max_pixels`` (default :data:`DEFAULT_MAX_PIXELS`, 50 megapixels)
-   is refused, and so is a decoded array over ``max_decoded_bytes`` (default
+   is refused, and so is a side over :data:`MAX_SIDE` (1,000,000 px: what the decoders take)
+   and a decoded array over ``max_decoded_bytes`` (default
    :data:`DEFAULT_MAX_DECODED_BYTES`, 200 MiB): pixels times channels times bytes per sample,
    so that a few hundred kilobytes of 16-bit RGBA PNG (a "decompression bomb" under the pixel
    limit) cost nothing; both are :class:`~vision.imageheader.TooManyPixelsError` (HTTP 413);
@@ -38,6 +39,7 @@ __all__ = [
     "DEFAULT_MAX_DECODED_BYTES",
     "DEFAULT_MAX_PIXELS",
     "DEFAULT_MAX_SCANS",
+    "MAX_SIDE",
     "MIN_SIDE",
     "STRIP_BYTES",
     "check_limits",
@@ -52,6 +54,10 @@ DEFAULT_MAX_PIXELS = 50_000_000
 DEFAULT_MAX_DECODED_BYTES = 200 * 1024 * 1024
 """Largest accepted decoded array: 200 MiB, a 50-megapixel photo of four 8-bit channels (a
 16-bit RGBA image of 50 megapixels would be 400 MB)."""
+MAX_SIDE = 1_000_000
+"""Longest accepted side in pixels: libpng refuses a longer one (OpenCV's own limit, 2**20, is
+just above it), so a thin strip under the pixel limit is refused by its side, not called
+corrupt."""
 MIN_SIDE = 32
 """Smallest accepted width and height in pixels: below it no card index can be read."""
 DEFAULT_MAX_SCANS = 64
@@ -99,9 +105,9 @@ def check_limits(
     """The header of ``data`` after the checks that come before decoding (the module docstring).
 
     Raises EmptyImageError, ImageTooLargeError (over ``max_bytes``), UnsupportedImageTypeError,
-    CorruptImageError (a damaged header), TooManyPixelsError (over ``max_pixels`` or
-    ``max_decoded_bytes``), TooManyScansError (a JPEG of more than ``max_scans`` scans),
-    ImageTooSmallError (a side under ``min_side``).
+    CorruptImageError (a damaged header), TooManyPixelsError (over ``max_pixels``,
+    :data:`MAX_SIDE` or ``max_decoded_bytes``), TooManyScansError (a JPEG of more than
+    ``max_scans`` scans), ImageTooSmallError (a side under ``min_side``).
     """
     if not data:
         raise EmptyImageError("empty image: 0 bytes received")
@@ -114,6 +120,11 @@ def check_limits(
         raise TooManyPixelsError(
             f"{info.format.name} of {info.width}x{info.height} = {info.pixels:,} pixels is over "
             f"the limit of {max_pixels:,} pixels"
+        )
+    if max(info.width, info.height) > MAX_SIDE:
+        raise TooManyPixelsError(
+            f"{info.format.name} of {info.width}x{info.height} pixels: a side over "
+            f"{MAX_SIDE:,} pixels, more than the image decoders take"
         )
     if info.decoded_bytes > max_decoded_bytes:
         raise TooManyPixelsError(

@@ -24,6 +24,7 @@ from vision.imageio import TooManyPixelsError, decode_image, decode_reduced, pro
 from vision.imagelimits import (
     DEFAULT_MAX_DECODED_BYTES,
     DEFAULT_MAX_PIXELS,
+    MAX_SIDE,
     STRIP_BYTES,
     check_limits,
     decode_peak_bytes,
@@ -102,6 +103,17 @@ def test_a_16_bit_rgba_bomb_under_the_pixel_limit_is_refused_by_its_decoded_byte
     assert "4 channels of 16 bits" in message
     with pytest.raises(TooManyPixelsError):
         decode_reduced(bomb)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1_500_000, 32), (32, 1_000_001)])
+def test_a_strip_longer_than_the_decoders_take_is_refused_by_its_side(
+    width: int, height: int
+) -> None:
+    strip = png_header_only(width, height, 8, 0)
+    assert width * height < DEFAULT_MAX_PIXELS  # (under the pixel limit)
+    with pytest.raises(TooManyPixelsError, match=f"PNG of {width}x{height} pixels: a side over"):
+        check_limits(strip)
+    check_limits(_pillow(Image.new("L", (MAX_SIDE, 32)), "PNG"))  # the longest side taken
 
 
 def test_the_decoded_limit_counts_depth_and_channels() -> None:
