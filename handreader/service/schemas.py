@@ -40,6 +40,7 @@ from rules.decks import (
 )
 from rules.money import MAX_AMOUNT
 from rules.niuniu_profiles import DEFAULT_PROFILE
+from rules.pits import PitsKind
 from vision.index_letters import INDEX_LETTERS
 
 __all__ = [
@@ -120,6 +121,13 @@ GameOption = Annotated[
 DecksOption = Annotated[
     int | None,
     Field(ge=1, le=MAX_PACKS, description="packs of that deck in play; default: the game's"),
+]
+KindOption = Annotated[
+    PitsKind | None,
+    Field(
+        description="read the play as this kind only, where its cards read several ways "
+        "(5H JB JR: a triple or a sequence); default: any reading that fits the table"
+    ),
 ]
 IndicesOption = Annotated[
     str | None,
@@ -256,6 +264,7 @@ class PitsOptionsIn(BaseModel):
     table_region: RegionIn | None = Field(
         None, description="read the table play from this region of the photo instead"
     )
+    kind: KindOption = None
     deck: DeckOption = None
     game: GameOption = None
     decks: DecksOption = None
@@ -299,6 +308,7 @@ class PitsCodesIn(BaseModel):
     table: CardCodes = Field(
         default_factory=list, description="the play on the table; empty: the play leads"
     )
+    kind: KindOption = None
 
 
 # --- responses -----------------------------------------------------------------------------------

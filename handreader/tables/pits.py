@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 from handreader.tables.grouping import Region, assign_regions
 from handreader.tables.scoring import TableCard, flag_names
-from rules.cards import AnyCard, parse_card, parse_cards
-from rules.errors import IllegalPlayError, RulesError
+from rules.cards import AnyCard, check_distinct, parse_card, parse_cards
+from rules.errors import HandError, IllegalPlayError, RulesError
 from rules.pits import (
     DEFAULT_PITS_RULES,
     Combination,
     CombinationError,
+    PitsKind,
     PitsRules,
     combination_readings,
     play_readings,
@@ -77,8 +78,10 @@ def judge_play(
     *,
     flags: ReadingFlag = ReadingFlag.NONE,
     table_read: bool = False,
+    kind: PitsKind | None = None,
 ) -> PitsResult:
-    """Judge a Pits play against the table play (empty: the play leads).
+    """Judge a Pits play against the table play (empty: the play leads); ``kind`` reads the
+    play as that kind only, where its cards read several ways (5H JB JR).
 
     Raises CardError for a card code the rules do not know. A table that is no combination
     raises CombinationError (a ValueError) when given by the caller; when it was read from the
@@ -105,20 +108,19 @@ def judge_play(
         try:
             tables = combination_readings(target, rules)
         except CombinationError as error:
-            shown = " ".join(card.code for card in on_table)
-            bad_table = f"the table play {shown} is no combination: {error}"
+            bad_table = f"the table play {error}"  # "<its cards> is no combination: why"
             if not table_read:
                 raise CombinationError(bad_table) from None
     if not played:
         return verdict(None, (), None, "no cards in the play")
     try:
-        readings = play_readings(played, rules)
+        readings = play_readings(played, rules, kind)
     except RulesError as error:  # no combination, or a card repeated
         return verdict(None, (), undecided, str(error))
     if bad_table is not None:
         return verdict(readings[0], readings, None, bad_table)
     try:
-        chosen = verify_play(played, target or None, rules)
+        chosen = verify_play(played, target or None, rules, kind)
     except IllegalPlayError as error:
         meeting = [option for option in readings for goal in tables if option.meets(goal)]
         return verdict((meeting or list(readings))[0], readings, undecided, str(error))
@@ -132,17 +134,27 @@ def judge_reading(
     table: Sequence[str] = (),
     table_region: Region | None = None,
     rules: PitsRules = DEFAULT_PITS_RULES,
+    copies: int = 1,
+    kind: PitsKind | None = None,
 ) -> PitsResult:
     """Judge the cards of a photo as one Pits play.
 
     The table play is ``table`` (card codes), or the cards inside ``table_region`` of the same
-    photo when given (the play is then the cards outside it).
+    photo when given (the play is then the cards outside it; HandError when both are given).
+    A card given in ``table`` and also read in the play, more often than ``copies`` (the packs
+    in play) allow, is HandError, as it is for card codes. ``kind``: as for :func:`judge_play`.
     """
     cards = reading.cards
-    on_table = [TableCard(str(card)) for card in parse_cards(list(table))]
+    given = parse_cards(list(table))
+    on_table = [TableCard(str(card)) for card in given]
+    if table_region is not None and given:
+        raise HandError("the table play is given twice: as cards and as a region; give one")
+    if given:
+        played = [card for card in parse_cards([card.code for card in cards]) if card in given]
+        check_distinct([*played, *given], copies)
     if table_region is not None:
         found, cards = assign_regions(cards, [table_region], reading.size_wh)
         on_table = [TableCard.from_reading(card) for card in found[0].cards]
     play = [TableCard.from_reading(card) for card in cards]
     read = table_region is not None
-    return judge_play(play, on_table, rules, flags=reading.flags, table_read=read)
+    return judge_play(play, on_table, rules, flags=reading.flags, table_read=read, kind=kind)

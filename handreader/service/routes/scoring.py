@@ -144,7 +144,8 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
             photo, reading, _ = read_photo(upload, reader, runtime, pits_options.in_play())
             region = _region(pits_options.table_region)
             with runtime.hold(_drawing_bytes(photo.size_wh)):
-                verdict = judge_reading(reading, table_codes, region)
+                copies, kind = _packs(pits_options), pits_options.kind
+                verdict = judge_reading(reading, table_codes, region, copies=copies, kind=kind)
                 drawing = annotator.annotate(photo.full_size(), verdict)
                 ok, encoded = cv2.imencode(extension, drawing)
         else:
@@ -191,7 +192,7 @@ def _pits_codes(upload: Upload) -> Response:
     check_distinct(played + on_table)  # one deck: a card on the table cannot be played again
     play = [_code(card) for card in played]
     table = [_code(card) for card in on_table]
-    return json_response(judge_play(play, table).to_dict())
+    return json_response(judge_play(play, table, kind=codes.kind).to_dict())
 
 
 def _pits_photo(upload: Upload, reader: ReaderLike, runtime: Runtime) -> Response:
@@ -200,7 +201,14 @@ def _pits_photo(upload: Upload, reader: ReaderLike, runtime: Runtime) -> Respons
     table_codes = [str(card) for card in parse_cards(options.table)]
     region = _region(options.table_region)
     _, reading, timings = read_photo(upload, reader, runtime, options.in_play())
-    return json_response(judge_reading(reading, table_codes, region).to_dict(), timings)
+    verdict = judge_reading(reading, table_codes, region, copies=_packs(options), kind=options.kind)
+    return json_response(verdict.to_dict(), timings)
+
+
+def _packs(options: PitsOptionsIn) -> int:
+    """Copies of one card the Pits photo's deck holds (its packs)."""
+    deck = options.in_play()
+    return 1 if deck is None else deck.decks * deck.copies
 
 
 def _drawing_bytes(size_wh: tuple[int, int]) -> int:

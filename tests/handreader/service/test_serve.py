@@ -228,12 +228,45 @@ def test_pits_codes_illegal_play_is_a_verdict_not_an_error(client: TestClient) -
     assert response.json()["reason"] == "7 does not beat 9"
 
 
+def test_pits_kind_reads_a_play_of_several_readings_as_that_kind_as_the_cli_does(
+    client: TestClient,
+) -> None:
+    from handreader.cli.pits import judge
+
+    lead = client.post("/v1/pits", json={"play": "5H JB JR"}).json()
+    assert lead["kind"] == "triple" and lead["readings"] == ["triple", "sequence"]
+    answer = client.post("/v1/pits", json={"play": "5H JB JR", "kind": "sequence"}).json()
+    assert answer["kind"] == "sequence" and answer["legal"] is True
+    assert answer["description"] == judge("5H JB JR", "", "sequence")["description"]
+    refused = client.post("/v1/pits", json={"play": "5H JB JR", "kind": "pair"}).json()
+    assert refused["legal"] is False
+    assert refused["reason"] == "5H JB JR is not a pair: a pair holds 2 cards, not 3"
+    fake = FakeReader({"5H JB JR": (0.3, 0.5)})
+    client.app.dependency_overrides[service_deps.get_reader] = lambda: fake  # type: ignore[attr-defined]
+    photo = client.post("/v1/pits?kind=sequence", content=_jpeg()).json()
+    assert photo["kind"] == "sequence" and photo["legal"] is True
+
+
 def test_pits_image_with_table_codes(client: TestClient) -> None:
     fake = FakeReader({"9H 9D": (0.3, 0.5)})
     client.app.dependency_overrides[service_deps.get_reader] = lambda: fake  # type: ignore[attr-defined]
     response = client.post("/v1/pits?table=5H%205D", content=_jpeg())
     assert response.status_code == 200
     assert response.json()["legal"] is True and response.json()["description"] == "pair of 9s"
+
+
+@pytest.mark.parametrize("path", ["/v1/pits", "/v1/annotated?game=pits&"])
+def test_pits_image_that_plays_a_card_given_as_the_table_is_refused(
+    client: TestClient, path: str
+) -> None:
+    fake = FakeReader({"KC KD KS KH": (0.3, 0.5)})
+    client.app.dependency_overrides[service_deps.get_reader] = lambda: fake  # type: ignore[attr-defined]
+    query = "table=KH" if "?" in path else "?table=KH"
+    answer = client.post(f"{path}{query}", content=_jpeg())
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "bad_hand"
+    assert "duplicate card KH" in answer.json()["error"]["message"]
+    two_packs = client.post(f"{path}{query}&decks=2", content=_jpeg())
+    assert two_packs.status_code == 200
 
 
 def test_pits_image_with_table_region(client: TestClient) -> None:
@@ -417,9 +450,7 @@ def test_a_json_body_over_64_kib_is_refused_before_it_is_parsed(client: TestClie
     nested = "[" * 30 + "]" * 30
     body = '{"hands": [' + ",".join([nested] * 3000) + "]}"
     assert len(body) > JSON_LIMIT
-    response = client.post(
-        "/v1/score", content=body, headers={"content-type": "application/json"}
-    )
+    response = client.post("/v1/score", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
 
 

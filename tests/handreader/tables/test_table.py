@@ -388,6 +388,23 @@ def test_pits_from_a_photo_with_table_codes() -> None:
     assert result.combination.describe() == "3-card sequence up to 7 all of one suit"
 
 
+def test_pits_table_codes_that_the_photo_also_plays_are_refused_as_for_codes() -> None:
+    reading = _reading(_hand("KC KD KS KH", 100, 50))
+    with pytest.raises(HandError, match="duplicate card KH: more copies than one deck holds"):
+        judge_reading(reading, table=["KH"])
+    assert judge_reading(reading, table=["KH"], copies=2).legal is False  # two packs hold two
+    with pytest.raises(HandError, match="given twice: as cards and as a region"):
+        judge_reading(reading, table=["5H"], table_region=Region.parse([0, 0, 1, 0.3]))
+
+
+def test_a_table_that_is_no_combination_is_named_once() -> None:
+    result = judge_reading(
+        _reading(_hand("3H 3S 4H 4S", 100, 50), _hand("5H", 100, 600)),
+        table_region=Region.parse([0, 0, 1, 0.3]),
+    )
+    assert (result.reason or "").startswith("the table play 3H 3S 4H 4S is no combination: not")
+
+
 def test_region_errors_are_value_errors() -> None:
     with pytest.raises(GroupingError):
         TableOptions.create(banker_region=Region.parse([1, 1, 0, 0]))
@@ -400,6 +417,7 @@ def test_a_card_whose_other_corner_read_otherwise_says_so_in_json() -> None:
     card = TableCard.from_reading(reading)
     assert card.to_dict()["other_corners"] == ["10S"]
     assert card.to_dict()["uncertain"] is False
-    assert "other_corners" not in TableCard.from_reading(
-        CardReading("KC", 0.95, (0.0, 0.0, 20.0, 30.0))
-    ).to_dict()
+    assert (
+        "other_corners"
+        not in TableCard.from_reading(CardReading("KC", 0.95, (0.0, 0.0, 20.0, 30.0))).to_dict()
+    )
