@@ -238,7 +238,7 @@ def calibrate_photos(
                 f"{len(SINGLE_ORDER)} cards"
             )
         seen: dict[str, str] = {}
-        taken: dict[bytes, str] = {}  # each photo's pixels, hashed: one photo counts once
+        taken: dict[bytes, tuple[str, str]] = {}  # a photo's pixels, hashed: label and card
         for position, photo in enumerate(photos):
             if photo.code is None and position >= len(SINGLE_ORDER):
                 raise CalibrationError(
@@ -249,9 +249,15 @@ def calibrate_photos(
             image = photo.load()
             digest = hashlib.sha256(image.tobytes()).digest()
             if digest in taken:
-                warnings.append(f"{photo.label}: the same photo as {taken[digest]}; taken once")
-                continue
-            taken[digest] = photo.label
+                label, card = taken[digest]
+                if card == code:  # one photo counts once
+                    warnings.append(f"{photo.label}: the same photo as {label}; taken once")
+                    continue
+                warnings.append(
+                    f"{photo.label}: the same photo as {label}, taken for {card}: is it the "
+                    f"photo of {code}?"
+                )
+            taken.setdefault(digest, (photo.label, code))
             embeddings, probabilities, boxes = embed_card_photo(reader, image)
             if len(embeddings) == 0:
                 warnings.append(f"{photo.label}: no card index found; {code} left out")

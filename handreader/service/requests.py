@@ -201,20 +201,22 @@ async def parse_json_off_loop(text: str | bytes, what: str) -> dict[str, Any]:
     return await run_in_threadpool(parse_json_object, text, what)
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int, told: str = "") -> bytes:
     """The request body, refused (PayloadTooLargeError, 413) as soon as it passes ``limit``
-    bytes: by its ``Content-Length`` before any of it is read, else while it streams in."""
+    bytes: by its ``Content-Length`` before any of it is read, else while it streams in. The
+    message names the limit as ``told`` says it (default: its bytes)."""
+    told = told or f"{limit:,} bytes"
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise PayloadTooLargeError(
-            f"request body of {int(declared):,} bytes is over the limit of {limit:,} bytes"
+            f"request body of {int(declared):,} bytes is over the limit of {told}"
         )
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise PayloadTooLargeError(f"request body is over the limit of {limit:,} bytes")
+            raise PayloadTooLargeError(f"request body is over the limit of {told}")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -287,7 +289,8 @@ async def read_upload(request: Request, max_bytes: int) -> Upload:
         body = await read_body(request, JSON_LIMIT)
         return Upload(None, options, await parse_json_off_loop(body, "the request body"))
     if kind == "multipart/form-data":
-        body = await read_body(request, max_bytes + MULTIPART_SLACK)
+        told = f"{max_bytes:,} bytes for the photo (and {MULTIPART_SLACK // 1024} KiB of form)"
+        body = await read_body(request, max_bytes + MULTIPART_SLACK, told)
         image, fields = await _multipart(request, body)
         return Upload(image, {**options, **fields})
     body = await read_body(request, max_bytes)

@@ -425,3 +425,10 @@ def test_one_photo_given_twice_counts_once(tmp_path: Path) -> None:
         f"{named}: the same photo as {named}; taken once",
         f"{copy}: the same photo as {named}; taken once",
     )
+    other = tmp_path / "3D.jpg"  # the same photo for another card: kept, with a question
+    other.write_bytes(example.read_bytes())
+    both = calibrate(reader, "both", [named, other], save=lambda _: "")
+    assert set(both.profile.prototypes) == {"2D", "3D"}
+    assert f"{other}: the same photo as {named}, taken for 2D: is it the photo of 3D?" in (
+        both.warnings
+    )

@@ -116,7 +116,7 @@ function showCard() {
     { "data-code": item },
     el("img", { src: wizard.urls.get(item), alt: `photo of ${item}` }),
     cardChip(item),
-    el("button", { type: "button", class: "secondary remove", title: `remove the photo of ${item}`, "data-code": item }, "\u00d7"),
+    el("button", { type: "button", class: "secondary remove", title: `remove the photo of ${item}`, "aria-label": `Remove the photo of ${item}`, "data-code": item }, "\u00d7"),
   )));
 }
 

@@ -3,7 +3,7 @@
 // time: the next is sent when the answer to the last has come, so frames never queue up.
 
 import { $, showError, ApiError } from "./common.js";
-import { niuniuResults } from "./photo.js";
+import { niuniuResults, resultSummary } from "./photo.js";
 import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, niuniuScene } from "./draw.js";
 
@@ -178,6 +178,23 @@ function setupSeats() {
   window.addEventListener("resize", drawSeats);
 }
 
+/** The least time between two announcements of the table to screen readers: the status line
+ *  (frames per second) changes with every frame and is not announced; the table is, when what
+ *  it shows changes, at most this often (the latest change is announced when the time is up). */
+export const ANNOUNCE_EVERY_MS = 3000;
+const announcing = { at: 0, timer: null };
+
+function announce(text) {
+  clearTimeout(announcing.timer);
+  const wait = announcing.at + ANNOUNCE_EVERY_MS - performance.now();
+  const say = () => {
+    announcing.at = performance.now();
+    $("live-announce").textContent = text;
+  };
+  if (wait <= 0) say();
+  else announcing.timer = setTimeout(say, wait);
+}
+
 function onAnswer(event) {
   if (!state.running) return; // an answer that arrives after Stop shows nothing
   let answer;
@@ -202,6 +219,7 @@ function onAnswer(event) {
     if (key !== state.shownKey) {
       state.shownKey = key;
       $("live-results").replaceChildren(...niuniuResults(answer.table));
+      announce(`${resultSummary("niuniu", answer.table)}.`);
     }
   }
   if (answer.error || !answer.ok) sendFrame();
@@ -232,6 +250,7 @@ async function start() {
   state.socket = new WebSocket(socketUrl());
   state.socket.addEventListener("open", () => {
     $("live-status").textContent = "Connected; reading\u2026";
+    announce("Camera on: reading.");
     sendFrame();
   });
   state.socket.addEventListener("message", onAnswer);
@@ -246,6 +265,7 @@ async function start() {
 }
 
 function stop() {
+  const wasRunning = state.running;
   state.running = false;
   if (state.socket && state.socket.readyState <= WebSocket.OPEN) state.socket.close();
   state.socket = null;
@@ -253,6 +273,7 @@ function stop() {
   state.stream = null;
   clearScene($("live-overlay"));
   $("live-status").textContent = "Stopped";
+  if (wasRunning) announce("Camera stopped.");
   $("live-start").disabled = false;
   $("live-stop").disabled = true;
   $("live-lock").disabled = true;

@@ -37,8 +37,11 @@ export function photoOptions(game) {
       if ($("photo-bet").value) options.bet = $("photo-bet").value;
       return options;
     }
-    case "pits":
-      return { table: $("photo-pits-table").value.trim() };
+    case "pits": {
+      const options = { table: $("photo-pits-table").value.trim() };
+      if ($("photo-pits-kind").value) options.kind = $("photo-pits-kind").value;
+      return options;
+    }
     case "baccarat": {
       const options = { player_side: $("photo-baccarat-side").value, stake: stake() };
       if ($("photo-baccarat-bet").value) options.bet = $("photo-baccarat-bet").value;
@@ -173,6 +176,27 @@ export function pageProblem(text) {
       : `: lay the ${first}'s cards apart from the others and read the photo again`);
 }
 
+/** The answer in one sentence, for the status line that screen readers announce. */
+export function resultSummary(game, answer) {
+  if (game === "niuniu") {
+    const read = answer.hands.filter((hand) => hand.score).length;
+    const hands = `${answer.hands.length} hand${answer.hands.length === 1 ? "" : "s"} (${read} scored)`;
+    if (answer.problem) return `${hands}; ${answer.problem}`;
+    if (answer.mode === "banker") return `${hands}; banker's net ${money(answer.banker_net)}`;
+    return answer.winners.length ? `${hands}; winner: seat ${answer.winners.join(", ")}` : `${hands}; no winner`;
+  }
+  if (game === "pits") {
+    const what = answer.description || "no combination";
+    if (answer.legal === null) return `${what}: no verdict${answer.reason ? ` (${answer.reason})` : ""}`;
+    return answer.legal ? `${what}: legal` : `${what}: illegal, ${answer.reason}`;
+  }
+  const result = answer.result;
+  if (!result) return answer.problem ? pageProblem(answer.problem) : `${answer.hands.length} hands read`;
+  if (game === "baccarat") return result.result ? `result: ${result.result}` : "the coup is not over";
+  if (game === "blackjack") return result.players.map((player, index) => `seat ${index + 1}: ${player.outcome ?? "dealer must hit"}`).join("; ");
+  return result.outcome ? `outcome: ${result.outcome} ${money(result.net)}` : "settings read";
+}
+
 // --- drawing ---------------------------------------------------------------------------------
 
 function gameColour(hand) {
@@ -241,8 +265,7 @@ function clearShown() {
   $("photo-annotated").hidden = true;
   $("photo-annotated").removeAttribute("src");
   $("photo-results").replaceChildren();
-  $("photo-results").classList.remove("stale");
-  $("photo-figure").classList.remove("stale");
+  markStale(null);
   state.shown = false;
 }
 
@@ -282,12 +305,14 @@ async function read(file) {
     $("photo-results").replaceChildren(...(RESULTS[game] ? RESULTS[game](answer) : gamePhotoResults(game, answer)));
     state.shown = true;
     state.shownFile = file;
-    $("photo-status").textContent = `Read in ${Math.round(performance.now() - started)} ms`;
+    $("photo-status").textContent = `Read in ${Math.round(performance.now() - started)} ms: ${resultSummary(game, answer)}.`;
   } catch (error) {
     if (generation !== state.generation) return;
-    if (state.shown && state.shownFile === file && error.status === 400) {
-      // an option refused (a typo in a play): the photo and its last reading stay, out of date
+    if (state.shown && state.shownFile === file && (error.status === 400 || error.status === 422)) {
+      // an option refused (a typo in a play, a stake out of range): the photo and its last
+      // reading stay, out of date
       $("photo-status").textContent = "Not read again: correct the option named below.";
+      markStale("Out of date: correct the option named below");
     } else {
       clearShown();
       $("photo-status").textContent = "";
@@ -307,7 +332,12 @@ async function read(file) {
  * its bytes. */
 export const UPLOAD_MAX_SIDE = 3000;
 
-/** The photo as it is sent: itself when small enough, else a JPEG of it at UPLOAD_MAX_SIDE. */
+/** The most bytes a photo is sent as it is: a larger one (a PNG of a screen, an uncompressed
+ * TIFF) is sent as a JPEG, under the server's 20 MiB limit. */
+export const UPLOAD_MAX_BYTES = 8 * 1024 * 1024;
+
+/** The photo as it is sent: itself when small enough, else a JPEG of it at UPLOAD_MAX_SIDE at
+ * most. */
 export async function uploadable(file) {
   let bitmap;
   try {
@@ -316,11 +346,11 @@ export async function uploadable(file) {
     return file; // not decodable here: the server names the problem
   }
   const side = Math.max(bitmap.width, bitmap.height);
-  if (side <= UPLOAD_MAX_SIDE) {
+  if (side <= UPLOAD_MAX_SIDE && file.size <= UPLOAD_MAX_BYTES) {
     bitmap.close();
     return file;
   }
-  const factor = UPLOAD_MAX_SIDE / side;
+  const factor = Math.min(1, UPLOAD_MAX_SIDE / side);
   const canvas = document.createElement("canvas");
   canvas.width = Math.round(bitmap.width * factor);
   canvas.height = Math.round(bitmap.height * factor);
@@ -334,11 +364,17 @@ export async function uploadable(file) {
 /** An option changed: what is shown is out of date; read the photo again with the option. */
 function optionChanged() {
   if (!state.file) return;
-  if (state.shown) {
-    $("photo-results").classList.add("stale");
-    $("photo-figure").classList.add("stale");
-  }
+  if (state.shown) markStale("Out of date: reading again\u2026");
   read(state.file);
+}
+
+/** Mark what is shown out of date, the banner saying ``text`` (null: up to date). */
+function markStale(text) {
+  for (const shown of [$("photo-results"), $("photo-figure")]) {
+    shown.classList.toggle("stale", text !== null);
+    if (text === null) delete shown.dataset.stale;
+    else shown.dataset.stale = text;
+  }
 }
 
 /** Enlarge the photo to the whole screen (scrollable, pinch-zoomable) or back; the drawing is

@@ -22,7 +22,11 @@ function addRow(seat = "", outcome = "win", payout = "") {
     el("td", {}, el("input", { type: "number", step: "any", class: "payout", value: payout, "aria-label": "payout", placeholder: "payout" })),
     el("td", {}, el("button", { type: "button", class: "secondary remove" }, "Remove")),
   );
-  row.querySelector(".remove").addEventListener("click", () => row.remove());
+  const remove = row.querySelector(".remove");
+  const name = () => remove.setAttribute("aria-label", `Remove seat ${row.querySelector(".seat").value || "(no seat yet)"}`);
+  name();
+  row.querySelector(".seat").addEventListener("input", name);
+  remove.addEventListener("click", () => row.remove());
   $("verify-rows").append(row);
 }
 
@@ -80,17 +84,24 @@ function clearVerification() {
   clearScene(canvas);
   canvas.hidden = true;
   $("verify-results").replaceChildren();
-  $("verify-results").classList.remove("stale");
-  $("verify-figure").classList.remove("stale");
+  markStale(null);
   $("verify-status").textContent = "";
+}
+
+/** Mark the check shown out of date, the banner saying ``text`` (null: up to date). */
+function markStale(text) {
+  for (const shown of [$("verify-results"), $("verify-figure")]) {
+    shown.classList.toggle("stale", text !== null);
+    if (text === null) delete shown.dataset.stale;
+    else shown.dataset.stale = text;
+  }
 }
 
 /** The form changed after a check: the result shown is out of date (it is not checked again by
  *  itself: each check is written to the audit log). */
-function markStale() {
+function formChanged() {
   if (!$("verify-results").childElementCount) return;
-  $("verify-results").classList.add("stale");
-  $("verify-figure").classList.add("stale");
+  markStale("Out of date: the form changed since this check; check again");
   $("verify-status").textContent = "Out of date: the form changed since this check; check again.";
 }
 
@@ -128,11 +139,14 @@ async function submit(event) {
     ]);
     clearVerification();
     showVerification(answer, picture);
+    const differences = answer.differences.length;
+    $("verify-status").textContent = `Checked: ${answer.verdict}` +
+      (differences ? `, ${differences} difference${differences === 1 ? "" : "s"}` : "") + ` (record ${answer.record_id}).`;
   } catch (error) {
     if (error.status >= 400 && error.status < 500) {
       // the token or the form is wrong: the seats read stay in view while the dealer mends it
       $("verify-status").textContent = seatsRead;
-      markStale();
+      formChanged();
     } else {
       clearVerification();
     }
@@ -220,13 +234,13 @@ export function setupVerify() {
   $("verify-file").addEventListener("change", preview);
   $("verify-add").addEventListener("click", () => {
     addRow();
-    markStale();
+    formChanged();
   });
-  $("verify-form").addEventListener("change", markStale);
+  $("verify-form").addEventListener("change", formChanged);
   $("verify-rows").addEventListener("click", (event) => {
-    if (event.target.closest(".remove")) markStale();
+    if (event.target.closest(".remove")) formChanged();
   });
-  onDeckChange(markStale);
+  onDeckChange(formChanged);
   $("verify-form").addEventListener("submit", submit);
   $("audit-list").addEventListener("click", listAudit);
   $("audit-csv").addEventListener("click", downloadCsv);

@@ -160,6 +160,11 @@ def test_default_upload_limit_is_20_megabytes(reader: ShapeReader) -> None:
         response = test_client.post("/v1/read", content=data)
         _assert_error(response, 413, "too_large")
         assert "20,971,520" in response.json()["error"]["message"]
+        files = {"image": ("big.png", data + b"\0" * 70_000, "image/png")}
+        response = test_client.post("/v1/read", files=files)
+        _assert_error(response, 413, "too_large")
+        told = "limit of 20,971,520 bytes for the photo (and 64 KiB of form)"
+        assert response.json()["error"]["message"].endswith(told)
 
 
 # --- odd but valid images are read ---------------------------------------------------------------
