@@ -214,7 +214,11 @@ def run(args: argparse.Namespace) -> int:
         if args.report:
             args.report.mkdir(parents=True, exist_ok=True)
             picture = confusion_image(totals.confusions.items())
-            cv2.imwrite(str(args.report / report_name(manifest)), picture)
+            target = args.report / report_name(manifest)
+            if not cv2.imwrite(str(target), picture):
+                raise ValueError(
+                    f"--report: the confusion picture could not be written to {str(target)!r}"
+                )
     return 2 if failed else 0
 
 

@@ -100,6 +100,19 @@ def _annotated_name(stem: str, written: set[str]) -> str:
     return name
 
 
+def _check_annotate_folder(folder: Path, photos: list[str]) -> None:
+    """ValueError when ``folder`` is where photos being read lie: its drawings, named after the
+    photos, would replace them and their neighbours."""
+    target = folder.resolve()
+    for photo in map(Path, photos):
+        place = photo if photo.is_dir() else photo.parent
+        if place.resolve() == target:
+            raise ValueError(
+                f"--annotate {str(folder)!r} holds the photos being read: the annotated copies "
+                "would replace them; name another folder"
+            )
+
+
 def _print_reading(photo: str, reading: Reading, as_json: bool) -> None:
     if as_json:
         record: dict[str, Any] = {
@@ -180,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
 
     written: set[str] = set()  # annotated copies' names, so two photos never share one
     if args.annotate:
+        _check_annotate_folder(args.annotate, args.photos)
         args.annotate.mkdir(parents=True, exist_ok=True)
 
     def answer(photo: str, photo_image: ReducedImage, reading: Reading) -> None:
@@ -191,7 +205,10 @@ def run(args: argparse.Namespace) -> int:
 
             out = args.annotate / _annotated_name(Path(photo).stem, written)
             scene = photo_image.full_size()  # the photo's size, as the boxes are
-            cv2.imwrite(str(out), Annotator().annotate_reading(scene, reading))
+            if not cv2.imwrite(str(out), Annotator().annotate_reading(scene, reading)):
+                raise ValueError(
+                    f"--annotate: the annotated copy could not be written to {str(out)!r}"
+                )
 
     return read_photos(
         "read",

@@ -68,3 +68,22 @@ def test_eval_reads_with_the_setting_changed(
     assert shipped["predicted"] >= 4
     assert figures("detection_threshold=0.999")["predicted"] < shipped["predicted"]
     assert figures("card_evidence=off")["predicted"] == shipped["predicted"]
+
+
+def test_the_report_is_written_or_its_failure_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copyfile(ROOT / "examples" / "hand.jpg", tmp_path / "hand.jpg")
+    cards = json.loads((ROOT / "examples" / "hand.json").read_text())["cards"]
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps({"image": "hand.jpg", "cards": cards}) + "\n")
+    report = tmp_path / "report"
+    assert main(["eval", str(manifest), "--report", str(report)]) == 0
+    assert [path.name for path in report.iterdir()] == [f"confusion_{tmp_path.name}.png"]
+    blocked = tmp_path / "blocked"
+    (blocked / f"confusion_{tmp_path.name}.png").mkdir(parents=True)  # a folder in its place
+    capsys.readouterr()
+    assert main(["eval", str(manifest), "--report", str(blocked)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "--report: the confusion picture could not be written to" in error
+    assert "\n" not in error

@@ -178,7 +178,10 @@ def test_read_takes_a_folder_as_its_image_files(
     assert status == 2  # the empty folder
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["image"] for line in lines] == [
-        str(folder / "a.png"), str(folder / "b.JPG"), str(folder / "c.webp"), str(empty),
+        str(folder / "a.png"),
+        str(folder / "b.JPG"),
+        str(folder / "c.webp"),
+        str(empty),
         str(table),
     ]
     assert [card["card"] for card in lines[0]["cards"]] == ["10H"]
@@ -194,14 +197,44 @@ def test_annotated_copies_of_photos_sharing_a_name_are_all_kept(
     first, second = tmp_path / "one", tmp_path / "two"
     first.mkdir()
     second.mkdir()
-    photos = [_photo(first, ".png", 640, 480), _photo(second, ".png", 640, 480),
-              _photo(second, ".jpg", 640, 480)]
+    photos = [
+        _photo(first, ".png", 640, 480),
+        _photo(second, ".png", 640, 480),
+        _photo(second, ".jpg", 640, 480),
+    ]
     out = tmp_path / "drawn"
     assert main(["read", *map(str, photos), "--annotate", str(out)]) == 0
     capsys.readouterr()
     assert sorted(path.name for path in out.iterdir()) == [
-        "table-2.jpg", "table-3.jpg", "table.jpg"
+        "table-2.jpg",
+        "table-3.jpg",
+        "table.jpg",
     ]
+
+
+def test_annotated_copies_never_replace_the_photos_being_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _use(monkeypatch, CliFakeReader({"10H": (0.25, 0.5)}))
+    photo = _photo(tmp_path, ".jpg", 640, 480)
+    kept = photo.read_bytes()
+    for given in (str(photo), str(tmp_path)):  # the photo, or its folder
+        assert main(["read", given, "--annotate", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert "holds the photos being read: the annotated copies would replace them" in err
+    assert photo.read_bytes() == kept and sorted(tmp_path.iterdir()) == [photo]
+
+
+def test_an_annotated_copy_that_cannot_be_written_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _use(monkeypatch, CliFakeReader({"10H": (0.25, 0.5)}))
+    photo = _photo(tmp_path, ".jpg", 640, 480)
+    out = tmp_path / "drawn"
+    (out / "table.jpg").mkdir(parents=True)  # a folder where the copy goes
+    assert main(["read", str(photo), "--annotate", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"the annotated copy could not be written to '{out / 'table.jpg'}'" in err
 
 
 def test_score_takes_several_photos_and_folders(
