@@ -33,7 +33,15 @@ from rules.decks import Deck
 from vision.calibration import DeckProfile
 from vision.detections import Reading
 
-__all__ = ["RayJob", "RayRunError", "ReadOutcome", "is_ray_address", "read_on_ray"]
+__all__ = [
+    "REACH_TIMEOUT_S",
+    "RayJob",
+    "RayRunError",
+    "ReadOutcome",
+    "check_reachable",
+    "is_ray_address",
+    "read_on_ray",
+]
 
 _ADDRESS = re.compile(r"^(auto|local|ray://\S+|[A-Za-z0-9.\-]+:\d{1,5}|\[[0-9A-Fa-f:]+\]:\d{1,5})$")
 
@@ -117,6 +125,36 @@ class PhotoReader:
         }
 
 
+REACH_TIMEOUT_S = 5.0
+"""How long a cluster's address may take to accept a connection before ``--ray`` gives up (Ray
+itself retries an address nobody answers for minutes)."""
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """The host and port of ``HOST:PORT`` or ``ray://HOST:PORT`` (None for ``auto``, ``local``
+    or an address without a port)."""
+    found = re.match(r"^(?:ray://)?\[?([^\[\]]+?)\]?:(\d{1,5})/?$", address)
+    return (found.group(1), int(found.group(2))) if found else None
+
+
+def check_reachable(address: str, timeout_s: float = REACH_TIMEOUT_S) -> None:
+    """RayRunError naming ``address`` when nothing accepts a connection there within
+    ``timeout_s`` seconds (the head's port: 6379 for ``HOST:PORT``, Ray Client's 10001)."""
+    import socket
+
+    place = _host_port(address)
+    if place is None:
+        return
+    try:
+        socket.create_connection(place, timeout=timeout_s).close()
+    except OSError as error:
+        reason = error.strerror or str(error) or type(error).__name__
+        raise RayRunError(
+            f"cannot reach the Ray cluster at {address}: {reason} (is its head running, and "
+            "is this the port it listens on?)"
+        ) from None
+
+
 def _connect(address: str | None) -> Any:
     try:
         import ray
@@ -126,12 +164,16 @@ def _connect(address: str | None) -> Any:
         return ray
     try:
         if address is None or address == "local":
-            ray.init(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+            ray.init(include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
         else:
-            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+            check_reachable(address)
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as error:
+        if isinstance(error, RayRunError):
+            raise
         where = address or "a local instance"
-        raise RayRunError(f"cannot start Ray on {where}: {error}") from None
+        said = re.sub(r"by setting [`']--address[`'] flag", "with --ray ADDRESS", str(error))
+        raise RayRunError(f"cannot start Ray on {where}: {said}") from None
     return ray
 
 
@@ -146,7 +188,8 @@ def read_on_ray(
     ray = _connect(job.address)
     from tqdm import tqdm
 
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    # the command's output is the readings and its errors, not Ray Data's notices of its plan
+    logging.getLogger("ray.data._internal").setLevel(logging.ERROR)
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True
     context.enable_progress_bars = False

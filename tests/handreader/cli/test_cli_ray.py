@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import logging
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import pytest
 from live_scene import render_frame
 
 from handreader.cli import main
-from handreader.cli.ray_runner import is_ray_address
+from handreader.cli.ray_runner import RayRunError, check_reachable, is_ray_address
 from handreader.cli.read import ray_address
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -94,6 +95,40 @@ def test_annotate_is_refused_with_ray(tmp_path: Path, capsys: pytest.CaptureFixt
     )
 
 
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:  # a port just freed: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_a_cluster_address_nobody_answers_is_named_at_once() -> None:
+    import socket
+
+    port = _closed_port()
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        with pytest.raises(RayRunError, match=f"cannot reach the Ray cluster at {address}: "):
+            check_reachable(address, timeout_s=2)
+    with socket.socket() as head:  # a port that answers passes
+        head.bind(("127.0.0.1", 0))
+        head.listen()
+        check_reachable(f"ray://127.0.0.1:{head.getsockname()[1]}", timeout_s=2)
+    check_reachable("auto")  # no port to try: Ray finds its cluster itself
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs the scale extra")
+def test_read_on_a_cluster_nobody_answers_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    address = f"127.0.0.1:{_closed_port()}"
+    assert main(["read", "--ray", address, str(EXAMPLE)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"handreader read: error: cannot reach the Ray cluster at {address}")
+    assert error.count("\n") == 1
+
+
 # --- on a local Ray instance -----------------------------------------------------------------
 
 
@@ -142,6 +177,9 @@ def test_ray_reads_a_folder_as_the_plain_command(
     broken = spread[0]["error"]
     assert isinstance(broken, dict) and broken["code"] == "unsupported_type"
     assert any(line.get("cards") for line in spread)  # the tables were read, not only failed
+    # Ray Data's notices of its plan ("Starting execution of Dataset...") are not printed
+    executor = logging.getLogger("ray.data._internal.execution.streaming_executor")
+    assert not executor.isEnabledFor(logging.WARNING)
 
 
 @pytest.mark.slow
