@@ -72,10 +72,10 @@ def plain_text(docstring: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
     parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:  # named by the command they were given to, with its usage
-        commands = getattr(parser, "commands", {})
-        commands.get(args.command, parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+    given = list(sys.argv[1:] if argv is None else argv)
+    args, unknown = parser.parse_known_args(given)
+    if unknown:
+        args = _intermixed(parser, args, given, unknown)
     try:
         status: int = args.func(args)
     except KeyboardInterrupt:
@@ -90,6 +90,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"handreader {args.command}: error: {os_error_text(error)}", file=sys.stderr)
         return 2
     return status
+
+
+def _intermixed(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    given: list[str],
+    unknown: list[str],
+) -> argparse.Namespace:
+    """The command's arguments parsed again with its files anywhere on the line (``read
+    a.jpg --json b.jpg``), which a first parse leaves over; what is still unknown then is an
+    error named by the command, with its usage."""
+    command: argparse.ArgumentParser = getattr(parser, "commands", {}).get(args.command, parser)
+    if command is not parser and args.command in given:
+        try:
+            again = command.parse_intermixed_args(given[given.index(args.command) + 1 :])
+        except TypeError:  # a command whose arguments cannot be intermixed (its own commands)
+            pass
+        else:
+            again.command = args.command
+            return again
+    command.error(f"unrecognized arguments: {' '.join(unknown)}")
 
 
 def os_error_text(error: OSError) -> str:

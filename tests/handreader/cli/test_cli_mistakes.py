@@ -157,6 +157,7 @@ def test_a_listening_address_that_resolves_to_none_is_named_before_the_server_st
 def test_a_models_folder_without_a_manifest_is_named_before_the_server_starts(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    monkeypatch.setenv("HANDREADER_MODELS", str(tmp_path))  # serve sets it: undone after
     assert main(["serve", "--port", "8873", "--models", str(tmp_path)]) == 2
     err = _one_line_error(capsys, "serve")
     assert f"--models '{tmp_path}' (or HANDREADER_MODELS): no manifest.json in it" in err

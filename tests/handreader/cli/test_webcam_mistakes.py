@@ -206,6 +206,8 @@ def test_a_usage_error_is_one_line_naming_the_command_help(
     for argv, message in (
         (["blackjack", "--stake", "-1"], "argument --stake: must be a positive number"),
         (["paigow", "--cards", "AS KD 9C 9D 5H 3S 2S", "--bogus"], "unrecognized arguments"),
+        (["score", "3H", "7S", "--json", "KD", "--bogus"], "unrecognized arguments: --bogus"),
+        (["audit", "verify", "--bogus"], "unrecognized arguments"),
     ):
         with pytest.raises(SystemExit) as exited:
             cli.main(argv)
@@ -214,3 +216,13 @@ def test_a_usage_error_is_one_line_naming_the_command_help(
         assert err.count("\n") == 1 and message in err
         assert err.startswith(f"handreader {argv[0]}: error: ")
         assert err.endswith(f"(see handreader {argv[0]} --help)\n")
+
+
+def test_files_may_follow_the_options(capsys: pytest.CaptureFixture[str]) -> None:
+    """``read a.jpg --json b.jpg`` reads both, as ``read a.jpg b.jpg --json`` does."""
+    example = str(Path(__file__).resolve().parents[3] / "examples" / "hand.jpg")
+    assert cli.main(["score", "3H", "7S", "--json", "KD", "8C", "6D"]) == 0
+    assert json.loads(capsys.readouterr().out)["label"] == "Niu 4"
+    assert cli.main(["read", example, "--json", example]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["image"] for line in lines] == [example, example]
