@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 import time
 from collections.abc import Iterator
@@ -490,8 +491,8 @@ def check_round_arguments(arguments: Any) -> None:
     """A ValueError naming the first bad option of a round (before anything heavy loads)."""
     from training.fitting import parse_device
 
-    if arguments.minutes <= 0:
-        raise ValueError(f"--minutes must be positive, got {arguments.minutes}")
+    if not math.isfinite(arguments.minutes) or arguments.minutes <= 0:
+        raise ValueError(f"--minutes must be a positive number, got {arguments.minutes}")
     if arguments.realdata is not None and not arguments.realdata.is_dir():
         raise ValueError(f"--realdata {str(arguments.realdata)!r} is not a folder")
     if not (arguments.models / "manifest.json").is_file():

@@ -25,7 +25,10 @@ def register(subparsers: Any) -> None:
         "--work", type=Path, default=Path("runs"), help="working folder (default: runs)"
     )
     parser.add_argument(
-        "--models", type=Path, default=Path("models"), help="where to write the ONNX models"
+        "--models",
+        type=Path,
+        help="where to write the ONNX models (default: WORK/models, never over the shipped "
+        "models); with --round or --only-verifier, the models to start from (default: models)",
     )
     parser.add_argument("--scenes", type=int, default=4500, help="training scenes (default 4500)")
     parser.add_argument(
@@ -140,7 +143,6 @@ def register(subparsers: Any) -> None:
     group.add_argument(
         "--minutes",
         type=float,
-        default=120.0,
         help="the round's budget on a 2-core CPU (default 120; under 5: a smoke round)",
     )
     group.add_argument(
@@ -160,13 +162,44 @@ def register(subparsers: Any) -> None:
         metavar="MODELS",
         help="with --round: train nothing, read MODELS beside --models and let the gate decide",
     )
-    parser.set_defaults(func=run)
+    # each option's default, to name an option given to the mode that does not take it
+    parser.set_defaults(func=run, defaults=vars(parser.parse_args([])))
+
+
+_ROUND_ONLY = frozenset({"realdata", "minutes", "promote", "set", "evaluate"})
+"""Options of ``--round`` alone."""
+_SHARED = frozenset({"work", "models", "device", "round", "func", "defaults"})
+"""Options (and parser fields) of both the recipe and ``--round``."""
+
+
+def _check_mode(args: argparse.Namespace) -> None:
+    """ValueError naming an option given to the mode that ignores it: a round's option without
+    ``--round``, or the recipe's with it."""
+    given = sorted(
+        name for name, default in args.defaults.items() if getattr(args, name) != default
+    )
+    if args.round:
+        stray = [name for name in given if name not in _ROUND_ONLY | _SHARED]
+        if stray:
+            raise ValueError(
+                f"--{stray[0].replace('_', '-')} is an option of the full training, not of "
+                "--round (a round's plan changes with --set FIELD=VALUE)"
+            )
+    else:
+        stray = [name for name in given if name in _ROUND_ONLY]
+        if stray:
+            raise ValueError(f"--{stray[0]} is an option of --round: give --round with it")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the training recipe, or a training round with ``--round``."""
+    _check_mode(args)
     if args.round:
         return _run_round(args)
+    if args.models is None:  # the recipe never writes over the shipped models unasked
+        args.models = Path("models") if args.only_verifier else args.work / "models"
+    if args.models.exists() and not args.models.is_dir():
+        raise ValueError(f"--models {str(args.models)!r} is a file: name a folder")
     from training.classifier import DEFAULT_WIDTHS, parse_widths
     from training.pipeline import TrainingPlan, add_verifier, run_training
 
@@ -207,9 +240,15 @@ def run(args: argparse.Namespace) -> int:
         if args.classifier_widths
         else None
     )
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    from vision.evaluate import load_manifest
+
     for manifest in args.photos:
         if not manifest.is_file():
             raise ValueError(f"--photos {str(manifest)!r}: no such manifest file")
+        if not load_manifest(manifest, "train"):  # a bad line is named here, not hours on
+            raise ValueError(f"--photos {str(manifest)!r}: no row of split train")
     if args.only_verifier and args.verifier_scenes < 1:
         raise ValueError("--only-verifier needs --verifier-scenes of at least 1")
     try:  # after the arguments are checked: a typo is named even without torch
@@ -258,6 +297,10 @@ def _run_round(args: argparse.Namespace) -> int:
 
     if args.work == Path("runs"):
         args.work = Path("runs-round")
+    if args.models is None:
+        args.models = Path("models")
+    if args.minutes is None:
+        args.minutes = 120.0
     check_round_arguments(args)
     try:
         import torch  # noqa: F401

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,13 +30,45 @@ from handreader.cli import main
         (["--shape-jitter", "-0.1"], "--shape-jitter must be a share from 0 to 1, got -0.1"),
         (["--device", "tpu"], "device 'tpu': expected auto, cpu, cuda or cuda:N"),
         (["--device", "cuda:x"], "device 'cuda:x': expected"),
+        (["--workers", "0"], "--workers must be at least 1, got 0"),
+        (["--photos", "BAD"], "line 1 is not a manifest entry"),
+        (["--photos", "EMPTY"], "no row of split train"),
+        (["--minutes", "5"], "--minutes is an option of --round: give --round with it"),
+        (["--promote"], "--promote is an option of --round"),
+        (["--set", "closeup_scenes=1"], "--set is an option of --round"),
+        (["--evaluate", "m2"], "--evaluate is an option of --round"),
+        (["--realdata", "r"], "--realdata is an option of --round"),
+        (["--round", "--scenes", "10"], "--scenes is an option of the full training, not of"),
+        (["--round", "--photos", "EMPTY"], "--photos is an option of the full training"),
+        (["--round", "--minutes", "inf"], "--minutes must be a positive number, got inf"),
+        (["--round", "--minutes", "nan"], "--minutes must be a positive number, got nan"),
+        (["--round", "--minutes", "1e400"], "--minutes must be a positive number, got inf"),
     ],
 )
 def test_bad_training_arguments_are_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], message: str
 ) -> None:
+    (tmp_path / "bad.jsonl").write_text('{"image": "a.jpg"\n')
+    (tmp_path / "empty.jsonl").write_text("")
+    names = {"BAD": str(tmp_path / "bad.jsonl"), "EMPTY": str(tmp_path / "empty.jsonl")}
+    arguments = [names.get(argument, argument) for argument in arguments]
     work = tmp_path / "runs"
     status = main(["train", "--work", str(work), "--models", str(tmp_path / "m"), *arguments])
     assert status == 2
     assert message in capsys.readouterr().err
     assert not work.exists()  # nothing generated or trained
+
+
+def test_the_recipe_writes_its_models_into_its_work_folder_unless_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Never over the shipped ``models/`` unasked: the recipe's default is WORK/models."""
+    pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    planned: list[Any] = []
+    monkeypatch.setattr("training.pipeline.run_training", lambda plan: planned.append(plan))
+    assert main(["train", "--work", str(tmp_path / "w")]) == 0
+    assert planned[0].models_dir == tmp_path / "w" / "models"
+    (tmp_path / "file").write_text("")
+    assert main(["train", "--work", str(tmp_path / "w"), "--models", str(tmp_path / "file")]) == 2
+    assert "is a file: name a folder" in capsys.readouterr().err
