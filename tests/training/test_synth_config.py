@@ -21,8 +21,12 @@ LAYOUT_NAMES = ("single", "table", "hand", "fan", "pits", "pile", "closeup")
 
 BAD_CONFIGS: list[tuple[str, Any, str]] = [
     # (case, parsed YAML, substring the message must contain)
-    ("top level is a list", [1, 2], "config: expected a mapping"),
-    ("empty file", None, "config: expected a mapping"),
+    (
+        "top level is a list",
+        [1, 2],
+        "config: expected a mapping of settings at the top level, got a list",
+    ),
+    ("empty file", None, "config: the file is empty"),
     ("unknown top-level key", {"seeds": 3}, "seeds: unknown field"),
     ("negative seed", {"seed": -1}, "seed: expected a non-negative integer, got -1"),
     ("boolean seed", {"seed": True}, "seed: expected a non-negative integer, got True"),

@@ -259,8 +259,13 @@ def _section(kind: type, raw: Any, name: str) -> Any:
 
 def parse_config(raw: Any) -> SceneConfig:
     """Validate a parsed YAML mapping into a SceneConfig."""
+    if raw is None:
+        raise ConfigError("config: the file is empty: it needs the settings of the scenes")
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"config: expected a mapping at the top level, got {type(raw).__name__}")
+        kind = {list: "a list", str: "text", int: "a number", float: "a number"}.get(
+            type(raw), type(raw).__name__
+        )
+        raise ConfigError(f"config: expected a mapping of settings at the top level, got {kind}")
     known = {f.name for f in fields(SceneConfig)}
     for key in raw:
         if key not in known:
