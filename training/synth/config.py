@@ -262,10 +262,10 @@ def parse_config(raw: Any) -> SceneConfig:
     if raw is None:
         raise ConfigError("config: the file is empty: it needs the settings of the scenes")
     if not isinstance(raw, Mapping):
-        kind = {list: "a list", str: "text", int: "a number", float: "a number"}.get(
+        shown = {list: "a list", str: "text", int: "a number", float: "a number"}.get(
             type(raw), type(raw).__name__
         )
-        raise ConfigError(f"config: expected a mapping of settings at the top level, got {kind}")
+        raise ConfigError(f"config: expected a mapping of settings at the top level, got {shown}")
     known = {f.name for f in fields(SceneConfig)}
     for key in raw:
         if key not in known:
