@@ -98,6 +98,16 @@ export function showError(box, error) {
   box.textContent = error instanceof ApiError ? `${error.message} (${error.code})` : String(error.message || error);
 }
 
+/** Mark what ``shown`` elements hold out of date, their banner saying ``text`` (style.css
+ *  .stale); null: up to date. */
+export function markStale(shown, text) {
+  for (const element of shown) {
+    element.classList.toggle("stale", text !== null);
+    if (text === null) delete element.dataset.stale;
+    else element.dataset.stale = text;
+  }
+}
+
 const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 
 /** A card code shown with its suit symbol: "10H" -> "10♥"; jokers as "Joker". */

@@ -3,7 +3,7 @@
 // here over the photo as the browser shows it (draw.js). Changing an option marks the results
 // out of date and reads the photo again with it.
 
-import { $, el, request, imageForm, showError, cardChips, table, money, typedStake, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
+import { $, el, markStale, request, imageForm, showError, cardChips, table, money, typedStake, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
 import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene, statusText } from "./draw.js";
 
@@ -265,7 +265,7 @@ function clearShown() {
   $("photo-annotated").hidden = true;
   $("photo-annotated").removeAttribute("src");
   $("photo-results").replaceChildren();
-  markStale(null);
+  markStale([$("photo-results"), $("photo-figure")], null);
   state.shown = false;
 }
 
@@ -312,7 +312,7 @@ async function read(file) {
       // an option refused (a typo in a play, a stake out of range): the photo and its last
       // reading stay, out of date
       $("photo-status").textContent = "Not read again: correct the option named below.";
-      markStale("Out of date: correct the option named below");
+      markStale([$("photo-results"), $("photo-figure")], "Out of date: correct the option named below");
     } else {
       clearShown();
       $("photo-status").textContent = "";
@@ -364,17 +364,8 @@ export async function uploadable(file) {
 /** An option changed: what is shown is out of date; read the photo again with the option. */
 function optionChanged() {
   if (!state.file) return;
-  if (state.shown) markStale("Out of date: reading again\u2026");
+  if (state.shown) markStale([$("photo-results"), $("photo-figure")], "Out of date: reading again\u2026");
   read(state.file);
-}
-
-/** Mark what is shown out of date, the banner saying ``text`` (null: up to date). */
-function markStale(text) {
-  for (const shown of [$("photo-results"), $("photo-figure")]) {
-    shown.classList.toggle("stale", text !== null);
-    if (text === null) delete shown.dataset.stale;
-    else shown.dataset.stale = text;
-  }
 }
 
 /** Enlarge the photo to the whole screen (scrollable, pinch-zoomable) or back; the drawing is

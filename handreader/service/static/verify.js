@@ -3,7 +3,7 @@
 // answer shows its evidence: the photo with the hands read drawn over it, each seat's cards
 // and score. The audit log can be listed and exported here too. Both need the operator token.
 
-import { $, el, request, imageForm, showError, table, money, typedStake } from "./common.js";
+import { $, el, markStale, request, imageForm, showError, table, money, typedStake } from "./common.js";
 import { chosenDeck, onDeckChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene } from "./draw.js";
 import { niuniuResults } from "./photo.js";
@@ -84,24 +84,15 @@ function clearVerification() {
   clearScene(canvas);
   canvas.hidden = true;
   $("verify-results").replaceChildren();
-  markStale(null);
+  markStale([$("verify-results"), $("verify-figure")], null);
   $("verify-status").textContent = "";
-}
-
-/** Mark the check shown out of date, the banner saying ``text`` (null: up to date). */
-function markStale(text) {
-  for (const shown of [$("verify-results"), $("verify-figure")]) {
-    shown.classList.toggle("stale", text !== null);
-    if (text === null) delete shown.dataset.stale;
-    else shown.dataset.stale = text;
-  }
 }
 
 /** The form changed after a check: the result shown is out of date (it is not checked again by
  *  itself: each check is written to the audit log). */
 function formChanged() {
   if (!$("verify-results").childElementCount) return;
-  markStale("Out of date: the form changed since this check; check again");
+  markStale([$("verify-results"), $("verify-figure")], "Out of date: the form changed since this check; check again");
   $("verify-status").textContent = "Out of date: the form changed since this check; check again.";
 }
 
