@@ -317,7 +317,10 @@ def test_one_deck_or_404(client: TestClient) -> None:
 
 
 def _card_photo(name: str, black: bool = False) -> tuple[str, tuple[str, bytes, str]]:
-    data = image_bytes(320, 240, ".png")
+    """A photo of its own for each name (one photo given twice would count once)."""
+    image = cv2.imdecode(np.frombuffer(image_bytes(320, 240, ".png"), np.uint8), 1)
+    image[0, 0] = [sum(name.encode()) % 256, len(name), 7]
+    data = cv2.imencode(".png", image)[1].tobytes()
     if black:
         data = cv2.imencode(".png", np.zeros((240, 320, 3), np.uint8))[1].tobytes()
     return ("photo", (name, data, "image/png"))
