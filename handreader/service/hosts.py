@@ -6,9 +6,10 @@ cannot change is the ``Host`` header, which names ``evil.example``. :class:`Host
 only requests (and WebSocket handshakes) whose ``Host`` is allowed: by default the loopback
 names (``localhost``, ``127.0.0.1``, ``[::1]``) and the address the service listens on, plus the
 names in ``HANDREADER_ALLOWED_HOSTS`` (comma-separated; ``*`` turns the check off). A service
-listening on every address (``--host 0.0.0.0``) without ``HANDREADER_ALLOWED_HOSTS`` checks no
-name (phones reach it by any of the machine's addresses). Anything else is answered 400
-``bad_host``, and a WebSocket handshake is refused.
+listening on every address (``--host 0.0.0.0``) also answers any IP address as its ``Host``
+(phones reach it by the machine's addresses; a rebinding page's ``Host`` is its own name, never
+an address), and names only when listed. Anything else is answered 400 ``bad_host``, and a
+WebSocket handshake is refused.
 
 **Cross-site writes.** A browser sends ``Origin`` with every cross-site ``POST``, ``PUT``,
 ``PATCH`` and ``DELETE``, including a plain form's, and no site can forge it. Such a request
@@ -20,6 +21,7 @@ Programs (no ``Origin``) are unaffected.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Mapping
 
@@ -27,7 +29,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from handreader.service.origins import origin_allowed
 
-__all__ = ["BIND_ENV", "HOSTS_ENV", "LOOPBACK_NAMES", "HostCheck", "allowed_hosts", "host_name"]
+__all__ = [
+    "ANY_ADDRESS",
+    "BIND_ENV",
+    "HOSTS_ENV",
+    "LOOPBACK_NAMES",
+    "HostCheck",
+    "allowed_hosts",
+    "host_allowed",
+    "host_name",
+]
 
 HOSTS_ENV = "HANDREADER_ALLOWED_HOSTS"
 """The environment variable naming the other host names the service answers."""
@@ -36,6 +47,9 @@ BIND_ENV = "HANDREADER_BIND_HOST"
 """Set by ``handreader serve`` for its workers: the address the service listens on."""
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+ANY_ADDRESS = "<any IP address>"
+"""In a set of allowed hosts: every ``Host`` that is an IP address (a service on every
+address)."""
 
 _EVERY_ADDRESS = frozenset({"0.0.0.0", "::", ""})
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -58,12 +72,23 @@ def allowed_hosts(environ: Mapping[str, str]) -> frozenset[str] | None:
     bind = environ.get(BIND_ENV)
     if bind is None and not listed:
         return None  # an app made in a program or a test: no bind address to go by
-    if bind is not None and host_name(bind) in _EVERY_ADDRESS and not listed:
-        return None
     names = set(LOOPBACK_NAMES) | listed
-    if bind is not None and host_name(bind) not in _EVERY_ADDRESS:
-        names.add(host_name(bind))
+    if bind is not None:
+        names.add(ANY_ADDRESS if host_name(bind) in _EVERY_ADDRESS else host_name(bind))
     return frozenset(names)
+
+
+def host_allowed(name: str, hosts: frozenset[str] | None) -> bool:
+    """Whether the host ``name`` (:func:`host_name`) is answered under ``hosts``."""
+    if hosts is None or name in hosts:
+        return True
+    if ANY_ADDRESS not in hosts:
+        return False
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 class HostCheck:
@@ -86,7 +111,7 @@ class HostCheck:
             for name, value in scope.get("headers", [])
         }
         host = headers.get("host", "")
-        if self.hosts is not None and host_name(host) not in self.hosts:
+        if not host_allowed(host_name(host), self.hosts):
             await self._refuse(scope, send, 400, "bad_host", f"host {host!r} is not served here")
             return
         writes = scope["type"] == "http" and scope.get("method") in _WRITES

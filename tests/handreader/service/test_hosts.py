@@ -10,7 +10,13 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from handreader.service import app as serve
-from handreader.service.hosts import LOOPBACK_NAMES, allowed_hosts, host_name
+from handreader.service.hosts import (
+    ANY_ADDRESS,
+    LOOPBACK_NAMES,
+    allowed_hosts,
+    host_allowed,
+    host_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -18,15 +24,27 @@ from handreader.service.hosts import LOOPBACK_NAMES, allowed_hosts, host_name
     [
         ({}, None),  # an app made in a program: no bind address to go by
         ({"HANDREADER_BIND_HOST": "127.0.0.1"}, LOOPBACK_NAMES),
-        ({"HANDREADER_BIND_HOST": "0.0.0.0"}, None),  # every address: any name reaches it
+        # every address: any IP address reaches it, names only when listed
+        ({"HANDREADER_BIND_HOST": "0.0.0.0"}, LOOPBACK_NAMES | {ANY_ADDRESS}),
         ({"HANDREADER_BIND_HOST": "10.0.0.5"}, LOOPBACK_NAMES | {"10.0.0.5"}),
         ({"HANDREADER_BIND_HOST": "0.0.0.0", "HANDREADER_ALLOWED_HOSTS": "Tables.Example"},
-         LOOPBACK_NAMES | {"tables.example"}),
+         LOOPBACK_NAMES | {"tables.example", ANY_ADDRESS}),
         ({"HANDREADER_BIND_HOST": "127.0.0.1", "HANDREADER_ALLOWED_HOSTS": "*"}, None),
     ],
 )  # fmt: skip
 def test_the_names_answered(environ: dict[str, str], expected: frozenset[str] | None) -> None:
     assert allowed_hosts(environ) == expected
+
+
+def test_a_service_on_every_address_answers_addresses_not_rebound_names() -> None:
+    """The documented phone setup (``--host 0.0.0.0``): a phone asks by the machine's address;
+    a rebinding page's ``Host`` is its own name."""
+    hosts = allowed_hosts({"HANDREADER_BIND_HOST": "0.0.0.0"})
+    for name in ("192.168.1.20", "10.0.0.5", "fe80::1", "localhost"):
+        assert host_allowed(name, hosts), name
+    for name in ("rebind.attacker.example", "192.168.1.20.nip.io", ""):
+        assert not host_allowed(name, hosts), name
+    assert host_allowed("anything.example", None)  # the check turned off
 
 
 def test_host_names_lose_their_port() -> None:
