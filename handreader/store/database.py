@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from handreader.store.schema import MIGRATIONS, Migration
 
@@ -146,10 +146,16 @@ def is_database_url(location: str | Path) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """``url`` without its password (for messages, logs and ``/health``)."""
+    """``url`` without its passwords (for messages, logs and ``/health``): the one before the
+    ``@`` and libpq's ``password`` and ``sslpassword`` parameters in the query."""
     parts = urlsplit(url)
+    if parts.query:
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        hidden = [(key, "***" if "password" in key.lower() else value) for key, value in pairs]
+        if hidden != pairs:
+            parts = parts._replace(query=urlencode(hidden, safe="*"))
     if parts.password is None:
-        return url
+        return urlunsplit(parts)
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"

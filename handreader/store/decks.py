@@ -179,7 +179,12 @@ class FolderDeckStore(DeckStore):
                 f"deck profile {name!r} is corrupt: {size:,} bytes, over the "
                 f"{MAX_PROFILE_BYTES:,} a profile takes at most"
             )
-        return load_profile(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or str(error)
+            raise DeckProfileError(f"deck profile {name!r} is corrupt: {reason}") from None
+        return parse_profile(text, name)  # named as its deck: no path in an answer
 
     def put(self, profile: DeckProfile) -> str:
         path = self._path(profile.name)
@@ -245,7 +250,7 @@ class DatabaseDeckStore(DeckStore):
         rows = self.database.read("SELECT body FROM deck_profile WHERE name = ?", (name,))
         if not rows:
             return None
-        return parse_profile(str(rows[0][0]), f"{name} in {self.location}")
+        return parse_profile(str(rows[0][0]), name)  # named without the database's address
 
     def put(self, profile: DeckProfile) -> str:
         name = check_deck_name(profile.name)

@@ -28,7 +28,7 @@ from web_fakes import NIU_TABLE, DeckFakeReader, error_message, fake_client, ima
 from handreader.service import app as serve
 from handreader.service.routes.decks import DECKS
 from handreader.store import decks as store_decks
-from vision.calibration import grid_order, load_profile, new_profile, save_profile
+from vision.calibration import grid_order, new_profile, parse_profile, save_profile
 
 TOKEN = "deck-operator-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -212,13 +212,13 @@ def test_a_deck_with_card_codes_is_refused(client: TestClient) -> None:
 def test_profiles_are_cached_and_reloaded_when_their_file_changes(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    loads: list[Path] = []
+    loads: list[str] = []
 
-    def counting(path: Any) -> Any:
-        loads.append(Path(path))
-        return load_profile(path)
+    def counting(text: str, source: str) -> Any:
+        loads.append(source)
+        return parse_profile(text, source)
 
-    monkeypatch.setattr(store_decks, "load_profile", counting)  # the folder store's loader
+    monkeypatch.setattr(store_decks, "parse_profile", counting)  # the folder store's reader
     _save_deck("mine", ("AS",))
     for _ in range(3):
         assert client.post("/v1/read?deck=mine", content=image_bytes()).status_code == 200

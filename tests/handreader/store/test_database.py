@@ -129,6 +129,12 @@ def test_a_broken_postgresql_connection_is_opened_again(postgres_schema: str) ->
         ("postgresql://u:pw@db.local:5433/h", "postgresql://u:***@db.local:5433/h"),
         ("postgresql://u@db.local/h", "postgresql://u@db.local/h"),
         ("postgres://u:p%40ss@[::1]/h?sslmode=require", "postgres://u:***@[::1]/h?sslmode=require"),
+        # libpq also takes the password as a parameter
+        (
+            "postgresql://u@db/h?sslmode=require&password=pgSECRET&sslpassword=k",
+            "postgresql://u@db/h?sslmode=require&password=***&sslpassword=***",
+        ),
+        ("postgresql://u:pw@db/h?Password=x", "postgresql://u:***@db/h?Password=***"),
     ],
 )
 def test_urls_are_shown_without_their_password(url: str, shown: str) -> None:

@@ -106,7 +106,7 @@ def test_a_corrupt_profile_is_a_clear_error(postgres_schema: str) -> None:
         store.put(profile("house"))
         raw(postgres_schema, "UPDATE deck_profile SET body = '{\"format\": 1}'")
         with pytest.raises(
-            DeckProfileError, match=r"deck profile 'house in postgresql://.*corrupt"
+            DeckProfileError, match=r"^deck profile 'house' is corrupt: (?!.*postgresql)"
         ):
             store.get("house")
 
