@@ -252,7 +252,8 @@ def load_reader(settings: Settings) -> ReaderLike:
         reader: ReaderLike = Reader.load(settings.models_dir)
     except (ImportError, ValueError, OSError) as error:
         LOG.error("models not loaded, image endpoints answer 503: %s", error)
-        return NoReader(str(error))
+        # the answer names no path of the server's: the log has the whole message
+        return NoReader("its models did not load (the server's log says why)")
     return reader
 
 
