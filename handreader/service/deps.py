@@ -103,6 +103,11 @@ class LimitsLike(Protocol):
         ...
 
     @property
+    def live_idle_timeout_s(self) -> float:
+        """Seconds a live stream may stay silent (``handreader.service.live_streams``)."""
+        ...
+
+    @property
     def allowed_origins(self) -> tuple[str, ...]:
         """Origins other than its own whose pages may open the live WebSocket."""
         ...

@@ -38,6 +38,8 @@ class Settings:
     read_timeout_s: float = 30.0
     read_threads: int = 2
     body_timeout_s: float = 60.0
+    live_idle_timeout_s: float = 60.0
+    """A live stream silent this long is closed (``handreader.service.live_streams``)."""
     allowed_origins: tuple[str, ...] = ()
     allowed_hosts: frozenset[str] | None = None
     """The ``Host`` names answered (``handreader.service.hosts``); None answers every one."""
@@ -46,8 +48,9 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
         """Settings from ``HANDREADER_MODELS``, ``_MAX_BYTES``, ``_MAX_PIXELS``,
         ``_MAX_DECODED_BYTES``, ``_DECODE_MEMORY``, ``_READ_TIMEOUT``, ``_READ_THREADS``,
-        ``_BODY_TIMEOUT``, ``_ALLOWED_ORIGINS`` (``handreader.service.origins``) and
-        ``_ALLOWED_HOSTS`` with the address ``handreader serve`` listens on
+        ``_BODY_TIMEOUT``, ``_LIVE_IDLE_TIMEOUT``, ``_ALLOWED_ORIGINS``
+        (``handreader.service.origins``) and ``_ALLOWED_HOSTS`` with the address
+        ``handreader serve`` listens on
         (``handreader.service.hosts``);
         ValueError names a bad value."""
 
@@ -81,6 +84,7 @@ class Settings:
             read_timeout_s=number("READ_TIMEOUT", 30.0, float, MAX_TIMEOUT_S),
             read_threads=number("READ_THREADS", 2, int),
             body_timeout_s=number("BODY_TIMEOUT", 60.0, float, MAX_TIMEOUT_S),
+            live_idle_timeout_s=number("LIVE_IDLE_TIMEOUT", 60.0, float, MAX_TIMEOUT_S),
             allowed_origins=origins,
             allowed_hosts=allowed_hosts(environ),
         )

@@ -32,6 +32,7 @@ and open ``https://<the computer's address>:8000/`` on the phone (accept the cer
 warning once). The WebSocket then runs over ``wss://`` by itself.
 """
 
+import asyncio
 import json
 import logging
 import re
@@ -59,6 +60,7 @@ from handreader.service.deps import (
     validate,
 )
 from handreader.service.errors import error_responses
+from handreader.service.live_streams import live_streams_for
 from handreader.service.origins import origin_allowed
 from handreader.service.requests import (
     JSON_LIMIT,
@@ -77,6 +79,7 @@ from handreader.service.routes.games import add_game_routes
 from handreader.service.routes.source import add_source_route
 from handreader.service.routes.verification import AuditLogHolder, add_verify_routes
 from handreader.service.schemas import CardCodes, TableOptionsIn
+from handreader.service.token_guard import client_of
 from handreader.tables.live import (
     LiveError,
     LiveFrame,
@@ -330,7 +333,21 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
             LOG.warning("live connection refused: origin %r", websocket.headers.get("origin"))
             await websocket.close(code=1008)  # (before accepting: answered HTTP 403)
             return
-        await websocket.accept()
+        streams, client = live_streams_for(websocket), client_of(websocket)
+        refusal = streams.admit(client)
+        if refusal is not None:
+            await websocket.accept()
+            await websocket.send_text(json.dumps({"error": {"code": "busy", "message": refusal}}))
+            await websocket.close(code=1013)  # try again later
+            return
+        try:
+            await websocket.accept()
+            await _stream(websocket, reader, runtime)
+        finally:
+            streams.leave(client)
+
+    async def _stream(websocket: WebSocket, reader: ReaderLike, runtime: RuntimeLike) -> None:
+        """One admitted live stream, to its end."""
 
         async def send_error(error: Exception) -> None:
             code, message = hooks.describe_error(error)
@@ -341,7 +358,10 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
         try:
             chosen = _live_options(dict(websocket.query_params))
             options = chosen.to_options()
-            decks = DeckSwitch(frame_reader(reader), chosen.deck, chosen.in_play(), chosen.indices)
+            # the deck store may be a database: asked in the thread pool, never on the loop
+            decks = await run_in_threadpool(
+                DeckSwitch, frame_reader(reader), chosen.deck, chosen.in_play(), chosen.indices
+            )
         except Exception as error:
             await send_error(error)
             await websocket.close(code=1008)
@@ -349,9 +369,17 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
         pipeline = LivePipeline(
             _TimedReader(decks, runtime), options, LiveSettings(in_play=decks.in_play)
         )
+        idle_s = runtime.settings.live_idle_timeout_s
         try:
             while True:
-                message = await websocket.receive()
+                try:
+                    message = await asyncio.wait_for(websocket.receive(), idle_s)
+                except TimeoutError:
+                    silent = f"no frame or message for {idle_s:g} s (HANDREADER_LIVE_IDLE_TIMEOUT)"
+                    closing = {"code": "request_timeout", "message": f"{silent}: stream closed"}
+                    await websocket.send_text(json.dumps({"error": closing}))
+                    await websocket.close(code=1000)
+                    return
                 if message["type"] == "websocket.disconnect":
                     return
                 try:
@@ -367,7 +395,7 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
                                 f"a control message of {len(text)} characters: at most "
                                 f"{LIVE_TEXT_LIMIT}"
                             )
-                        _control(pipeline, text, decks)
+                        await run_in_threadpool(_control, pipeline, text, decks)
                         answer = {
                             "ok": True,
                             "profile": pipeline.options.profile.name,
