@@ -13,6 +13,7 @@ recognizer, the table) go to the thread pool, so the loop never waits on them.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -43,7 +44,7 @@ from handreader.service.requests import (
     read_upload,
     request_body_doc,
 )
-from handreader.service.routes.verification import bearer_token
+from handreader.service.routes.verification import AuditLogHolder, bearer_token
 from handreader.service.schemas import (
     HealthOut,
     PitsCodesIn,
@@ -55,6 +56,7 @@ from handreader.service.schemas import (
     TableOptionsIn,
     TableOut,
 )
+from handreader.service.token_guard import TooManyAttemptsError, client_of, guard_for
 from handreader.tables.grouping import Region
 from handreader.tables.pits import judge_play, judge_reading
 from handreader.tables.scoring import TableCard, score_codes, score_reading
@@ -62,6 +64,8 @@ from rules.cards import AnyCard, check_distinct, parse_cards
 from rules.errors import HandError
 
 __all__ = ["add_scoring_routes"]
+
+LOG = logging.getLogger("handreader.serve")
 
 
 def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
@@ -77,7 +81,7 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
         audit = getattr(request.app.state, "audit", None)
         if audit is not None:
             # where the store lives (its path, a database's user and host) only for the operator
-            answer["store"] = audit.describe(detailed=audit.is_operator(bearer_token(request)))
+            answer["store"] = audit.describe(detailed=_operator_asks(request, audit))
         return json_response(answer)
 
     @app.post(
@@ -203,6 +207,27 @@ def _pits_photo(upload: Upload, reader: ReaderLike, runtime: Runtime) -> Respons
     _, reading, timings = read_photo(upload, reader, runtime, options.in_play())
     verdict = judge_reading(reading, table_codes, region, copies=_packs(options), kind=options.kind)
     return json_response(verdict.to_dict(), timings)
+
+
+def _operator_asks(request: Request, audit: AuditLogHolder) -> bool:
+    """Whether ``/health`` is asked with the operator token. A wrong one is counted by the
+    token guard as on every other route (``handreader.service.token_guard``), and an address
+    it holds off has its token not compared at all: ``/health`` answers 200 either way, so
+    its details would otherwise tell a guesser, unslowed, when a guess is right."""
+    token = bearer_token(request)
+    if token is None:
+        return False
+    guard, client = guard_for(request), client_of(request)
+    try:
+        guard.check(client)
+    except TooManyAttemptsError:
+        return False
+    if audit.is_operator(token):
+        return True
+    refusal = guard.refused(client, "GET /health: wrong operator token")
+    if refusal.line is not None:
+        LOG.warning("%s", refusal.line)
+    return False
 
 
 def _packs(options: PitsOptionsIn) -> int:

@@ -160,3 +160,20 @@ def test_a_token_refused_past_the_limit_is_answered_429_at_once(
         response = client.get("/v1/audit", headers=wrong)
         assert "try again in" in error_message(response, 429, "too_many_attempts")
         assert 1 <= int(response.headers["Retry-After"]) <= 60
+
+
+def test_health_counts_wrong_tokens_and_compares_none_from_an_address_held_off(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``/health`` answers 200 with or without the token, its store's place only to the
+    operator: a guesser held off learns nothing there either."""
+    guard = TokenGuard(free=100, lock_after=3)
+    right = {"Authorization": f"Bearer {TOKEN}"}
+    with _client(monkeypatch, tmp_path, guard) as client:
+        assert "location" in client.get("/health", headers=right).json()["store"]
+        for _ in range(3):
+            answer = client.get("/health", headers={"Authorization": "Bearer guess"})
+            assert answer.status_code == 200 and "location" not in answer.json()["store"]
+        held = client.get("/health", headers=right)  # held off: the token is not compared
+        assert held.status_code == 200 and "location" not in held.json()["store"]
+        error_message(client.get("/v1/audit", headers=right), 429, "too_many_attempts")
