@@ -237,11 +237,12 @@ def calibrate_upload(
     upload: CalibrationUpload,
     reader: ReaderLike,
     runtime: RuntimeLike,
-    room: Callable[[str, int], None] | None = None,
+    within_quota: Callable[[str, int, Callable[[], str]], str] | None = None,
 ) -> dict[str, Any]:
-    """Calibrate and save the deck ``name`` from the upload; the API's answer. ``room(name,
-    size)`` checks, before the deck is saved, that its profile of ``size`` bytes fits the
-    quota (:meth:`handreader.service.routes.deck_access.DeckAccess.check_room`)."""
+    """Calibrate and save the deck ``name`` from the upload; the API's answer.
+    ``within_quota(name, size, put)`` saves the profile of ``size`` bytes with ``put`` once
+    the quota allows it
+    (:meth:`handreader.service.routes.deck_access.DeckAccess.save_within_quota`)."""
     try:
         check_deck_name(name)
     except DeckProfileError as error:
@@ -259,9 +260,10 @@ def calibrate_upload(
     try:
 
         def save(profile: DeckProfile) -> str:
-            if room is not None:
-                room(name, len(profile_json(profile).encode("utf-8")))
-            return store.put(profile)
+            if within_quota is None:
+                return store.put(profile)
+            size = len(profile_json(profile).encode("utf-8"))
+            return within_quota(name, size, lambda: store.put(profile))
 
         result = calibrate_photos(recognizer, name, photos, grid=upload.layout == "grid", save=save)
     except DeckProfileError as error:
@@ -339,7 +341,8 @@ def add_deck_routes(
     ) -> Response:
         """Calibrate the deck ``name`` (made, or made again) from photos: one card per photo,
         or one photo of the whole deck in a 13 x 4 grid (operator token required)."""
-        return json_response(calibrate_upload(name, upload, reader, runtime, writes.check_room))
+        answer = calibrate_upload(name, upload, reader, runtime, writes.save_within_quota)
+        return json_response(answer)
 
     @router.delete(
         "/v1/decks/{name}", responses=error_responses(400, 401, 403, 404, 422, 429), tags=["decks"]

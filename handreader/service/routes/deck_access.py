@@ -23,7 +23,8 @@ from __future__ import annotations
 import hmac
 import logging
 import os
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Self
 
@@ -90,6 +91,7 @@ class DeckAccess:
     open: bool = False
     max_decks: int = DEFAULT_MAX_DECKS
     max_storage: int = DEFAULT_MAX_DECK_STORAGE
+    _saving: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Self:
@@ -134,10 +136,21 @@ class DeckAccess:
         if not hmac.compare_digest(given.encode(), self.token.encode()):
             raise OperatorTokenError("wrong operator token")
 
-    def check_quota(self, name: str) -> None:
+    def save_within_quota(self, name: str, size: int, put: Callable[[], str]) -> str:
+        """Save the deck ``name``, ``size`` bytes, with ``put`` (where it went) once the quota
+        allows it. The quota is checked again and the deck saved under one lock, so writes
+        that passed :meth:`check_quota` at once never pass the quota together (in one worker;
+        across workers, by at most one deck each)."""
+        with self._saving:
+            usage = DECKS.store().usage()
+            self.check_quota(name, usage)
+            self.check_room(name, size, usage)
+            return put()
+
+    def check_quota(self, name: str, usage: dict[str, int] | None = None) -> None:
         """DeckQuotaError when writing the deck ``name`` would pass the quota: a new deck
         past the number of decks, or any write while the other decks fill the storage."""
-        usage = DECKS.store().usage()
+        usage = DECKS.store().usage() if usage is None else usage
         others = {deck: size for deck, size in usage.items() if deck != name}
         if name not in usage and len(others) >= self.max_decks:
             raise DeckQuotaError(

@@ -123,6 +123,22 @@ def test_the_number_of_decks_is_limited(monkeypatch: pytest.MonkeyPatch) -> None
         assert list_profiles() == ["three", "two"]
 
 
+def test_decks_written_at_once_never_pass_the_number_of_decks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each write passes the first check before any is saved; the check made again with the
+    save keeps the quota."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    for client in _client(monkeypatch, OPEN_DECKS="1", MAX_DECKS="1"):
+        names = [f"burst{number}" for number in range(8)]
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(_calibrate, [client] * 8, names, [None] * 8))
+        statuses = sorted(answer.status_code for answer in answers)
+        assert statuses.count(200) == 1 and set(statuses) == {200, 409}, statuses
+        assert len(list_profiles()) == 1
+
+
 def test_the_storage_of_decks_is_limited(monkeypatch: pytest.MonkeyPatch) -> None:
     for client in _client(monkeypatch, OPERATOR_TOKEN=TOKEN):
         assert _calibrate(client, "probe").status_code == 200
