@@ -26,7 +26,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from handreader.service.requests import ServiceError
 from handreader.service.schemas import ErrorOut
-from handreader.service.token_guard import TooManyAttemptsError, client_of, guard_for
+from handreader.service.token_guard import (
+    TooManyAttemptsError,
+    client_of,
+    guard_for,
+    printable,
+)
 from handreader.store.audit import AuditAuthError, AuditError, AuditSecretError, CheckpointError
 from handreader.store.database import StoreError, StoreFullError, StoreUnavailableError
 from handreader.tables.grouping import GroupingError
@@ -191,7 +196,7 @@ async def handle_error(request: Request, error: Exception) -> JSONResponse:
     nothing); a client it holds off gets 429 with ``Retry-After``."""
     code = _error_code(error)
     message = _error_message(error)
-    where = f"{request.method} {request.url.path}"
+    where = printable(f"{request.method} {request.url.path}")  # a client's text, logged
     if code == "internal_error":
         LOG.error("%s failed: %s", where, error, exc_info=error)
     elif code == "unauthorized" and getattr(error, "guessed", True):  # a missing token guesses

@@ -46,6 +46,7 @@ __all__ = [
     "TooManyAttemptsError",
     "client_of",
     "guard_for",
+    "printable",
 ]
 
 WINDOW_S = 60.0
@@ -169,5 +170,15 @@ def guard_for(request: HTTPConnection) -> TokenGuard:
 
 
 def client_of(request: HTTPConnection) -> str:
-    """The address a request came from ("?" when the server does not say)."""
-    return request.client.host if request.client else "?"
+    """The address a request came from ("?" when the server does not say), printable: a
+    forwarded address is the client's own text."""
+    return printable(request.client.host) if request.client else "?"
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (a control character, an escape,
+    a line or paragraph separator) written as its escape: a client's text logged cannot start
+    a line of its own or rewrite one on a terminal."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)

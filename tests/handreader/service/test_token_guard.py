@@ -177,3 +177,17 @@ def test_health_counts_wrong_tokens_and_compares_none_from_an_address_held_off(
         held = client.get("/health", headers=right)  # held off: the token is not compared
         assert held.status_code == 200 and "location" not in held.json()["store"]
         error_message(client.get("/v1/audit", headers=right), 429, "too_many_attempts")
+
+
+def test_a_refusal_logs_the_clients_text_printable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A path with an escape sequence or a line separator never reaches the log raw."""
+    guard = TokenGuard(log_every=100)
+    with _client(monkeypatch, tmp_path, guard) as client, caplog.at_level(logging.INFO):
+        path = "/v1/decks/x%1B[2K%0B%C2%85%E2%80%A8end"
+        answer = client.delete(path, headers={"Authorization": "Bearer guess"})
+        assert answer.status_code == 401
+    (line,) = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert line.isprintable(), repr(line)
+    assert "x\\x1b[2K\\x0b\\x85\\u2028end" in line
