@@ -58,9 +58,9 @@ from handreader.tables.live import (
     LiveFrame,
     LivePipeline,
     LiveSettings,
-    LiveStream,
     next_profile,
 )
+from handreader.tables.live_stream import LiveStream
 from handreader.tables.scoring import BankerRule, TableMode, TableOptions
 from rules.decks import deck_in_play, niuniu_deck, niuniu_packs
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES
@@ -227,7 +227,7 @@ def run_webcam(
     given; headless mode shows nothing. ``capture`` is ``source`` already opened (it is released
     at the end). ``on_frame`` sees every processed frame (tests, benchmarks). With ``overlap``
     (the default) the reader works on the next ``ahead`` frames in worker threads while this
-    one is drawn, shown and written (:class:`~handreader.tables.live.LiveStream`: the picture
+    one is drawn, shown and written (:class:`~handreader.tables.live_stream.LiveStream`: the picture
     is ``ahead`` frames behind the camera); without, each frame is read, then drawn.
     """
     import cv2

@@ -10,9 +10,9 @@ so a misread in one frame neither flickers a code nor a score.
   by itself: from running means of the reader's time and of the rest of a frame's work, the
   smallest k whose average cost per frame fits ``1 / target_fps``, capped at ``max_read_every``
   (a frame costs read / k plus the rest; with the reader in a worker thread,
-  :class:`LiveStream`, the larger of the two).
+  ``LiveStream``, the larger of the two).
 - **Where the reader runs.** :meth:`LivePipeline.process` reads, tracks and scores in turn;
-  :class:`LiveStream` reads frame N in a worker thread while the caller draws frame N - 1
+  ``LiveStream`` reads frame N in a worker thread while the caller draws frame N - 1
   (same results, one frame later).
 - **When the table is scored.** Scoring groups the cards into hands (by distance) and scores
   them; it is redone only when the shown cards change (a track shown or dropped, a code or its
@@ -38,18 +38,15 @@ so a misread in one frame neither flickers a code nor a score.
 Nothing here opens a camera or a window; the ``webcam`` command does (``handreader.cli``).
 The reader is anything with ``read(image_bgr) -> Reading`` (the recognizer's ``Reader``, or a
 fake in tests). A pipeline holds one stream's state: one pipeline per stream, not shared between
-threads (a :class:`LiveStream`'s worker only calls the reader).
+threads (a ``LiveStream``'s worker only calls the reader; ``handreader.tables.live_stream``).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from types import TracebackType
 from typing import Protocol, TypeVar, cast
 
 import numpy as np
@@ -77,7 +74,7 @@ __all__ = [
     "LiveFrame",
     "LivePipeline",
     "LiveSettings",
-    "LiveStream",
+    "check_frame",
     "frame_reader",
     "next_profile",
     "table_summary",
@@ -214,7 +211,7 @@ def table_summary(table: TableResult) -> str:
     return " | ".join(parts)
 
 
-def _check_frame(frame: object) -> NDArray[np.uint8]:
+def check_frame(frame: object) -> NDArray[np.uint8]:
     if (
         not isinstance(frame, np.ndarray)
         or frame.dtype != np.uint8
@@ -245,9 +242,9 @@ class LivePipeline:
     """Read -> track -> score, frame after frame (see the module docstring).
 
     :meth:`process` does the three in turn. They are also given apart, for a reader one frame
-    ahead in a worker thread (:class:`LiveStream`): :meth:`plan` (is the next frame read?),
+    ahead in a worker thread (``LiveStream``): :meth:`plan` (is the next frame read?),
     :meth:`read_frame` (no pipeline state: any thread), :meth:`advance` (track and score, in
-    frame order). ``overlapped`` (set by :class:`LiveStream`) tells ``read_every = 0`` that the
+    frame order). ``overlapped`` (set by ``LiveStream``) tells ``read_every = 0`` that the
     reader's time overlaps the rest of the frame's work.
     """
 
@@ -444,7 +441,7 @@ class LivePipeline:
 
     def plan(self) -> bool:
         """Whether the next frame is to be read (the first one, and every k-th after it);
-        counts the frame as taken. :meth:`process` calls it; so does :class:`LiveStream`."""
+        counts the frame as taken. :meth:`process` calls it; so does ``LiveStream``."""
         read = self._read_next or self._since_read + 1 >= self._read_every
         self._read_next = False
         self._since_read = 0 if read else self._since_read + 1
@@ -505,7 +502,7 @@ class LivePipeline:
     def process(self, frame: NDArray[np.uint8]) -> LiveFrame:
         """Take the next frame of the stream (read it when it is its turn, track, score); see
         :class:`LiveFrame`."""
-        image = _check_frame(frame)
+        image = check_frame(frame)
         return self.advance(image, self.read_frame(image) if self.plan() else None)
 
     def rescore(self, frame: LiveFrame) -> LiveFrame:
@@ -528,73 +525,3 @@ def _grouping(table: TableResult) -> object:
         (hand.role.value, tuple(sorted(card.code for card in hand.cards))) for hand in table.hands
     )
     return hands, table.banker
-
-
-_Pending = tuple[NDArray[np.uint8], "Future[tuple[Reading, float]] | None"]
-"""A frame handed to :class:`LiveStream` and its reading in progress (None: not read)."""
-
-
-class LiveStream:
-    """A :class:`LivePipeline` whose reader works ahead of the frames given out, in worker
-    threads.
-
-    :meth:`push` hands over frame N (a worker starts reading it when it is to be read) and
-    gives back frame N - ``depth`` with its :class:`LiveFrame` (None for the first ``depth``
-    frames), so that the caller draws, shows or writes that frame and decodes frame N + 1
-    while the frames after it are read. With ``depth`` 1 one frame is read at a time; with 2,
-    two are, on two workers: the detector of one frame runs while the classifier and the
-    verifier of the one before it do, which keeps both cores of a small machine busy (the
-    picture is then two frames behind the camera). :meth:`flush` gives back the oldest frame
-    still pushed. The results are those of :meth:`LivePipeline.process` on the same frames, in
-    the same order, ``depth`` frames later (with ``read_every = 0`` the k chosen may differ,
-    as it comes from measured times). The reader must be thread-safe (the recognizer's
-    ``Reader`` is: onnxruntime releases the GIL while it runs, which is what makes the overlap
-    pay). Use it as a context manager, or call :meth:`close`.
-    """
-
-    def __init__(self, pipeline: LivePipeline, depth: int = 1) -> None:
-        if depth < 1:
-            raise LiveError(f"depth must be 1 or more frames, got {depth!r}")
-        self.pipeline = pipeline
-        self.depth = depth
-        pipeline.overlapped = True
-        self._pool = ThreadPoolExecutor(max_workers=depth, thread_name_prefix="handreader-read")
-        self._pending: deque[_Pending] = deque()
-
-    def push(self, frame: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], LiveFrame] | None:
-        """Take frame N; return frame N - ``depth`` and its result (None while fewer frames
-        were pushed)."""
-        image = _check_frame(frame)
-        future = (
-            self._pool.submit(self.pipeline.read_frame, image) if self.pipeline.plan() else None
-        )
-        self._pending.append((image, future))
-        if len(self._pending) <= self.depth:
-            return None
-        return self._finish(self._pending.popleft())
-
-    def flush(self) -> tuple[NDArray[np.uint8], LiveFrame] | None:
-        """The oldest frame pushed and not yet given back, with its result (None when there
-        is none left); call it until None to drain the stream."""
-        return self._finish(self._pending.popleft()) if self._pending else None
-
-    def _finish(self, pending: _Pending) -> tuple[NDArray[np.uint8], LiveFrame]:
-        image, future = pending
-        return image, self.pipeline.advance(image, None if future is None else future.result())
-
-    def close(self) -> None:
-        """Stop the workers (frames being read are finished first, their results dropped)."""
-        self._pending.clear()
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        self.pipeline.overlapped = False
-
-    def __enter__(self) -> LiveStream:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.close()

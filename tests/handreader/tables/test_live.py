@@ -26,10 +26,10 @@ from handreader.tables.live import (
     LiveFrame,
     LivePipeline,
     LiveSettings,
-    LiveStream,
     next_profile,
     table_summary,
 )
+from handreader.tables.live_stream import LiveStream
 from handreader.tables.scoring import HandStatus, TableOptions, score_codes, score_reading
 from rules.decks import niuniu_deck
 from rules.niuniu_profiles import NIU_PROFILES
