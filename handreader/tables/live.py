@@ -311,6 +311,16 @@ class LivePipeline:
         self._scored_key = None  # score again on the next frame
         self._held = self._candidate = None  # and show that table at once
 
+    def set_options(self, options: TableOptions) -> None:
+        """Score with ``options`` from the next frame on; a locked layout stays locked (its
+        regions replace those of ``options``, which :meth:`unlock_layout` then gives back)."""
+        if self._layout is not None:
+            self._unlocked = (options.banker_region, options.player_regions)
+            options = replace(
+                options, banker_region=self._layout.banker, player_regions=self._layout.players
+            )
+        self.options = options
+
     def set_profile(self, profile: str | NiuProfile) -> NiuProfile:
         """Score with another profile from the next frame on; returns it."""
         chosen = get_profile(profile)
@@ -424,8 +434,10 @@ class LivePipeline:
         shown."""
         grouping = _grouping(table)
         if (
-            self._held is None or self._held[0] == grouping or not self._held[1].hands
-        ):  # the first hands, or the same grouping: shown at once
+            self._held is None
+            or self._held[0] == grouping
+            or not any(hand.cards for hand in self._held[1].hands)  # (regions' empty hands)
+        ):  # the first cards in hands, or the same grouping: shown at once
             self._held, self._candidate = (grouping, table), None
             return table
         frames = (

@@ -461,7 +461,7 @@ def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
     before = pipeline.options
     if "options" in command:
         pipeline.in_play = in_play
-        pipeline.options = options
+        pipeline.set_options(options)  # a locked layout stays locked
     if profile is not None:
         pipeline.set_profile(profile)
     if restart:

@@ -8,6 +8,7 @@ import pytest
 from live_scene import SIZE_WH
 from numpy.typing import NDArray
 
+from handreader.tables.grouping import Region
 from handreader.tables.live import LiveError, LiveFrame, LivePipeline, LiveSettings
 from handreader.tables.scoring import TableOptions
 from vision.detections import CardReading, Reading
@@ -69,3 +70,44 @@ def test_a_locked_layout_holds_the_hands_to_their_regions() -> None:
     for _ in range(12):
         free = pipeline.process(image)
     assert free.layout is None and "9H" not in [card.code for card in free.table.left_over]
+
+
+def _cards_in_hands(frame: LiveFrame) -> int:
+    return sum(len(hand.cards) for hand in frame.table.hands) + len(frame.table.left_over)
+
+
+def test_cards_dealt_into_regions_join_their_hands_at_once() -> None:
+    """With regions, an empty table still scores as empty hands: the first cards in them are
+    the first hands shown, not a regrouping to hold for ``hold_frames``."""
+    reader = MovableTable()
+    dealt, reader.cards = reader.cards, []
+    whole = Region.parse([0, 0, 1, 1])
+    pipeline = LivePipeline(reader, TableOptions.create(banker_region=whole), LiveSettings())
+    image = np.zeros((SIZE_WH[1], SIZE_WH[0], 3), np.uint8)
+    for _ in range(3):
+        pipeline.process(image)  # an empty table
+    reader.cards = dealt
+    frames = [pipeline.process(image) for _ in range(6)]
+    for frame in frames:  # every card shown is in a hand or left over, from the first frame
+        assert _cards_in_hands(frame) == len(frame.shown), [len(f.shown) for f in frames]
+    assert len(frames[-1].shown) == 8
+
+
+def test_new_options_while_locked_keep_the_lock_and_give_theirs_back_on_unlock() -> None:
+    reader = MovableTable()
+    pipeline = LivePipeline(reader, TableOptions.create(), LiveSettings(read_every=1))
+    image = np.zeros((SIZE_WH[1], SIZE_WH[0], 3), np.uint8)
+    for _ in range(6):
+        pipeline.process(image)
+    layout = pipeline.lock_layout()
+    reader.cards.append(("9H", (330, 200)))  # between the hands: the lock leaves it over
+    pipeline.set_options(TableOptions.create(profile="classic"))
+    for _ in range(12):
+        locked = pipeline.process(image)
+    assert pipeline.options.profile.name == "classic"
+    assert locked.layout == layout and [c.code for c in locked.table.left_over] == ["9H"]
+    assert pipeline.options.banker_region == layout.banker
+    right = Region.parse([0.5, 0, 1, 1])
+    pipeline.set_options(TableOptions.create(banker_region=right))
+    pipeline.unlock_layout()  # the regions of the latest options, not the first ones
+    assert pipeline.layout is None and pipeline.options.banker_region == right
