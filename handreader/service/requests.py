@@ -247,13 +247,12 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
     try:
         form = await parser.parse()
     except MultiPartException as error:
-        hint = ""
         if "maximum size" in error.message:  # only text fields have a size of their own
-            hint = (
-                ": a field without a file name is text; send the photo as a file part "
-                "(curl -F image=@photo.jpg)"
-            )
-        raise MalformedMultipartError(f"malformed multipart body: {error.message}{hint}") from None
+            raise MissingImageError(
+                f"a multipart field over {JSON_LIMIT // 1024} KB came as text, without a file "
+                "name: send the photo as a file part (curl -F image=@photo.jpg)"
+            ) from None
+        raise MalformedMultipartError(f"malformed multipart body: {error.message}") from None
     try:
         if len(form.getlist("image")) > 1:
             raise MalformedMultipartError(
@@ -296,8 +295,8 @@ async def read_upload(request: Request, max_bytes: int) -> Upload:
     body = await read_body(request, max_bytes)
     if body.lstrip()[:1] in (b"{", b"["):
         raise UnsupportedImageTypeError(
-            "the body is JSON sent as something else: send it with "
-            "Content-Type: application/json, or send a photo"
+            "the body is JSON sent without Content-Type: application/json: send card codes "
+            "with that type (to /v1/score, /v1/pits or a game's endpoint), or send a photo"
         )
     return Upload(body, options)
 

@@ -182,9 +182,11 @@ function setupSeats() {
  *  (frames per second) changes with every frame and is not announced; the table is, when what
  *  it shows changes, at most this often (the latest change is announced when the time is up). */
 export const ANNOUNCE_EVERY_MS = 3000;
-const announcing = { at: 0, timer: null };
+const announcing = { at: 0, timer: null, text: "" };
 
 function announce(text) {
+  if (text === announcing.text) return; // said already: only a change is announced
+  announcing.text = text;
   clearTimeout(announcing.timer);
   const wait = announcing.at + ANNOUNCE_EVERY_MS - performance.now();
   const say = () => {
@@ -204,7 +206,8 @@ function onAnswer(event) {
     return;
   }
   if (answer.error) {
-    showError($("live-error"), new ApiError(answer.error.code, answer.error.message, 0));
+    state.lastError = new ApiError(answer.error.code, answer.error.message, 0);
+    showError($("live-error"), state.lastError);
   } else if (answer.ok) {
     showLock(answer.layout);
   } else {
@@ -247,6 +250,8 @@ async function start() {
   state.answers = 0;
   state.since = performance.now();
   state.shownKey = "";
+  state.lastError = null;
+  announcing.text = "";
   state.socket = new WebSocket(socketUrl());
   state.socket.addEventListener("open", () => {
     $("live-status").textContent = "Connected; reading\u2026";
@@ -255,7 +260,9 @@ async function start() {
   });
   state.socket.addEventListener("message", onAnswer);
   state.socket.addEventListener("close", () => {
-    if (state.running) showError($("live-error"), new Error("the connection to the server closed"));
+    // the server's last word (busy, silent too long) says why; else the connection just closed
+    const why = state.lastError && ["busy", "request_timeout"].includes(state.lastError.code) ? state.lastError : null;
+    if (state.running) showError($("live-error"), why || new Error("the connection to the server closed"));
     stop();
   });
   $("live-start").disabled = true;

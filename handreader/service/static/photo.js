@@ -182,7 +182,9 @@ export function resultSummary(game, answer) {
     const read = answer.hands.filter((hand) => hand.score).length;
     const hands = `${answer.hands.length} hand${answer.hands.length === 1 ? "" : "s"} (${read} scored)`;
     if (answer.problem) return `${hands}; ${answer.problem}`;
-    if (answer.mode === "banker") return `${hands}; banker's net ${money(answer.banker_net)}`;
+    if (answer.mode === "banker") {
+      return answer.banker_net === null ? `${hands}; the banker's net cannot be settled` : `${hands}; banker's net ${money(answer.banker_net)}`;
+    }
     return answer.winners.length ? `${hands}; winner: seat ${answer.winners.join(", ")}` : `${hands}; no winner`;
   }
   if (game === "pits") {
@@ -283,6 +285,10 @@ async function read(file) {
     options = photoOptions(game);
   } catch (error) {
     showError($("photo-error"), error);  // a bad field: what is shown stays, marked out of date
+    if (state.shown) {
+      markStale([$("photo-results"), $("photo-figure")], "Out of date: correct the option named below");
+      $("photo-status").textContent = "Not read again: correct the option named below.";
+    }
     return;
   }
   if (chosenDeck()) options.deck = chosenDeck();

@@ -10,6 +10,20 @@ import { niuniuResults } from "./photo.js";
 
 let generation = 0; // a check or a newer photo makes an answer still on its way out of date
 
+/** The most bytes the server takes in a photo (HANDREADER_MAX_BYTES' default). The dealer
+ *  check sends the photo as it is, never shrunk: the audit log keeps its SHA-256, which must be
+ *  the photo's own. */
+const CHECK_MAX_BYTES = 20 * 1024 * 1024;
+
+/** The chosen photo; an Error naming the limit when it is over it. */
+function checkedPhoto(file) {
+  if (file.size > CHECK_MAX_BYTES) {
+    const mib = (file.size / 1024 / 1024).toFixed(1);
+    throw new Error(`the photo is ${mib} MiB: the dealer check sends it as it is (its SHA-256 goes into the audit log), and the server takes at most 20 MiB; save it as a JPEG first`);
+  }
+  return file;
+}
+
 function addRow(seat = "", outcome = "win", payout = "") {
   const row = el("tr", { class: "declared-row" },
     el("td", {}, el("input", { type: "number", min: 0, step: 1, class: "seat", value: seat, "aria-label": "seat", placeholder: "seat" })),
@@ -125,7 +139,7 @@ async function submit(event) {
   $("verify-submit").disabled = true;
   try {
     const [answer, picture] = await Promise.all([
-      request("/v1/verify", { method: "POST", headers: authorization(), body: imageForm(file, options) }).then((r) => r.json()),
+      request("/v1/verify", { method: "POST", headers: authorization(), body: imageForm(checkedPhoto(file), options) }).then((r) => r.json()),
       loadPicture(file),
     ]);
     clearVerification();
@@ -202,7 +216,7 @@ async function preview() {
   $("verify-status").textContent = "Reading the seats\u2026";
   try {
     const [table, picture] = await Promise.all([
-      request("/v1/score", { method: "POST", body: imageForm(file, options) }).then((r) => r.json()),
+      request("/v1/score", { method: "POST", body: imageForm(checkedPhoto(file), options) }).then((r) => r.json()),
       loadPicture(file),
     ]);
     if (mine !== generation) return; // another photo was chosen, or the round checked

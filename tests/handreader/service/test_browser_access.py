@@ -206,3 +206,47 @@ def test_the_pits_play_can_be_read_as_one_kind(page: Any, tmp_path: Path) -> Non
     with page.expect_response(lambda response: "/v1/pits" in response.url) as answered:
         page.select_option("#photo-pits-kind", "")  # any kind: read again
     assert "is not a sequence" not in (answered.value.json()["reason"] or "")
+
+
+def test_a_stake_the_page_refuses_says_so_in_the_banner(page: Any, tmp_path: Path) -> None:
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_function(_READ)
+    page.fill("#photo-stake", "-5")
+    page.dispatch_event("#photo-stake", "change")
+    page.wait_for_selector("#photo-error:not([hidden])")
+    banner = page.evaluate(
+        "() => getComputedStyle(document.getElementById('photo-results'), '::before').content"
+    )
+    assert "correct the option" in banner and "reading again" not in banner
+    assert page.inner_text("#photo-status").startswith("Not read again")
+
+
+def test_the_live_tab_keeps_the_servers_reason_for_closing(page: Any, server: Server) -> None:
+    from handreader.service.live_streams import LiveStreams
+
+    server.app.state.live_streams = LiveStreams(most=8, per_client=0)  # every stream: busy
+    try:
+        page.click("#tab-live")
+        page.click("#live-start")
+        page.wait_for_function(
+            "() => document.getElementById('live-status').textContent === 'Stopped'"
+        )
+        page.wait_for_timeout(300)  # the close arrives after the error
+        error = page.inner_text("#live-error")
+        assert "live streams" in error and "(busy)" in error, error
+    finally:
+        server.app.state.live_streams = None
+
+
+def test_the_dealer_check_names_a_photo_over_the_limit_before_sending_it(
+    page: Any, tmp_path: Path
+) -> None:
+    big = tmp_path / "round.png"  # a photo padded past 20 MiB (decoders ignore the rest)
+    big.write_bytes(_photo(tmp_path).read_bytes() + bytes(21 * 1024 * 1024))
+    sent: list[str] = []
+    page.on("request", lambda request: sent.append(request.url))
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(big))
+    page.wait_for_selector("#verify-error:not([hidden])")
+    assert "the dealer check sends it as it is" in page.inner_text("#verify-error")
+    assert not any("/v1/" in url for url in sent)  # nothing sent

@@ -110,12 +110,11 @@ def _part_without_a_file_name(data: bytes) -> tuple[bytes, dict[str, str]]:
     return body, {"content-type": "multipart/form-data; boundary=b"}
 
 
-@pytest.mark.parametrize(("size", "status"), [(2_000, 422), (100_000, 400)])
+@pytest.mark.parametrize("size", [2_000, 100_000])  # under and over a text field's 64 KB
 def test_a_photo_sent_as_a_text_field_is_told_to_come_as_a_file(
-    client: TestClient, size: int, status: int
+    client: TestClient, size: int
 ) -> None:
     photo = image_bytes()
     body, headers = _part_without_a_file_name((photo * (size // len(photo) + 1))[:size])
     answer = client.post("/v1/read", content=body, headers=headers)
-    code = "missing_image" if status == 422 else "malformed_multipart"
-    assert "curl -F image=@photo.jpg" in error_message(answer, status, code)
+    assert "curl -F image=@photo.jpg" in error_message(answer, 422, "missing_image")
