@@ -169,10 +169,16 @@ def _error_message(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
+INTERNAL_MESSAGE = "the server met an unexpected error; its log has the details"
+"""What a client is told of a bug (``internal_error``): its text may name the server's files or
+data, and is logged with the traceback instead."""
+
+
 def describe_error(error: BaseException) -> tuple[str, str]:
     """The API error code and message of an exception (for answers that are no HTTP response:
-    WebSocket messages)."""
-    return _error_code(error), _error_message(error)
+    WebSocket messages); a bug's own text is never told (:data:`INTERNAL_MESSAGE`)."""
+    code = _error_code(error)
+    return code, INTERNAL_MESSAGE if code == "internal_error" else _error_message(error)
 
 
 def error_response(code: str, message: str) -> JSONResponse:
@@ -194,8 +200,7 @@ async def handle_error(request: Request, error: Exception) -> JSONResponse:
     (:mod:`handreader.service.token_guard`), which says how long to wait before answering and
     which refusals to log (a request without a token is refused, not counted: it guesses
     nothing); a client it holds off gets 429 with ``Retry-After``."""
-    code = _error_code(error)
-    message = _error_message(error)
+    code, message = describe_error(error)
     where = printable(f"{request.method} {request.url.path}")  # a client's text, logged
     if code == "internal_error":
         LOG.error("%s failed: %s", where, error, exc_info=error)
@@ -276,7 +281,7 @@ class UnexpectedErrors:
             LOG.error(
                 "%s %s failed: %s", scope.get("method"), scope.get("path"), error, exc_info=error
             )
-            await error_response("internal_error", _error_message(error))(scope, receive, send)
+            await error_response("internal_error", INTERNAL_MESSAGE)(scope, receive, send)
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:

@@ -464,7 +464,10 @@ def test_a_bug_is_a_500_json_error(client: TestClient, monkeypatch: pytest.Monke
         raise KeyError("oops")
 
     monkeypatch.setattr(scoring, "score_reading", broken)
-    _assert_error(client.post("/v1/score", content=JPEG), 500, "internal_error")
+    response = client.post("/v1/score", content=JPEG)
+    _assert_error(response, 500, "internal_error")
+    assert "oops" not in response.text  # the bug's own text stays in the log
+    assert "unexpected error" in response.json()["error"]["message"]
     monkeypatch.undo()
     assert client.post("/v1/score", content=JPEG).status_code == 200
 
