@@ -44,7 +44,9 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+# the tests' helpers (browser_page, live_scene...); the project's root first, so that the
+# tests' own handreader/ folder (no package, only tests) never hides the real one
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from browser_page import (  # noqa: E402
     PHONE,

@@ -226,7 +226,7 @@ def report_name(manifest: Path) -> str:
     """The confusion picture's file name of a manifest: its folder's name, and its own when it
     is not ``manifest.jsonl`` (a scene folder's ``manifest.jsonl`` and ``legible.jsonl`` side
     by side)."""
-    name = manifest.parent.name or "manifest"
+    name = manifest.resolve().parent.name or "manifest"
     if manifest.stem != "manifest":
         name = f"{name}-{manifest.stem}"
     return f"confusion_{name}.png"

@@ -28,7 +28,8 @@ def register(subparsers: Any) -> None:
         "--models",
         type=Path,
         help="where to write the ONNX models (default: WORK/models, never over the shipped "
-        "models); with --round or --only-verifier, the models to start from (default: models)",
+        "models); with --round or --only-verifier, the models to start from (default: the "
+        "shipped models)",
     )
     parser.add_argument("--scenes", type=int, default=4500, help="training scenes (default 4500)")
     parser.add_argument(
@@ -197,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
     if args.round:
         return _run_round(args)
     if args.models is None:  # the recipe never writes over the shipped models unasked
-        args.models = Path("models") if args.only_verifier else args.work / "models"
+        args.models = _shipped_models() if args.only_verifier else args.work / "models"
     if args.models.exists() and not args.models.is_dir():
         raise ValueError(f"--models {str(args.models)!r} is a file: name a folder")
     from training.classifier import DEFAULT_WIDTHS, parse_widths
@@ -291,6 +292,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shipped_models() -> Path:
+    """The shipped models' folder, wherever the command runs (as ``read`` finds them)."""
+    from vision.reader import default_models_dir
+
+    return default_models_dir()
+
+
 def _run_round(args: argparse.Namespace) -> int:
     """``handreader train --round``: see :mod:`training.round`."""
     from training.round import check_round_arguments, run_from_arguments
@@ -298,7 +306,7 @@ def _run_round(args: argparse.Namespace) -> int:
     if args.work == Path("runs"):
         args.work = Path("runs-round")
     if args.models is None:
-        args.models = Path("models")
+        args.models = _shipped_models()
     if args.minutes is None:
         args.minutes = 120.0
     check_round_arguments(args)

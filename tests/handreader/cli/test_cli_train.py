@@ -72,3 +72,19 @@ def test_the_recipe_writes_its_models_into_its_work_folder_unless_told(
     (tmp_path / "file").write_text("")
     assert main(["train", "--work", str(tmp_path / "w"), "--models", str(tmp_path / "file")]) == 2
     assert "is a file: name a folder" in capsys.readouterr().err
+
+
+def test_a_round_starts_from_the_shipped_models_wherever_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    from vision.reader import default_models_dir
+
+    if not (default_models_dir() / "manifest.json").is_file():
+        pytest.skip("no shipped models")
+    started: list[Any] = []
+    monkeypatch.setattr("training.round.run_from_arguments", lambda args: started.append(args) or 0)
+    monkeypatch.chdir(tmp_path)  # a folder with no models/ of its own
+    assert main(["train", "--round", "--work", str(tmp_path / "w")]) == 0
+    assert started[0].models == default_models_dir() and started[0].minutes == 120.0
