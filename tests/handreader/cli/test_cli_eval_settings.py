@@ -80,6 +80,14 @@ def test_the_report_is_written_or_its_failure_named(
     report = tmp_path / "report"
     assert main(["eval", str(manifest), "--report", str(report)]) == 0
     assert [path.name for path in report.iterdir()] == [f"confusion_{tmp_path.name}.png"]
+    other = tmp_path / "other.jsonl"  # given from its own folder: still named by the folder
+    other.write_text(manifest.read_text())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        assert main(["eval", "other.jsonl", "--report", "again"]) == 0
+    assert [path.name for path in (tmp_path / "again").iterdir()] == [
+        f"confusion_{tmp_path.name}-other.png"
+    ]
     blocked = tmp_path / "blocked"
     (blocked / f"confusion_{tmp_path.name}.png").mkdir(parents=True)  # a folder in its place
     capsys.readouterr()
