@@ -317,10 +317,12 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
     error.
 
     A handshake from a web page of another origin is refused (HTTP 403) unless the operator
-    allows that origin (``handreader.service.origins``). Frames are decoded and read in the
-    thread pool, never on the event loop, within the image limits and the decoding memory
-    budget (``handreader.service.deps.decoded_photo``); the server takes frames of at most the
-    byte limit and queues few per connection (``handreader.service.app.run_server``).
+    allows that origin (``handreader.service.origins``). A worker holds a bounded number of
+    streams, and closes a silent one (``handreader.service.live_streams``). Frames are decoded
+    and read in the thread pool, never on the event loop, within the image limits and the
+    decoding memory budget (``handreader.service.deps.decoded_photo``); the server takes frames
+    of at most the byte limit and queues few per connection
+    (``handreader.service.app.run_server``).
     """
 
     @router.websocket("/v1/live")
