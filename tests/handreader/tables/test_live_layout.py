@@ -111,3 +111,30 @@ def test_new_options_while_locked_keep_the_lock_and_give_theirs_back_on_unlock()
     pipeline.set_options(TableOptions.create(banker_region=right))
     pipeline.unlock_layout()  # the regions of the latest options, not the first ones
     assert pipeline.layout is None and pipeline.options.banker_region == right
+
+
+def test_a_lock_never_moves_a_card_into_a_neighbours_region() -> None:
+    """A wide hand beside a square one nearer than the square one's margin: its region, grown
+    alone, would reach the wide hand's edge cards, nearer its centre than the wide hand's; the
+    regions stop halfway between the hands, so locking changes no hand."""
+    from handreader.tables.layout_lock import layout_of
+    from handreader.tables.scoring import score_reading
+    from rules.cards import CARD_CLASSES
+
+    codes = iter(code for code in CARD_CLASSES if code not in ("JB", "JR"))
+    wide = [(20 + 34 * column, 200 + 34 * row) for row in range(2) for column in range(13)]
+    left = 20 + 34 * 12 + 16 + 55  # 55 px right of the wide hand: apart, under its margin
+    square = [(left + 34 * column, 150 + 34 * row) for row in range(5) for column in range(5)]
+    cards = tuple(
+        CardReading(next(codes), 0.96, (x, y, x + 16, y + 26), index_px=26.0)
+        for x, y in wide + square
+    )
+    reading = Reading((1000, 600), cards)
+    before = score_reading(reading, TableOptions.create(mode="trainer"))
+    assert sorted(len(hand.cards) for hand in before.hands) == [25, 26]
+    layout = layout_of(before)
+    assert layout is not None
+    regions = [*([] if layout.banker is None else [layout.banker]), *layout.players]
+    locked = score_reading(reading, TableOptions.create(mode="trainer", player_regions=regions))
+    assert sorted(len(hand.cards) for hand in locked.hands) == [25, 26]
+    assert not locked.left_over
