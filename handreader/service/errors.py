@@ -28,8 +28,7 @@ from handreader.service.requests import ServiceError
 from handreader.service.schemas import ErrorOut
 from handreader.service.token_guard import (
     TooManyAttemptsError,
-    client_of,
-    guard_for,
+    note_refusal,
     printable,
 )
 from handreader.store.audit import AuditAuthError, AuditError, AuditSecretError, CheckpointError
@@ -205,11 +204,9 @@ async def handle_error(request: Request, error: Exception) -> JSONResponse:
     if code == "internal_error":
         LOG.error("%s failed: %s", where, error, exc_info=error)
     elif code == "unauthorized" and getattr(error, "guessed", True):  # a missing token guesses
-        refusal = guard_for(request).refused(client_of(request), f"{where}: {message}")
+        refusal = note_refusal(request, f"{where}: {message}")
         if refusal.retry_after_s is not None:
             return _held_off(TooManyAttemptsError(refusal.retry_after_s))
-        if refusal.line is not None:
-            LOG.warning("%s", refusal.line)
         if refusal.delay_s > 0:
             await asyncio.sleep(refusal.delay_s)
     elif isinstance(error, TooManyAttemptsError):

@@ -22,6 +22,7 @@ off (one whose request passed the check before the others were refused) is answe
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -46,6 +47,7 @@ __all__ = [
     "TooManyAttemptsError",
     "client_of",
     "guard_for",
+    "note_refusal",
     "printable",
 ]
 
@@ -55,6 +57,8 @@ FIRST_DELAY_S = 0.25
 MAX_DELAY_S = 2.0
 LOCK_AFTER = 30
 LOG_EVERY = 100
+
+LOG = logging.getLogger("handreader.serve")
 
 
 class TooManyAttemptsError(ServiceError):
@@ -167,6 +171,15 @@ def guard_for(request: HTTPConnection) -> TokenGuard:
             if guard is None:
                 guard = state.token_guard = TokenGuard()
     return cast(TokenGuard, guard)
+
+
+def note_refusal(request: HTTPConnection, what: str) -> Refusal:
+    """Count a wrong token of ``request``'s client with its app's guard (``what``: the request
+    and the reason) and log what the guard says to log; the guard's answer."""
+    refusal = guard_for(request).refused(client_of(request), what)
+    if refusal.line is not None:
+        LOG.warning("%s", refusal.line)
+    return refusal
 
 
 def client_of(request: HTTPConnection) -> str:

@@ -13,7 +13,6 @@ recognizer, the table) go to the thread pool, so the loop never waits on them.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -56,16 +55,20 @@ from handreader.service.schemas import (
     TableOptionsIn,
     TableOut,
 )
-from handreader.service.token_guard import TooManyAttemptsError, client_of, guard_for
+from handreader.service.token_guard import (
+    TooManyAttemptsError,
+    client_of,
+    guard_for,
+    note_refusal,
+)
 from handreader.tables.grouping import Region
 from handreader.tables.pits import judge_play, judge_reading
 from handreader.tables.scoring import TableCard, score_codes, score_reading
 from rules.cards import AnyCard, check_distinct, parse_cards
+from rules.decks import Deck
 from rules.errors import HandError
 
 __all__ = ["add_scoring_routes"]
-
-LOG = logging.getLogger("handreader.serve")
 
 
 def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
@@ -145,10 +148,11 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
         if game == "pits":
             pits_options = validate(PitsOptionsIn, upload.options)
             table_codes = [str(card) for card in parse_cards(pits_options.table)]
-            photo, reading, _ = read_photo(upload, reader, runtime, pits_options.in_play())
+            deck = pits_options.in_play()
+            photo, reading, _ = read_photo(upload, reader, runtime, deck)
             region = _region(pits_options.table_region)
             with runtime.hold(_drawing_bytes(photo.size_wh)):
-                copies, kind = _packs(pits_options), pits_options.kind
+                copies, kind = _packs(deck), pits_options.kind
                 verdict = judge_reading(reading, table_codes, region, copies=copies, kind=kind)
                 drawing = annotator.annotate(photo.full_size(), verdict)
                 ok, encoded = cv2.imencode(extension, drawing)
@@ -204,8 +208,9 @@ def _pits_photo(upload: Upload, reader: ReaderLike, runtime: Runtime) -> Respons
     options = validate(PitsOptionsIn, upload.options)
     table_codes = [str(card) for card in parse_cards(options.table)]
     region = _region(options.table_region)
-    _, reading, timings = read_photo(upload, reader, runtime, options.in_play())
-    verdict = judge_reading(reading, table_codes, region, copies=_packs(options), kind=options.kind)
+    deck = options.in_play()
+    _, reading, timings = read_photo(upload, reader, runtime, deck)
+    verdict = judge_reading(reading, table_codes, region, copies=_packs(deck), kind=options.kind)
     return json_response(verdict.to_dict(), timings)
 
 
@@ -217,22 +222,18 @@ def _operator_asks(request: Request, audit: AuditLogHolder) -> bool:
     token = bearer_token(request)
     if token is None:
         return False
-    guard, client = guard_for(request), client_of(request)
     try:
-        guard.check(client)
+        guard_for(request).check(client_of(request))
     except TooManyAttemptsError:
         return False
     if audit.is_operator(token):
         return True
-    refusal = guard.refused(client, "GET /health: wrong operator token")
-    if refusal.line is not None:
-        LOG.warning("%s", refusal.line)
+    note_refusal(request, "GET /health: wrong operator token")
     return False
 
 
-def _packs(options: PitsOptionsIn) -> int:
-    """Copies of one card the Pits photo's deck holds (its packs)."""
-    deck = options.in_play()
+def _packs(deck: Deck | None) -> int:
+    """Copies of one card the Pits photo's deck in play holds (None: one)."""
     return 1 if deck is None else deck.decks * deck.copies
 
 
