@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from training.classifier import DEFAULT_WIDTHS
-from training.synth.config import load_config
+from training.synth.config import load_config, project_file
 from training.synth.generate import generate
 
 __all__ = ["TrainingPlan", "add_verifier", "run_training", "write_manifest"]
@@ -439,7 +439,7 @@ def run_training(plan: TrainingPlan) -> Path:
     verifier = None
     if plan.verifier_scenes > 0:
         verifier = _verifier(plan, detector, holdout_dir, device)
-    shutil.copyfile(plan.train_config, plan.work_dir / "scenes.yaml")
+    shutil.copyfile(project_file(plan.train_config), plan.work_dir / "scenes.yaml")
     # the manifest records where the networks were trained, not the "auto" asked for
     return write_manifest(
         replace(plan, device=device),

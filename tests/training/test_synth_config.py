@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 
 from handreader import cli
-from training.synth.config import ConfigError, SceneConfig, load_config, parse_config
+from training.synth.config import (
+    PROJECT_ROOT,
+    ConfigError,
+    SceneConfig,
+    load_config,
+    parse_config,
+    project_file,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUT_NAMES = ("single", "table", "hand", "fan", "pits", "pile", "closeup")
@@ -262,6 +269,21 @@ def test_load_config_rejects_invalid_yaml(tmp_path: Path) -> None:
 def test_load_config_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read config"):
         load_config(tmp_path / "absent.yaml")
+
+
+def test_a_shipped_config_is_found_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``datasets/scenes.yaml`` names the project's config from any working folder; a file of
+    that name in the working folder wins, and a missing one is named as given."""
+    monkeypatch.chdir(tmp_path)
+    assert load_config("datasets/scenes.yaml") == load_config(PROJECT_ROOT / "datasets/scenes.yaml")
+    assert project_file("datasets/scenes.yaml") == PROJECT_ROOT / "datasets/scenes.yaml"
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets/scenes.yaml").write_text("seed: 5\n", encoding="utf-8")
+    assert load_config("datasets/scenes.yaml").seed == 5
+    with pytest.raises(ConfigError, match=r"cannot read config 'datasets/absent\.yaml'"):
+        load_config("datasets/absent.yaml")
 
 
 # ---------------------------------------------------------------------------------------------

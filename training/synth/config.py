@@ -15,11 +15,13 @@ import yaml
 
 __all__ = [
     "DECK_SPLITS",
+    "PROJECT_ROOT",
     "Casino",
     "ConfigError",
     "Legibility",
     "SceneConfig",
     "load_config",
+    "project_file",
 ]
 
 
@@ -309,11 +311,25 @@ def parse_config(raw: Any) -> SceneConfig:
     return SceneConfig(**values)
 
 
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+"""The folder holding ``training/``: in a checkout, the project's root (``datasets/``)."""
+
+
+def project_file(path: str | Path) -> Path:
+    """``path``, or a relative ``path`` that is not there from the working folder taken from
+    :data:`PROJECT_ROOT` where it is there (``datasets/scenes.yaml`` read from any folder)."""
+    path = Path(path)
+    if path.is_absolute() or path.exists() or not (PROJECT_ROOT / path).exists():
+        return path
+    return PROJECT_ROOT / path
+
+
 def load_config(path: str | Path) -> SceneConfig:
-    """Read and validate a config file; errors name the file and the field."""
+    """Read and validate a config file (a relative path found as :func:`project_file` finds
+    it); errors name the file as given and the field."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(project_file(path).read_text(encoding="utf-8"))
     except OSError as error:
         raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from error
     except yaml.YAMLError as error:
