@@ -67,9 +67,15 @@ EMBEDDING_WIDTH = 128
 
 
 def default_models_dir() -> Path:
-    """``$HANDREADER_MODELS`` or the project's ``models/`` folder."""
+    """``$HANDREADER_MODELS``, else the project's ``models/`` folder in a checkout, else the
+    models an installed package carries (``handreader/models`` beside ``vision``)."""
     configured = os.environ.get("HANDREADER_MODELS")
-    return Path(configured) if configured else Path(__file__).resolve().parent.parent / "models"
+    if configured:
+        return Path(configured)
+    root = Path(__file__).resolve().parent.parent
+    checkout = root / "models"
+    installed = root / "handreader" / "models"
+    return installed if not checkout.is_dir() and installed.is_dir() else checkout
 
 
 def brightened(image: NDArray[np.uint8], target: float) -> NDArray[np.uint8]:

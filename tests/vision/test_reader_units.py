@@ -13,6 +13,7 @@ import pytest
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
+from vision import reader as reader_module
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.detections import CardReading, Detections, Reading, ReadingFlag
 from vision.index_detector import IndexDetector
@@ -22,6 +23,7 @@ from vision.reader import (
     Reader,
     ReaderSettings,
     brightened,
+    default_models_dir,
     upright_turns,
 )
 
@@ -103,8 +105,9 @@ _TURN = np.array([[np.cos(0.52), -np.sin(0.52)], [np.sin(0.52), np.cos(0.52)]])
 _CORNERS = np.array([[0, 0], [120, 0], [120, 180], [0, 180]]) @ _TURN.T + [200, 100]
 
 
-def _four_index_card(fourth: str, where: NDArray[np.float64] | None = None,
-                     seen: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def _four_index_card(
+    fourth: str, where: NDArray[np.float64] | None = None, seen: int = 3
+) -> tuple[np.ndarray, np.ndarray]:
     """Boxes (20 x 30 px) at the first ``seen`` corners read QH, and one at ``where`` (the
     fourth corner unless given) read ``fourth``."""
     centres = [*_CORNERS[:seen], _CORNERS[3] if where is None else where]
@@ -122,7 +125,8 @@ def test_fourth_corner_read_as_another_rank_is_not_a_second_card() -> None:
     alone = _merger().merge_corners(boxes[:3], probabilities[:3])[0]
     assert cards[0].confidence == alone.confidence
     assert cards[0].box_xyxy == pytest.approx(
-        (boxes[:, 0].min(), boxes[:, 1].min(), boxes[:, 2].max(), boxes[:, 3].max()))
+        (boxes[:, 0].min(), boxes[:, 1].min(), boxes[:, 2].max(), boxes[:, 3].max())
+    )
     off = _merger(fourth_corner=False).merge_corners(boxes, probabilities)
     assert sorted(card.code for card in off) == ["10H", "QH"]
 
@@ -248,6 +252,21 @@ def test_bad_model_folders_are_clear_errors(tmp_path: Path, manifest: object, me
         (tmp_path / "manifest.json").write_text(body)
     with pytest.raises(ModelError, match=message):
         Reader.load(tmp_path)
+
+
+def test_the_models_are_found_in_a_checkout_or_an_installed_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout's ``models/`` beside ``vision``; an installed package's ``handreader/models``
+    where there is none; ``HANDREADER_MODELS`` over both."""
+    monkeypatch.delenv("HANDREADER_MODELS", raising=False)
+    monkeypatch.setattr(reader_module, "__file__", str(tmp_path / "vision" / "reader.py"))
+    (tmp_path / "handreader" / "models").mkdir(parents=True)
+    assert default_models_dir() == tmp_path / "handreader" / "models"
+    (tmp_path / "models").mkdir()
+    assert default_models_dir() == tmp_path / "models"
+    monkeypatch.setenv("HANDREADER_MODELS", str(tmp_path / "elsewhere"))
+    assert default_models_dir() == tmp_path / "elsewhere"
 
 
 class _ScriptedDetector(IndexDetector):
@@ -468,9 +487,7 @@ def test_frames_reader_skips_the_card_face_check() -> None:
 def test_upright_turns_follow_the_box_shape() -> None:
     """A box at least as tall as wide is read as it lies and half a turn round; a wider one
     at the quarter turns. Rows are turns 0..3, columns boxes."""
-    boxes = np.array(
-        [[0, 0, 10, 20], [0, 0, 20, 10], [5, 5, 15, 15], [0, 0, 11, 10]], np.float32
-    )
+    boxes = np.array([[0, 0, 10, 20], [0, 0, 20, 10], [5, 5, 15, 15], [0, 0, 11, 10]], np.float32)
     assert upright_turns(boxes).tolist() == [
         [True, False, True, False],
         [False, True, False, True],

@@ -5,8 +5,10 @@ over a network to offer them its source. The service serves the source of the co
 gzipped tar of the files beside the installed packages (``rules``, ``vision``, ``handreader``,
 ``serve.py``, and in a checkout the project's other text files), built once on the first request
 and kept in memory. In a git checkout only the files git tracks are taken, so a stray ``.env``,
-key or data file in the tree is never published; elsewhere (an installed wheel) only files of
-the listed source types, none hidden and none without a type but ``LICENSE``. An operator who
+key or data file in the tree is never published; in a tree without git only files of the listed
+source types, none hidden and none without a type but ``LICENSE``. From an installed package's
+folder (site-packages, which other distributions share) only the project's own packages are
+taken, with the licence and metadata of its ``dist-info``. An operator who
 publishes a modified version elsewhere sets ``HANDREADER_SOURCE_URL`` and the route redirects
 there instead. The page links to the route.
 """
@@ -74,12 +76,30 @@ def _plain_source(relative: Path) -> bool:
     return not hidden and (relative.suffix != "" or relative.name == "LICENSE")
 
 
+_INSTALLED_PARTS = ("serve.py", "rules", "vision", "training", "handreader")
+"""What the archive holds of an installed package's folder (site-packages), which other
+distributions share: the project's own packages; its licence comes from its ``dist-info``."""
+
+
+def _installed_metadata(root: Path) -> list[Path]:
+    """The licence files and ``METADATA`` (which holds the README) of the project's
+    ``dist-info`` folders under ``root``, relative to it: none in a project tree."""
+    found: list[Path] = []
+    for info in root.glob("handreader-*.dist-info"):
+        files = [info / "METADATA", *sorted(info.glob("licenses/**/*")), *info.glob("LICENSE*")]
+        found += [file.relative_to(root) for file in files if file.is_file()]
+    return found
+
+
 def source_files(root: Path = ROOT) -> list[Path]:
     """The files the archive holds, relative to ``root``, sorted (the parts do not overlap):
-    those git tracks in a checkout, else those :func:`_plain_source` lets through."""
+    those git tracks in a checkout, else those :func:`_plain_source` lets through; where
+    ``root`` holds the project's ``dist-info`` (an installed package), only its packages,
+    ``serve.py``, licence and metadata, never another distribution's folders."""
     tracked = _tracked(root)
-    found: list[Path] = []
-    for part in _PARTS:
+    metadata = _installed_metadata(root) if tracked is None else []
+    found: list[Path] = list(metadata)
+    for part in _INSTALLED_PARTS if metadata else _PARTS:
         path = root / part
         candidates = [path] if path.is_file() else path.rglob("*") if path.is_dir() else []
         for file in candidates:

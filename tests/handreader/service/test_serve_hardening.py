@@ -87,6 +87,28 @@ def test_without_git_hidden_and_typeless_files_stay_out(tmp_path: Path) -> None:
     assert names == ["LICENSE", "serve.py", "vision/reader.py"]
 
 
+def test_an_installed_package_publishes_its_own_packages_only(tmp_path: Path) -> None:
+    """site-packages holds other distributions' top-level folders (``tests``, ``docs``): the
+    archive of an installed package takes the project's packages and its dist-info licence."""
+    _tree(tmp_path)
+    (tmp_path / "LICENSE").unlink()  # (a wheel keeps it in its dist-info)
+    info = tmp_path / "handreader-0.1.0.dist-info"
+    (info / "licenses").mkdir(parents=True)
+    (info / "licenses" / "LICENSE").write_text("GNU AFFERO GENERAL PUBLIC LICENSE\n")
+    (info / "METADATA").write_text("Name: handreader\n")
+    (info / "RECORD").write_text("vision/reader.py,,\n")
+    for other in ("tests", "docs", "benchmarks"):
+        (tmp_path / other).mkdir()
+        (tmp_path / other / "readme.md").write_text("another distribution's file\n")
+    names = [str(path) for path in source_files(tmp_path)]
+    assert names == [
+        "handreader-0.1.0.dist-info/METADATA",
+        "handreader-0.1.0.dist-info/licenses/LICENSE",
+        "serve.py",
+        "vision/reader.py",
+    ]
+
+
 # --- where the audit log lives -------------------------------------------------------------------
 
 
