@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -44,8 +45,14 @@ def test_the_package_list_names_every_package_of_the_tree() -> None:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds
+    source = out / "source"
+    skipped = shutil.ignore_patterns(
+        ".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", ".*cache"
+    )
+    shutil.copytree(ROOT, source, ignore=skipped)
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(source)],
         capture_output=True,
         text=True,
         timeout=600,
