@@ -22,9 +22,9 @@ from handreader import cli
 from rules.cards import CARD_CLASSES
 from training.synth import generate as generate_module
 from training.synth.assets import DeckAssets, read_assets
-from training.synth.config import SceneConfig, parse_config
+from training.synth.config import ConfigError, SceneConfig, parse_config
 from training.synth.decks import DECKS
-from training.synth.generate import generate
+from training.synth.generate import CONFIG_RECORD, generate
 
 SPLIT = "holdout"
 SPLIT_DECKS = tuple(deck for deck in DECKS if deck.split == SPLIT)
@@ -55,11 +55,11 @@ def config(**changes: Any) -> SceneConfig:
 
 
 def files_of(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (relative path -> bytes)."""
+    """Every scene file under ``root`` (relative path -> bytes): all but the config record."""
     return {
         str(path.relative_to(root)): path.read_bytes()
         for path in sorted(root.rglob("*"))
-        if path.is_file()
+        if path.is_file() and path != root / CONFIG_RECORD
     }
 
 
@@ -132,6 +132,19 @@ def test_another_seed_gives_other_scenes(six_scenes: Path, tmp_path: Path) -> No
     for index in range(2):
         name = f"images/{index:07d}.jpg"
         assert (tmp_path / name).read_bytes() != (six_scenes / name).read_bytes()
+
+
+def test_scenes_of_another_config_are_refused_not_mixed(six_scenes: Path, tmp_path: Path) -> None:
+    """The folder records its config: more scenes of it are drawn beside the others, scenes of
+    another config are refused before a file is written, naming what differs."""
+    generate(config(), tmp_path, 2, workers=1, progress=False)
+    assert json.loads((tmp_path / CONFIG_RECORD).read_text())["seed"] == config().seed
+    before = files_of(tmp_path)
+    with pytest.raises(ConfigError, match=r"holds scenes of another config \(it differs in seed\)"):
+        generate(config(seed=6), tmp_path, 2, workers=1, progress=False)
+    assert files_of(tmp_path) == before
+    generate(config(), tmp_path, 1, start=2, workers=1, progress=False)
+    assert len(files_of(tmp_path)) == 9
 
 
 def test_yolo_labels_match_the_meta(six_scenes: Path) -> None:

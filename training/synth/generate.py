@@ -22,6 +22,7 @@ import multiprocessing
 import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 
 import cv2
@@ -37,10 +38,10 @@ from training.synth.assets import (
     prepare_assets,
     read_assets,
 )
-from training.synth.config import SceneConfig
+from training.synth.config import ConfigError, SceneConfig
 from training.synth.scene import Scene, render_scene
 
-__all__ = ["contact_sheet", "generate", "scene_at", "yolo_lines"]
+__all__ = ["CONFIG_RECORD", "contact_sheet", "generate", "scene_at", "yolo_lines"]
 
 INDEX_CLASS = "index"
 """The detector's single class: a corner index (rank glyph with its suit pip)."""
@@ -118,6 +119,32 @@ def _write_one(task: tuple[SceneConfig, int, str]) -> int:
     return len(scene.labels)
 
 
+CONFIG_RECORD = "config.json"
+"""The file of a scene folder that records the config its scenes were drawn from."""
+
+
+def _claim(out: Path, config: SceneConfig) -> None:
+    """Record ``config`` in ``out`` or check it against the record there (ConfigError)."""
+    record = out / CONFIG_RECORD
+    wanted = json.loads(json.dumps(asdict(config)))  # (tuples as lists, as read back)
+    try:
+        held = json.loads(record.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        out.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps(wanted, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        return
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"cannot read {str(record)!r}: {error}") from None
+    if held != wanted:
+        differ = sorted(
+            key for key in wanted.keys() | held.keys() if held.get(key) != wanted.get(key)
+        )
+        raise ConfigError(
+            f"{str(out)!r} holds scenes of another config (it differs in {', '.join(differ)}): "
+            "write these scenes into another folder"
+        )
+
+
 def generate(
     config: SceneConfig,
     out: Path,
@@ -126,9 +153,14 @@ def generate(
     workers: int | None = None,
     progress: bool = True,
 ) -> int:
-    """Render scenes ``start .. start+count-1`` into ``out``; returns the number of labels."""
+    """Render scenes ``start .. start+count-1`` into ``out``; returns the number of labels.
+
+    ``out/config.json`` records the config of the scenes there: scenes of another config are
+    refused (ConfigError) rather than written over or among them; a folder of scenes from
+    before the record is taken as of this config."""
     if count < 0 or start < 0:
         raise ValueError(f"count and start must be non-negative, got count={count}, start={start}")
+    _claim(out, config)
     for folder in ("images", "labels", "meta"):
         (out / folder).mkdir(parents=True, exist_ok=True)
     decks = decks_for_split(config.deck_split, config.card_render_height)
