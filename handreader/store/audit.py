@@ -87,6 +87,7 @@ from vision.detections import Reading
 
 __all__ = [
     "CHAIN_LOCK",
+    "EXPORT_PAGE_ROWS",
     "KEY_ENV",
     "TOKEN_ENV",
     "AuditAuthError",
@@ -110,6 +111,9 @@ KEY_ENV = "HANDREADER_AUDIT_KEY"
 
 CHAIN_LOCK = 0x68616E6400000002
 """The PostgreSQL advisory lock key that serializes appends to the chain."""
+
+EXPORT_PAGE_ROWS = 1000
+"""Records a page of :meth:`AuditLog.csv_chunks` reads at once."""
 
 _COLUMNS = (
     "id, time_utc, image_sha256, profile, verdict, reading, declared, computed, differences, "
@@ -358,12 +362,16 @@ class AuditLog:
         profile: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        after_id: int = 0,
     ) -> list[Any]:
         """The stored rows matching every filter given, oldest first (JSON fields as the text
         stored). ``since`` is inclusive and ``until`` exclusive (times with a zone); ``limit``
-        and ``offset`` page through the result."""
+        and ``offset`` page through the result, ``after_id`` starts it past a record's id."""
         self.authorize(token)
         where, values = self._where(verdict, since, until, profile)
+        if after_id:
+            where = f"{where} AND id > ?" if where else " WHERE id > ?"
+            values.append(after_id)
         if (limit is not None and limit < 0) or offset < 0:
             raise AuditError(f"limit and offset must be 0 or more, got {limit!r} and {offset!r}")
         if limit is None and self.database.dialect == "postgresql":
@@ -405,12 +413,40 @@ class AuditLog:
         """The matching records as CSV with a header (filters as :meth:`records`); JSON fields
         as the compact JSON text stored, never decoded (tens of thousands of records export
         in seconds)."""
-        rows = self._rows(token, **filters)
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\r\n")
-        writer.writerow([name.strip() for name in _COLUMNS.split(",")])
-        writer.writerows(rows)
-        return out.getvalue()
+        return "".join(self.csv_chunks(token, **filters))
+
+    def csv_chunks(
+        self,
+        token: str | None,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        page_rows: int = EXPORT_PAGE_ROWS,
+        **filters: Any,
+    ) -> Iterator[str]:
+        """:meth:`export_csv`'s text in chunks of at most ``page_rows`` records, the header
+        with the first: each page is read after the last one's id, so a whole trail streams in
+        the memory of one page. The token, the filters and the first page are read before
+        this returns (their errors are raised here, not while the chunks are taken)."""
+        if page_rows < 1:
+            raise AuditError(f"page_rows must be at least 1, got {page_rows!r}")
+        want = page_rows if limit is None else min(page_rows, limit)
+        first = self._rows(token, **filters, limit=want, offset=offset)
+
+        def chunks(rows: list[Any], want: int, left: int | None) -> Iterator[str]:
+            header = [[name.strip() for name in _COLUMNS.split(",")]]
+            while True:
+                out = io.StringIO()
+                csv.writer(out, lineterminator="\r\n").writerows(header + rows)
+                yield out.getvalue()
+                header = []
+                left = None if left is None else left - len(rows)
+                if len(rows) < want or left == 0:
+                    return
+                want = page_rows if left is None else min(page_rows, left)
+                rows = self._rows(token, **filters, limit=want, after_id=int(rows[-1][0]))
+
+        return chunks(first, want, limit)
 
     def verify_chain(self, token: str | None) -> int | None:
         """The id of the first record that is bad (edited: its hash does not follow from the

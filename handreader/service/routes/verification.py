@@ -12,7 +12,9 @@
   image's SHA-256.
 - ``GET /v1/audit?verdict=&since=&until=&profile=&limit=&offset=&format=json|csv``: the
   records matching every filter given, oldest first (``since`` inclusive, ``until`` exclusive,
-  ISO 8601 times with a zone); JSON ``{"count", "records"}`` or a CSV download.
+  ISO 8601 times with a zone); JSON ``{"count", "records", "next_offset"}``, a page of at
+  most 1,000 records (100 unless ``limit`` says), or a CSV download of every record asked for,
+  streamed a page of the store at a time.
 
 Both need the operator token as ``Authorization: Bearer <token>``: a missing or wrong token is
 401 ``unauthorized``. The operator configures the log by the environment, read when the app is
@@ -37,7 +39,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Self, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
@@ -145,6 +147,12 @@ _T = TypeVar("_T")
 
 MAX_OFFSET = 2**63 - 1
 """The largest ``offset`` of ``GET /v1/audit``: the stores' 64-bit row counts."""
+
+DEFAULT_PAGE = 100
+"""The records a JSON page of ``GET /v1/audit`` holds when no ``limit`` is given."""
+
+MAX_PAGE = 1000
+"""The most records a JSON page of ``GET /v1/audit`` holds (the whole log: ``format=csv``)."""
 
 HEALTH_PROBE_S = 0.5
 """The longest ``GET /health`` waits for the store's database to answer (the answer then comes
@@ -475,12 +483,19 @@ def add_verify_routes(
         since: str | None = Query(None, max_length=40, description="ISO 8601, inclusive"),
         until: str | None = Query(None, max_length=40, description="ISO 8601, exclusive"),
         profile: str | None = Query(None, max_length=40),
-        limit: int | None = Query(None, ge=0, le=100_000),
+        limit: int | None = Query(
+            None,
+            ge=0,
+            le=MAX_OFFSET,
+            description=f"JSON: at most {MAX_PAGE} (default {DEFAULT_PAGE}); CSV: all by default",
+        ),
         offset: int = Query(0, ge=0, le=MAX_OFFSET),
         format: Literal["json", "csv"] = "json",
     ) -> Response:
         """The audit log's records matching the filters, oldest first, as JSON or CSV
-        (operator token required)."""
+        (operator token required). JSON answers a page (``limit``, at most
+        :data:`MAX_PAGE`), with ``next_offset`` for the next one (null after the last); CSV
+        streams every record asked for, a page of the store at a time."""
         for name, value in (("since", since), ("until", until)):
             if value is not None:
                 try:
@@ -491,20 +506,33 @@ def add_verify_routes(
             "verdict": verdict, "since": since, "until": until, "profile": profile,
         }  # fmt: skip
         if format == "csv":
-            text = holder.read(
-                lambda log: log.export_csv(token, **filters, limit=limit, offset=offset)
+            chunks = holder.read(
+                lambda log: log.csv_chunks(token, **filters, limit=limit, offset=offset)
             )
-            return Response(
-                text,
+            return StreamingResponse(
+                chunks,
                 media_type="text/csv; charset=utf-8",
                 headers={"Content-Disposition": 'attachment; filename="audit.csv"'},
             )
+        if limit is not None and limit > MAX_PAGE:
+            raise BadOptionsError(
+                f"limit: at most {MAX_PAGE} records a page, got {limit} "
+                "(page with offset, or export them all with format=csv)"
+            )
+        page = DEFAULT_PAGE if limit is None else limit
         count, records = holder.read(
             lambda log: (
                 log.count(token, **filters),
-                log.records(token, **filters, limit=limit, offset=offset),
+                log.records(token, **filters, limit=page, offset=offset),
             )
         )
-        return json_response({"count": count, "records": [record.to_dict() for record in records]})
+        after = offset + len(records)
+        return json_response(
+            {
+                "count": count,
+                "records": [record.to_dict() for record in records],
+                "next_offset": after if after < count and page > 0 else None,
+            }
+        )
 
     return holder

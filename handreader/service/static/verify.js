@@ -172,7 +172,15 @@ function auditQuery(format) {
   return query;
 }
 
-async function listAudit() {
+const AUDIT_HEADERS = ["Id", "Time (UTC)", "Profile", "Verdict", "Differences"];
+
+function auditRow(r) {
+  return [String(r.id), r.time_utc, r.profile, r.verdict, String(r.differences.length)];
+}
+
+/** The records matching the filters, a page at a time (the server answers 100 a page): List
+ *  shows the first, Show more adds the next below them. */
+async function listAudit(offset = 0) {
   showError($("audit-error"), null);
   const since = $("audit-since").value, until = $("audit-until").value;
   if (since && until && new Date(since) >= new Date(until)) {
@@ -180,12 +188,28 @@ async function listAudit() {
     return;
   }
   try {
-    const answer = await (await request(`/v1/audit?${auditQuery("json")}`, { headers: authorization() })).json();
-    $("audit-results").replaceChildren(
-      el("p", {}, `${answer.count} record(s)`),
-      table("Verifications", ["Id", "Time (UTC)", "Profile", "Verdict", "Differences"],
-        answer.records.map((r) => [String(r.id), r.time_utc, r.profile, r.verdict, String(r.differences.length)]), { id: "audit-table" }),
-    );
+    const query = auditQuery("json");
+    if (offset) query.set("offset", String(offset));
+    const answer = await (await request(`/v1/audit?${query}`, { headers: authorization() })).json();
+    const rows = answer.records.map(auditRow);
+    if (!offset || !$("audit-table")) {
+      const more = el("button", { type: "button", id: "audit-more" }, "Show more");
+      $("audit-results").replaceChildren(
+        el("p", { id: "audit-count" }),
+        table("Verifications", AUDIT_HEADERS, rows, { id: "audit-table" }),
+        more,
+      );
+    } else {
+      const added = table(null, AUDIT_HEADERS, rows).querySelector("tbody").children;
+      $("audit-table").querySelector("tbody").append(...added);
+    }
+    const shown = $("audit-table").querySelector("tbody").children.length;
+    $("audit-count").textContent = shown < answer.count
+      ? `${answer.count} record(s), the first ${shown} shown`
+      : `${answer.count} record(s)`;
+    const more = $("audit-more");
+    more.hidden = answer.next_offset === null || answer.next_offset === undefined;
+    more.onclick = () => listAudit(answer.next_offset);
   } catch (error) {
     showError($("audit-error"), error);
   }
@@ -247,6 +271,6 @@ export function setupVerify() {
   });
   onDeckChange(formChanged);
   $("verify-form").addEventListener("submit", submit);
-  $("audit-list").addEventListener("click", listAudit);
+  $("audit-list").addEventListener("click", () => listAudit());
   $("audit-csv").addEventListener("click", downloadCsv);
 }

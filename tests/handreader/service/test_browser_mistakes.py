@@ -20,7 +20,7 @@ from test_browser import (  # the fixtures, used by name: pytest's imports, not 
     page,
     server,
 )
-from web_fakes import DeckFakeReader
+from web_fakes import DeckFakeReader, image_bytes
 
 pytestmark = pytest.mark.browser
 
@@ -98,6 +98,36 @@ def test_an_audit_query_with_since_after_until_is_named(page: Any) -> None:
     page.click("#audit-list")
     page.wait_for_selector("#audit-error:not([hidden])")
     assert "Since is not before Until" in page.inner_text("#audit-error")
+
+
+def test_a_long_audit_log_is_listed_a_page_at_a_time(page: Any, server: Server) -> None:
+    import json
+
+    import httpx
+
+    options = {"options": json.dumps({"stake": 100, "declared": {"1": "win", "2": "lose"}})}
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=server.url, headers=auth, timeout=30) as client:
+        while _audit_count(server) <= 120:
+            files = {"image": ("round.png", image_bytes(64, 48, ".png"), "image/png")}
+            assert client.post("/v1/verify", files=files, data=options).status_code == 200
+    count = _audit_count(server)
+    page.click("#tab-verify")
+    page.fill("#verify-token", TOKEN)
+    page.click("#audit summary")
+    page.click("#audit-list")
+    page.wait_for_selector("#audit-table tbody tr")
+    assert page.locator("#audit-table tbody tr").count() == 100
+    assert page.inner_text("#audit-count") == f"{count} record(s), the first 100 shown"
+    page.click("#audit-more")
+    page.wait_for_function(
+        "() => !document.getElementById('audit-count').textContent.includes('first 100')"
+    )
+    shown = min(count, 200)
+    assert page.locator("#audit-table tbody tr").count() == shown
+    ids = page.locator("#audit-table tbody tr td:first-child").all_inner_texts()
+    assert ids == [str(number) for number in range(1, shown + 1)]  # in order, none twice
+    assert page.is_hidden("#audit-more") == (count <= 200)
 
 
 def test_a_wrong_token_in_the_deck_wizard_is_mended_without_losing_the_photos(

@@ -197,7 +197,7 @@ def test_audit_filters_and_exports(client: TestClient) -> None:
     until = client.get("/v1/audit", params={"until": first}, headers=AUTH).json()
     assert since["count"] == 3 and until["count"] == 0  # since inclusive, until exclusive
     future = client.get("/v1/audit", params={"since": "2999-01-01T00:00:00Z"}, headers=AUTH)
-    assert future.json() == {"count": 0, "records": []}
+    assert future.json() == {"count": 0, "records": [], "next_offset": None}
     exported = client.get("/v1/audit", params={"format": "csv"}, headers=AUTH)
     assert exported.status_code == 200
     assert exported.headers["content-type"].startswith("text/csv")
@@ -230,7 +230,7 @@ def test_audit_bad_filters(
 def test_the_ends_of_the_filters_are_answered(client: TestClient) -> None:
     assert _verify(client, RIGHT).status_code == 200
     last = client.get("/v1/audit", params={"offset": 2**63 - 1}, headers=AUTH)
-    assert last.status_code == 200 and last.json() == {"count": 1, "records": []}
+    assert last.status_code == 200 and last.json() == {"count": 1, "records": [], "next_offset": None}
     unencoded = client.get("/v1/audit", params={"since": "2026-01-01T00:00:00 05:00"}, headers=AUTH)
     assert "write it %2B" in unencoded.json()["error"]["message"]
     far = {"since": "0001-01-02T00:00:00Z", "until": "9999-12-30T00:00:00Z"}

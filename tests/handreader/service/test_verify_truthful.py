@@ -123,13 +123,13 @@ def test_one_long_read_of_the_trail_at_a_time_even_when_its_caller_gave_up(
 
     assert _verify(client).status_code == 200
     release = threading.Event()
-    export = AuditLog.export_csv
+    export = AuditLog.csv_chunks
 
-    def slow_export(self: AuditLog, *args: Any, **kwargs: Any) -> str:
+    def slow_export(self: AuditLog, *args: Any, **kwargs: Any) -> Any:
         release.wait(10)
         return export(self, *args, **kwargs)
 
-    monkeypatch.setattr(AuditLog, "export_csv", slow_export)
+    monkeypatch.setattr(AuditLog, "csv_chunks", slow_export)
     monkeypatch.setattr(routes, "READ_DEADLINE_S", 0.3)
     first = client.get("/v1/audit?format=csv", headers=AUTH)
     assert first.status_code == 503  # its caller gave up; the export still runs
