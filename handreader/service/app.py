@@ -31,7 +31,8 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
 400   ``malformed_json``, ``malformed_multipart``, ``bad_card``, ``bad_hand``,
       ``unknown_profile``, ``bad_options``, ``no_combination``, ``empty``, ``corrupt``,
       ``illegal_play`` (a foul, a draw against the rules), ``bad_declaration`` (verification),
-      ``bad_host`` (a ``Host`` name the service does not answer: ``HANDREADER_ALLOWED_HOSTS``)
+      ``bad_host`` (a ``Host`` name the service does not answer: ``HANDREADER_ALLOWED_HOSTS``),
+      ``client_disconnected`` (the client left before its body arrived whole: one log line)
 401   ``unauthorized``: missing or wrong operator token (verification, audit log, deck writes)
 403   ``forbidden``: deck writes while no operator token is set (and decks are not open)
 404   ``not_found``; 405 ``method_not_allowed``

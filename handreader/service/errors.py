@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -67,6 +68,7 @@ ERROR_STATUS: Mapping[str, int] = {
     "corrupt": 400,
     "illegal_play": 400,
     "bad_declaration": 400,
+    "client_disconnected": 400,
     "unauthorized": 401,
     "forbidden": 403,
     "not_found": 404,
@@ -107,6 +109,7 @@ KNOWN_ERRORS: tuple[type[Exception], ...] = (
     StoreError,
     RequestValidationError,
     ValidationError,
+    ClientDisconnect,
 )
 """The exception families of expected errors, each answered by :func:`handle_error`."""
 
@@ -119,6 +122,8 @@ def _error_code(error: BaseException) -> str:
         return "validation_error"
     if isinstance(error, CombinationError):
         return "no_combination"
+    if isinstance(error, ClientDisconnect):
+        return "client_disconnected"
     for family, code in (
         (CardError, "bad_card"),
         (HandError, "bad_hand"),
@@ -165,8 +170,14 @@ def _error_message(error: BaseException) -> str:
             text = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
             said.setdefault(where, text)
         return "; ".join(f"{where}: {text}" for where, text in said.items()) or "invalid request"
+    if isinstance(error, ClientDisconnect):
+        return DISCONNECTED_MESSAGE
     return str(error) or type(error).__name__
 
+
+DISCONNECTED_MESSAGE = "the client closed the connection before its request arrived whole"
+"""What is logged (in one line, at INFO) of a client gone while its body was on its way: a
+dropped phone connection, not a fault of the service."""
 
 INTERNAL_MESSAGE = "the server met an unexpected error; its log has the details"
 """What a client is told of a bug (``internal_error``): its text may name the server's files or
@@ -211,6 +222,8 @@ async def handle_error(request: Request, error: Exception) -> JSONResponse:
             await asyncio.sleep(refusal.delay_s)
     elif isinstance(error, TooManyAttemptsError):
         return _held_off(error)
+    elif code == "client_disconnected":
+        LOG.info("%s: %s", where, message)
     elif ERROR_STATUS.get(code, 500) >= 500:
         LOG.error("%s failed: %s: %s", where, code, message)
     return error_response(code, message)

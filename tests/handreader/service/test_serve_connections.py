@@ -194,3 +194,25 @@ def test_headers_are_limited_but_bodies_are_not_headers(server: tuple[str, int, 
         assert response.status != 400 or b"headers" not in response.read()
     finally:
         connection.close()
+
+
+def test_a_client_gone_mid_upload_is_one_line_not_a_traceback(
+    server: tuple[str, int, Path],
+) -> None:
+    """A phone that loses its connection while sending a body: the server logs one line
+    naming it, not a traceback, and goes on answering."""
+    _, port, log = server
+    for path, kind in (("/v1/score", "image/jpeg"), ("/v1/read", "image/jpeg")):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as gone:
+            gone.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {kind}; "
+                "boundary=b\r\nContent-Length: 100000\r\n\r\n".encode()
+                + b"{" * 5000
+            )
+            time.sleep(0.3)
+    deadline = time.monotonic() + 10
+    while log.read_text().count("closed the connection before") < 1:
+        assert time.monotonic() < deadline, log.read_text()[-2000:]
+        time.sleep(0.1)
+    assert "Traceback" not in log.read_text() and "ClientDisconnect" not in log.read_text()
+    assert httpx.get(f"http://127.0.0.1:{port}/v1/trainer/deal", timeout=5).status_code == 200

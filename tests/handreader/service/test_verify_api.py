@@ -230,7 +230,11 @@ def test_audit_bad_filters(
 def test_the_ends_of_the_filters_are_answered(client: TestClient) -> None:
     assert _verify(client, RIGHT).status_code == 200
     last = client.get("/v1/audit", params={"offset": 2**63 - 1}, headers=AUTH)
-    assert last.status_code == 200 and last.json() == {"count": 1, "records": [], "next_offset": None}
+    assert last.status_code == 200 and last.json() == {
+        "count": 1,
+        "records": [],
+        "next_offset": None,
+    }
     unencoded = client.get("/v1/audit", params={"since": "2026-01-01T00:00:00 05:00"}, headers=AUTH)
     assert "write it %2B" in unencoded.json()["error"]["message"]
     far = {"since": "0001-01-02T00:00:00Z", "until": "9999-12-30T00:00:00Z"}
