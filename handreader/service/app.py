@@ -100,7 +100,12 @@ from handreader.service.routes.verification import AuditLogHolder, AuditSettings
 from handreader.service.settings import Settings, add_server_arguments
 from handreader.store.database import DATABASE_URL_ENV, is_database_url
 
-__all__ = ["LIVE_QUEUE", "Settings", "create_app", "main", "run_server"]
+__all__ = ["LIVE_QUEUE", "SHUTDOWN_GRACE_S", "Settings", "create_app", "main", "run_server"]
+
+SHUTDOWN_GRACE_S = 8
+"""Seconds a stopping server (SIGTERM, Ctrl-C) waits for the requests in flight before it
+cancels those left (an upload stalled mid-body waits no longer): under a container's usual
+ten seconds between its stop signal and its kill."""
 
 LIVE_QUEUE = 2
 """Frames a live connection may send ahead of the one being read: the server stops reading the
@@ -263,6 +268,8 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
         ws_max_queue=LIVE_QUEUE,
         # idle and slow connections time out, their number stays under the descriptor limit
         http="handreader.service.connections:GuardedHttpToolsProtocol",
+        # a stop (SIGTERM) waits this long for requests in flight, not for a stalled upload
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
     server = uvicorn.Server(config)
     try:

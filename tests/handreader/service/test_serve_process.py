@@ -160,3 +160,41 @@ def test_two_workers_answer_keep_alive_requests_without_delay() -> None:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def test_a_stalled_upload_does_not_hold_a_stop(tmp_path: Path) -> None:
+    """SIGTERM with a body stalled halfway (the body timeout is a minute): the server answers
+    what is in flight and exits within its grace period, not the body's timeout."""
+    from handreader.service.app import SHUTDOWN_GRACE_S
+
+    port = _free_port()
+    environment = {**os.environ, "HANDREADER_DATA": str(tmp_path)}
+    process = subprocess.Popen(
+        [sys.executable, "serve.py", "--port", str(port)],
+        cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.2)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as stalled:
+            stalled.sendall(
+                b"POST /v1/read HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/jpeg\r\n"
+                b"Content-Length: 100000\r\n\r\n\xff\xd8" + bytes(5000)
+            )
+            time.sleep(0.5)
+            stopped = time.monotonic()
+            process.terminate()
+            process.wait(timeout=SHUTDOWN_GRACE_S + 15)
+            took = time.monotonic() - stopped
+        assert took < SHUTDOWN_GRACE_S + 5, took
+        errors = process.stderr.read().decode() if process.stderr else ""
+        assert "Traceback" not in errors, errors[-2000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
