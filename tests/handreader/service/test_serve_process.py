@@ -121,6 +121,20 @@ def test_a_real_image_file_over_http(server: str, tmp_path: Path) -> None:
     json.dumps(scored.json())  # plain JSON all the way
 
 
+def _wait_until_serving(process: subprocess.Popen[bytes], port: int) -> None:
+    """Return once ``/health`` answers at all (200 or 503); fail if the process ends first or
+    90 s pass."""
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code:
+                return
+        except httpx.TransportError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                pytest.fail(f"serve.py did not start: {process.args}")
+            time.sleep(0.2)
+
+
 def test_two_workers_answer_keep_alive_requests_without_delay() -> None:
     # Two workers share a socket bound by uvicorn; without TCP_NODELAY each keep-alive response
     # waited ~40 ms for the client's delayed ACK (Kludex/uvicorn#3149). Expect a few ms.
@@ -133,15 +147,7 @@ def test_two_workers_answer_keep_alive_requests_without_delay() -> None:
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code:
-                    break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    pytest.fail("serve.py --workers 2 did not start")
-                time.sleep(0.2)
+        _wait_until_serving(process, port)
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         body = json.dumps({"hands": ["3H 7S KD 8C 6D"]})
         latencies = []
@@ -174,14 +180,7 @@ def test_a_stalled_upload_does_not_hold_a_stop(tmp_path: Path) -> None:
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code:
-                    break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and process.poll() is None
-                time.sleep(0.2)
+        _wait_until_serving(process, port)
         with socket.create_connection(("127.0.0.1", port), timeout=10) as stalled:
             stalled.sendall(
                 b"POST /v1/read HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/jpeg\r\n"
