@@ -19,6 +19,10 @@ class ProfileError(RulesError):
     """An unknown profile name or an inconsistent rules option."""
 
 
+class UnknownProfileError(ProfileError):
+    """A rules profile, house way or multiplier table the game does not know by that name."""
+
+
 class DeckError(RulesError):
     """A deck that cannot exist (no ranks, no packs), or the deck of a game the product lacks."""
 

@@ -33,7 +33,7 @@ from types import MappingProxyType
 from typing import Any
 
 from rules.cards import MAX_PACKS, Suit
-from rules.errors import ProfileError
+from rules.errors import ProfileError, UnknownProfileError
 from rules.money import ZERO, to_money
 
 __all__ = [
@@ -246,7 +246,9 @@ def get_table(name: str) -> MultiplierTable:
         return MULTIPLIER_TABLES[name]
     except KeyError:
         known = ", ".join(MULTIPLIER_TABLES)
-        raise ProfileError(f"unknown multiplier table {name!r}: known tables are {known}") from None
+        raise UnknownProfileError(
+            f"unknown multiplier table {name!r}: known tables are {known}"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,4 +426,6 @@ def get_profile(profile: str | NiuProfile) -> NiuProfile:
         return NIU_PROFILES[profile]
     except (KeyError, TypeError):
         known = ", ".join(NIU_PROFILES)
-        raise ProfileError(f"unknown Niu Niu profile {profile!r}: known are {known}") from None
+        raise UnknownProfileError(
+            f"unknown Niu Niu profile {profile!r}: known are {known}"
+        ) from None

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from rules.errors import ProfileError
+from rules.errors import ProfileError, UnknownProfileError
 from rules.poker_hands import ACE_VALUE
 
 __all__ = [
@@ -271,4 +271,4 @@ def get_house_way(way: str | HouseWay) -> HouseWay:
         return HOUSE_WAYS[way]
     except (KeyError, TypeError):
         known = ", ".join(HOUSE_WAYS)
-        raise ProfileError(f"unknown house way {way!r}: known ways are {known}") from None
+        raise UnknownProfileError(f"unknown house way {way!r}: known ways are {known}") from None

@@ -37,7 +37,14 @@ from handreader.store.database import StoreError, StoreFullError, StoreUnavailab
 from handreader.tables.grouping import GroupingError
 from handreader.tables.live import LiveError
 from handreader.tables.verification import VerifyError
-from rules.errors import CardError, HandError, IllegalPlayError, ProfileError, RulesError
+from rules.errors import (
+    CardError,
+    HandError,
+    IllegalPlayError,
+    ProfileError,
+    RulesError,
+    UnknownProfileError,
+)
 from rules.pits import CombinationError
 from vision.imageio import ImageError
 
@@ -127,7 +134,8 @@ def _error_code(error: BaseException) -> str:
     for family, code in (
         (CardError, "bad_card"),
         (HandError, "bad_hand"),
-        (ProfileError, "unknown_profile"),
+        (UnknownProfileError, "unknown_profile"),
+        (ProfileError, "bad_options"),  # a rules option the profile does not take
         (IllegalPlayError, "illegal_play"),
         (RulesError, "bad_options"),
         (GroupingError, "bad_options"),

@@ -258,6 +258,13 @@ BAD_REQUESTS = [
         400,
         "bad_options",
     ),
+    (
+        "a bet the profile does not offer",
+        "/v1/score",
+        {"json": {"hands": ["3H 7S KD 8C 6D"], "profile": "app", "bet": "double"}},
+        400,
+        "bad_options",
+    ),
     ("bad card text", "/v1/score", {"json": {"hands": ["3H 7S KD 8C 1X"]}}, 400, "bad_card"),
     ("four cards", "/v1/score", {"json": {"hands": ["3H 7S KD 8C"]}}, 400, "bad_hand"),
     (
