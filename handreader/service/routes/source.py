@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[3]
 """The folder holding the packages: a checkout's root, or site-packages for a wheel."""
 
 _PARTS = (
-    "LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "serve.py",
+    "LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "MANIFEST.in", "serve.py",
     "rules", "vision", "training", "handreader", "datasets", "benchmarks", "scripts", "tests",
     "examples", "docs", ".ci",
 )  # fmt: skip
@@ -43,7 +43,7 @@ _PARTS = (
 
 _TEXT_SUFFIXES = frozenset(
     {".py", ".pyi", ".typed", ".js", ".html", ".css", ".md", ".yaml", ".yml", ".toml", ".json",
-     ".txt", ".cfg", ""}
+     ".txt", ".cfg", ".in", ""}
 )  # fmt: skip
 """Source files by suffix (no suffix: ``LICENSE``, ``scripts/install-card-art``, ``.ci/run``).
 Pictures, models and compiled files are left out."""

@@ -53,6 +53,9 @@ def test_the_source_is_served_as_a_tar_gz_of_the_running_code(
     if (ROOT / "LICENSE").is_file():  # a checkout (a wheel's install holds the packages only)
         licence = members["handreader-source/LICENSE"].decode()
         assert "GNU AFFERO GENERAL PUBLIC LICENSE" in licence
+        # what builds the package again: its configuration and the source distribution's list
+        for name in ("pyproject.toml", "MANIFEST.in"):
+            assert members[f"handreader-source/{name}"] == (ROOT / name).read_bytes()
     assert not [name for name in members if name.endswith((".pyc", ".onnx", ".jpg", ".png"))]
     assert not [name for name in members if "__pycache__" in name]
 
