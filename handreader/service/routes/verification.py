@@ -214,9 +214,12 @@ class AuditLogHolder:
         future, gate = self._submit(work)
         return self._answer(future, gate, STORE_DEADLINE_S if deadline_s is None else deadline_s)
 
-    def _submit(self, work: Callable[[AuditLog], _T]) -> tuple[Future[_T], CommitGate]:
-        """``work(log)`` queued in the store's pool, with the gate its writes commit through;
-        StoreUnavailableError, and nothing queued, when too many calls already wait."""
+    def _submit(
+        self, work: Callable[[AuditLog], _T], done: Callable[[], None] | None = None
+    ) -> tuple[Future[_T], CommitGate]:
+        """``work(log)`` queued in the store's pool, with the gate its writes commit through,
+        and ``done()`` after it however it ends (the log not opened too); StoreUnavailableError,
+        and nothing queued, when too many calls already wait."""
         with self._lock:
             if self._waiting >= STORE_THREADS + STORE_QUEUE:
                 raise StoreUnavailableError(
@@ -230,6 +233,8 @@ class AuditLogHolder:
             finally:
                 with self._lock:
                     self._waiting -= 1
+                if done is not None:
+                    done()
 
         return submit_gated(self._store_pool, run)
 
@@ -251,14 +256,8 @@ class AuditLogHolder:
                 "is running: try again when it ends"
             )
 
-        def held(log: AuditLog) -> _T:
-            try:
-                return work(log)
-            finally:
-                self._reading.release()
-
         try:
-            future, gate = self._submit(held)
+            future, gate = self._submit(work, done=self._reading.release)
         except BaseException:
             self._reading.release()  # (never queued: it will not release itself)
             raise

@@ -142,3 +142,18 @@ def test_one_long_read_of_the_trail_at_a_time_even_when_its_caller_gave_up(
             break
         time.sleep(0.05)
     assert answer.status_code == 200 and answer.json()["count"] == 1
+
+
+def test_a_log_that_cannot_be_opened_does_not_hold_the_long_read(
+    client: TestClient, database: Path
+) -> None:
+    """A read of the trail while its file cannot be opened answers why, every time; once
+    the file is mended the reads are answered (the one-read-at-a-time slot is not kept)."""
+    database.write_bytes(b"not a database" * 100)
+    for path in ("/v1/audit", "/v1/audit/verify", "/v1/audit?format=csv"):
+        answer = client.get(path, headers=AUTH)
+        assert answer.status_code == 500 and answer.json()["error"]["code"] == "audit_failed"
+    database.unlink()
+    assert _verify(client).status_code == 200
+    assert client.get("/v1/audit", headers=AUTH).json()["count"] == 1
+    assert client.get("/v1/audit/verify", headers=AUTH).status_code == 200
