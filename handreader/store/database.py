@@ -309,10 +309,22 @@ def _why_unopened(path: Path) -> str:
     return ""
 
 
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``; None when there is none."""
+    with contextlib.suppress(OSError):
+        found = os.stat(path)
+        return (found.st_dev, found.st_ino)
+    return None
+
+
 class SqliteDatabase(Database):
     """The SQLite file ``path`` (created when missing), in WAL mode with ``synchronous=FULL``.
 
-    ``timeout_s`` is how long a write waits for another process's lock.
+    ``timeout_s`` is how long a write waits for another process's lock. A file removed or
+    replaced at the path while open (a restore moved into place) is found before each read
+    and write, which are then refused (StoreError) rather than made to a file no name reaches
+    any more, lost on restart; opening the file now at the path is the restart's (SQLite would
+    fold the old file's write-ahead log, still beside the path, into it).
     """
 
     dialect: Dialect = "sqlite"
@@ -328,13 +340,14 @@ class SqliteDatabase(Database):
         self.path = Path(path)
         self.location = str(path)
         try:
-            self.connection = sqlite3.connect(
+            connection = sqlite3.connect(
                 self.location, timeout=timeout_s, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as error:
             raise StoreUnavailableError(
                 f"cannot open database {self.location!r}: {error}{_why_unopened(self.path)}"
             ) from None
+        self.connection, self._identity = connection, _file_identity(self.path)
         try:
             mode = self._pragma_waiting("PRAGMA journal_mode=WAL", timeout_s)
             if str(mode).lower() != "wal":
@@ -351,6 +364,15 @@ class SqliteDatabase(Database):
             raise StoreError(
                 f"cannot use database {self.location!r}: {error}{_why_unopened(self.path)}"
             ) from None
+
+    def _check_path(self) -> None:
+        """StoreError when the file at the path is not the one open (see the class)."""
+        if _file_identity(self.path) != self._identity:
+            raise StoreError(
+                f"database {self.location!r} was removed or replaced while open: nothing "
+                "more is written to it; restart to open the file now there (restore a "
+                "database only while the service is stopped, its -wal file with it)"
+            )
 
     def _pragma_waiting(self, pragma: str, timeout_s: float) -> Any:
         """The first value ``pragma`` returns, waiting up to ``timeout_s`` while another
@@ -370,6 +392,7 @@ class SqliteDatabase(Database):
             pause_s = min(pause_s * 2, 0.2)
 
     def read(self, sql: str, values: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        self._check_path()
         with self._lock:
             try:
                 return self.connection.execute(sql, tuple(values)).fetchall()
@@ -388,6 +411,7 @@ class SqliteDatabase(Database):
             try:
                 connection.execute("BEGIN IMMEDIATE")
                 try:
+                    self._check_path()  # (under the write lock: no write slips past a swap)
                     result = work(Transaction(run))
                     gate = _enter_commit()
                     try:

@@ -13,6 +13,7 @@ import os
 import socket
 import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -205,3 +206,43 @@ def test_a_gate_lets_a_write_commit_or_its_caller_give_up_never_both(location: s
     assert committing.enter_commit() is True
     assert committing.give_up() is False  # the commit began: its outcome is the answer
     base.close()
+
+
+def _insert(database: SqliteDatabase, name: str) -> None:
+    def note(transaction: Transaction) -> None:
+        transaction.all("CREATE TABLE IF NOT EXISTS note (name TEXT NOT NULL)")
+        transaction.all("INSERT INTO note (name) VALUES (?)", [name])
+
+    database.write(note)
+
+
+def _names(path: Path) -> list[str]:
+    with closing(sqlite3.connect(path)) as connection:
+        return [row[0] for row in connection.execute("SELECT name FROM note ORDER BY name")]
+
+
+def test_an_sqlite_file_removed_or_replaced_while_open_is_refused(tmp_path: Path) -> None:
+    """A write after the file at the path was replaced (a restore moved into place) or
+    removed is refused, naming it, rather than made to a file no name reaches any more
+    (acknowledged, then lost on restart); the file now at the path is left as it is."""
+    path = tmp_path / "store.sqlite3"
+    database = SqliteDatabase(path)
+    _insert(database, "before")
+    backup = tmp_path / "backup.sqlite3"
+    with closing(sqlite3.connect(path)) as source, closing(sqlite3.connect(backup)) as copy:
+        source.backup(copy)
+    _insert(database, "stored")
+    os.replace(backup, path)  # a restore, moved into place while the service runs
+    for attempt in (lambda: _insert(database, "lost"), lambda: database.read("SELECT 1")):
+        with pytest.raises(StoreError, match="was removed or replaced while open"):
+            attempt()
+    for leftover in tmp_path.glob("store.sqlite3*"):
+        leftover.unlink()  # the whole file removed
+    with pytest.raises(StoreError, match="was removed or replaced while open"):
+        _insert(database, "lost")
+    assert not path.exists()  # (no new file made behind the operator's back)
+    database.close()
+    reopened = SqliteDatabase(path)  # a restart opens the file now at the path
+    _insert(reopened, "after the restart")
+    assert _names(path) == ["after the restart"]
+    reopened.close()
