@@ -296,6 +296,9 @@ def _why_unopened(path: Path) -> str:
     writable even to read it."""
     folder = path.parent
     if not folder.is_dir():
+        there = next((above for above in (folder, *folder.parents) if above.exists()), None)
+        if there is not None and not there.is_dir():
+            return f" ({str(there)!r} is a file where a folder should be)"
         return f" (no folder {str(folder)!r})"
     if path.is_dir():
         return " (it is a folder: name a file)"

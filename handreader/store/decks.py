@@ -27,6 +27,7 @@ import dataclasses
 import errno
 import hashlib
 import os
+import stat
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -144,11 +145,24 @@ class FolderDeckStore(DeckStore):
     def _path(self, name: str) -> Path:
         return self.folder / f"{check_deck_name(name)}.json"
 
-    def names(self) -> list[str]:
-        folder = self.folder
-        if not folder.is_dir():
+    def _files(self) -> list[os.DirEntry[str]]:
+        """The folder's ``*.json`` files; none when there is no folder yet; StoreError when
+        the folder cannot be listed (its permissions, a file where a folder should be), so
+        that decks there are never taken for no decks."""
+        try:
+            with os.scandir(self.folder) as entries:
+                return [
+                    entry for entry in entries if entry.name.endswith(".json") and entry.is_file()
+                ]
+        except FileNotFoundError:
             return []
-        return sorted(path.stem for path in folder.glob("*.json") if path.is_file())
+        except NotADirectoryError:
+            raise StoreError("cannot list the decks: the data folder is not a folder") from None
+        except OSError as error:
+            raise StoreError(f"cannot list the decks: {error.strerror or error}") from None
+
+    def names(self) -> list[str]:
+        return sorted(entry.name.removesuffix(".json") for entry in self._files())
 
     def stamp(self, name: str) -> str | None:
         try:
@@ -158,22 +172,25 @@ class FolderDeckStore(DeckStore):
         return f"{status.st_ino}:{status.st_mtime_ns}:{status.st_size}"
 
     def usage(self) -> dict[str, int]:
-        folder = self.folder
         sizes: dict[str, int] = {}
-        for path in folder.glob("*.json") if folder.is_dir() else ():
-            if not path.is_file():
-                continue
+        for entry in self._files():
             try:
-                sizes[path.stem] = path.stat().st_size
+                sizes[entry.name.removesuffix(".json")] = entry.stat().st_size
             except OSError:
                 continue  # removed meanwhile
         return sizes
 
     def _load(self, name: str) -> DeckProfile | None:
         path = self._path(name)
-        if not path.is_file():
+        try:
+            status = path.stat()
+        except FileNotFoundError:
             return None
-        size = path.stat().st_size
+        except OSError as error:  # (a folder that cannot be searched is no missing deck)
+            raise _os_failure("read", name, error) from None
+        if not stat.S_ISREG(status.st_mode):
+            return None
+        size = status.st_size
         if size > MAX_PROFILE_BYTES:
             raise DeckProfileError(
                 f"deck profile {name!r} is corrupt: {size:,} bytes, over the "

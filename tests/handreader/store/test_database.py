@@ -102,6 +102,10 @@ def test_an_sqlite_file_that_cannot_be_opened_says_why(
         open_database(tmp_path / "missing" / "store.sqlite3")
     with pytest.raises(StoreError, match=r"\(it is a folder: name a file\)"):
         open_database(tmp_path)
+    (tmp_path / "data").write_text("a file, not the data folder")
+    for below in ("data", "data/audit"):
+        with pytest.raises(StoreError, match=r"\('.*data' is a file where a folder should be\)"):
+            open_database(tmp_path / below / "store.sqlite3")
     assert _why_unopened(tmp_path / "store.sqlite3") == ""  # a writable folder: nothing to say
     # a read-only file system, or a folder the user may not write (root may write any): as
     # access(2) answers for it

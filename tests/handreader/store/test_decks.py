@@ -215,3 +215,27 @@ def test_a_profile_file_copied_under_another_name_is_that_names_deck(tmp_path: P
     shutil.copyfile(tmp_path / "decks" / "original.json", tmp_path / "decks" / "clone.json")
     assert store.names() == ["clone", "original"]
     assert store.get("clone").name == "clone" and store.get("original").name == "original"
+
+
+def test_a_folder_that_cannot_be_listed_is_no_empty_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decks the service cannot see are an error naming why, never "no decks" (which would
+    send an operator to calibrate again a deck that is there)."""
+    (tmp_path / "data").write_text("a file where the data folder should be")
+    store = FolderDeckStore(tmp_path / "data" / "decks")
+    for attempt in (store.names, store.usage, lambda: store.get("table")):
+        with pytest.raises(StoreError, match="the data folder is not a folder"):
+            attempt()
+    readable = FolderDeckStore(tmp_path / "decks")
+    readable.put(profile("table"))
+
+    def refused(path: object) -> object:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("os.scandir", refused)
+    with pytest.raises(StoreError, match="cannot list the decks: Permission denied"):
+        readable.names()
+    monkeypatch.undo()
+    assert readable.names() == ["table"]
+    assert FolderDeckStore(tmp_path / "not yet made").names() == []  # no folder yet: no decks
