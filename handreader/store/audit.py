@@ -244,7 +244,9 @@ class AuditLog:
         ]
 
         def add(transaction: Transaction) -> int:
-            # every time, in the transaction: another process may have rekeyed the trail
+            # every time, in the transaction: another process may have migrated the database
+            # or rekeyed the trail
+            self.database.check_schema(transaction)
             self._check_mode(transaction.one(f"SELECT {_COLUMNS} FROM verification WHERE id = 1"))
             last = transaction.one(
                 "SELECT id, record_sha256 FROM verification ORDER BY id DESC LIMIT 1"

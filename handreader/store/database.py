@@ -228,13 +228,27 @@ class Database(ABC):
         row = self.read("SELECT max(version) FROM schema_version")
         return int(row[0][0] or 0) if row else 0
 
+    def check_schema(self, transaction: Transaction) -> None:
+        """StoreError, in a write's ``transaction``, when the database has been migrated past
+        what this release knows since it was opened (a newer release started beside this
+        one): nothing is written under a schema this process does not know."""
+        row = transaction.one("SELECT max(version) FROM schema_version")
+        current, latest = int(row[0] or 0) if row else 0, MIGRATIONS[-1].version
+        if current > latest:
+            raise StoreError(
+                f"database {self.location!r} has schema {current}, newer than {latest}: "
+                "upgrade handreader; nothing was written"
+            )
+
     def describe(self) -> dict[str, object]:
         """What ``/health`` reports: backend, location, schema version, and whether the
         database answered (``ok``) or the reason it did not (``error``)."""
         report: dict[str, object] = {"backend": self.dialect, "location": self.location}
         try:
-            report["schema_version"] = self.schema_version()
-            report["ok"] = True
+            report["schema_version"] = version = self.schema_version()
+            report["ok"] = version <= MIGRATIONS[-1].version
+            if not report["ok"]:
+                report["error"] = f"schema {version}, newer than {MIGRATIONS[-1].version}"
         except StoreError as error:
             report["ok"] = False
             report["error"] = str(error)

@@ -276,6 +276,7 @@ class DatabaseDeckStore(DeckStore):
         updated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
         def upsert(transaction: Transaction) -> None:
+            self.database.check_schema(transaction)
             transaction.all(
                 "INSERT INTO deck_profile (name, body, body_sha256, updated_utc) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET body = excluded.body, "
@@ -290,6 +291,7 @@ class DatabaseDeckStore(DeckStore):
         check_deck_name(name)
 
         def remove(transaction: Transaction) -> bool:
+            self.database.check_schema(transaction)
             rows = transaction.all(
                 "DELETE FROM deck_profile WHERE name = ? RETURNING name", (name,)
             )
