@@ -531,13 +531,18 @@ class PostgresDatabase(Database):
         return StoreError(f"cannot {doing} database {self.location!r}: {reason}")
 
     def read(self, sql: str, values: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one query; a connection the server dropped (a restart of PostgreSQL)
+        is opened again and the query asked once more, as a read may be."""
         with self._lock:
-            connection = self._connect()
-            try:
-                cursor = connection.execute(_postgres_sql(sql), tuple(values))
-                return list(cursor.fetchall()) if cursor.description is not None else []
-            except self._psycopg.Error as error:
-                raise self._failure("read", error) from None
+            for again in (True, False):
+                connection = self._connect()
+                try:
+                    cursor = connection.execute(_postgres_sql(sql), tuple(values))
+                    return list(cursor.fetchall()) if cursor.description is not None else []
+                except self._psycopg.Error as error:
+                    if not (again and connection.broken):
+                        raise self._failure("read", error) from None
+            raise AssertionError("unreachable")  # (the second pass returns or raises)
 
     def write(
         self, work: Callable[[Transaction], Result], *, serialize: int | None = None
