@@ -361,9 +361,9 @@ class SqliteDatabase(Database):
                 self.location, timeout=timeout_s, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as error:
-            raise StoreUnavailableError(
-                f"cannot open database {self.location!r}: {error}{_why_unopened(self.path)}"
-            ) from None
+            why = _why_unopened(self.path)  # (a setting to mend, not a database to wait for)
+            failure = StoreError if why else StoreUnavailableError
+            raise failure(f"cannot open database {self.location!r}: {error}{why}") from None
         self.connection, self._identity = connection, _file_identity(self.path)
         try:
             mode = self._pragma_waiting("PRAGMA journal_mode=WAL", timeout_s)

@@ -98,8 +98,11 @@ def test_an_unreachable_database_is_a_clear_error_without_the_password() -> None
 def test_an_sqlite_file_that_cannot_be_opened_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with pytest.raises(StoreError, match=r"cannot open database .*\(no folder '.*missing'\)"):
+    with pytest.raises(
+        StoreError, match=r"cannot open database .*\(no folder '.*missing'\)"
+    ) as error:
         open_database(tmp_path / "missing" / "store.sqlite3")
+    assert not isinstance(error.value, StoreUnavailableError)  # a setting: 500, not "wait" (503)
     with pytest.raises(StoreError, match=r"\(it is a folder: name a file\)"):
         open_database(tmp_path)
     (tmp_path / "data").write_text("a file, not the data folder")
