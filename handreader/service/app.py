@@ -50,7 +50,8 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
       (the store's database refused), ``internal_error`` (a bug: logged, the server keeps
       serving)
 503   ``not_ready`` (models not loaded), ``recognizer_timeout`` (slower than the limit),
-      ``busy`` (the decoding memory budget held by other images past the time limit),
+      ``busy`` (the decoding memory budget held by other images past the time limit, or
+      another long read of the audit log running in the worker),
       ``audit_not_configured`` (no operator token set), ``store_unavailable`` (the store's
       database cannot be reached)
 507   ``storage_full``: the store's disk is full, nothing was written (the photo was read;

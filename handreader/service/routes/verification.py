@@ -31,7 +31,7 @@ next request.
 import hmac
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Self, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import Response
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
@@ -65,6 +65,7 @@ from handreader.service.requests import (
     read_upload,
     request_body_doc,
 )
+from handreader.service.routes.audit_export import ExportResponse, HeldChunks
 from handreader.service.schemas import TableOptionsIn
 from handreader.service.store_guard import gated_result, submit_gated
 from handreader.service.token_guard import client_of, guard_for
@@ -250,18 +251,39 @@ class AuditLogHolder:
         runs it, waited for up to :data:`READ_DEADLINE_S`, one at a time a worker:
         ServerBusyError (503 ``busy``) while another runs, even one whose caller gave up, so
         abandoned exports never pile up in memory."""
-        if not self._reading.acquire(blocking=False):
-            raise ServerBusyError(
-                "another long read of the audit log (its records, an export or a chain check) "
-                "is running: try again when it ends"
-            )
-
+        self._hold_reading()
         try:
             future, gate = self._submit(work, done=self._reading.release)
         except BaseException:
             self._reading.release()  # (never queued: it will not release itself)
             raise
         return self._answer(future, gate, READ_DEADLINE_S)
+
+    def stream(self, work: Callable[[AuditLog], Iterator[str]]) -> HeldChunks:
+        """A long read answered in chunks (the CSV export): ``work(log)`` reads its first
+        chunk as :meth:`read` reads (its errors are raised here), and the worker's one long
+        read is held until the chunks end or are dropped, so exports one after another never
+        run at once."""
+        self._hold_reading()
+        try:
+            future, gate = self._submit(work)
+        except BaseException:
+            self._reading.release()
+            raise
+        try:
+            chunks = self._answer(future, gate, READ_DEADLINE_S)
+        except BaseException:  # (given back when the read its caller gave up on ends)
+            future.add_done_callback(lambda _: self._reading.release())
+            raise
+        return HeldChunks(chunks, self._reading.release)
+
+    def _hold_reading(self) -> None:
+        """Take the worker's one long read; ServerBusyError while another holds it."""
+        if not self._reading.acquire(blocking=False):
+            raise ServerBusyError(
+                "another long read of the audit log (its records, an export or a chain check) "
+                "is running: try again when it ends"
+            )
 
     def log(self) -> AuditLog:
         """The open log; AuditNotConfiguredError without a token, AuditError when the database
@@ -505,10 +527,10 @@ def add_verify_routes(
             "verdict": verdict, "since": since, "until": until, "profile": profile,
         }  # fmt: skip
         if format == "csv":
-            chunks = holder.read(
+            chunks = holder.stream(
                 lambda log: log.csv_chunks(token, **filters, limit=limit, offset=offset)
             )
-            return StreamingResponse(
+            return ExportResponse(
                 chunks,
                 media_type="text/csv; charset=utf-8",
                 headers={"Content-Disposition": 'attachment; filename="audit.csv"'},

@@ -106,3 +106,57 @@ def test_json_pages_and_the_csv_export_over_http(
         assert _ids(window.text) == [4, 5]
         bad = client.get("/v1/audit", params={"format": "csv", "verdict": "maybe"}, headers=AUTH)
         assert bad.status_code == 422  # checked before a byte of the export is sent
+
+
+def test_an_export_holds_the_workers_one_long_read_until_it_ends_or_is_dropped(
+    tmp_path: Path,
+) -> None:
+    """Exports one after another never run at once: the first holds the slot while its
+    chunks are taken, and gives it back when they end, are closed or are dropped."""
+    from handreader.service.requests import ServerBusyError
+    from handreader.service.routes.verification import AuditLogHolder, AuditSettings
+
+    holder = AuditLogHolder(AuditSettings(tmp_path / "audit.sqlite3", TOKEN))
+    log = holder.log()
+    for _ in range(5):
+        record(log)
+    export = holder.stream(lambda log: log.csv_chunks(TOKEN, page_rows=2))
+    next(export)
+    with pytest.raises(ServerBusyError):
+        holder.stream(lambda log: log.csv_chunks(TOKEN))
+    with pytest.raises(ServerBusyError):
+        holder.read(lambda log: log.count(TOKEN))
+    assert _ids("".join(["id\r\n", *export])) == [3, 4, 5]  # taken to the end
+    assert holder.read(lambda log: log.count(TOKEN)) == 5
+    dropped = holder.stream(lambda log: log.csv_chunks(TOKEN, page_rows=2))
+    del dropped  # a client gone before its first chunk
+    closed = holder.stream(lambda log: log.csv_chunks(TOKEN, page_rows=2))
+    closed.close()
+    assert holder.read(lambda log: log.count(TOKEN)) == 5
+    holder.close()
+
+
+def test_an_export_the_store_fails_midway_is_cut_off_not_ended(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A store error after the first chunk: one log line, and the answer has no end (the
+    server closes the connection), so no client takes a short CSV for the whole trail."""
+    import asyncio
+
+    from handreader.service.routes.audit_export import ExportResponse
+    from handreader.store.database import StoreError
+
+    def chunks() -> Any:
+        yield "id\r\n1\r\n"
+        raise StoreError("database 'audit.sqlite3' was removed or replaced while open")
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(ExportResponse(chunks(), media_type="text/csv").stream_response(send))
+    assert [message["type"] for message in sent] == ["http.response.start", "http.response.body"]
+    assert sent[1]["body"] == b"id\r\n1\r\n" and sent[1]["more_body"] is True  # never ended
+    assert "export cut off after 7 bytes: database 'audit.sqlite3' was removed" in caplog.text
+    assert "Traceback" not in caplog.text
