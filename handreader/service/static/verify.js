@@ -178,26 +178,30 @@ function auditRow(r) {
   return [String(r.id), r.time_utc, r.profile, r.verdict, String(r.differences.length)];
 }
 
+let listed = null; // the query List last asked: Show more goes on with it, whatever the filters say now
+
 /** The records matching the filters, a page at a time (the server answers 100 a page): List
- *  shows the first, Show more adds the next below them. */
+ *  shows the first, Show more adds the next below them, of the query listed (disabled while
+ *  it asks, so a double click adds one page). */
 async function listAudit(offset = 0) {
   showError($("audit-error"), null);
   const since = $("audit-since").value, until = $("audit-until").value;
-  if (since && until && new Date(since) >= new Date(until)) {
+  if (!offset && since && until && new Date(since) >= new Date(until)) {
     showError($("audit-error"), new Error("Since is not before Until: no record can lie between them"));
     return;
   }
+  if (offset) $("audit-more").disabled = true;
   try {
-    const query = auditQuery("json");
+    if (!offset) listed = auditQuery("json");
+    const query = new URLSearchParams(listed);
     if (offset) query.set("offset", String(offset));
     const answer = await (await request(`/v1/audit?${query}`, { headers: authorization() })).json();
     const rows = answer.records.map(auditRow);
     if (!offset || !$("audit-table")) {
-      const more = el("button", { type: "button", id: "audit-more" }, "Show more");
       $("audit-results").replaceChildren(
         el("p", { id: "audit-count" }),
         table("Verifications", AUDIT_HEADERS, rows, { id: "audit-table" }),
-        more,
+        el("button", { type: "button", id: "audit-more" }, "Show more"),
       );
     } else {
       const added = table(null, AUDIT_HEADERS, rows).querySelector("tbody").children;
@@ -212,6 +216,8 @@ async function listAudit(offset = 0) {
     more.onclick = () => listAudit(answer.next_offset);
   } catch (error) {
     showError($("audit-error"), error);
+  } finally {
+    if ($("audit-more")) $("audit-more").disabled = false;
   }
 }
 
