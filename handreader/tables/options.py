@@ -71,6 +71,11 @@ class TableOptions:
     stake: Decimal = Decimal(1)
     link_factor: float = DEFAULT_LINK_FACTOR
 
+    def __post_init__(self) -> None:
+        # made or replaced (another profile for a live stream): never a bet the profile lacks
+        if self.bet is not None:
+            self.profile.bet_rule(self.bet)  # ProfileError when the profile does not offer it
+
     @classmethod
     def create(
         cls,
@@ -92,8 +97,6 @@ class TableOptions:
         if decks is not None:
             rules = rules.replace(decks=decks)
         bet_type = parse_bet(bet)
-        if bet_type is not None:
-            rules.bet_rule(bet_type)  # ProfileError when the profile does not offer the bet
         return cls(
             profile=rules,
             mode=_enum(TableMode, mode, "mode"),

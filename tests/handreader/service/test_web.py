@@ -295,6 +295,15 @@ def test_live_control_messages(client: TestClient) -> None:
         assert _frame(socket)["cards"] == []  # the tracks were forgotten
 
 
+def test_live_a_profile_without_the_streams_bet_is_refused(client: TestClient) -> None:
+    with client.websocket_connect("/v1/live?profile=classic&bet=double") as socket:
+        socket.send_json({"profile": "app"})  # app offers no double bet
+        refused = socket.receive_json()
+        assert refused["error"]["code"] == "bad_options"
+        assert "offers no 'double' bet" in refused["error"]["message"]
+        assert _frame(socket)["table"]["profile"] == "classic"  # the stream goes on unchanged
+
+
 def test_live_lock_holds_the_hands_shown_to_their_regions(client: TestClient) -> None:
     with client.websocket_connect("/v1/live") as socket:
         socket.send_json({"lock": True})

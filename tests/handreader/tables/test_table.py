@@ -30,6 +30,7 @@ from handreader.tables.scoring import (
 )
 from rules.errors import CardError, HandError, ProfileError, RulesError
 from rules.niuniu import Outcome
+from rules.niuniu_profiles import get_profile
 from rules.pits import CombinationError
 from vision.detections import CardReading, Reading, ReadingFlag
 
@@ -289,6 +290,16 @@ def test_bad_codes(
 def test_bad_options(options: dict[str, object], error: type[Exception], words: str) -> None:
     with pytest.raises(error, match=words):
         TableOptions.create(**options)  # type: ignore[arg-type]
+
+
+def test_a_bet_stays_one_the_profile_offers_when_the_options_are_changed() -> None:
+    """Options replaced (a live stream given another profile) are checked as made ones are."""
+    from dataclasses import replace
+
+    double = TableOptions.create(profile="classic", bet="double")
+    with pytest.raises(ProfileError, match="profile 'app' offers no 'double' bet"):
+        replace(double, profile=get_profile("app"))
+    assert replace(double, profile=get_profile("trainer")).bet == double.bet
 
 
 def test_exact_stakes() -> None:
