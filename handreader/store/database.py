@@ -19,8 +19,7 @@ Errors: :class:`StoreUnavailableError` when the database cannot be reached (a se
 refused login, a file that cannot be opened), :class:`StoreError` for anything else the
 database refuses. A PostgreSQL connection that broke is opened again on the next call.
 
-Threads: one connection per :class:`Database`, guarded by a lock, so one object may serve a
-thread pool.
+Threads: one connection per :class:`Database`, guarded by a lock: one object serves a pool.
 
 A caller that stops waiting for a write (the service answers 503 after a few seconds) must not
 find it committed later: :class:`CommitGate`, given to the thread that writes
@@ -337,11 +336,10 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
 class SqliteDatabase(Database):
     """The SQLite file ``path`` (created when missing), in WAL mode with ``synchronous=FULL``.
 
-    ``timeout_s`` is how long a write waits for another process's lock. A file removed or
-    replaced at the path while open (a restore moved into place) is found before each read
-    and write, which are then refused (StoreError) rather than made to a file no name reaches
-    any more, lost on restart; opening the file now at the path is the restart's (SQLite would
-    fold the old file's write-ahead log, still beside the path, into it).
+    ``timeout_s`` is how long a write waits for another process's lock. The file or its
+    ``-wal`` file removed or replaced while open (a restore moved into place) is found before
+    each read and write, which are refused (StoreError), not made where no name reaches any
+    more; a restart opens the file now at the path.
     """
 
     dialect: Dialect = "sqlite"
@@ -365,6 +363,8 @@ class SqliteDatabase(Database):
             failure = StoreError if why else StoreUnavailableError
             raise failure(f"cannot open database {self.location!r}: {error}{why}") from None
         self.connection, self._identity = connection, _file_identity(self.path)
+        self._wal_path = Path(f"{self.location}-wal")
+        self._wal: tuple[int, int] | None = None  # (taken when the log is first there)
         try:
             mode = self._pragma_waiting("PRAGMA journal_mode=WAL", timeout_s)
             if str(mode).lower() != "wal":
@@ -383,10 +383,14 @@ class SqliteDatabase(Database):
             ) from None
 
     def _check_path(self) -> None:
-        """StoreError when the file at the path is not the one open (see the class)."""
-        if _file_identity(self.path) != self._identity:
+        """StoreError when the file at the path or its ``-wal`` is not the one open."""
+        wal = _file_identity(self._wal_path)
+        if self._wal is None:
+            self._wal = wal
+        if _file_identity(self.path) != self._identity or wal != self._wal:
             raise StoreError(
-                f"database {self.location!r} was removed or replaced while open: nothing "
+                f"database {self.location!r} (or its -wal file) was removed or replaced while "
+                "open: nothing "
                 "more is written to it; restart to open the file now there (restore a "
                 "database only while the service is stopped, its -wal file with it)"
             )

@@ -253,3 +253,16 @@ def test_an_sqlite_file_removed_or_replaced_while_open_is_refused(tmp_path: Path
     _insert(reopened, "after the restart")
     assert _names(path) == ["after the restart"]
     reopened.close()
+
+
+def test_an_sqlite_log_removed_while_open_is_refused(tmp_path: Path) -> None:
+    """Its -wal file removed under a running service: what it took and what would follow
+    live in a file no name reaches (lost at the next start), so the next write is refused."""
+    path = tmp_path / "store.sqlite3"
+    database = SqliteDatabase(path)
+    _insert(database, "before")
+    for beside in ("-wal", "-shm"):
+        Path(f"{path}{beside}").unlink()
+    with pytest.raises(StoreError, match=r"\(or its -wal file\) was removed or replaced"):
+        _insert(database, "lost")
+    database.close()
