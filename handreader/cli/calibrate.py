@@ -83,17 +83,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_decks(args: argparse.Namespace) -> int:
-    """Print one line per saved profile."""
+    """Print one line per saved profile; exit 2 when a profile's file cannot be read."""
+    from handreader.store.database import StoreError
     from handreader.store.decks import open_deck_store
 
     store = open_deck_store()
     names = store.names()
     if not names:
         print(f"no deck profiles under {store.location}")
+    unreadable = 0
     for name in names:
         try:
             profile = store.get(name)
             print(f"{name}: {len(profile.prototypes)} cards, made {profile.created}")
         except ValueError as error:
             print(f"{name}: unusable ({error})")
-    return 0
+            unreadable += isinstance(error, StoreError)  # (the store's fault, not the deck's)
+    return 2 if unreadable else 0

@@ -114,6 +114,9 @@ MAX_PROFILE_BYTES = 16 * 1024 * 1024
 file dropped in the folder is refused as corrupt, unread, and never stalls a listing."""
 
 
+NOT_A_FOLDER = "the decks folder, or the data folder holding it, is no folder"
+
+
 def _os_failure(doing: str, name: str, error: OSError) -> StoreError:
     """A deck file's operating-system error in words that name the deck, not the path: a full
     disk as :class:`StoreFullError`."""
@@ -122,7 +125,7 @@ def _os_failure(doing: str, name: str, error: OSError) -> StoreError:
     if isinstance(error, IsADirectoryError):
         return StoreError(f"cannot {doing} deck {name!r}: a folder of its file's name is there")
     if isinstance(error, NotADirectoryError | FileExistsError):
-        return StoreError(f"cannot {doing} deck {name!r}: the data folder is not a folder")
+        return StoreError(f"cannot {doing} deck {name!r}: {NOT_A_FOLDER}")
     return StoreError(f"cannot {doing} deck {name!r}: {error.strerror or error}")
 
 
@@ -155,9 +158,17 @@ class FolderDeckStore(DeckStore):
                     entry for entry in entries if entry.name.endswith(".json") and entry.is_file()
                 ]
         except FileNotFoundError:
+            # no folder yet, or a link to nothing (a share not mounted): decks not there to see
+            missing = self.folder
+            while not os.path.lexists(missing) and missing != missing.parent:
+                missing = missing.parent
+            if os.path.islink(missing):
+                raise StoreError(
+                    "cannot list the decks: their folder is a link to nothing"
+                ) from None
             return []
         except NotADirectoryError:
-            raise StoreError("cannot list the decks: the data folder is not a folder") from None
+            raise StoreError(f"cannot list the decks: {NOT_A_FOLDER}") from None
         except OSError as error:
             raise StoreError(f"cannot list the decks: {error.strerror or error}") from None
 
@@ -198,9 +209,10 @@ class FolderDeckStore(DeckStore):
             )
         try:
             text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            reason = getattr(error, "strerror", None) or str(error)
-            raise DeckProfileError(f"deck profile {name!r} is corrupt: {reason}") from None
+        except OSError as error:  # (the file's permissions: not what it holds)
+            raise _os_failure("read", name, error) from None
+        except UnicodeDecodeError as error:
+            raise DeckProfileError(f"deck profile {name!r} is corrupt: {error}") from None
         return parse_profile(text, name)  # named as its deck: no path in an answer
 
     def put(self, profile: DeckProfile) -> str:

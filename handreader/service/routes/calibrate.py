@@ -68,6 +68,7 @@ from handreader.service.requests import (
 )
 from handreader.service.routes.deck_access import DeckAccess
 from handreader.service.routes.decks import DECKS, DeckOptionError
+from handreader.store.database import StoreError, StoreUnavailableError
 from rules.cards import parse_card
 from rules.errors import CardError
 from vision.calibrate_deck import (
@@ -219,6 +220,10 @@ def deck_summary(name: str, reader: object = None) -> dict[str, Any]:
     try:
         return _summary(DECKS.get(name), reader)
     except DeckOptionError as error:
+        return {"name": name, "usable": False, "problem": str(error)}
+    except StoreError as error:  # one deck's file unreadable; a database down fails the list
+        if isinstance(error, StoreUnavailableError):
+            raise
         return {"name": name, "usable": False, "problem": str(error)}
 
 

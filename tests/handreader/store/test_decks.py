@@ -225,7 +225,7 @@ def test_a_folder_that_cannot_be_listed_is_no_empty_store(
     (tmp_path / "data").write_text("a file where the data folder should be")
     store = FolderDeckStore(tmp_path / "data" / "decks")
     for attempt in (store.names, store.usage, lambda: store.get("table")):
-        with pytest.raises(StoreError, match="the data folder is not a folder"):
+        with pytest.raises(StoreError, match="or the data folder holding it, is no folder"):
             attempt()
     readable = FolderDeckStore(tmp_path / "decks")
     readable.put(profile("table"))
@@ -239,3 +239,32 @@ def test_a_folder_that_cannot_be_listed_is_no_empty_store(
     monkeypatch.undo()
     assert readable.names() == ["table"]
     assert FolderDeckStore(tmp_path / "not yet made").names() == []  # no folder yet: no decks
+    (tmp_path / "unmounted").symlink_to(tmp_path / "share not mounted")
+    for folder in ("unmounted", "unmounted/decks"):
+        with pytest.raises(StoreError, match="their folder is a link to nothing"):
+            FolderDeckStore(tmp_path / folder).names()
+
+
+def test_a_deck_file_that_cannot_be_read_is_the_stores_fault_not_corrupt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from handreader import cli
+
+    store = FolderDeckStore(tmp_path / "decks")
+    store.put(profile("table"))
+    monkeypatch.setenv("HANDREADER_DATA", str(tmp_path))
+    monkeypatch.delenv("HANDREADER_DATABASE_URL", raising=False)
+    read_text = Path.read_text
+
+    def refused(path: Path, *args: object, **kwargs: object) -> str:
+        if path.suffix == ".json":
+            raise PermissionError(13, "Permission denied")
+        return read_text(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", refused)
+    with pytest.raises(StoreError, match="cannot read deck 'table': Permission denied"):
+        store.get("table")
+    assert cli.main(["decks"]) == 2
+    assert (
+        "table: unusable (cannot read deck 'table': Permission denied)" in capsys.readouterr().out
+    )
