@@ -142,9 +142,7 @@ def _video_frame_ms(reader: Reader, frame: NDArray[np.uint8], count: int) -> tup
     return statistics.median(reads), statistics.median(bare)
 
 
-def _read_photo(
-    reader: Reader, data: bytes, parts: dict[str, list[float]] | None = None
-) -> object:
+def _read_photo(reader: Reader, data: bytes, parts: dict[str, list[float]] | None = None) -> object:
     """``data`` decoded reduced and read, as the commands read a photo; with ``parts``, the
     milliseconds of the decode and of the reading's stages (the reader's own timings:
     brightening and detector passes, index classifier, the rest) appended to it."""

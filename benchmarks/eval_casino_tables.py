@@ -63,7 +63,8 @@ def main() -> None:
         ),
         "without the index verifier": reader.with_settings(
             dataclasses.replace(reader.settings, verify_below=0.0)
-        ),        f"two sure corners spared the checks {'off' if corroborated else 'on'}": (
+        ),
+        f"two sure corners spared the checks {'off' if corroborated else 'on'}": (
             reader.with_settings(
                 dataclasses.replace(reader.settings, verify_corroborated=not corroborated)
             )

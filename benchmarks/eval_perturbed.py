@@ -49,8 +49,11 @@ def turned(image: Image, degrees: float) -> Image:
     """``image`` turned ``degrees`` counter-clockwise on a canvas grown to hold all of it, the
     corners filled with the image's median colour (a table around the photo)."""
     if degrees % 90 == 0:
-        codes = {90: cv2.ROTATE_90_COUNTERCLOCKWISE, 180: cv2.ROTATE_180,
-                 270: cv2.ROTATE_90_CLOCKWISE}
+        codes = {
+            90: cv2.ROTATE_90_COUNTERCLOCKWISE,
+            180: cv2.ROTATE_180,
+            270: cv2.ROTATE_90_CLOCKWISE,
+        }
         turns = int(degrees) % 360
         return image.copy() if turns == 0 else np.asarray(cv2.rotate(image, codes[turns]), np.uint8)
     height, width = image.shape[:2]
@@ -60,8 +63,14 @@ def turned(image: Image, degrees: float) -> Image:
     matrix[0, 2] += new_w / 2 - width / 2
     matrix[1, 2] += new_h / 2 - height / 2
     fill = _median_colour(image)
-    out = cv2.warpAffine(image, matrix, (new_w, new_h), flags=cv2.INTER_LINEAR,
-                         borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+    out = cv2.warpAffine(
+        image,
+        matrix,
+        (new_w, new_h),
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=fill,
+    )
     return np.asarray(out, np.uint8)
 
 
@@ -81,8 +90,14 @@ def tilted(image: Image, squeeze: float) -> Image:
     target = np.array([[inset, 0], [width - inset, 0], [width, height], [0, height]], np.float32)
     matrix = cv2.getPerspectiveTransform(source, target)
     fill = _median_colour(image)
-    out = cv2.warpPerspective(image, matrix, (width, height), flags=cv2.INTER_LINEAR,
-                              borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+    out = cv2.warpPerspective(
+        image,
+        matrix,
+        (width, height),
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=fill,
+    )
     return np.asarray(out, np.uint8)
 
 
@@ -174,13 +189,17 @@ def table_lines(manifest: Path, totals: dict[str, EvalTotals]) -> list[str]:
     """The table of one manifest: F1 and its change against ``as taken``."""
     base = totals["as taken"].f1 if "as taken" in totals else None
     first = next(iter(totals.values()))
-    lines = [f"{manifest}: {first.photos} photos, {first.truth_cards} cards",
-             f"  {'taken':>12}  {'precision':>9}  {'recall':>6}  {'F1':>6}  {'uncertain':>9}  "
-             f"{'F1 change':>9}"]
+    lines = [
+        f"{manifest}: {first.photos} photos, {first.truth_cards} cards",
+        f"  {'taken':>12}  {'precision':>9}  {'recall':>6}  {'F1':>6}  {'uncertain':>9}  "
+        f"{'F1 change':>9}",
+    ]
     for name, total in totals.items():
         change = "" if base is None or name == "as taken" else f"{total.f1 - base:+.3f}"
-        lines.append(f"  {name:>12}  {total.precision:9.3f}  {total.recall:6.3f}  "
-                     f"{total.f1:6.3f}  {total.uncertain:9d}  {change:>9}")
+        lines.append(
+            f"  {name:>12}  {total.precision:9.3f}  {total.recall:6.3f}  "
+            f"{total.f1:6.3f}  {total.uncertain:9d}  {change:>9}"
+        )
     return lines
 
 
@@ -189,8 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("manifests", type=Path, nargs="+", metavar="MANIFEST")
     parser.add_argument("--models", type=Path, default=ROOT / "models")
     parser.add_argument("--limit", type=int, default=None, help="first N photos of each")
-    parser.add_argument("--only", default=None,
-                        help="comma-separated perturbations (the baseline is always read)")
+    parser.add_argument(
+        "--only", default=None, help="comma-separated perturbations (the baseline is always read)"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON line per manifest")
     args = parser.parse_args(argv)
     names = list(PERTURBATIONS)
@@ -198,8 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         wanted = [name.strip() for name in args.only.split(",") if name.strip()]
         unknown = [name for name in wanted if name not in PERTURBATIONS]
         if unknown:
-            parser.error(f"unknown perturbation {', '.join(map(repr, unknown))}; "
-                         f"known: {', '.join(PERTURBATIONS)}")
+            parser.error(
+                f"unknown perturbation {', '.join(map(repr, unknown))}; "
+                f"known: {', '.join(PERTURBATIONS)}"
+            )
         names = ["as taken", *(name for name in wanted if name != "as taken")]
     missing = [str(path) for path in args.manifests if not path.is_file()]
     if missing:
@@ -208,8 +230,14 @@ def main(argv: list[str] | None = None) -> int:
     for manifest in args.manifests:
         totals = evaluate(reader, manifest, names, args.limit)
         if args.json:
-            print(json.dumps({"manifest": str(manifest),
-                              **{name: total.summary(top=3) for name, total in totals.items()}}))
+            print(
+                json.dumps(
+                    {
+                        "manifest": str(manifest),
+                        **{name: total.summary(top=3) for name, total in totals.items()},
+                    }
+                )
+            )
         else:
             print("\n".join(table_lines(manifest, totals)))
     return 0

@@ -59,7 +59,8 @@ def main() -> None:
         ),
         "verifying certain cards only": reader.with_settings(
             dataclasses.replace(reader.settings, verify_uncertain=False)
-        ),        f"two sure corners spared the checks {'off' if corroborated else 'on'}": (
+        ),
+        f"two sure corners spared the checks {'off' if corroborated else 'on'}": (
             reader.with_settings(
                 dataclasses.replace(reader.settings, verify_corroborated=not corroborated)
             )

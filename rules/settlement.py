@@ -151,4 +151,3 @@ def play_round(
         PlayerResult(hand, settle(banker_hand, hand, bet, stake)) for hand in player_hands
     )
     return RoundResult(banker_hand, results)
-

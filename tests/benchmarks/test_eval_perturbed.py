@@ -103,8 +103,9 @@ def test_table_on_the_example_photo(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert list(rows) == ["as taken", "turned 180", "half size"]
     assert len(rows["as taken"]) == 4  # precision, recall, F1, uncertain: no change column
     assert len(rows["turned 180"]) == 5 and rows["turned 180"][-1][0] in "+-"
-    totals = perturbed.evaluate(perturbed.Reader.load(ROOT / "models"), manifest,
-                                ["as taken", "turned 180"])
+    totals = perturbed.evaluate(
+        perturbed.Reader.load(ROOT / "models"), manifest, ["as taken", "turned 180"]
+    )
     assert totals["as taken"].f1 >= 0.8 and totals["turned 180"].f1 >= 0.8
 
 
@@ -123,8 +124,9 @@ def test_an_unreadable_photo_counts_as_failed_in_every_row(tmp_path: Path) -> No
     (tmp_path / "broken.jpg").write_bytes(b"not an image")
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(json.dumps({"image": "broken.jpg", "cards": ["7H"]}) + "\n")
-    totals = perturbed.evaluate(perturbed.Reader.load(ROOT / "models"), manifest,
-                                ["as taken", "noisy"])
+    totals = perturbed.evaluate(
+        perturbed.Reader.load(ROOT / "models"), manifest, ["as taken", "noisy"]
+    )
     assert [t.failed for t in totals.values()] == [1, 1]
     assert [t.recall for t in totals.values()] == [0.0, 0.0]
 

@@ -40,8 +40,6 @@ def test_rows_name_their_thresholds_and_the_default(
     assert {u for _, u, _ in combos} == set(tune.UNCERTAIN)
     defaults = ReaderSettings()
     marked = [(float(d), float(u), float(n)) for _, d, u, n, mark in rows if mark]
-    assert marked == [
-        (defaults.detection_threshold, defaults.uncertain_below, defaults.none_above)
-    ]
+    assert marked == [(defaults.detection_threshold, defaults.uncertain_below, defaults.none_above)]
     scores = [float(f1) for f1, *_ in rows]
     assert scores == sorted(scores, reverse=True)

@@ -352,8 +352,10 @@ def test_property_reading_order_does_not_change_what_is_shown(order: list[int], 
         cards = reader.reading_for(frame).cards
         plain.update(cards)
         shuffled.update([cards[i] for i in order])
+
     def key(tracker: CardTracker) -> list[tuple[str, tuple[float, ...]]]:
         return sorted((t.code, tuple(round(v, 6) for v in t.box_xyxy)) for t in tracker.shown)
+
     assert key(plain) == key(shuffled)
 
 

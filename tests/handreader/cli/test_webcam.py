@@ -25,9 +25,7 @@ from handreader.tables.live import LiveFrame, LiveSettings
 from rules.niuniu_profiles import NIU_PROFILES
 
 FRAMES = 40
-MODELS = Path(
-    os.environ.get("HANDREADER_MODELS") or Path(__file__).resolve().parents[3] / "models"
-)
+MODELS = Path(os.environ.get("HANDREADER_MODELS") or Path(__file__).resolve().parents[3] / "models")
 
 
 @pytest.fixture(scope="module")

@@ -584,4 +584,3 @@ def test_calibrating_a_deck_name_again_asks_before_replacing_it(
     page.click("#wizard-start")
     page.wait_for_selector("#wizard-cards:not([hidden])")  # asked for: it goes on
     page.click("#tab-decks")
-

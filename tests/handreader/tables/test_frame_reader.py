@@ -39,7 +39,6 @@ def test_the_pipeline_reads_frames_with_the_readers_frame_setting() -> None:
     assert pipeline.reader is offering.inner
 
 
-
 def test_the_pipeline_reads_one_video_through_a_stream_reader_unless_told_not_to() -> None:
     """A recognizer offering ``for_stream`` (the real Reader: a memory of the last frame's
     indices) is read through a new one for each pipeline; ``remember=False`` takes its
