@@ -79,13 +79,31 @@ export function imageForm(file, options) {
 
 /** Show an error in a box (or hide the box when error is null). */
 /** The stake typed in ``input``: an empty field bets 1; anything else that is no positive
- *  number throws an Error naming it (never replaced in silence). */
+ *  number throws an Error naming it (never replaced in silence). A number field the browser
+ *  cannot parse ("12-3") reads as "" but is not empty: its ``validity.badInput`` says so. */
 export function typedStake(input) {
   const text = input.value.trim();
+  if (input.validity && input.validity.badInput) throw new Error("the stake must be a positive number, not what is typed");
   if (text === "") return 1;
   const value = Number(text);
   if (!(Number.isFinite(value) && value > 0)) throw new Error(`the stake must be a positive number, not ${text}`);
   return value;
+}
+
+/** Disable ``button``; when it holds the focus, hand the focus to ``holder`` first (made
+ *  focusable by script, tabindex -1), so a keyboard user is not dropped to the page's start. */
+export function disableKeepingFocus(button, holder) {
+  if (document.activeElement === button) {
+    if (!holder.hasAttribute("tabindex")) holder.setAttribute("tabindex", "-1");
+    holder.focus();
+  }
+  button.disabled = true;
+}
+
+/** Enable ``button`` again; the focus ``holder`` took from it goes back to it. */
+export function enableTakingFocus(button, holder) {
+  button.disabled = false;
+  if (document.activeElement === holder) button.focus();
 }
 
 export function showError(box, error) {

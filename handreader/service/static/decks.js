@@ -2,7 +2,7 @@
 // calibrated decks, and the calibration wizard (one card per photo, or the whole deck in a 13 x 4
 // grid) that uploads the photos to POST /v1/decks/NAME and shows what was assigned.
 
-import { $, el, request, showError, cardChip, cardText, table } from "./common.js";
+import { $, el, request, showError, cardChip, cardText, table, disableKeepingFocus } from "./common.js";
 
 const CARD_SIDE = 1600; // longest side of a one-card photo sent (the corners stay sharp)
 const GRID_SIDE = 4096; // a grid photo holds 52 cards: keep it large
@@ -104,6 +104,9 @@ function showCard() {
   $("wizard-card").replaceChildren(done ? "every card: calibrate now" : cardChip(code));
   $("wizard-card").dataset.code = code || "";
   $("wizard-progress").textContent = done ? `${wizard.photos.size} photo${wizard.photos.size === 1 ? "" : "s"}` : `card ${wizard.index + 1} of ${total} \u00b7 ${wizard.photos.size} photo${wizard.photos.size === 1 ? "" : "s"} taken`;
+  if (done && [$("wizard-file"), $("wizard-many"), $("wizard-skip")].includes(document.activeElement)) {
+    $("wizard-finish").focus(); // (every card passed: what is left to do is to calibrate)
+  }
   $("wizard-file").disabled = done;
   $("wizard-many").disabled = done;
   $("wizard-skip").disabled = done;
@@ -157,6 +160,7 @@ function start(event) {
       rows.push(wizard.grid.order.slice(row * wizard.grid.columns, (row + 1) * wizard.grid.columns).map(cardChip));
     }
     $("wizard-layout").replaceChildren(table("", Array.from({ length: wizard.grid.columns }, (_, index) => String(index + 1)), rows, { id: "wizard-grid-table" }));
+    $("wizard-grid-file").focus();
     return;
   }
   const jokers = $("wizard-jokers").checked;
@@ -164,6 +168,7 @@ function start(event) {
   wizard.index = 0;
   showStep("cards");
   showCard();
+  $("wizard-file").focus();
 }
 
 /** The photo scaled down so that its longest side is at most ``side`` (JPEG), or the file. */
@@ -206,18 +211,22 @@ async function send(form) {
   showError($("wizard-error"), null);
   $("wizard-status").textContent = "Calibrating\u2026";
   $("wizard-result").hidden = true;
-  for (const id of ["wizard-finish", "wizard-grid-file", "wizard-file", "wizard-many"]) $(id).disabled = true;
+  disableKeepingFocus($("wizard-finish"), $("wizard-status"));
+  for (const id of ["wizard-grid-file", "wizard-file", "wizard-many"]) $(id).disabled = true;
   try {
     const token = $("wizard-token").value.trim();
     const headers = token ? { Authorization: `Bearer ${token}` } : {};
     const response = await request(`/v1/decks/${encodeURIComponent(name)}`, { method: "POST", headers, body: form });
     const answer = await response.json();
-    $("wizard-status").textContent = "";
     await refreshDecks(name);
     forget();
     showStep("setup");
     $("wizard-result").replaceChildren(...resultView(name, answer));
     $("wizard-result").hidden = false;
+    // the status line is a live region: it says the result, and the focus goes to its summary
+    $("wizard-status").textContent = $("wizard-done").textContent;
+    $("wizard-done").setAttribute("tabindex", "-1");
+    $("wizard-done").focus();
     $("wizard-use").addEventListener("click", () => {
       history.replaceState(null, "", "#photo");
       window.dispatchEvent(new HashChangeEvent("hashchange"));
@@ -233,6 +242,11 @@ async function send(form) {
   } finally {
     $("wizard-grid-file").disabled = false;
     if (!$("wizard-cards").hidden) showCard();
+    if (document.activeElement === $("wizard-status")) {
+      // (a failed calibration: the focus goes back to the step's control)
+      if (!$("wizard-cards").hidden) $("wizard-finish").focus();
+      else if (!$("wizard-grid").hidden) $("wizard-grid-file").focus();
+    }
   }
 }
 

@@ -265,8 +265,9 @@ async function start() {
     if (state.running) showError($("live-error"), why || new Error("the connection to the server closed"));
     stop();
   });
-  $("live-start").disabled = true;
   $("live-stop").disabled = false;
+  if (document.activeElement === $("live-start")) $("live-stop").focus();
+  $("live-start").disabled = true;
   $("live-seats").disabled = false;
   showSeats();
 }
@@ -282,6 +283,7 @@ function stop() {
   $("live-status").textContent = "Stopped";
   if (wasRunning) announce("Camera stopped.");
   $("live-start").disabled = false;
+  if (document.activeElement === $("live-stop")) $("live-start").focus();
   $("live-stop").disabled = true;
   $("live-lock").disabled = true;
   showLock(null);

@@ -3,7 +3,7 @@
 // here over the photo as the browser shows it (draw.js). Changing an option marks the results
 // out of date and reads the photo again with it.
 
-import { $, el, markStale, request, imageForm, showError, cardChips, table, money, typedStake, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
+import { $, el, markStale, request, imageForm, showError, cardChips, table, money, typedStake, disableKeepingFocus, enableTakingFocus, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
 import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene, statusText } from "./draw.js";
 
@@ -293,9 +293,12 @@ async function read(file) {
   }
   if (chosenDeck()) options.deck = chosenDeck();
   if (chosenIndices()) options.indices = chosenIndices();
-  $("photo-status").textContent = state.shown ? "Out of date: reading again with the new options\u2026" : "Reading\u2026";
+  const newPhoto = state.shown && state.shownFile !== file;
+  $("photo-status").textContent = !state.shown ? "Reading\u2026"
+    : newPhoto ? "Reading the new photo\u2026" : "Out of date: reading again with the new options\u2026";
+  if (newPhoto) markStale([$("photo-results"), $("photo-figure")], "Out of date: the new photo is being read");
   $("photo-status").classList.add("busy");
-  $("photo-submit").disabled = true;
+  disableKeepingFocus($("photo-submit"), $("photo-status"));
   $("photo-form").setAttribute("aria-busy", "true");
   const started = performance.now();
   try {
@@ -326,7 +329,7 @@ async function read(file) {
     showError($("photo-error"), error);
   } finally {
     if (generation === state.generation) {
-      $("photo-submit").disabled = false;
+      enableTakingFocus($("photo-submit"), $("photo-status"));
       $("photo-status").classList.remove("busy");
       $("photo-form").removeAttribute("aria-busy");
     }

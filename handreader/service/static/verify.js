@@ -26,14 +26,14 @@ function checkedPhoto(file) {
 
 function addRow(seat = "", outcome = "win", payout = "") {
   const row = el("tr", { class: "declared-row" },
-    el("td", {}, el("input", { type: "number", min: 0, step: 1, class: "seat", value: seat, "aria-label": "seat", placeholder: "seat" })),
+    el("td", {}, el("input", { type: "number", min: 0, step: 1, class: "seat", value: seat, "aria-label": "player's seat", placeholder: "seat" })),
     el("td", {}, (() => {
-      const select = el("select", { class: "outcome", "aria-label": "outcome" },
+      const select = el("select", { class: "outcome", "aria-label": "player's outcome" },
         ...["win", "lose", "tie"].map((name) => el("option", { value: name }, name)));
       select.value = outcome;
       return select;
     })()),
-    el("td", {}, el("input", { type: "number", step: "any", class: "payout", value: payout, "aria-label": "payout", placeholder: "payout" })),
+    el("td", {}, el("input", { type: "number", step: "any", class: "payout", value: payout, "aria-label": "payout (player's net, optional)", placeholder: "payout" })),
     el("td", {}, el("button", { type: "button", class: "secondary remove" }, "Remove")),
   );
   const remove = row.querySelector(".remove");
@@ -134,7 +134,7 @@ async function submit(event) {
   if (chosenDeck()) options.deck = chosenDeck();
   const seatsRead = $("verify-status").textContent;
   $("verify-status").textContent = "Checking\u2026";
-  generation += 1;
+  const mine = ++generation;
   checking = true;
   $("verify-submit").disabled = true;
   try {
@@ -142,12 +142,23 @@ async function submit(event) {
       request("/v1/verify", { method: "POST", headers: authorization(), body: imageForm(checkedPhoto(file), options) }).then((r) => r.json()),
       loadPicture(file),
     ]);
+    if (mine !== generation) {
+      // another photo was chosen while the check was on its way: its verdict is the photo
+      // before's, so it is named as such and never shown as the photo now chosen's
+      showError($("verify-error"), new Error(`The check of ${file.name} answered after another photo was chosen: ` +
+        `it was logged as record ${answer.record_id} (${answer.verdict}). Check the photo now chosen to verify it.`));
+      return;
+    }
     clearVerification();
     showVerification(answer, picture);
     const differences = answer.differences.length;
     $("verify-status").textContent = `Checked: ${answer.verdict}` +
       (differences ? `, ${differences} difference${differences === 1 ? "" : "s"}` : "") + ` (record ${answer.record_id}).`;
   } catch (error) {
+    if (mine !== generation) {
+      showError($("verify-error"), new Error(`The check of ${file.name} failed after another photo was chosen: ${error.message}`));
+      return;
+    }
     if (error.status >= 400 && error.status < 500) {
       // the token or the form is wrong: the seats read stay in view while the dealer mends it
       $("verify-status").textContent = seatsRead;
