@@ -70,17 +70,34 @@ def plain_text(docstring: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit status."""
-    parser = build_parser()
+    """Entry point of the console script; returns the process exit status.
+
+    Ctrl-C is one line and status 130 from the first statement on: building the parser imports
+    every command's module (numpy among them), which takes long enough to be interrupted.
+    """
     given = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run(given)
+    except KeyboardInterrupt:
+        print(f"{_command_label(given)}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _command_label(given: Sequence[str]) -> str:
+    """``handreader COMMAND`` for the command the arguments name first, or ``handreader`` when
+    they name none (the label of a message that may come before the arguments are parsed)."""
+    named = next((token for token in given if not token.startswith("-")), None)
+    return f"handreader {named}" if named in COMMANDS else "handreader"
+
+
+def _run(given: list[str]) -> int:
+    """Parse ``given`` and run its command; expected errors become one line and status 2."""
+    parser = build_parser()
     args, unknown = parser.parse_known_args(given)
     if unknown:
         args = _intermixed(parser, args, given, unknown)
     try:
         status: int = args.func(args)
-    except KeyboardInterrupt:
-        print(f"handreader {args.command}: interrupted", file=sys.stderr)
-        return 130
     except ValueError as error:
         print(f"handreader {args.command}: error: {error}", file=sys.stderr)
         return 2

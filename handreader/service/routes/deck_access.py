@@ -136,6 +136,12 @@ class DeckAccess:
         if not hmac.compare_digest(given.encode(), self.token.encode()):
             raise OperatorTokenError("wrong operator token")
 
+    def is_operator(self, token: str | None) -> bool:
+        """Whether ``token`` is the deck-writing token (compared in constant time)."""
+        return bool(token and self.token) and hmac.compare_digest(
+            str(token).encode("utf-8"), str(self.token).encode("utf-8")
+        )
+
     def save_within_quota(self, name: str, size: int, put: Callable[[], str]) -> str:
         """Save the deck ``name``, ``size`` bytes, with ``put`` (where it went) once the quota
         allows it. The quota is checked again and the deck saved under one lock, so writes

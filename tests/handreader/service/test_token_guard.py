@@ -179,6 +179,23 @@ def test_health_counts_wrong_tokens_and_compares_none_from_an_address_held_off(
         error_message(client.get("/v1/audit", headers=right), 429, "too_many_attempts")
 
 
+def test_health_takes_the_deck_writing_token_as_an_operators_never_as_a_guess(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The docs invite a monitor to poll ``/health`` with the operator token: the deck-writing
+    one (``HANDREADER_OPERATOR_TOKEN``) is an operator's as the audit log's is, so polling with
+    it shows the store's place and never locks the operator out of the log or the decks."""
+    monkeypatch.setenv("HANDREADER_OPERATOR_TOKEN", "deck-operator")
+    guard = TokenGuard(free=100, lock_after=3)
+    decks = {"Authorization": "Bearer deck-operator"}
+    with _client(monkeypatch, tmp_path, guard) as client:
+        for _ in range(10):  # more than the guard's lock_after
+            answer = client.get("/health", headers=decks)
+            assert answer.status_code == 200 and "location" in answer.json()["store"]
+        audit = client.get("/v1/audit", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert audit.status_code == 200, audit.text
+
+
 def test_a_refusal_logs_the_clients_text_printable(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
