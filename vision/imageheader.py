@@ -176,6 +176,16 @@ def _sniff(data: bytes) -> ImageFormat:
     )
 
 
+def looks_like_image(head: bytes) -> bool:
+    """Whether the leading bytes ``head`` (12 are enough) begin an image: one of the supported
+    types, or one named as unsupported (HEIC, AVIF, PDF...), so that its refusal names it."""
+    try:
+        _sniff(head)
+    except UnsupportedImageTypeError:
+        return bool(_known_unsupported(head))
+    return True
+
+
 # ISO base media ("ftyp") brands of the still-image formats phones and browsers write
 _HEIF_BRANDS = frozenset({b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx", b"mif1", b"msf1"})
 _AVIF_BRANDS = frozenset({b"avif", b"avis"})

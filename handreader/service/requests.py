@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
-from vision.imageheader import UnsupportedImageTypeError
+from vision.imageheader import UnsupportedImageTypeError, looks_like_image
 
 __all__ = [
     "JSON_DEPTH",
@@ -221,6 +221,36 @@ async def read_body(request: Request, limit: int, told: str = "") -> bytes:
     return b"".join(chunks)
 
 
+_SIGNATURE_BYTES = 12
+"""Leading bytes enough to tell an image from JSON (``vision.imageheader.looks_like_image``)."""
+
+
+async def _json_or_image(request: Request, max_bytes: int) -> tuple[bytes, bool]:
+    """A body sent as ``application/json``, and whether it is an image after all: an image's
+    type is told from its bytes, never from a header, so a photo sent with that type is read
+    as a photo (within ``max_bytes``), and anything else as JSON (within ``JSON_LIMIT``, by its
+    ``Content-Length`` as soon as its first bytes are known)."""
+    declared = request.headers.get("content-length", "")
+    chunks: list[bytes] = []
+    size = 0
+    image: bool | None = None  # until the first bytes tell
+    limit = JSON_LIMIT
+    async for chunk in request.stream():
+        chunks.append(chunk)
+        size += len(chunk)
+        if image is None and size >= _SIGNATURE_BYTES:
+            image = looks_like_image(b"".join(chunks)[:_SIGNATURE_BYTES])
+            limit = max_bytes if image else JSON_LIMIT
+            if declared.isdigit() and int(declared) > limit:
+                raise PayloadTooLargeError(
+                    f"request body of {int(declared):,} bytes is over the limit of {limit:,} bytes"
+                )
+        if size > limit:
+            raise PayloadTooLargeError(f"request body is over the limit of {limit:,} bytes")
+    body = b"".join(chunks)
+    return body, looks_like_image(body) if image is None else image
+
+
 _QUERY_ONLY = frozenset({"format"})
 """Query parameters that are no options (``game`` is one: the game whose deck is in play, which
 ``/v1/annotated`` also draws)."""
@@ -280,12 +310,15 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
 
 async def read_upload(request: Request, max_bytes: int) -> Upload:
     """Read the body within the limits: JSON (``JSON_LIMIT``), multipart (``max_bytes`` plus
-    ``MULTIPART_SLACK``) or a raw image (``max_bytes``); options from the query and the
-    multipart ``options`` field (the field wins)."""
+    ``MULTIPART_SLACK``) or a raw image (``max_bytes``; one sent as ``application/json`` too,
+    told by its bytes); options from the query and the multipart ``options`` field (the field
+    wins)."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     options = _query_options(request)
     if kind == "application/json":
-        body = await read_body(request, JSON_LIMIT)
+        body, is_image = await _json_or_image(request, max_bytes)
+        if is_image:
+            return Upload(body, options)
         return Upload(None, options, await parse_json_off_loop(body, "the request body"))
     if kind == "multipart/form-data":
         told = f"{max_bytes:,} bytes for the photo (and {MULTIPART_SLACK // 1024} KiB of form)"

@@ -135,6 +135,30 @@ def test_read_ignores_a_lying_content_type(client: TestClient) -> None:
     assert client.post("/v1/read", files=files).status_code == 200
 
 
+@pytest.mark.parametrize("path", ["/v1/read", "/v1/score"])
+def test_a_photo_sent_as_json_is_read_as_the_photo_its_bytes_say(
+    client: TestClient, path: str
+) -> None:
+    # api.md: an image's type is told from its bytes, never from a header; a photo over the
+    # JSON limit (64 KiB) sent as application/json is no 413, a small PNG no malformed_json
+    big = cv2.imencode(".jpg", np.random.default_rng(5).integers(0, 255, (480, 640, 3), np.uint8))
+    photo = big[1].tobytes()
+    assert len(photo) > 64 * 1024
+    for body in (photo, cv2.imencode(".png", np.full((240, 320, 3), 90, np.uint8))[1].tobytes()):
+        answer = client.post(path, content=body, headers={"content-type": "application/json"})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["size"] in ([640, 480], [320, 240])
+
+
+def test_json_over_its_limit_is_still_refused_by_its_length_and_its_bytes(
+    client: TestClient,
+) -> None:
+    codes = b'{"hands": [' + b'"AS 2S 3S 4S 5S", ' * 5000 + b'"AS 2S 3S 4S 5S"]}'
+    assert len(codes) > 64 * 1024
+    answer = client.post("/v1/score", content=codes, headers={"content-type": "application/json"})
+    assert answer.status_code == 413 and "65,536 bytes" in answer.json()["error"]["message"]
+
+
 # --- score ---------------------------------------------------------------------------------------
 
 
