@@ -224,10 +224,16 @@ def parse_profile(text: str, source: str) -> DeckProfile:
             weight,
             temperature,
         )
-    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as error:
+    except KeyError as error:
+        raise DeckProfileError(
+            f"deck profile {str(path)!r} is corrupt: it has no {error.args[0]!r} field"
+        ) from None
+    except (TypeError, ValueError, AttributeError, RecursionError) as error:
         if isinstance(error, DeckProfileError):
             raise
-        raise DeckProfileError(f"deck profile {str(path)!r} is corrupt: {error!r}") from error
+        raise DeckProfileError(
+            f"deck profile {str(path)!r} is corrupt: a field of the wrong kind ({error})"
+        ) from None
 
 
 def list_profiles() -> list[str]:

@@ -59,7 +59,13 @@ def test_profile_round_trips_to_disk() -> None:
     ("body", "message"),
     [
         ("{not json", "corrupt"),
-        ('{"format": 1}', "corrupt"),
+        ('{"format": 1}', "corrupt: it has no 'prototypes' field$"),
+        ('{"name": "x"}', "corrupt: it has no 'format' field$"),  # named, never KeyError(...)
+        (
+            '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": "heavy", '
+            '"temperature": 0.05, "prototypes": {"AS": [[1.0]]}}',
+            r"corrupt: a field of the wrong kind \(could not convert string to float: 'heavy'\)$",
+        ),
         ('{"format": 9, "name": "x"}', "format 9"),
         (
             '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": 0.7, '
