@@ -64,6 +64,10 @@ def parse_stake(stake: int | float | str | Decimal) -> Decimal:
         if "out of range" in str(error) and not str(stake).strip().startswith("-"):
             largest = f"{MAX_AMOUNT:,}"
             raise RulesError(f"stake {stake!r} is over the largest amount, {largest}") from None
+        if isinstance(stake, str) and any(mark in stake for mark in ",' "):
+            raise RulesError(
+                f"stake must be a number without thousands separators (1000, 2.5), got {stake!r}"
+            ) from None
         raise RulesError(f"stake must be a positive number, got {stake!r}") from None
     if value <= 0:
         raise RulesError(f"stake must be a positive number, got {stake!r}")

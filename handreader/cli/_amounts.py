@@ -16,6 +16,10 @@ def _decimal(text: str) -> Decimal:
     try:
         value = Decimal(text)
     except InvalidOperation:
+        if any(mark in text for mark in ",' "):
+            raise argparse.ArgumentTypeError(
+                f"not a number: {text!r} (write it without thousands separators: 1000, 2.5)"
+            ) from None
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not value.is_finite():
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")

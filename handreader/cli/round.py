@@ -14,7 +14,9 @@ With ``--json`` one object is printed per player, one per line::
 (:func:`round_to_json` gives the whole round as one object, for the API.)
 
 ``net`` is the player's gain (negative for a loss, 0 for a push) after commission; amounts
-are exact, printed as integers when whole. Without ``--json`` one line per hand.
+are exact: in text as they are, signed and without trailing zeros or exponent (``+0.95``,
+``+949999999999999.05``); in JSON as an integer when whole, else the nearest float (JSON's
+numbers, as the API's). Without ``--json`` one line per hand.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import argparse
 import json
 from typing import Any
 
+from handreader.cli._amounts import money
 from handreader.cli.score import format_hand, hand_to_json
 from rules.cards import parse_cards
 from rules.errors import RulesError
@@ -91,10 +94,6 @@ def round_to_json(result: RoundResult) -> dict[str, Any]:
     }
 
 
-def _signed(amount: int | float) -> str:
-    return f"+{amount}" if amount > 0 else str(amount)
-
-
 def run(args: argparse.Namespace) -> int:
     """Settle the round given on the command line and print it."""
     hands = [("--banker", args.banker)] + [
@@ -119,6 +118,6 @@ def run(args: argparse.Namespace) -> int:
         settlement = player.settlement
         print(
             f"player {seat}: {format_hand(player.hand)} -> {settlement.outcome.value} "
-            f"{_signed(json_amount(settlement.net))}"
+            f"{money(settlement.net)}"
         )
     return 0

@@ -1,0 +1,53 @@
+"""``handreader round`` prints amounts exactly as the rules compute them (decimal, never a
+float's rounding or exponent) and names a stake written with thousands separators."""
+
+from __future__ import annotations
+
+import pytest
+
+from handreader.cli import main
+
+NO_NIU = "AS 2D 4C 8H 9C"
+NIU_NIU = "KS QS 5H 5D JD"
+
+
+def _round(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["round", "--banker", NO_NIU, "--player", NIU_NIU, *argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize(
+    ("stake", "net"),
+    [
+        # seed 002: Niu Niu wins 1x an equal bet, 5 % commission: net 0.95 of the stake
+        ("999999999999999", "+949999999999999.05"),  # a float would print ...999.0
+        ("99999999999999.99", "+94999999999999.9905"),
+        ("0.0000001", "+0.000000095"),  # a float would print 9.5e-08
+        ("100", "+95"),
+    ],
+)
+def test_the_net_is_printed_exactly_at_any_stake(
+    capsys: pytest.CaptureFixture[str], stake: str, net: str
+) -> None:
+    status, out, _ = _round(capsys, "--bet", "equal", "--stake", stake)
+    assert status == 0
+    assert out.splitlines()[1].endswith(f"-> win {net}"), out
+
+
+@pytest.mark.parametrize("stake", ["1,000", "1 000", "1'000"])
+def test_a_stake_with_thousands_separators_is_named_as_such(
+    capsys: pytest.CaptureFixture[str], stake: str
+) -> None:
+    status, out, err = _round(capsys, "--stake", stake)
+    assert status == 2 and out == ""
+    assert "without thousands separators" in err and repr(stake) in err, err
+
+
+def test_a_games_stake_with_thousands_separators_is_named_as_such(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["baccarat", "--player", "AS 3H", "--banker", "KD 6D", "--stake", "1,000"])
+    assert exit_info.value.code == 2
+    assert "without thousands separators" in capsys.readouterr().err
