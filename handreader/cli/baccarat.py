@@ -132,6 +132,9 @@ def _print_report(report: BaccaratReport) -> None:
     ):
         notes = ("  natural" if natural else "") + ("  must draw" if must_draw else "")
         print(f"{name}: {' '.join(str(card) for card in cards):<10} total {total}{notes}")
+    if coup.problem is not None:  # (a photo's cards; card codes that break the tableau are refused)
+        print(f"result: none, the cards break the drawing rules: {coup.problem}")
+        return
     if coup.result is None:
         print("result: not over yet")
         return

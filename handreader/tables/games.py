@@ -377,12 +377,40 @@ def baccarat_photo(
         BankerRule(player_side),
         link_factor,
     )
-    return _photo(
-        "baccarat",
-        reading,
-        layout,
-        lambda hands: baccarat_report(hands[0].codes(), hands[1].codes(), rules, stake, bet),
-    )
+
+    def report(hands: Sequence[PhotoHand]) -> BaccaratReport:
+        player, banker = as_dealt(hands[0].codes(), hands[1].codes(), rules)
+        return baccarat_report(player, banker, rules, stake, bet)
+
+    return _photo("baccarat", reading, layout, report)
+
+
+def _third_card_orders(cards: Sequence[AnyCard]) -> list[tuple[AnyCard, ...]]:
+    """A side's cards as they may have been dealt: as read, then each other card taken as the
+    third (the first two keeping their order)."""
+    if len(cards) != 3:
+        return [tuple(cards)]
+    others = [(*(c for j, c in enumerate(cards) if j != i), cards[i]) for i in (1, 0)]
+    return [tuple(cards), *others]
+
+
+def as_dealt(
+    player: Sequence[AnyCard], banker: Sequence[AnyCard], rules: BaccaratRules
+) -> tuple[tuple[AnyCard, ...], tuple[AnyCard, ...]]:
+    """The two sides' cards in the order they were dealt. A photo shows each side's cards in
+    reading order, but a third card may lie anywhere: casinos lay it sideways, under or beside
+    the first two. Of the orders that take one card of a three-card side as its third, the first
+    (reading order first) that follows the tableau; reading order when none does, so that the
+    coup names its breach. Every such order has the same totals, hence the same result."""
+    read = (tuple(player), tuple(banker))
+    for player_order in _third_card_orders(player):
+        for banker_order in _third_card_orders(banker):
+            try:
+                if evaluate_coup(player_order, banker_order, rules).consistent:
+                    return player_order, banker_order
+            except RulesError:  # (a count, a joker or a duplicate: named with the cards as read)
+                return read
+    return read
 
 
 def blackjack_photo(

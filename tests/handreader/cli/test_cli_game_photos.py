@@ -244,3 +244,32 @@ def test_one_region_alone_is_named_in_words_the_command_line_and_the_api_share(
     status, _, err = run(capsys, "baccarat", str(_photo(tmp_path)), "--player-region", "0.5,0,1,1")
     assert status == 2
     assert "give the player's and the banker's regions together, or neither" in err
+
+
+def test_a_third_card_read_out_of_deal_order_is_taken_as_the_third(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Casinos lay the third card sideways, under the first two: read left to right, AS 5C 3H
+    would be AS 5C (6, stands) and an illegal 3H. Dealt AS 3H (4, draws) then 5C: 9 against
+    KD 6D's 6 (the Banker stands on 6 after a player's 5): the Player wins."""
+    _use(monkeypatch, {"AS 5C 3H": (0.1, 0.4), "KD 6D": (0.7, 0.4)})
+    status, out, _ = run(capsys, "baccarat", str(_photo(tmp_path)), "--stake", "100")
+    assert status == 0
+    assert out.splitlines()[:3] == [
+        "player: AS 3H 5C   total 9",
+        "banker: KD 6D      total 6",
+        "result: player",
+    ]
+
+
+def test_a_photos_coup_that_breaks_the_tableau_says_how_in_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """3H 3C 3D: every two of them make 6, on which the Player stands, so no order of the deal
+    allows a third card; the text names the breach as ``--json``'s ``problem`` does."""
+    _use(monkeypatch, {"3H 3C 3D": (0.1, 0.4), "KD 6D": (0.7, 0.4)})
+    status, out, _ = run(capsys, "baccarat", str(_photo(tmp_path)))
+    assert status == 0
+    result = out.splitlines()[2]
+    assert result.startswith("result: none, the cards break the drawing rules: player drew a third")
+    assert "not over yet" not in out
