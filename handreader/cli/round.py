@@ -3,7 +3,7 @@
 Usage::
 
     handreader round --banker "C C C C C" --player "C C C C C" [--player ...]
-                     [--profile P] [--bet equal|double] [--stake N] [--json]
+                     [--profile P] [--bet equal|double] [--stake N] [--decks N] [--json]
 
 With ``--json`` one object is printed per player, one per line::
 
@@ -31,7 +31,7 @@ from rules.cards import parse_cards
 from rules.errors import RulesError
 from rules.money import json_amount
 from rules.niuniu import evaluate_hand
-from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, BetType
+from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, BetType, get_profile
 from rules.settlement import RoundResult, parse_stake, play_round
 
 __all__ = ["register", "round_to_json", "run"]
@@ -65,6 +65,13 @@ def register(subparsers: Any) -> None:
         help="bet type (default: the profile's default bet)",
     )
     parser.add_argument("--stake", default="1", metavar="N", help="amount bet (default: 1)")
+    parser.add_argument(
+        "--decks",
+        type=int,
+        metavar="N",
+        help="52-card decks the round is dealt from: a card may appear that many times "
+        "(default: the profile's)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object per player")
     parser.set_defaults(func=run)
 
@@ -96,16 +103,19 @@ def round_to_json(result: RoundResult) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Settle the round given on the command line and print it."""
+    profile = get_profile(args.profile)
+    if args.decks is not None:
+        profile = profile.replace(decks=args.decks)
     hands = [("--banker", args.banker)] + [
         (f"--player {seat}", text) for seat, text in enumerate(args.player, start=1)
     ]
     for label, text in hands:  # name the faulty hand before checking the round as a whole
         try:
-            evaluate_hand(parse_cards(text), args.profile)
+            evaluate_hand(parse_cards(text), profile)
         except RulesError as error:
             raise type(error)(f"{label} {text!r}: {error}") from None
     stake = parse_stake(args.stake)
-    result = play_round(args.banker, args.player, args.profile, args.bet, stake)
+    result = play_round(args.banker, args.player, profile, args.bet, stake)
     if args.json:  # one line per player, each carrying the round's common keys
         whole = round_to_json(result)
         common = {key: whole[key] for key in ("profile", "bet", "stake")}

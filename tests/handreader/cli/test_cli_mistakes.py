@@ -274,3 +274,28 @@ def test_calibrate_names_a_bad_deck_name_before_reading_and_saves_only_with_its_
     assert main(["calibrate", "--name", "mine", str(photo)]) == 2
     assert "could not be written" in _one_line_error(capsys, "calibrate")
     assert saved == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["score", "3H 7S KD 8C 6D"], "handreader score: interrupted"),
+        (["--version"], "handreader: interrupted"),  # no command named yet
+    ],
+)
+def test_ctrl_c_while_the_parser_is_built_is_one_line_and_exit_130(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    line: str,
+) -> None:
+    """Building the parser imports every command (numpy among them): Ctrl-C then is as in the
+    command itself (docs/cli.md: one line and exit status 130)."""
+    from handreader import cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert main(argv) == 130
+    assert capsys.readouterr().err == f"{line}\n"

@@ -1,5 +1,6 @@
 """``handreader round`` prints amounts exactly as the rules compute them (decimal, never a
-float's rounding or exponent) and names a stake written with thousands separators."""
+float's rounding or exponent), names a stake written with thousands separators, and settles a
+round dealt from several decks (``--decks``, as ``score`` and the API take it)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ NO_NIU = "AS 2D 4C 8H 9C"
 NIU_NIU = "KS QS 5H 5D JD"
 
 
-def _round(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(["round", "--banker", NO_NIU, "--player", NIU_NIU, *argv])
+def main_round(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["round", *argv])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
+
+
+def _round(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    return main_round(capsys, "--banker", NO_NIU, "--player", NIU_NIU, *argv)
 
 
 @pytest.mark.parametrize(
@@ -51,3 +56,17 @@ def test_a_games_stake_with_thousands_separators_is_named_as_such(
         main(["baccarat", "--player", "AS 3H", "--banker", "KD 6D", "--stake", "1,000"])
     assert exit_info.value.code == 2
     assert "without thousands separators" in capsys.readouterr().err
+
+
+def test_a_round_dealt_from_two_decks_may_hold_a_card_twice(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Two decks hold two KS: the same five cards on both sides tie (equal hands, trainer)."""
+    same = "KS QS JS 10S 9S"
+    status, out, err = main_round(capsys, "--banker", same, "--player", same, "--decks", "2")
+    assert status == 0, err
+    assert out.splitlines()[1].endswith("-> tie +0")
+    status, _, err = main_round(capsys, "--banker", same, "--player", same)  # one deck: refused
+    assert status == 2 and "duplicate card" in err
+    status, _, err = main_round(capsys, "--banker", same, "--player", same, "--decks", "17")
+    assert status == 2 and "decks must be at most 16" in err
