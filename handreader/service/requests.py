@@ -257,14 +257,32 @@ _QUERY_ONLY = frozenset({"format"})
 
 
 def _query_options(request: Request) -> dict[str, Any]:
+    """The options of the query: ``options=<JSON>`` and each by name, a list as JSON
+    (``banker_region=[0,0,1,0.5]``), anything else as its text (the options' models convert
+    numbers and names)."""
     options: dict[str, Any] = {}
     query = request.query_params
     if "options" in query:
         options.update(parse_json_object(query["options"], "the options query parameter"))
     for name, value in query.items():
         if name != "options" and name not in _QUERY_ONLY:
-            options[name] = value
+            options[name] = _query_list(name, value) if value.lstrip().startswith("[") else value
     return options
+
+
+def _query_list(name: str, text: str) -> Any:
+    """The JSON list a query parameter ``name`` gives; MalformedJsonError naming it."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise MalformedJsonError(
+            f"the query parameter {name} is not a valid JSON list: {error}"
+        ) from None
+    if _too_deep(value, JSON_DEPTH):
+        raise MalformedJsonError(
+            f"the query parameter {name} nests arrays deeper than {JSON_DEPTH} levels"
+        )
+    return value
 
 
 async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, Any]]:

@@ -219,6 +219,19 @@ def test_score_raw_image_with_query_options(client: TestClient) -> None:
     assert result["winners"] == [1]  # the Niu Niu hand, second in reading order
 
 
+def test_score_regions_by_name_in_the_query_as_json_lists(client: TestClient) -> None:
+    # api.md: options come as query parameters each by name; a region is a list, given as JSON
+    params = {"banker_region": "[0, 0.5, 1, 1]", "player_regions": "[[0, 0, 1, 0.4]]"}
+    by_name = client.post("/v1/score", params=params, content=_jpeg())
+    options = {"banker_region": [0, 0.5, 1, 1], "player_regions": [[0, 0, 1, 0.4]]}
+    as_one = client.post("/v1/score", params={"options": json.dumps(options)}, content=_jpeg())
+    assert by_name.status_code == 200, by_name.text
+    assert by_name.json()["hands"] == as_one.json()["hands"]
+    broken = client.post("/v1/score", params={"banker_region": "[0, 0.5"}, content=_jpeg())
+    assert broken.status_code == 400
+    assert "banker_region is not a valid JSON list" in broken.json()["error"]["message"]
+
+
 def test_score_regions_in_the_options_query(client: TestClient) -> None:
     options = {"banker_region": [0, 0.5, 1, 1], "player_regions": [[0, 0, 1, 0.4]]}
     response = client.post("/v1/score", params={"options": json.dumps(options)}, content=_jpeg())
