@@ -266,22 +266,19 @@ def _query_options(request: Request) -> dict[str, Any]:
         options.update(parse_json_object(query["options"], "the options query parameter"))
     for name, value in query.items():
         if name != "options" and name not in _QUERY_ONLY:
-            options[name] = _query_list(name, value) if value.lstrip().startswith("[") else value
+            listed = value.lstrip().startswith("[")
+            options[name] = _json_list(value, f"the query parameter {name}") if listed else value
     return options
 
 
-def _query_list(name: str, text: str) -> Any:
-    """The JSON list a query parameter ``name`` gives; MalformedJsonError naming it."""
+def _json_list(text: str, what: str) -> Any:
+    """The JSON list ``text`` gives; MalformedJsonError naming ``what`` gave it."""
     try:
         value = json.loads(text)
     except (ValueError, RecursionError) as error:
-        raise MalformedJsonError(
-            f"the query parameter {name} is not a valid JSON list: {error}"
-        ) from None
+        raise MalformedJsonError(f"{what} is not a valid JSON list: {error}") from None
     if _too_deep(value, JSON_DEPTH):
-        raise MalformedJsonError(
-            f"the query parameter {name} nests arrays deeper than {JSON_DEPTH} levels"
-        )
+        raise MalformedJsonError(f"{what} nests arrays deeper than {JSON_DEPTH} levels")
     return value
 
 
@@ -315,12 +312,27 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
                 "as a file part (curl -F image=@photo.jpg)"
             )
         data = await image.read()
+        if len(form.getlist("options")) > 1:
+            raise MalformedMultipartError(
+                "the multipart body holds several 'options' fields: send one JSON object"
+            )
         options = form.get("options")
         found: dict[str, Any] = {}
+        for name, value in form.multi_items():  # other text fields: options by name, as the query's
+            if name in ("image", "options"):
+                continue
+            if not isinstance(value, str):
+                raise MalformedMultipartError(
+                    f"the multipart field {name!r} is a file: only 'image' takes one"
+                )
+            if name in found:
+                raise MalformedMultipartError(f"the multipart body holds several {name!r} fields")
+            listed = value.lstrip().startswith("[")
+            found[name] = _json_list(value, f"the multipart field {name!r}") if listed else value
         if isinstance(options, str):
-            found = parse_json_object(options, "the options field")
+            found |= parse_json_object(options, "the options field")
         elif options is not None:
-            found = parse_json_object(await options.read(), "the options field")
+            found |= parse_json_object(await options.read(), "the options field")
         return data, found
     finally:
         await form.close()

@@ -208,6 +208,56 @@ def test_score_image_multipart_with_options(client: TestClient) -> None:
     assert set(result["timings_ms"]) == {"decode", "read", "score"}
 
 
+def test_score_multipart_options_by_name_as_the_querys(client: TestClient) -> None:
+    # a text field beside the image is an option by name, as in the query; the options field
+    # wins where both name one
+    files = {"image": ("table.jpg", _jpeg(), "image/jpeg")}
+    by_name = client.post("/v1/score", files=files, data={"bet": "double", "stake": "100"})
+    assert by_name.status_code == 200, by_name.text
+    assert [player["net"] for player in by_name.json()["players"]] == [285, 95]
+    both = {"stake": "5", "options": json.dumps({"bet": "double", "stake": 100})}
+    assert [
+        p["net"] for p in client.post("/v1/score", files=files, data=both).json()["players"]
+    ] == [
+        285,
+        95,
+    ]
+    unknown = client.post("/v1/score", files=files, data={"stakes": "100"})
+    assert unknown.status_code == 422 and "stakes" in unknown.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ([("options", "{}"), ("options", '{"stake": 5}')], "several 'options' fields"),
+        ([("stake", "5"), ("stake", "6")], "several 'stake' fields"),
+    ],
+)
+def test_a_multipart_field_given_twice_is_refused_not_the_last_taken(
+    client: TestClient, fields: list[tuple[str, str]], message: str
+) -> None:
+    boundary = "b0undary"
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+        for name, value in fields
+    ]
+    image = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="image"; filename="t.jpg"\r\n'
+            "Content-Type: image/jpeg\r\n\r\n"
+        ).encode()
+        + _jpeg()
+        + b"\r\n"
+    )
+    body = b"".join(parts) + image + f"--{boundary}--\r\n".encode()
+    answer = client.post(
+        "/v1/score",
+        content=body,
+        headers={"content-type": f"multipart/form-data; boundary={boundary}"},
+    )
+    assert answer.status_code == 400 and message in answer.json()["error"]["message"]
+
+
 def test_score_raw_image_with_query_options(client: TestClient) -> None:
     response = client.post(
         "/v1/score?mode=trainer&profile=classic", content=_jpeg(),
