@@ -2,7 +2,8 @@
 
 Notation: rank ``A 2 3 4 5 6 7 8 9 10 J Q K`` followed by suit ``S H D C``; jokers are ``JB``
 (black, small) and ``JR`` (red, big). On input ``T`` stands for ten, case does not matter and the
-Unicode suit symbols are accepted. Printing then parsing gives the same card back.
+Unicode suit symbols are accepted, followed or not by a variation selector (U+FE0F, as phone
+keyboards type ``♥️``, or U+FE0E). Printing then parsing gives the same card back.
 """
 
 from __future__ import annotations
@@ -105,6 +106,9 @@ _SUIT_BY_TEXT = {suit.value: suit for suit in Suit} | {
     "♣": Suit.CLUBS,
     "♧": Suit.CLUBS,
 }
+_SUIT_SYMBOLS = frozenset(text for text in _SUIT_BY_TEXT if not text.isascii())
+_VARIATION_SELECTORS = frozenset("\ufe0e\ufe0f")
+"""Text and emoji presentation: a phone keyboard puts U+FE0F after the suit symbol it offers."""
 
 
 @dataclass(frozen=True, slots=True, order=False)
@@ -130,13 +134,16 @@ AnyCard = Card | Joker
 
 
 def parse_card(text: str) -> AnyCard:
-    """Parse one card such as ``"10H"``, ``"qs"``, ``"T♦"``, ``"JB"``.
+    """Parse one card such as ``"10H"``, ``"qs"``, ``"T♦"``, ``"T♦️"`` (a suit symbol may be
+    followed by a variation selector), ``"JB"``.
 
     Raises CardError if unknown.
     """
     if not isinstance(text, str):
         raise CardError(f"unknown card {text!r}: expected text such as '10H', 'QS' or 'JR'")
     cleaned = text.strip().upper()
+    if cleaned[-1:] in _VARIATION_SELECTORS and cleaned[-2:-1] in _SUIT_SYMBOLS:
+        cleaned = cleaned[:-1]
     if cleaned in ("JB", "JR"):
         return Joker(cleaned)
     if len(cleaned) >= 2:

@@ -347,7 +347,10 @@ def _read_sequence(cards: tuple[AnyCard, ...], width: int, rules: PitsRules) -> 
         raise CombinationError(f"{count} cards do not split into ranks of {width}")
     ranks = count // width
     if ranks < rules.min_sequence_ranks:
-        raise CombinationError(f"a {kind.words} needs at least {rules.min_sequence_ranks} ranks")
+        each = f" of {width} cards" if width > 1 else ""
+        raise CombinationError(
+            f"a {kind.words} needs at least {rules.min_sequence_ranks} ranks{each}, not {ranks}"
+        )
     if ranks > SEQUENCE_SPAN:
         raise CombinationError(f"a {kind.words} runs over at most {SEQUENCE_SPAN} ranks (3 to A)")
     naturals = [card for card in cards if not pits_rank(card).is_wild]
@@ -386,11 +389,14 @@ def _read(cards: tuple[AnyCard, ...], kind: PitsKind, rules: PitsRules) -> Combi
     return _read_group(cards, rules)
 
 
-def _candidate_kinds(count: int, rules: PitsRules) -> list[PitsKind]:
-    """The kinds whose shape fits ``count`` cards, in ``PitsKind`` order."""
+def _candidate_kinds(count: int) -> list[PitsKind]:
+    """The kinds ``count`` cards could be taken for, in ``PitsKind`` order: their group, and
+    each sequence kind whose cards per rank split them into 2 to ``SEQUENCE_SPAN`` ranks. A
+    sequence of fewer ranks than the rules ask (3 3 3 4 4 4 as a triple sequence) is still a
+    candidate: reading it fails, and the reason is named with the others."""
     kinds = [GROUP_KINDS[count - 1]] if 1 <= count <= len(GROUP_KINDS) else []
     for width, kind in enumerate(SEQUENCE_KINDS, start=1):
-        if count % width == 0 and rules.min_sequence_ranks <= count // width <= SEQUENCE_SPAN:
+        if count % width == 0 and 2 <= count // width <= SEQUENCE_SPAN:
             kinds.append(kind)
     return kinds
 
@@ -401,13 +407,13 @@ def combination_readings(
     """Every reading of the cards, one per kind, in ``PitsKind`` order (never empty).
 
     Raises HandError for more copies of a card than ``rules.decks`` hold, and CombinationError
-    saying, for each kind the number of cards could make, why the cards are not that kind.
+    saying, for each kind the cards could be taken for, why they are not that kind.
     """
     played = tuple(cards)
     check_distinct(played, rules.decks)
     if not played:
         raise CombinationError("no cards: a play needs at least one card")
-    kinds = _candidate_kinds(len(played), rules)
+    kinds = _candidate_kinds(len(played))
     if not kinds:
         raise CombinationError(
             f"{_cards_text(played)} is no combination: {len(played)} cards make no group "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -30,6 +31,7 @@ __all__ = [
     "IMAGE_SUFFIXES",
     "add_photo_arguments",
     "expand_photos",
+    "json_text",
     "open_photo",
     "print_game_photo",
     "read_photos",
@@ -66,6 +68,15 @@ def expand_photos(photos: list[str]) -> list[str]:
     return expanded
 
 
+def json_text(text: str) -> str:
+    """``text`` (a photo's name, or a message naming one) as a JSON line carries it: itself when
+    it is all text, else with each byte of a file name that is no UTF-8 written ``\\xNN``
+    (``h\\xe9\\xff.jpg``), so that the line stays valid UTF-8 whatever the file system's names.
+    """
+    # a name that is no UTF-8 reaches Python with its bytes as lone surrogates (PEP 383)
+    return os.fsencode(text).decode("utf-8", "backslashreplace")
+
+
 def open_photo(photo: str) -> ReducedImage:
     """The photo decoded as the commands read it (:func:`vision.imageio.load_reduced`: a large
     JPEG at the size the reader works at); ImageError when it cannot be, NoImagesError for a
@@ -85,8 +96,8 @@ def report_unreadable(command: str, photo: str, error: ImageError, as_json: bool
     """A photo that could not be read: ``{"image": ..., "error": {"code", "message"}}`` on
     standard output with ``as_json``, else ``handreader COMMAND: error: ...`` on stderr."""
     if as_json:
-        fields = {"code": getattr(error, "code", "unreadable"), "message": str(error)}
-        print(json.dumps({"image": photo, "error": fields}), flush=True)
+        fields = {"code": getattr(error, "code", "unreadable"), "message": json_text(str(error))}
+        print(json.dumps({"image": json_text(photo), "error": fields}), flush=True)
     else:
         print(f"handreader {command}: error: {error}", file=sys.stderr, flush=True)
 
@@ -219,7 +230,8 @@ def print_game_photo(
     codes (``print_result``), or the hands found when there is none, then the problem and the
     cards left over."""
     if as_json:
-        print(json.dumps({"image": photo} | game.to_dict(), ensure_ascii=False), flush=True)
+        record = {"image": json_text(photo)} | game.to_dict()
+        print(json.dumps(record, ensure_ascii=False), flush=True)
         return
     if game.result is not None:
         print_result(game.result)

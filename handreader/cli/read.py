@@ -6,6 +6,8 @@ With ``--json`` each photo prints one line::
      "cards": [{"card": "10H", "confidence": 0.97, "box": [x1, y1, x2, y2],
      "corners": 2, "uncertain": false}, ...], "size": [w, h], "flags": [...], "ms": 21.3}
 
+``"image"`` is the path as given; a name that is no UTF-8 has its bytes written ``\\xNN``
+(``h\\xe9\\xff.jpg``), so that every line is valid UTF-8.
 Boxes and sizes are in the photo's own pixels (upright), although a large JPEG is decoded at a
 reduced scale (``vision.imageio.load_reduced``); ``--annotate`` draws on a copy of the photo's
 size, ``DIR/STEM.jpg`` (``STEM-2.jpg`` and so on when two photos share a name). A folder given
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handreader.cli.in_play import add_deck_options, deck_from_arguments
+from handreader.cli.photos import json_text
 from vision.detections import Reading
 
 if TYPE_CHECKING:
@@ -116,7 +119,7 @@ def _check_annotate_folder(folder: Path, photos: list[str]) -> None:
 def _print_reading(photo: str, reading: Reading, as_json: bool) -> None:
     if as_json:
         record: dict[str, Any] = {
-            "image": photo,
+            "image": json_text(photo),
             **reading.to_dict(),
             "ms": round(reading.timings_ms.get("total", 0.0), 1),
         }
@@ -174,8 +177,8 @@ def _run_on_ray(args: argparse.Namespace) -> int:
         status = 2
         code, message = outcome.error or ("read_failed", "unknown error")
         if args.json:
-            error = {"code": code, "message": message}
-            print(json.dumps({"image": outcome.photo, "error": error}), flush=True)
+            error = {"code": code, "message": json_text(message)}
+            print(json.dumps({"image": json_text(outcome.photo), "error": error}), flush=True)
         else:
             print(f"handreader read: error: {message}", file=sys.stderr, flush=True)
     return status

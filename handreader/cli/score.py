@@ -15,19 +15,22 @@ With ``--json`` each hand prints one object on one line::
 ``rank`` is the score's place in the profile's order (0 = No Niu). In stdin mode a bad line is
 reported on stderr with its line number, the other lines are still answered, and the exit
 status is 2 at the end. Photos (and folders of them, as ``handreader read`` takes them) are
-read with the models loaded once; with more than one, each photo's lines follow a
-``== PHOTO`` line (``--json`` lines carry ``"image"`` instead); a photo that cannot be read
-gets an error (a JSON error line with ``--json``), the others are still scored, and the exit
-status is 2. Photos are read with the Niu Niu deck in play (52 cards, no jokers, the profile's
-number of decks; ``--decks N`` another number, ``--game any`` none: ``handreader.cli.in_play``).
-:func:`score_hand_text`, :func:`hand_to_json` and :func:`format_hand` are shared with other
-commands (e.g. photo input).
+read with the models loaded once (an argument that reads as card codes and holds no path
+separator is cards, even where a folder of that name exists: ``KD``; ``./KD`` is the folder);
+with more than one, each photo's lines follow a ``== PHOTO`` line (``--json`` lines carry
+``"image"`` instead, a name that is no UTF-8 with its bytes as ``\\xNN``); a photo that
+cannot be read gets an error (a JSON error line with ``--json``), the others are still scored,
+and the exit status is 2. Photos are read with the Niu Niu deck in play (52 cards, no jokers,
+the profile's number of decks; ``--decks N`` another number, ``--game any`` none:
+``handreader.cli.in_play``). :func:`score_hand_text`, :func:`hand_to_json` and
+:func:`format_hand` are shared with other commands (e.g. photo input).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from handreader.cli.in_play import add_deck_options
 from rules.cards import parse_cards
 from rules.decks import deck_in_play, niuniu_deck, niuniu_packs
+from rules.errors import CardError
 from rules.niuniu import NiuHand, evaluate_hand
 from rules.niuniu_profiles import DEFAULT_PROFILE, NIU_PROFILES, NiuProfile, get_profile
 
@@ -152,15 +156,30 @@ def score_lines(
 
 def _is_photo(token: str) -> bool:
     """True for a path to an image or a folder of them (an existing file or folder, or a name
-    with an image suffix)."""
+    with an image suffix), except card codes: a token that reads as cards and holds no path
+    separator is cards even where a folder of that name exists (``KD``; ``./KD`` names the
+    folder)."""
     from handreader.cli.photos import IMAGE_SUFFIXES
 
+    if _is_card_text(token):
+        return False
     path = Path(token)
     return (
         path.suffix.lower() in IMAGE_SUFFIXES
         or path.is_dir()
         or (path.is_file() and len(token) > 3)
     )
+
+
+def _is_card_text(token: str) -> bool:
+    """True when ``token`` reads as card codes (``KD``, ``3H 7S``) and names no path: it holds
+    no path separator (no card code has an image suffix either)."""
+    if any(separator in token for separator in (os.sep, os.altsep, "/") if separator):
+        return False
+    try:
+        return bool(parse_cards(token))
+    except CardError:
+        return False
 
 
 def score_photos(
@@ -200,6 +219,7 @@ def score_photos(
 
 def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bool) -> None:
     """Group a photo's reading into hands under ``options`` and print one line per hand."""
+    from handreader.cli.photos import json_text
     from handreader.tables.scoring import score_reading
     from vision.detections import ReadingFlag
 
@@ -208,7 +228,7 @@ def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bo
     if not table.hands:
         message = "no cards found" if not reading.cards else "no hand found"
         print(
-            json.dumps({"image": photo, "hands": 0, "problem": message})
+            json.dumps({"image": json_text(photo), "hands": 0, "problem": message})
             if as_json
             else f"{photo}: {message}"
         )
@@ -217,7 +237,7 @@ def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bo
         player = outcomes.get(hand.seat)
         if as_json:
             record: dict[str, Any] = {
-                "image": photo,
+                "image": json_text(photo),
                 "seat": hand.seat,
                 "role": hand.role.value,
                 "status": hand.status.value,

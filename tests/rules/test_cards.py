@@ -119,3 +119,52 @@ def test_any_spelling_parses_back(card: Card | Joker, spelling: str) -> None:
     elif spelling == "symbol":
         text = text[:-1] + symbols[card.suit]
     assert parse_card(text) == card
+
+
+SUIT_SYMBOLS = {
+    Suit.SPADES: ("♠", "♤"),
+    Suit.HEARTS: ("♥", "♡"),
+    Suit.DIAMONDS: ("♦", "♢"),
+    Suit.CLUBS: ("♣", "♧"),
+}
+
+
+@given(
+    st.sampled_from(full_deck()),
+    st.sampled_from([0, 1]),
+    st.sampled_from(["\ufe0f", "\ufe0e"]),
+)
+def test_a_suit_symbol_followed_by_a_variation_selector_parses_to_the_card(
+    card: Card | Joker, symbol: int, selector: str
+) -> None:
+    """RULES.md accepts the Unicode suit symbols on input; a phone keyboard types them with the
+    emoji variation selector after (U+FE0F, "3♥️"), some with the text one (U+FE0E)."""
+    assert isinstance(card, Card)
+    text = card.rank.symbol + SUIT_SYMBOLS[card.suit][symbol] + selector
+    assert parse_card(text) == card
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3♥\ufe0f", Card(Rank.THREE, Suit.HEARTS)),
+        ("3H\ufe0f", None),  # a selector follows a symbol, not a letter
+        ("♥\ufe0f", None),  # no rank
+        ("3♥\ufe0f\ufe0f", None),  # one selector at most
+        ("3\ufe0f♥", None),  # the selector after the suit, not before
+    ],
+)
+def test_variation_selectors_are_taken_only_after_a_suit_symbol(
+    text: str, expected: Card | None
+) -> None:
+    if expected is not None:
+        assert parse_card(text) == expected
+    else:
+        with pytest.raises(CardError, match="unknown card"):
+            parse_card(text)
+
+
+def test_a_hand_typed_on_a_phone_parses() -> None:
+    """The five cards as a phone keyboard types them, each suit with U+FE0F."""
+    typed = "3♥\ufe0f 7♠\ufe0f K♦\ufe0f 8♣\ufe0f 6♦\ufe0f"
+    assert [str(card) for card in parse_cards(typed)] == ["3H", "7S", "KD", "8C", "6D"]

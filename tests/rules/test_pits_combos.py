@@ -211,3 +211,53 @@ def test_combination_record_equality_ignores_cards() -> None:
 def test_describe(cards: str, words: str) -> None:
     """``describe`` names the combination in words the CLI and the errors use."""
     assert classify_combination(parse_cards(cards)).describe() == words
+
+
+# cards, the reasons the error names, one per kind the cards could be taken for, in PitsKind order
+EVERY_KIND_NAMED = [
+    (
+        "3H 3S 3D 4H 4S 4D",  # two triples: RULES.md lists the triple sequence without a length;
+        # the product asks it 3 ranks as the seed asks the sequence and the double sequence
+        [
+            "not a group (groups hold 1 to 4 cards)",
+            "not a sequence (3 cards of rank 3, a sequence holds 1 per rank)",
+            "not a double sequence (3 cards of rank 3, a double sequence holds 2 per rank)",
+            "not a triple sequence (a triple sequence needs at least 3 ranks of 3 cards, not 2)",
+        ],
+    ),
+    (
+        "3S 3H 4S 4H",  # two pairs: seed 001's double sequence is 6 cards at least (3 3 4 4 5 5)
+        [
+            "not a quad (ranks 3 and 4 differ)",
+            "not a sequence (2 cards of rank 3, a sequence holds 1 per rank)",
+            "not a double sequence (a double sequence needs at least 3 ranks of 2 cards, not 2)",
+        ],
+    ),
+    (
+        "5H 6H",  # seed 001's sequence is 3 consecutive ranks at least
+        [
+            "not a pair (ranks 5 and 6 differ)",
+            "not a sequence (a sequence needs at least 3 ranks, not 2)",
+        ],
+    ),
+    (
+        "3S 3H 3D 3C 4S 4H 4D 4C",  # two quads: no quadruple sequence of 2 ranks
+        [
+            "not a group (groups hold 1 to 4 cards)",
+            "not a sequence (4 cards of rank 3, a sequence holds 1 per rank)",
+            "not a double sequence (4 cards of rank 3, a double sequence holds 2 per rank)",
+            "not a quadruple sequence (a quadruple sequence needs at least 3 ranks of 4 cards, "
+            "not 2)",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("cards", "reasons"), EVERY_KIND_NAMED)
+def test_no_combination_names_why_for_every_kind_the_cards_could_be(
+    cards: str, reasons: list[str]
+) -> None:
+    """A set of cards of a sequence's shape but too few ranks is named as that kind too."""
+    with pytest.raises(CombinationError) as caught:
+        combination_readings(parse_cards(cards))
+    assert str(caught.value) == f"{cards} is no combination: {'; '.join(reasons)}"

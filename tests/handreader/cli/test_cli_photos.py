@@ -278,3 +278,46 @@ def test_score_refuses_cards_beside_photos(
     photo = _photo(tmp_path, ".png", 640, 480)
     assert main(["score", str(photo), "3H"]) == 2
     assert "give either cards or photos, not both: '3H'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["read", "score", "baccarat"])
+def test_json_lines_stay_utf8_when_a_photos_name_is_not(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    """docs/cli.md: a name whose bytes are no UTF-8 (here ``\\xe9\\xff``, Latin-1 "é" and a
+    byte no encoding of text uses) is written in ``"image"`` with those bytes as ``\\xNN``;
+    the lines of a photo read and of one that cannot be read are valid UTF-8 JSON."""
+    import os
+
+    _use(monkeypatch, CliFakeReader(NIU_TABLE))
+    name = os.fsdecode(b"h\xe9\xff")
+    photo = _photo(tmp_path, ".png", 640, 480).rename(tmp_path / f"{name}.png")
+    missing = tmp_path / f"{name}-missing.png"
+    main([command, "--json", str(photo), str(missing)])
+    out = capsys.readouterr().out
+    lines = [json.loads(line) for line in out.encode("utf-8").decode("utf-8").splitlines()]
+    assert {line["image"] for line in lines} == {
+        f"{tmp_path}/h\\xe9\\xff.png",
+        f"{tmp_path}/h\\xe9\\xff-missing.png",
+    }
+    assert [line["error"]["code"] for line in lines if "error" in line] == ["unreadable_file"]
+
+
+def test_a_card_code_is_a_card_beside_a_folder_of_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/cli.md: a token that reads as card codes and holds no path separator is cards, even
+    where a folder of that name exists; ``./KD`` names the folder. The hand is seed 000's
+    (bull 3 + 7 + K, rest 8 + 6: Niu 4, as tests/handreader/cli/test_cli_score.py has it)."""
+    _use(monkeypatch, CliFakeReader(NIU_TABLE))
+    (tmp_path / "KD").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["score", "3H", "7S", "KD", "8C", "6D"]) == 0
+    assert capsys.readouterr().out.startswith("3H 7S KD 8C 6D: Niu 4")
+    assert main(["score", "3H 7S KD 8C 6D"]) == 0  # one quoted argument
+    assert capsys.readouterr().out.startswith("3H 7S KD 8C 6D: Niu 4")
+    assert main(["score", "./KD"]) == 2  # the folder, which holds no photo
+    assert "'./KD': no image file" in capsys.readouterr().err

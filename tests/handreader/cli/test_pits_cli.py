@@ -98,3 +98,19 @@ def test_bad_input_exits_2(
     assert output.out == ""
     assert output.err.startswith("handreader pits: error: ") and message in output.err
     assert "Traceback" not in output.err
+
+
+@pytest.mark.parametrize("option", ["--play", "--table"])
+def test_two_triples_are_named_as_no_triple_sequence_too(
+    capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    """A play or table of two triples gets a reason for every kind it could be taken for, the
+    triple sequence among them (the product asks it 3 ranks: tests/rules/test_pits_combos.py)."""
+    args = ["--play", "3H 3S 3D 4H 4S 4D"] if option == "--play" else ["--play", "7H"]
+    if option == "--table":
+        args += ["--table", "3H 3S 3D 4H 4S 4D"]
+    main(["pits", *args])
+    output = capsys.readouterr()
+    said = output.out if option == "--play" else output.err
+    assert "not a double sequence (3 cards of rank 3" in said
+    assert "not a triple sequence (a triple sequence needs at least 3 ranks of 3 cards" in said
