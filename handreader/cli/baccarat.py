@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.player is None or args.banker is None:
         raise ValueError("give --player and --banker (the cards dealt), or photos")
-    refuse_photo_options(args, "player_region", "banker_region")
+    refuse_photo_options(args, "player_side", "player_region", "banker_region")
     player, banker = parse_cards(args.player), parse_cards(args.banker)
     report = baccarat_report(player, banker, rules, args.stake, bet)
     report.coup.verify()  # a breach of the tableau is an error here, even before the coup ends

@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.dealer is None or args.player is None:
         raise ValueError("give --dealer and --player (the cards dealt), or photos")
-    refuse_photo_options(args, "dealer_region", "player_region")
+    refuse_photo_options(args, "dealer_side", "dealer_region", "player_region")
     dealer = parse_cards(args.dealer)
     players = [parse_cards(text) for text in args.player]
     if not dealer:

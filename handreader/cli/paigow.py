@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
             in_play=deck_in_play(args.game, None, deck_for_game("paigow")),
             indices=args.indices,
         )
-    refuse_photo_options(args, "player_region", "banker_region")
+    refuse_photo_options(args, "player_side", "player_region", "banker_region")
     player, set_by = _player_setting(args, rules)
     banker = None if args.banker is None else parse_cards(args.banker)
     report = paigow_report(player, set_by, banker, rules, args.stake)

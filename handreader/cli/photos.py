@@ -162,7 +162,7 @@ def refuse_photo_options(args: argparse.Namespace, *names: str) -> None:
     given = [
         f"--{name.replace('_', '-')}"
         for name in ("deck", "game", "indices", "models", *names)
-        if getattr(args, name, None) not in (None, [])
+        if getattr(args, name, None) not in (None, []) and getattr(args, f"{name}_chosen", True)
     ]
     if given:
         verb = "reads" if len(given) == 1 else "read"
@@ -183,8 +183,10 @@ def add_layout_arguments(
         f"--{side.lower()}-side",
         choices=EDGES,
         default=default,
+        action=_Chosen,
         help=f"in a photo, the {side}'s cards lie nearest this edge (default {default})",
     )
+    parser.set_defaults(**{f"{side.lower()}_side_chosen": False})
     for name in regions:
         parser.add_argument(
             f"--{name.lower()}-region",
@@ -192,6 +194,21 @@ def add_layout_arguments(
             metavar="X1,Y1,X2,Y2",
             help=f"the {name}'s cards in a photo",
         )
+
+
+class _Chosen(argparse.Action):
+    """Store the value and that it was given (``DEST_chosen``), so that an option with a default
+    given to a command run on card codes is refused as a region is."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_chosen", True)
 
 
 def region(text: str) -> Region:

@@ -112,6 +112,19 @@ def test_score_takes_the_decks_for_card_codes_and_refuses_photo_options(
             "--deck, --indices read",
         ),
         (["score", "3H", "7S", "KD", "8C", "6D", "--models", "elsewhere"], "--models reads"),
+        # a side has a default; given with card codes it is named as the regions are
+        (
+            ["baccarat", "--player", "9H 5C", "--banker", "KD 6S", "--player-side", "left"],
+            "--player-side reads",
+        ),
+        (
+            ["blackjack", "--dealer", "KD 7S", "--player", "10H 9C", "--dealer-side", "top"],
+            "--dealer-side reads",
+        ),
+        (
+            ["paigow", "--cards", "AS KD 9C 9D 5H 3S 2S", "--player-side", "top"],
+            "--player-side reads",
+        ),
     ],
 )
 def test_the_games_refuse_photo_options_with_card_codes(
