@@ -35,7 +35,8 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
       ``client_disconnected`` (the client left before its body arrived whole: one log line)
 401   ``unauthorized``: missing or wrong operator token (verification, audit log, deck writes)
 403   ``forbidden``: deck writes while no operator token is set (and decks are not open)
-404   ``not_found``; 405 ``method_not_allowed``
+404   ``not_found`` (the message names the method and path); 405 ``method_not_allowed`` (the
+      message and the ``Allow`` header name the methods the path answers)
 406   ``not_acceptable``: the annotated image in no format the client accepts
 408   ``request_timeout``: a request body slower than ``HANDREADER_BODY_TIMEOUT``
 409   ``quota_exceeded``: a deck past the number of decks or the storage they may take
@@ -43,7 +44,8 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
       (``Retry-After`` says when to try again; :mod:`handreader.service.token_guard`)
 413   ``too_large`` (bytes), ``too_many_pixels`` (pixels, or the decoded array's bytes: read
       from the header, before decoding), ``too_many_scans`` (a JPEG of more than 64 scans)
-415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF
+415   ``unsupported_type``: not a JPEG, PNG, WebP, BMP, GIF or TIFF; ``unsupported_encoding``:
+      a body sent compressed (a ``Content-Encoding`` other than ``identity``)
 422   ``validation_error`` (a field of the wrong type or shape), ``missing_image``,
       ``too_small`` (a side under 32 pixels)
 500   ``recognizer_failed``, ``audit_failed`` (the audit log's database), ``store_failed``
@@ -65,17 +67,20 @@ import argparse
 import json
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 
 from handreader.drawing.annotate import Annotator
 from handreader.service.connections import BodyDeadline, quiet_accept_errors
+from handreader.service.cors import CrossOrigin
 from handreader.service.deps import (
     NoReader,
     ReaderLike,
@@ -85,6 +90,7 @@ from handreader.service.deps import (
     get_runtime,
     load_reader,
 )
+from handreader.service.encodings import IdentityBodies
 from handreader.service.errors import (
     KNOWN_ERRORS,
     UnexpectedErrors,
@@ -92,16 +98,23 @@ from handreader.service.errors import (
     handle_error,
     handle_http,
 )
-from handreader.service.headers import HeadAsGet, SecurityHeaders
+from handreader.service.headers import HeadAsGet, SecurityHeaders, VaryByAccept
 from handreader.service.hosts import BIND_ENV, HostCheck
+from handreader.service.openapi import install_openapi
 from handreader.service.routes.docs import add_docs_routes
 from handreader.service.routes.reading import create_router
-from handreader.service.routes.scoring import add_scoring_routes
+from handreader.service.routes.scoring import NEGOTIATED_PATHS, add_scoring_routes
 from handreader.service.routes.verification import AuditLogHolder, AuditSettings
 from handreader.service.settings import Settings, add_server_arguments
 from handreader.store.database import DATABASE_URL_ENV, is_database_url
 
+if TYPE_CHECKING:
+    import uvicorn
+
 __all__ = ["LIVE_QUEUE", "SHUTDOWN_GRACE_S", "Settings", "create_app", "main", "run_server"]
+
+INTERRUPTED_STATUS = 128 + signal.SIGINT
+"""The exit status after Ctrl-C, as a shell reports a process that SIGINT ended."""
 
 SHUTDOWN_GRACE_S = 8
 """Seconds a stopping server (SIGTERM, Ctrl-C) waits for the requests in flight before it
@@ -150,14 +163,18 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
     app.add_exception_handler(HTTPException, handle_http)
     app.add_middleware(UnexpectedErrors)  # any other exception: a bug, answered 500
     app.add_middleware(BodyDeadline, timeout_s=chosen.body_timeout_s)
+    app.add_middleware(IdentityBodies)  # a compressed body: 415, before a route misreads it
     app.add_middleware(SecurityHeaders)
     app.add_middleware(HeadAsGet)
+    app.add_middleware(CrossOrigin, origins=chosen.allowed_origins)  # (its host checked first)
     app.add_middleware(HostCheck, hosts=chosen.allowed_hosts, origins=chosen.allowed_origins)
+    app.add_middleware(VaryByAccept, paths=NEGOTIATED_PATHS)  # (outermost: every answer)
     audit = AuditLogHolder(AuditSettings.from_env())
     app.state.audit = audit  # GET /health reports the store
     add_docs_routes(app)
     add_scoring_routes(app, Annotator())
     app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error), audit))
+    install_openapi(app)
     return app
 
 
@@ -232,10 +249,12 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
     """Start uvicorn with the app ``factory`` (an import string; benchmarks pass their own);
     the settings reach every worker by the environment.
 
-    Returns 0 after a clean stop, 1 when the server could not start (a port in use).
+    Returns 0 after a clean stop, 1 when the server could not start (a port in use), and 130
+    after Ctrl-C (SIGINT) with one line on stderr (``handreader serve: interrupted``), with one
+    worker or several. SIGTERM ends it as uvicorn does: one worker re-raises the signal after
+    its shutdown (the process ends by SIGTERM), several workers' supervisor returns 0.
     """
     import uvicorn
-    from uvicorn.supervisors import Multiprocess
 
     from handreader.service.connections import ConnectionLimits
 
@@ -275,12 +294,41 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
     server = uvicorn.Server(config)
     try:
         if config.workers > 1:
-            Multiprocess(config, sockets=[_tcp_listener(config.bind_socket())]).run()
-            return 0
-        server.run()
+            interrupted = _supervise(config, [_tcp_listener(config.bind_socket())])
+        else:
+            server.run()  # after a shutdown on SIGINT, uvicorn raises SIGINT again
+            interrupted = False
     except KeyboardInterrupt:
-        return 0
-    return 0 if server.started else 1
+        interrupted = True
+    if interrupted:
+        print(f"{_program(args)}: interrupted", file=sys.stderr)
+        return INTERRUPTED_STATUS
+    return 0 if config.workers > 1 or server.started else 1
+
+
+def _supervise(config: uvicorn.Config, sockets: list[socket.socket]) -> bool:
+    """Run ``config.workers`` workers under uvicorn's supervisor until a signal stops them;
+    True when the signal was SIGINT (the supervisor stops alike on SIGINT and SIGTERM and says
+    which only in its log)."""
+    from uvicorn.supervisors import Multiprocess
+
+    class Supervisor(Multiprocess):
+        interrupted = False
+
+        def handle_int(self) -> None:
+            self.interrupted = True
+            super().handle_int()
+
+    supervisor = Supervisor(config, sockets=sockets)
+    supervisor.run()
+    return supervisor.interrupted
+
+
+def _program(args: argparse.Namespace) -> str:
+    """The name a message of the server's command starts with: ``handreader serve``, or the
+    script's own name (``serve.py``)."""
+    command = getattr(args, "command", None)
+    return f"handreader {command}" if command else Path(sys.argv[0]).name
 
 
 def main(

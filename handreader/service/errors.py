@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import Request
@@ -49,6 +50,7 @@ from rules.pits import CombinationError
 from vision.imageio import ImageError
 
 __all__ = [
+    "ERROR_EXAMPLES",
     "ERROR_RESPONSES",
     "ERROR_STATUS",
     "KNOWN_ERRORS",
@@ -56,6 +58,7 @@ __all__ = [
     "describe_error",
     "error_response",
     "error_responses",
+    "error_status_doc",
     "handle_error",
     "handle_http",
 ]
@@ -88,6 +91,7 @@ ERROR_STATUS: Mapping[str, int] = {
     "too_many_pixels": 413,
     "too_many_scans": 413,
     "unsupported_type": 415,
+    "unsupported_encoding": 415,
     "validation_error": 422,
     "missing_image": 422,
     "too_small": 422,
@@ -238,17 +242,48 @@ async def handle_error(request: Request, error: Exception) -> JSONResponse:
 
 
 async def handle_http(request: Request, error: Exception) -> JSONResponse:
-    """The framework's HTTP errors (404, 405 with its ``Allow`` header...) in the JSON form."""
+    """The framework's HTTP errors (404, 405 with its ``Allow`` header...) in the JSON form.
+    The router's own 404 and 405, which say no more than the status's name, are told in
+    words: the method and path asked, and for 405 the methods the path answers."""
     status = error.status_code if isinstance(error, HTTPException) else 500
     code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
-    response = error_response(code, str(getattr(error, "detail", "")) or code)
+    detail = str(getattr(error, "detail", ""))
+    allowed = allowed_methods(request) if status == 405 else []
+    if detail == _status_phrase(status):  # the router's (a route's own 404 names its thing)
+        detail = _routing_message(request, status, allowed) or detail
+    response = error_response(code, detail or code)
     response.status_code = status
     headers = getattr(error, "headers", None)
     if headers:
         response.headers.update(headers)
     if status == 405:
-        response.headers["Allow"] = ", ".join(allowed_methods(request))
+        response.headers["Allow"] = ", ".join(allowed)
     return response
+
+
+_PATH_SHOWN = 200
+"""The most characters of a request's path an answer repeats (a 70 KB URL is not echoed)."""
+
+
+def _status_phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _routing_message(request: Request, status: int, allowed: list[str]) -> str | None:
+    """What a 404 or 405 of the router means for this request (None for another status)."""
+    path = request.url.path
+    if len(path) > _PATH_SHOWN:
+        path = path[:_PATH_SHOWN] + "..."
+    method = printable(request.method)
+    if status == 404:
+        return f"no such endpoint: {method} {printable(path)}"
+    if status == 405:
+        answered = ", ".join(allowed) or "none"
+        return f"method {method} is not allowed on {printable(path)}; allowed: {answered}"
+    return None
 
 
 def allowed_methods(request: Request) -> list[str]:
@@ -302,17 +337,69 @@ class UnexpectedErrors:
             await error_response("internal_error", INTERNAL_MESSAGE)(scope, receive, send)
 
 
-def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+ERROR_EXAMPLES: Mapping[str, str] = {
+    "bad_card": "unknown card 'ZZ': expected a rank A,2..10,J,Q,K (or T) and a suit S,H,D,C, "
+    "or a joker JB / JR",
+    "bad_options": "since: time 'yesterday' is not ISO 8601",
+    "bad_declaration": "seat 1: unknown outcome 'won': known are win, lose, tie",
+    "bad_host": "host 'rebind.attacker.example' is not served here",
+    "unauthorized": "missing operator token for the audit log",
+    "forbidden": "writing decks is off: the operator sets HANDREADER_OPERATOR_TOKEN (then sends "
+    "it as 'Authorization: Bearer <token>') or HANDREADER_OPEN_DECKS=1",
+    "not_found": "no deck 'casino-red'",
+    "method_not_allowed": "method PUT is not allowed on /v1/score; allowed: POST",
+    "not_acceptable": "cannot answer Accept 'application/json': image/jpeg or image/png",
+    "request_timeout": "the request body did not arrive within 30 s",
+    "quota_exceeded": "the service keeps at most 50 decks: delete one first "
+    "(DELETE /v1/decks/NAME)",
+    "too_large": "request body of 31,457,280 bytes is over the limit of 20,971,520 bytes",
+    "unsupported_type": "not a supported image (JPEG, PNG, WebP, BMP, GIF or TIFF): first bytes "
+    "25 50 44 46 2d 31 2e 37",
+    "unsupported_encoding": "Content-Encoding 'gzip' is not supported: send the body uncompressed",
+    "validation_error": "stake: Input should be a valid number",
+    "too_many_attempts": "too many wrong operator tokens from this address: try again in 60 s",
+    "internal_error": INTERNAL_MESSAGE,
+    "not_ready": "the recognizer is not ready: the models are loading",
+    "audit_not_configured": "audit log not configured: set HANDREADER_AUDIT_TOKEN",
+    "storage_full": "the store's disk is full: nothing was written",
+}
+"""Example messages, as the service words them, of at least one code of each error status:
+the API's description shows one with every error status a route declares."""
+
+
+def error_status_doc(
+    status: int, codes: list[str] | None = None, example: str | None = None
+) -> dict[str, Any]:
+    """The OpenAPI description of the error answers of ``status``: the error codes that answer
+    with it (``codes``, default every code of that status in :data:`ERROR_STATUS`), and an
+    example answer of ``example`` (default: the first of those codes that
+    :data:`ERROR_EXAMPLES` words). KeyError for a status no code has, or an example that is
+    not one of the codes."""
+    named = codes or [code for code, code_status in ERROR_STATUS.items() if code_status == status]
+    if not named:
+        raise KeyError(f"no error code answers with HTTP {status}")
+    if example is not None and example not in named:
+        raise KeyError(f"{example!r} is not an error code of HTTP {status}: {', '.join(named)}")
+    shown = example or next((code for code in named if code in ERROR_EXAMPLES), named[0])
+    answer = {"error": {"code": shown, "message": ERROR_EXAMPLES.get(shown, shown)}}
+    return {
+        "description": "error codes: " + ", ".join(named),
+        "content": {"application/json": {"example": answer}},
+    }
+
+
+def error_responses(
+    *statuses: int, examples: Mapping[int, str] | None = None
+) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` of a route that may answer with ``statuses``: each described by
-    the error codes of :data:`ERROR_STATUS` that answer with it (KeyError for a status no code
-    has)."""
-    responses: dict[int | str, dict[str, Any]] = {}
-    for status in statuses:
-        codes = [code for code, code_status in ERROR_STATUS.items() if code_status == status]
-        if not codes:
-            raise KeyError(f"no error code answers with HTTP {status}")
-        responses[status] = {"model": ErrorOut, "description": "error codes: " + ", ".join(codes)}
-    return responses
+    the error codes of :data:`ERROR_STATUS` that answer with it, with an example answer (of
+    the code ``examples`` names for the status, where the route knows a better one than the
+    default: :func:`error_status_doc`; KeyError for a status no code has)."""
+    chosen = examples or {}
+    return {
+        status: {"model": ErrorOut, **error_status_doc(status, example=chosen.get(status))}
+        for status in statuses
+    }
 
 
 ERROR_RESPONSES = error_responses(400, 413, 415, 422, 500, 503)

@@ -11,13 +11,19 @@ from an inline script.
 
 :class:`HeadAsGet` answers ``HEAD`` wherever ``GET`` is answered (HTTP asks it of every
 resource; uptime probes send it): the ``GET`` answer's status and headers, no body.
+
+:class:`VaryByAccept` adds ``Vary: Accept`` to every answer at the paths whose content is
+chosen by the ``Accept`` header (``/v1/annotated``: JPEG, PNG, or 406): its errors as well as
+its images, since whether it answers 406 depends on that header too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["COMMON_HEADERS", "PAGE_POLICY", "HeadAsGet", "SecurityHeaders"]
+__all__ = ["COMMON_HEADERS", "PAGE_POLICY", "HeadAsGet", "SecurityHeaders", "VaryByAccept"]
 
 COMMON_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"x-content-type-options", b"nosniff"),
@@ -82,3 +88,30 @@ class HeadAsGet:
             await send(message)
 
         await self.app({**scope, "method": "GET"}, receive, without_body)
+
+
+class VaryByAccept:
+    """ASGI middleware adding ``Accept`` to the ``Vary`` header of every HTTP answer at
+    ``paths`` (kept once where the route names it already)."""
+
+    def __init__(self, app: ASGIApp, paths: Iterable[str]) -> None:
+        self.app = app
+        self.paths = frozenset(paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") not in self.paths:
+            await self.app(scope, receive, send)
+            return
+
+        async def varied(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                varies = [value for name, value in headers if name.lower() == b"vary"]
+                named = {item.strip().lower() for value in varies for item in value.split(b",")}
+                if not named & {b"accept", b"*"}:
+                    headers = [item for item in headers if item[0].lower() != b"vary"]
+                    headers.append((b"vary", b", ".join([*varies, b"Accept"])))
+                    message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, varied)

@@ -45,6 +45,7 @@ from vision.index_letters import INDEX_LETTERS
 
 __all__ = [
     "CardOut",
+    "CheckpointIn",
     "DeckOption",
     "DecksOption",
     "ErrorOut",
@@ -69,7 +70,7 @@ MAX_HANDS = 7
 """A banker and up to six players."""
 
 RegionIn = Annotated[
-    list[Annotated[float, Field(ge=0)]],
+    list[Annotated[float, Field(ge=0, allow_inf_nan=False)]],
     Field(
         min_length=4,
         max_length=4,
@@ -185,6 +186,7 @@ class TableOptionsIn(_Options):
         DEFAULT_LINK_FACTOR,
         gt=0,
         le=100,
+        allow_inf_nan=False,
         description="cards closer than this many box sizes belong to one hand",
     )
     deck: DeckOption = None
@@ -311,6 +313,32 @@ class PitsCodesIn(BaseModel):
     kind: KindOption = None
 
 
+class CheckpointIn(BaseModel):
+    """The body of ``POST /v1/audit/verify``: a checkpoint from ``handreader audit checkpoint``,
+    signed under the service's ``HANDREADER_AUDIT_KEY`` (documentation of what
+    ``handreader.store.audit_trail.Checkpoint.from_dict`` takes; the route reads the body as
+    JSON whatever its ``Content-Type``)."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "count": 4,
+                    "head": "489a37bfc53b78726da6db3870f94275ab7d03d1d192d97d2dab9a3934965b89",
+                    "signature": "524707d3408520ca170782d98111f452332379f1b7da684b63ac9220f31b4993",
+                }
+            ]
+        },
+    )
+
+    count: int = Field(ge=0, description="the records the trail held when it was signed")
+    head: str = Field(pattern="^[0-9a-f]{64}$", description="the last record's hash")
+    signature: str = Field(
+        pattern="^[0-9a-f]{64}$", description="HMAC-SHA256 of the count and the head"
+    )
+
+
 # --- responses -----------------------------------------------------------------------------------
 
 
@@ -418,8 +446,10 @@ class ReadOut(_Out):
 
 
 class _ErrorBody(_Out):
-    code: str = Field(examples=["unsupported_type"])
-    message: str = Field(examples=["not a supported image (JPEG, PNG, WebP, BMP, GIF or TIFF)"])
+    # no examples here: each status of each route shows an answer of its own codes
+    # (handreader.service.errors.ERROR_EXAMPLES)
+    code: str = Field(description="the error's code: the status's codes are listed with it")
+    message: str = Field(description="the problem in words, naming the input at fault")
 
 
 class ErrorOut(_Out):

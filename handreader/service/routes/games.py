@@ -137,7 +137,7 @@ class BaccaratPhotoIn(_BaccaratOptions):
     player_side: Side = Field("left", description="the Player's cards lie nearest this edge")
     player_region: RegionIn | None = Field(None, description="the Player's cards lie here")
     banker_region: RegionIn | None = Field(None, description="the Banker's cards lie here")
-    link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
+    link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100, allow_inf_nan=False)
     deck: DeckOption = None
     game: GameOption = None
     indices: IndicesOption = None
@@ -206,7 +206,7 @@ class BlackjackPhotoIn(_BlackjackOptions):
     player_regions: Annotated[list[RegionIn], Field(max_length=7)] = Field(
         default_factory=list, description="one region per player hand, in seat order"
     )
-    link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
+    link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100, allow_inf_nan=False)
     deck: DeckOption = None
     game: GameOption = None
     indices: IndicesOption = None
@@ -279,7 +279,7 @@ class PaiGowPhotoIn(_PaiGowOptions):
     player_side: Side = Field("bottom", description="the player's cards lie nearest this edge")
     player_region: RegionIn | None = Field(None, description="the player's cards lie here")
     banker_region: RegionIn | None = Field(None, description="the banker's cards lie here")
-    link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100)
+    link_factor: float = Field(DEFAULT_LINK_FACTOR, gt=0, le=100, allow_inf_nan=False)
     deck: DeckOption = None
     game: GameOption = None
     indices: IndicesOption = None

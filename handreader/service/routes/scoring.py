@@ -69,7 +69,11 @@ from rules.cards import AnyCard, check_distinct, parse_cards
 from rules.decks import Deck
 from rules.errors import HandError
 
-__all__ = ["add_scoring_routes"]
+__all__ = ["NEGOTIATED_PATHS", "add_scoring_routes"]
+
+NEGOTIATED_PATHS = frozenset({"/v1/annotated"})
+"""The paths whose answer is chosen by the ``Accept`` header: every answer there, errors
+included, carries ``Vary: Accept`` (``handreader.service.headers.VaryByAccept``)."""
 
 
 def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
@@ -128,8 +132,15 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
 
     @app.post(
         "/v1/annotated",
+        response_class=Response,  # an image: no JSON answer on success
         responses={
-            200: {"content": {"image/jpeg": {}, "image/png": {}}, "description": "the drawing"},
+            200: {
+                "content": {
+                    "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
+                    "image/png": {"schema": {"type": "string", "format": "binary"}},
+                },
+                "description": "the drawing",
+            },
             **error_responses(406),
             **ERROR_RESPONSES,
         },

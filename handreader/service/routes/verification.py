@@ -40,7 +40,7 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
-from pydantic import Field
+from pydantic import ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from handreader.service.deps import (
@@ -59,6 +59,7 @@ from handreader.service.requests import (
     ServerBusyError,
     ServiceError,
     Upload,
+    json_body_doc,
     parse_json_object,
     parse_json_off_loop,
     read_body,
@@ -66,7 +67,7 @@ from handreader.service.requests import (
     request_body_doc,
 )
 from handreader.service.routes.audit_export import ExportResponse, HeldChunks
-from handreader.service.schemas import TableOptionsIn
+from handreader.service.schemas import CheckpointIn, TableOptionsIn
 from handreader.service.store_guard import gated_result, submit_gated
 from handreader.service.token_guard import client_of, guard_for
 from handreader.store.audit import (
@@ -382,6 +383,26 @@ def bearer_token(request: Request) -> str | None:
 class VerifyOptionsIn(TableOptionsIn):
     """The options of ``POST /v1/verify``: the table options and the declared results."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {  # seed 002's payouts: a double bet of 100, Niu Niu (x3) and Niu 4 (x1) win
+                    "profile": "trainer",
+                    "bet": "double",
+                    "stake": 100,
+                    "declared": {
+                        "players": [
+                            {"seat": 1, "outcome": "win", "payout": 285},
+                            {"seat": 2, "outcome": "win", "payout": 95},
+                        ],
+                        "banker_net": -380,
+                    },
+                },
+                {"declared": {"1": "win", "2": "win"}},  # outcomes only
+            ]
+        }
+    )
+
     declared: dict[str, Any] | str = Field(
         description="the declared results: {'players': [{'seat', 'outcome', 'payout'}], "
         "'banker_net'} or {'<seat>': outcome}; a JSON string when sent as a query parameter",
@@ -393,6 +414,10 @@ class VerifyOptionsIn(TableOptionsIn):
         if isinstance(self.declared, dict):
             return self.declared
         return parse_json_object(self.declared, "declared")
+
+
+AUDIT_EXAMPLES = {400: "bad_options", 503: "audit_not_configured"}
+"""The error codes the audit log's routes show as their examples of 400 and 503."""
 
 
 def add_verify_routes(
@@ -416,7 +441,9 @@ def add_verify_routes(
 
     @router.post(
         "/v1/verify",
-        responses=error_responses(400, 401, 413, 415, 422, 429, 500, 503, 507),
+        responses=error_responses(
+            400, 401, 413, 415, 422, 429, 500, 503, 507, examples={400: "bad_declaration"}
+        ),
         openapi_extra=request_body_doc(options_model=VerifyOptionsIn),
         tags=["verification"],
     )
@@ -455,7 +482,9 @@ def add_verify_routes(
 
     @router.get(
         "/v1/audit/verify",
-        responses={**error_responses(400, 401, 429, 500, 503)},
+        responses=error_responses(
+            400, 401, 429, 500, 503, examples={**AUDIT_EXAMPLES, 400: "bad_host"}
+        ),  # (it reads no input of its own)
         tags=["verification"],
     )
     def audit_verify(token: Annotated[str | None, Depends(operator)]) -> Response:
@@ -466,7 +495,8 @@ def add_verify_routes(
 
     @router.post(
         "/v1/audit/verify",
-        responses={**error_responses(400, 401, 413, 429, 500, 503)},
+        responses=error_responses(400, 401, 413, 429, 500, 503, examples=AUDIT_EXAMPLES),
+        openapi_extra=json_body_doc(CheckpointIn),
         tags=["verification"],
     )
     async def audit_verify_checkpoint(
@@ -494,7 +524,7 @@ def add_verify_routes(
                 "description": "the records: JSON, or CSV with ``format=csv``",
                 "content": {"application/json": {}, "text/csv": {"schema": {"type": "string"}}},
             },
-            **error_responses(400, 401, 422, 429, 500, 503),
+            **error_responses(400, 401, 422, 429, 500, 503, examples=AUDIT_EXAMPLES),
         },
         tags=["verification"],
     )

@@ -552,3 +552,21 @@ def test_a_jpeg_scan_bomb_is_refused_with_a_clear_413(client: TestClient) -> Non
         assert response.status_code == 413
         error = response.json()["error"]
         assert error["code"] == "too_many_scans" and "6,001 scans" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"link_factor": "nan"},
+        {"options": '{"link_factor": NaN}'},
+        {"options": '{"banker_region": [0, 0, NaN, 1]}'},
+        {"banker_region": "[0, 0, Infinity, 1]"},
+    ],
+)
+def test_a_number_that_is_not_finite_is_named_so_not_by_its_range(
+    client: TestClient, params: dict[str, str]
+) -> None:
+    answer = client.post("/v1/score", params=params, content=_jpeg())
+    assert answer.status_code == 422
+    message = answer.json()["error"]["message"]
+    assert "finite number" in message and "less than" not in message, message

@@ -270,6 +270,9 @@ def test_the_server_caps_live_frames_and_guards_connections(
 
     monkeypatch.setattr(uvicorn.Server, "run", record)
     monkeypatch.setenv("HANDREADER_MAX_BYTES", "5000000")
+    # run_server tells its workers the address they bind; set here, it is undone after the test
+    # (else later tests' apps would answer only that address's Host)
+    monkeypatch.setenv(serve.BIND_ENV, "127.0.0.1")
     arguments = argparse.Namespace(
         host="127.0.0.1", port=0, workers=1, models=None, access_log=False
     )
