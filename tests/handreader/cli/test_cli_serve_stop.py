@@ -9,30 +9,22 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
+from serving import free_port, wait_until_serving
 
 ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _stopped_server(workers: int, stop: signal.Signals, data: Path) -> tuple[int, str]:
     """Start ``handreader serve`` with ``workers`` workers, send ``stop`` once it answers
     ``/health``; the exit status and what it wrote on stderr."""
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "handreader.cli", "serve", "--port", str(port),
          "--workers", str(workers)],
@@ -40,15 +32,7 @@ def _stopped_server(workers: int, stop: signal.Signals, data: Path) -> tuple[int
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code:
-                    break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    pytest.fail(f"handreader serve did not start: {process.args}")
-                time.sleep(0.2)
+        wait_until_serving(process, port)
         process.send_signal(stop)
         _, errors = process.communicate(timeout=60)
     finally:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from serving import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 DESCRIPTORS = 256
@@ -32,19 +33,13 @@ TOKEN = "connections-test-token"
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _low_descriptor_limit() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (DESCRIPTORS, DESCRIPTORS))
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, Path]]:
-    port = _free_port()
+    port = free_port()
     folder = tmp_path_factory.mktemp("connections")
     log = folder / "server.log"
     (folder / "manifest.json").write_text("{}")  # no models: the server starts and answers 503

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from serving import free_port
 
 schemathesis = pytest.importorskip("schemathesis", reason="needs the test extra: schemathesis")
 httpx = pytest.importorskip("httpx")
@@ -40,19 +40,13 @@ SENT: list[tuple[str, int]] = []
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not (ROOT / "models" / "manifest.json").is_file():
         pytest.skip("needs the shipped models (models/manifest.json): without them the image "
                     "endpoints answer 503 not_ready by design")  # fmt: skip
     folder = tmp_path_factory.mktemp("fuzz")
-    port = _free_port()
+    port = free_port()
     environment = {
         **os.environ,
         "HANDREADER_AUDIT_TOKEN": TOKEN,

@@ -21,6 +21,7 @@ import cv2
 import httpx
 import numpy as np
 import pytest
+from serving import free_port, wait_until_serving
 
 from handreader.service.schemas import ReadOut, TableOut
 
@@ -30,15 +31,9 @@ MODELS = ROOT / "models" / "manifest.json"
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [sys.executable, "serve.py", "--port", str(port)],
@@ -121,33 +116,19 @@ def test_a_real_image_file_over_http(server: str, tmp_path: Path) -> None:
     json.dumps(scored.json())  # plain JSON all the way
 
 
-def _wait_until_serving(process: subprocess.Popen[bytes], port: int) -> None:
-    """Return once ``/health`` answers at all (200 or 503); fail if the process ends first or
-    90 s pass."""
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code:
-                return
-        except httpx.TransportError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                pytest.fail(f"serve.py did not start: {process.args}")
-            time.sleep(0.2)
-
-
 def test_two_workers_answer_keep_alive_requests_without_delay() -> None:
     # Two workers share a socket bound by uvicorn; without TCP_NODELAY each keep-alive response
     # waited ~40 ms for the client's delayed ACK (Kludex/uvicorn#3149). Expect a few ms.
     import http.client
     import statistics
 
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "serve.py", "--port", str(port), "--workers", "2"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        _wait_until_serving(process, port)
+        wait_until_serving(process, port)
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         body = json.dumps({"hands": ["3H 7S KD 8C 6D"]})
         latencies = []
@@ -173,14 +154,14 @@ def test_a_stalled_upload_does_not_hold_a_stop(tmp_path: Path) -> None:
     what is in flight and exits within its grace period, not the body's timeout."""
     from handreader.service.app import SHUTDOWN_GRACE_S
 
-    port = _free_port()
+    port = free_port()
     environment = {**os.environ, "HANDREADER_DATA": str(tmp_path)}
     process = subprocess.Popen(
         [sys.executable, "serve.py", "--port", str(port)],
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        _wait_until_serving(process, port)
+        wait_until_serving(process, port)
         with socket.create_connection(("127.0.0.1", port), timeout=10) as stalled:
             stalled.sendall(
                 b"POST /v1/read HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/jpeg\r\n"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
+from serving import free_port
 
 from handreader.store.audit import AuditLog
 
@@ -32,17 +32,11 @@ TOKEN = "replica-operator-token"
 DECLARED = '{"declared": {"players": [{"seat": 1, "outcome": "win"}]}}'
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class Replica:
     """``python serve.py --port PORT`` on the shared database, started and killed at will."""
 
     def __init__(self, url: str) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.environment = {
             **os.environ,
             "HANDREADER_DATABASE_URL": url,
