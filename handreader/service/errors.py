@@ -164,7 +164,11 @@ _TYPE_TAGS = frozenset({"int", "float", "str", "bool", "decimal", "list", "dict"
 
 def _field_path(location: Any) -> str:
     """An error's place as the request names it (``hands.0``, ``stake``): no ``body``, no
-    union member tried (``constrained-float``, ``list[constrained-str]``)."""
+    ``query`` or ``path`` before a parameter's name, no union member tried
+    (``constrained-float``, ``list[constrained-str]``)."""
+    location = tuple(location)
+    if location[:1] in (("query",), ("path",)):
+        location = location[1:]
     names = [
         str(item)
         for item in location

@@ -157,3 +157,11 @@ def test_the_drawing_varies_with_accept_on_a_body_refused_and_a_wrong_method(
     assert refused.status_code == 415 and refused.headers["vary"] == "Accept"
     assert client.get("/v1/annotated").headers["vary"] == "Accept"
     assert "vary" not in client.post("/v1/score", content=CODES).headers
+
+
+def test_a_bad_query_parameter_is_named_as_the_client_wrote_it(client: TestClient) -> None:
+    # the validator's place is ("query", "hands"): the client wrote hands=, not query.hands
+    message = error_message(
+        client.get("/v1/trainer/deal", params={"hands": "x"}), 422, "validation_error"
+    )
+    assert message.startswith("hands: ") and "query." not in message, message
