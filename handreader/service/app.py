@@ -109,6 +109,8 @@ from handreader.service.settings import Settings, add_server_arguments
 from handreader.store.database import DATABASE_URL_ENV, is_database_url
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     import uvicorn
 
 __all__ = ["LIVE_QUEUE", "SHUTDOWN_GRACE_S", "Settings", "create_app", "main", "run_server"]
@@ -291,19 +293,36 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
         # a stop (SIGTERM) waits this long for requests in flight, not for a stalled upload
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
-    server = uvicorn.Server(config)
+    server = _server(config)
     try:
         if config.workers > 1:
             interrupted = _supervise(config, [_tcp_listener(config.bind_socket())])
         else:
-            server.run()  # after a shutdown on SIGINT, uvicorn raises SIGINT again
-            interrupted = False
+            server.run()  # after a shutdown on SIGINT, uvicorn raises SIGINT again...
+            interrupted = bool(getattr(server, "interrupted", False))  # (...unheard if ignored)
     except KeyboardInterrupt:
         interrupted = True
     if interrupted:
         print(f"{_program(args)}: interrupted", file=sys.stderr)
         return INTERRUPTED_STATUS
     return 0 if config.workers > 1 or server.started else 1
+
+
+def _server(config: uvicorn.Config) -> uvicorn.Server:
+    """uvicorn's server, noting in ``interrupted`` whether SIGINT stopped it: uvicorn raises the
+    signal again after its shutdown, but a process started with SIGINT ignored (a background
+    job of a script) would not hear it."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        interrupted = False
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if sig == signal.SIGINT:
+                self.interrupted = True
+            super().handle_exit(sig, frame)
+
+    return Server(config)
 
 
 def _supervise(config: uvicorn.Config, sockets: list[socket.socket]) -> bool:

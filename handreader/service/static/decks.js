@@ -98,15 +98,13 @@ function showStep(step) {
 }
 
 function showCard() {
+  const focused = document.activeElement;
   const total = wizard.codes.length;
   const done = wizard.index >= total;
   const code = done ? null : wizard.codes[wizard.index];
   $("wizard-card").replaceChildren(done ? "every card: calibrate now" : cardChip(code));
   $("wizard-card").dataset.code = code || "";
   $("wizard-progress").textContent = done ? `${wizard.photos.size} photo${wizard.photos.size === 1 ? "" : "s"}` : `card ${wizard.index + 1} of ${total} \u00b7 ${wizard.photos.size} photo${wizard.photos.size === 1 ? "" : "s"} taken`;
-  if (done && [$("wizard-file"), $("wizard-many"), $("wizard-skip")].includes(document.activeElement)) {
-    $("wizard-finish").focus(); // (every card passed: what is left to do is to calibrate)
-  }
   $("wizard-file").disabled = done;
   $("wizard-many").disabled = done;
   $("wizard-skip").disabled = done;
@@ -121,6 +119,15 @@ function showCard() {
     cardChip(item),
     el("button", { type: "button", class: "secondary remove", title: `remove the photo of ${item}`, "aria-label": `Remove the photo of ${item}`, "data-code": item }, "\u00d7"),
   )));
+  // a control of this step that the keyboard was on and that is now disabled or gone (a remove
+  // button, Skip on the last card, Back on the first) hands the focus to what is left to do
+  if ($("wizard-cards").contains(focused) || !focused.isConnected) {
+    if (focused.disabled || !focused.isConnected) {
+      const next = (done ? ["wizard-finish", "wizard-back"] : ["wizard-file", "wizard-skip", "wizard-finish"])
+        .map((id) => $(id)).find((control) => !control.disabled);
+      if (next) next.focus();
+    }
+  }
 }
 
 /** Keep ``file`` as the photo of ``code``; false (the error shown) for a file that is no image. */
@@ -196,7 +203,7 @@ async function shrink(file, side) {
 function resultView(name, answer) {
   const deck = answer.deck;
   const parts = [
-    el("p", { class: "summary", id: "wizard-done" }, `Deck ${name}: ${deck.cards} cards from ${deck.samples} corners, in ${answer.seconds} s. It is now chosen at the top.`),
+    el("p", { class: "summary", id: "wizard-done" }, `Deck ${name}: ${deck.cards} card${deck.cards === 1 ? "" : "s"} from ${deck.samples} corner${deck.samples === 1 ? "" : "s"}, in ${answer.seconds} s. It is now chosen at the top.`),
   ];
   if (deck.missing.length) parts.push(el("p", {}, "Not calibrated (read as the standard deck): ", el("span", { class: "cards" }, deck.missing.map(cardChip))));
   if (answer.warnings.length) parts.push(el("ul", { class: "warnings" }, answer.warnings.map((text) => el("li", {}, text))));

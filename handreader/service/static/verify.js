@@ -3,7 +3,7 @@
 // answer shows its evidence: the photo with the hands read drawn over it, each seat's cards
 // and score. The audit log can be listed and exported here too. Both need the operator token.
 
-import { $, el, markStale, request, imageForm, showError, table, money, typedStake } from "./common.js";
+import { $, el, markStale, request, imageForm, showError, table, money, typedStake, disableKeepingFocus, enableTakingFocus } from "./common.js";
 import { chosenDeck, onDeckChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene } from "./draw.js";
 import { niuniuResults } from "./photo.js";
@@ -136,7 +136,7 @@ async function submit(event) {
   $("verify-status").textContent = "Checking\u2026";
   const mine = ++generation;
   checking = true;
-  $("verify-submit").disabled = true;
+  disableKeepingFocus($("verify-submit"), $("verify-status"));
   try {
     const [answer, picture] = await Promise.all([
       request("/v1/verify", { method: "POST", headers: authorization(), body: imageForm(checkedPhoto(file), options) }).then((r) => r.json()),
@@ -169,7 +169,7 @@ async function submit(event) {
     showError($("verify-error"), error);
   } finally {
     checking = false;
-    $("verify-submit").disabled = false;
+    enableTakingFocus($("verify-submit"), $("verify-status"));
   }
 }
 

@@ -21,8 +21,15 @@ ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.slow
 
 
-def _stopped_server(workers: int, stop: signal.Signals, data: Path) -> tuple[int, str]:
-    """Start ``handreader serve`` with ``workers`` workers, send ``stop`` once it answers
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stopped_server(
+    workers: int, stop: signal.Signals, data: Path, sigint_ignored: bool = False
+) -> tuple[int, str]:
+    """Start ``handreader serve`` with ``workers`` workers (with SIGINT ignored, as a script's
+    background job starts, when ``sigint_ignored``), send ``stop`` once it answers
     ``/health``; the exit status and what it wrote on stderr."""
     port = free_port()
     process = subprocess.Popen(
@@ -30,6 +37,7 @@ def _stopped_server(workers: int, stop: signal.Signals, data: Path) -> tuple[int
          "--workers", str(workers)],
         cwd=ROOT, env={**os.environ, "HANDREADER_DATA": str(data)},
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
     )  # fmt: skip
     try:
         wait_until_serving(process, port)
@@ -42,11 +50,12 @@ def _stopped_server(workers: int, stop: signal.Signals, data: Path) -> tuple[int
     return process.returncode, errors.decode(errors="replace")
 
 
+@pytest.mark.parametrize("sigint_ignored", [False, True])
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_stops_the_server_with_one_line_and_exit_status_130(
-    tmp_path: Path, workers: int
+    tmp_path: Path, workers: int, sigint_ignored: bool
 ) -> None:
-    status, errors = _stopped_server(workers, signal.SIGINT, tmp_path)
+    status, errors = _stopped_server(workers, signal.SIGINT, tmp_path, sigint_ignored)
     assert status == 130, errors[-2000:]
     assert "Traceback" not in errors, errors[-2000:]
     assert errors.splitlines()[-1] == "handreader serve: interrupted"

@@ -189,3 +189,35 @@ def test_the_wizard_remove_buttons_are_a_fingers_size_on_a_phone(
         assert box["width"] >= 44 and box["height"] >= 32, box
     finally:
         context.close()
+
+
+def test_the_wizard_never_drops_the_focus_when_its_control_goes(page: Any, tmp_path: Path) -> None:
+    page.click("#tab-decks")
+    page.fill("#wizard-name", "dropless")
+    page.fill("#wizard-token", TOKEN)
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-cards:not([hidden])")
+    page.set_input_files("#wizard-file", _card_photos(tmp_path, 1)[0])  # AS taken, now 2S
+    page.focus("#wizard-taken .remove")
+    page.keyboard.press("Enter")  # the button goes with its photo
+    assert page.locator("#wizard-taken li").count() == 0
+    assert page.evaluate(_FOCUSED) == "wizard-file"
+    page.focus("#wizard-back")
+    page.keyboard.press("Enter")  # back to the first card: Back is disabled there
+    assert page.locator("#wizard-back").is_disabled()
+    assert page.evaluate(_FOCUSED) == "wizard-file"
+    page.focus("#wizard-skip")
+    while not page.locator("#wizard-skip").is_disabled():
+        page.keyboard.press("Enter")  # the last card skipped with no photo: Calibrate disabled
+    assert page.evaluate(_FOCUSED) == "wizard-back"
+
+
+def test_a_check_pressed_from_the_keyboard_gives_the_focus_back(page: Any, tmp_path: Path) -> None:
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(_photo(tmp_path)))
+    page.fill("#verify-token", TOKEN)
+    page.focus("#verify-submit")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#verify-verdict")
+    page.wait_for_function("() => !document.getElementById('verify-submit').disabled")
+    assert page.evaluate(_FOCUSED) == "verify-submit"
