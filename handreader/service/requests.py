@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
@@ -257,17 +258,27 @@ _QUERY_ONLY = frozenset({"format"})
 
 
 def _query_options(request: Request) -> dict[str, Any]:
-    """The options of the query: ``options=<JSON>`` and each by name, a list as JSON
+    return query_options(request.query_params, skip=_QUERY_ONLY)
+
+
+def query_options(query: QueryParams, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The options of a query (but the names in ``skip``): each by name, a list as JSON
     (``banker_region=[0,0,1,0.5]``), anything else as its text (the options' models convert
-    numbers and names)."""
+    numbers and names), and ``options=<JSON>``, which wins where both name one (as a multipart
+    body's ``options`` field does). A name given twice is a BadOptionsError (400)."""
     options: dict[str, Any] = {}
-    query = request.query_params
-    if "options" in query:
-        options.update(parse_json_object(query["options"], "the options query parameter"))
-    for name, value in query.items():
-        if name != "options" and name not in _QUERY_ONLY:
+    for name, value in query.multi_items():
+        if name in skip:
+            continue
+        if name in options or (name == "options" and len(query.getlist(name)) > 1):
+            raise BadOptionsError(
+                f"the query parameter {name} is given more than once: give it once"
+            )
+        if name != "options":
             listed = value.lstrip().startswith("[")
             options[name] = _json_list(value, f"the query parameter {name}") if listed else value
+    if "options" in query:
+        options |= parse_json_object(query["options"], "the options query parameter")
     return options
 
 

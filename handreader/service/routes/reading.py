@@ -48,6 +48,7 @@ from fastapi.responses import FileResponse, Response
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
 from starlette.websockets import WebSocketDisconnect
 
@@ -71,6 +72,7 @@ from handreader.service.requests import (
     json_body_doc,
     parse_json_object,
     parse_json_off_loop,
+    query_options,
     read_body,
 )
 from handreader.service.routes.calibrate import add_deck_routes
@@ -286,12 +288,10 @@ class _TimedReader:
         return self._runtime.read(self._reader, image)
 
 
-def _live_options(values: dict[str, Any]) -> TableOptionsIn:
-    """Table options from the query (each by name, or all as ``options=<JSON>``)."""
-    merged = {name: value for name, value in values.items() if name != "options"}
-    if "options" in values:
-        merged.update(parse_json_object(values["options"], "the options query parameter"))
-    return validate(TableOptionsIn, merged)
+def _live_options(query: QueryParams) -> TableOptionsIn:
+    """Table options from the query, as a photo's
+    (:func:`handreader.service.requests.query_options`)."""
+    return validate(TableOptionsIn, query_options(query))
 
 
 def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
@@ -358,7 +358,7 @@ def add_live_route(router: APIRouter, hooks: ServiceHooks) -> None:
             await websocket.send_text(json.dumps({"error": {"code": code, "message": message}}))
 
         try:
-            chosen = _live_options(dict(websocket.query_params))
+            chosen = _live_options(websocket.query_params)
             options = chosen.to_options()
             # the deck store may be a database: asked in the thread pool, never on the loop
             decks = await run_in_threadpool(

@@ -570,3 +570,25 @@ def test_a_number_that_is_not_finite_is_named_so_not_by_its_range(
     assert answer.status_code == 422
     message = answer.json()["error"]["message"]
     assert "finite number" in message and "less than" not in message, message
+
+
+def test_a_query_parameter_given_twice_is_refused_not_the_last_taken(client: TestClient) -> None:
+    answer = client.post("/v1/score?profile=app&profile=classic", content=_jpeg())
+    assert answer.status_code == 400
+    assert "profile is given more than once" in answer.json()["error"]["message"]
+
+
+def test_the_options_query_parameter_wins_over_one_by_name_as_in_a_multipart_body(
+    client: TestClient,
+) -> None:
+    params = {"stake": "5", "options": json.dumps({"bet": "double", "stake": 100})}
+    answer = client.post("/v1/score", params=params, content=_jpeg())
+    assert [player["net"] for player in answer.json()["players"]] == [285, 95]
+
+
+def test_the_live_stream_takes_a_list_option_by_name_in_its_query(client: TestClient) -> None:
+    query = "banker_region=[0,0.5,1,1]&player_regions=[[0,0,1,0.4]]"
+    with client.websocket_connect(f"/v1/live?{query}") as socket:
+        socket.send_bytes(_jpeg())
+        answer = socket.receive_json()
+    assert "error" not in answer, answer
