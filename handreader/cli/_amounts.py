@@ -12,14 +12,19 @@ from rules.money import MAX_AMOUNT
 __all__ = ["amount", "at_least", "money", "rate"]
 
 
+SEPARATORS = ",'_ \u00a0\u2009\u202f\u2019"
+"""Marks written between thousands (comma, apostrophes, underscore, spaces: plain, no-break,
+thin, narrow no-break): an amount is written without them."""
+
+
 def _decimal(text: str) -> Decimal:
+    if any(mark in text.strip() for mark in SEPARATORS):
+        raise argparse.ArgumentTypeError(
+            f"not a number: {text!r} (write it without thousands separators: 1000, 2.5)"
+        )
     try:
         value = Decimal(text)
     except InvalidOperation:
-        if any(mark in text for mark in ",' "):
-            raise argparse.ArgumentTypeError(
-                f"not a number: {text!r} (write it without thousands separators: 1000, 2.5)"
-            ) from None
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not value.is_finite():
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from decimal import Decimal
 from typing import Any
 
-from handreader.cli._amounts import money
+from handreader.cli._amounts import amount, at_least, money
 from handreader.cli.score import format_hand, hand_to_json
 from rules.cards import parse_cards
 from rules.errors import RulesError
@@ -64,10 +65,12 @@ def register(subparsers: Any) -> None:
         default=None,
         help="bet type (default: the profile's default bet)",
     )
-    parser.add_argument("--stake", default="1", metavar="N", help="amount bet (default: 1)")
+    parser.add_argument(
+        "--stake", type=amount, default=Decimal(1), metavar="N", help="amount bet (default: 1)"
+    )
     parser.add_argument(
         "--decks",
-        type=int,
+        type=at_least(1),
         metavar="N",
         help="52-card decks the round is dealt from: a card may appear that many times "
         "(default: the profile's)",

@@ -13,7 +13,10 @@ NIU_NIU = "KS QS 5H 5D JD"
 
 
 def main_round(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(["round", *argv])
+    try:
+        status = main(["round", *argv])
+    except SystemExit as usage:  # (a bad option's value: argparse's one line, exit 2)
+        status = usage.code if isinstance(usage.code, int) else 1
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -40,13 +43,14 @@ def test_the_net_is_printed_exactly_at_any_stake(
     assert out.splitlines()[1].endswith(f"-> win {net}"), out
 
 
-@pytest.mark.parametrize("stake", ["1,000", "1 000", "1'000"])
+@pytest.mark.parametrize("stake", ["1,000", "1 000", "1'000", "1_000", "1\u202f000", "1\u00a0000"])
 def test_a_stake_with_thousands_separators_is_named_as_such(
     capsys: pytest.CaptureFixture[str], stake: str
 ) -> None:
     status, out, err = _round(capsys, "--stake", stake)
     assert status == 2 and out == ""
     assert "without thousands separators" in err and repr(stake) in err, err
+    assert err.rstrip().endswith("(see handreader round --help)")  # a bad option's value
 
 
 def test_a_games_stake_with_thousands_separators_is_named_as_such(

@@ -18,7 +18,10 @@ NO_NIU = "AS 2D 4C 8H 9C"
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
+    try:
+        status = main(list(argv))
+    except SystemExit as usage:  # (a bad option's value: argparse's one line, exit 2)
+        status = usage.code if isinstance(usage.code, int) else 1
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
