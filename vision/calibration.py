@@ -192,7 +192,10 @@ def parse_profile(text: str, source: str) -> DeckProfile:
         for code, vectors in body["prototypes"].items():
             if code not in CARD_CLASSES:
                 raise DeckProfileError(f"deck profile {str(path)!r} names unknown card {code!r}")
-            array = np.asarray(vectors, np.float32)
+            try:
+                array = np.asarray(vectors, np.float32)
+            except (TypeError, ValueError):  # (not numbers, or rows of different lengths)
+                array = np.zeros((0, 0), np.float32)
             if array.ndim != 2 or array.shape[0] == 0 or not np.isfinite(array).all():
                 raise DeckProfileError(
                     f"deck profile {str(path)!r}: card {code} has bad prototypes"
@@ -205,7 +208,7 @@ def parse_profile(text: str, source: str) -> DeckProfile:
             raise DeckProfileError(
                 f"deck profile {str(path)!r}: prototypes of different sizes {sorted(widths)}"
             )
-        weight, temperature = float(body["weight"]), float(body["temperature"])
+        weight, temperature = _number(body, "weight", path), _number(body, "temperature", path)
         if not (0 <= weight <= 1 and temperature > 0):
             raise DeckProfileError(
                 f"deck profile {str(path)!r}: weight or temperature out of range"
@@ -215,12 +218,18 @@ def parse_profile(text: str, source: str) -> DeckProfile:
             for old_weight, old_temperature in RETIRED_DEFAULTS
         ):
             weight, temperature = DEFAULT_WEIGHT, DEFAULT_TEMPERATURE
+        photos = body.get("photos", [])
+        if not (isinstance(photos, list) and all(isinstance(item, str) for item in photos)):
+            raise DeckProfileError(
+                f"deck profile {str(path)!r} is corrupt: its 'photos' field must be a list of "
+                f"names, got {_kind(photos)}"
+            )
         return DeckProfile(
-            str(body["name"]),
+            _text(body, "name", path),
             prototypes,
-            str(body["model_sha256"]),
-            str(body["created"]),
-            tuple(body.get("photos", ())),
+            _text(body, "model_sha256", path),
+            _text(body, "created", path),
+            tuple(photos),
             weight,
             temperature,
         )
@@ -234,6 +243,39 @@ def parse_profile(text: str, source: str) -> DeckProfile:
         raise DeckProfileError(
             f"deck profile {str(path)!r} is corrupt: a field of the wrong kind ({error})"
         ) from None
+
+
+def _kind(value: object) -> str:
+    """What a JSON value is, in JSON's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    names = {dict: "an object", list: "a list", str: "text", int: "a number", float: "a number"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _number(body: dict[str, Any], name: str, path: str) -> float:
+    """The number in the field ``name`` (KeyError when it is missing); DeckProfileError naming
+    the field when it holds anything else."""
+    value = body[name]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DeckProfileError(
+            f"deck profile {path!r} is corrupt: its {name!r} field must be a number, "
+            f"got {_kind(value)}"
+        )
+    return float(value)
+
+
+def _text(body: dict[str, Any], name: str, path: str) -> str:
+    """The text in the field ``name`` (KeyError when it is missing); DeckProfileError naming
+    the field when it holds anything else."""
+    value = body[name]
+    if not isinstance(value, str):
+        raise DeckProfileError(
+            f"deck profile {path!r} is corrupt: its {name!r} field must be text, got {_kind(value)}"
+        )
+    return value
 
 
 def list_profiles() -> list[str]:

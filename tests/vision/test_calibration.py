@@ -64,7 +64,27 @@ def test_profile_round_trips_to_disk() -> None:
         (
             '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": "heavy", '
             '"temperature": 0.05, "prototypes": {"AS": [[1.0]]}}',
-            r"corrupt: a field of the wrong kind \(could not convert string to float: 'heavy'\)$",
+            "corrupt: its 'weight' field must be a number, got text$",
+        ),
+        (
+            '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": [1], '
+            '"temperature": 0.05, "prototypes": {"AS": [[1.0]]}}',
+            "corrupt: its 'weight' field must be a number, got a list$",
+        ),
+        (
+            '{"format": 1, "name": {}, "model_sha256": "", "created": "", "weight": 0.7, '
+            '"temperature": 0.05, "prototypes": {"AS": [[1.0]]}}',
+            "corrupt: its 'name' field must be text, got an object$",
+        ),
+        (
+            '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": 0.7, '
+            '"temperature": 0.05, "photos": "abc", "prototypes": {"AS": [[1.0]]}}',
+            "corrupt: its 'photos' field must be a list of names, got text$",
+        ),
+        (
+            '{"format": 1, "name": "x", "model_sha256": "", "created": "", "weight": 0.7, '
+            '"temperature": 0.05, "prototypes": {"AS": [[1.0], [1.0, 2.0]]}}',
+            "card AS has bad prototypes$",  # rows of different lengths, never numpy's words
         ),
         ('{"format": 9, "name": "x"}', "format 9"),
         (
