@@ -13,7 +13,9 @@ for those origins only:
   so that one list entry never opens the service to another) and exposes the headers a client
   reads (``Retry-After``, ``Content-Disposition``, ``Allow``).
 
-Both carry ``Vary: Origin``. A page whose origin is not listed gets none of these (its preflight
+Both carry ``Vary: Origin``, and so does every answer while origins are listed (an answer
+without these headers is some origins' only). A page whose origin is not listed gets none of
+these (its preflight
 goes on to the routes, which answer 405, and its browser keeps the answer from it); the
 service's own page needs none. ``*`` in the list allows every origin.
 """
@@ -66,7 +68,7 @@ class CrossOrigin:
         }
         origin = headers.get("origin")
         if not self._listed(origin):
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, self._varied(send) if self.origins else send)
             return
         assert origin is not None  # (listed)
         if scope.get("method") == "OPTIONS" and "access-control-request-method" in headers:
@@ -82,6 +84,18 @@ class CrossOrigin:
             await send(message)
 
         await self.app(scope, receive, with_origin)
+
+    @staticmethod
+    def _varied(send: Send) -> Send:
+        """``send`` adding ``Vary: Origin``: with origins listed, an answer without CORS headers
+        is one origin's too, and a cache must not give it to another."""
+
+        async def with_vary(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).add_vary_header("Origin")
+            await send(message)
+
+        return with_vary
 
     @staticmethod
     async def _preflight(origin: str, send: Send) -> None:

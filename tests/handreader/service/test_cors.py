@@ -70,6 +70,13 @@ def test_an_origin_not_listed_gets_no_cross_origin_answer(client: TestClient, or
     assert "access-control-allow-origin" not in preflight.headers
     read = client.get("/health", headers={"Origin": origin})
     assert read.status_code == 200 and "access-control-allow-origin" not in read.headers
+    assert "Origin" in read.headers["vary"]  # a cache keeps it apart from a listed page's
+
+
+def test_an_answer_without_an_origin_varies_by_it_while_origins_are_listed(
+    client: TestClient,
+) -> None:
+    assert "Origin" in client.get("/health").headers["vary"]
 
 
 def test_every_origin_when_the_list_says_star_each_named_as_itself() -> None:
@@ -82,3 +89,4 @@ def test_no_list_no_cross_origin_headers() -> None:
     with _client(()) as client:
         answer = client.get("/health", headers={"Origin": LISTED})
         assert "access-control-allow-origin" not in answer.headers
+        assert "Origin" not in answer.headers.get("vary", "")
