@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["MAX_AMOUNT", "ZERO", "json_amount", "to_money"]
+__all__ = ["MAX_AMOUNT", "THOUSANDS_SEPARATORS", "ZERO", "json_amount", "to_money"]
 
 ZERO = Decimal(0)
 """No money: the start of a sum of amounts."""
@@ -19,6 +19,11 @@ MAX_AMOUNT = Decimal(10) ** 15
 """The largest amount taken, in absolute value: far above any table's stake, and small enough
 that every sum and JSON form of amounts stays cheap (``1e999999999`` as text would otherwise
 become an integer of a billion digits)."""
+
+
+THOUSANDS_SEPARATORS = ",'_ \u00a0\u2009\u202f\u2019"
+"""Marks written between thousands (comma, apostrophes, underscore, spaces: plain, no-break,
+thin, narrow no-break): an amount is written without them, and a refusal names them."""
 
 
 def to_money(value: int | float | str | Decimal) -> Decimal:

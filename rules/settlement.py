@@ -19,7 +19,7 @@ from decimal import Decimal
 
 from rules.cards import AnyCard, check_distinct
 from rules.errors import RulesError
-from rules.money import MAX_AMOUNT, ZERO, to_money
+from rules.money import MAX_AMOUNT, THOUSANDS_SEPARATORS, ZERO, to_money
 from rules.niuniu import NiuHand, Outcome, banker_outcome, evaluate_hand
 from rules.niuniu_profiles import DEFAULT_PROFILE, BetType, NiuProfile, get_profile
 
@@ -64,7 +64,7 @@ def parse_stake(stake: int | float | str | Decimal) -> Decimal:
         if "out of range" in str(error) and not str(stake).strip().startswith("-"):
             largest = f"{MAX_AMOUNT:,}"
             raise RulesError(f"stake {stake!r} is over the largest amount, {largest}") from None
-        if isinstance(stake, str) and any(mark in stake for mark in ",' "):
+        if isinstance(stake, str) and any(mark in stake.strip() for mark in THOUSANDS_SEPARATORS):
             raise RulesError(
                 f"stake must be a number without thousands separators (1000, 2.5), got {stake!r}"
             ) from None

@@ -7,18 +7,13 @@ import argparse
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
-from rules.money import MAX_AMOUNT
+from rules.money import MAX_AMOUNT, THOUSANDS_SEPARATORS
 
 __all__ = ["amount", "at_least", "money", "rate"]
 
 
-SEPARATORS = ",'_ \u00a0\u2009\u202f\u2019"
-"""Marks written between thousands (comma, apostrophes, underscore, spaces: plain, no-break,
-thin, narrow no-break): an amount is written without them."""
-
-
 def _decimal(text: str) -> Decimal:
-    if any(mark in text.strip() for mark in SEPARATORS):
+    if any(mark in text.strip() for mark in THOUSANDS_SEPARATORS):
         raise argparse.ArgumentTypeError(
             f"not a number: {text!r} (write it without thousands separators: 1000, 2.5)"
         )

@@ -101,6 +101,7 @@ from handreader.service.errors import (
 from handreader.service.headers import HeadAsGet, SecurityHeaders, VaryByAccept
 from handreader.service.hosts import BIND_ENV, HostCheck
 from handreader.service.openapi import install_openapi
+from handreader.service.routes.deck_access import DeckAccess
 from handreader.service.routes.docs import add_docs_routes
 from handreader.service.routes.reading import create_router
 from handreader.service.routes.scoring import NEGOTIATED_PATHS, add_scoring_routes
@@ -173,9 +174,12 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
     app.add_middleware(VaryByAccept, paths=NEGOTIATED_PATHS)  # (outermost: every answer)
     audit = AuditLogHolder(AuditSettings.from_env())
     app.state.audit = audit  # GET /health reports the store
+    decks = DeckAccess.from_env()
+    app.state.deck_access = decks  # GET /health takes its token as an operator's
     add_docs_routes(app)
     add_scoring_routes(app, Annotator())
-    app.include_router(create_router(ServiceHooks(get_reader, get_runtime, describe_error), audit))
+    hooks = ServiceHooks(get_reader, get_runtime, describe_error)
+    app.include_router(create_router(hooks, audit, decks))
     install_openapi(app)
     return app
 

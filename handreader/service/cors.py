@@ -22,7 +22,7 @@ service's own page needs none. ``*`` in the list allows every origin.
 
 from __future__ import annotations
 
-from starlette.datastructures import MutableHeaders
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from handreader.service.origins import normal_origin
@@ -62,10 +62,7 @@ class CrossOrigin:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {
-            name.decode("latin-1").lower(): value.decode("latin-1")
-            for name, value in scope.get("headers", [])
-        }
+        headers = Headers(scope=scope)
         origin = headers.get("origin")
         if not self._listed(origin):
             await self.app(scope, receive, self._varied(send) if self.origins else send)

@@ -90,18 +90,17 @@ def _operations(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def _refers_to(node: object, target: str) -> bool:
     """Whether a ``$ref`` within ``node`` is ``target``."""
-    return any(reference == target for reference in _references(node))
+    return any(holder["$ref"] == target for holder in _reference_holders(node))
 
 
-def _references(node: object) -> Iterator[str]:
-    """Every ``$ref`` value within ``node``."""
+def _reference_holders(node: object) -> Iterator[dict[str, Any]]:
+    """Every object within ``node`` whose ``$ref`` is a reference (text)."""
     pending = [node]
     while pending:
         item = pending.pop()
         if isinstance(item, dict):
-            reference = item.get("$ref")
-            if isinstance(reference, str):
-                yield reference
+            if isinstance(item.get("$ref"), str):
+                yield item
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
@@ -168,13 +167,5 @@ def _rewritten(node: object, retarget: Callable[[str], str]) -> object:
 
 def _rewrite_references(node: object, retarget: Callable[[str], str]) -> None:
     """Every ``$ref`` within ``node`` (changed in place) retargeted."""
-    pending = [node]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, dict):
-            reference = item.get("$ref")
-            if isinstance(reference, str):
-                item["$ref"] = retarget(reference)
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
+    for holder in _reference_holders(node):
+        holder["$ref"] = retarget(holder["$ref"])

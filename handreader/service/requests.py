@@ -267,13 +267,15 @@ def query_options(query: QueryParams, skip: frozenset[str] = frozenset()) -> dic
     numbers and names), and ``options=<JSON>``, which wins where both name one (as a multipart
     body's ``options`` field does). A name given twice is a BadOptionsError (400)."""
     options: dict[str, Any] = {}
+    given: set[str] = set()
     for name, value in query.multi_items():
         if name in skip:
             continue
-        if name in options or (name == "options" and len(query.getlist(name)) > 1):
+        if name in given:
             raise BadOptionsError(
                 f"the query parameter {name} is given more than once: give it once"
             )
+        given.add(name)
         if name != "options":
             listed = value.lstrip().startswith("[")
             options[name] = _json_list(value, f"the query parameter {name}") if listed else value
@@ -323,23 +325,23 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
                 "as a file part (curl -F image=@photo.jpg)"
             )
         data = await image.read()
-        if len(form.getlist("options")) > 1:
-            raise MalformedMultipartError(
-                "the multipart body holds several 'options' fields: send one JSON object"
-            )
-        options = form.get("options")
         found: dict[str, Any] = {}
+        given: set[str] = set()
         for name, value in form.multi_items():  # other text fields: options by name, as the query's
-            if name in ("image", "options"):
+            if name == "image":
+                continue
+            if name in given:
+                raise MalformedMultipartError(f"the multipart body holds several {name!r} fields")
+            given.add(name)
+            if name == "options":
                 continue
             if not isinstance(value, str):
                 raise MalformedMultipartError(
                     f"the multipart field {name!r} is a file: only 'image' takes one"
                 )
-            if name in found:
-                raise MalformedMultipartError(f"the multipart body holds several {name!r} fields")
             listed = value.lstrip().startswith("[")
             found[name] = _json_list(value, f"the multipart field {name!r}") if listed else value
+        options = form.get("options")
         if isinstance(options, str):
             found |= parse_json_object(options, "the options field")
         elif options is not None:

@@ -76,6 +76,7 @@ from handreader.service.requests import (
     read_body,
 )
 from handreader.service.routes.calibrate import add_deck_routes
+from handreader.service.routes.deck_access import DeckAccess
 from handreader.service.routes.decks import DeckSwitch
 from handreader.service.routes.games import add_game_routes
 from handreader.service.routes.source import add_source_route
@@ -481,11 +482,13 @@ def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
 # --- the router ----------------------------------------------------------------------------------
 
 
-def create_router(hooks: ServiceHooks, audit: AuditLogHolder | None = None) -> APIRouter:
+def create_router(
+    hooks: ServiceHooks, audit: AuditLogHolder | None = None, decks: DeckAccess | None = None
+) -> APIRouter:
     """Every route of this module and of ``web_games``, ``web_verify``, ``web_calibrate`` and
     ``web_source``; ``audit``: the holder of the audit log (None: its settings from the
-    environment, ``web_verify``). The router's lifespan closes the audit log when the app
-    stops."""
+    environment, ``web_verify``); ``decks``: the deck-writing settings (None: from the
+    environment). The router's lifespan closes the audit log when the app stops."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -498,6 +501,6 @@ def create_router(hooks: ServiceHooks, audit: AuditLogHolder | None = None) -> A
     add_trainer_routes(router)
     add_game_routes(router, hooks)
     holder = add_verify_routes(router, hooks, audit)
-    add_deck_routes(router, hooks)
+    add_deck_routes(router, hooks, decks)
     add_source_route(router)
     return router

@@ -121,12 +121,10 @@ function showCard() {
   )));
   // a control of this step that the keyboard was on and that is now disabled or gone (a remove
   // button, Skip on the last card, Back on the first) hands the focus to what is left to do
-  if ($("wizard-cards").contains(focused) || !focused.isConnected) {
-    if (focused.disabled || !focused.isConnected) {
-      const next = (done ? ["wizard-finish", "wizard-back"] : ["wizard-file", "wizard-skip", "wizard-finish"])
-        .map((id) => $(id)).find((control) => !control.disabled);
-      if (next) next.focus();
-    }
+  if (!focused.isConnected || (focused.disabled && $("wizard-cards").contains(focused))) {
+    const next = (done ? ["wizard-finish", "wizard-back"] : ["wizard-file", "wizard-skip", "wizard-finish"])
+      .map((id) => $(id)).find((control) => !control.disabled);
+    if (next) next.focus();
   }
 }
 

@@ -31,6 +31,15 @@ pytest.importorskip("playwright.sync_api")
 _FOCUSED = "() => document.activeElement && document.activeElement.id"
 
 
+def _start_wizard(page: Any, name: str) -> None:
+    """The deck wizard started for ``name``, one photo a card, at its first card."""
+    page.click("#tab-decks")
+    page.fill("#wizard-name", name)
+    page.fill("#wizard-token", TOKEN)
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-cards:not([hidden])")
+
+
 def test_a_stake_the_browser_cannot_parse_is_named_not_read_as_one(
     page: Any, fake: DeckFakeReader, tmp_path: Path
 ) -> None:
@@ -124,11 +133,7 @@ def test_the_deck_wizard_moves_the_focus_and_announces_its_result(
     page: Any, tmp_path: Path
 ) -> None:
     photos = _card_photos(tmp_path, 2)
-    page.click("#tab-decks")
-    page.fill("#wizard-name", "keyboard")
-    page.fill("#wizard-token", TOKEN)
-    page.click("#wizard-start")
-    page.wait_for_selector("#wizard-cards:not([hidden])")
+    _start_wizard(page, "keyboard")
     assert page.evaluate(_FOCUSED) == "wizard-file"  # the step's first control
     prompt = page.locator("#wizard-cards .prompt")
     assert prompt.get_attribute("aria-live") == "polite"  # each card's prompt is announced
@@ -144,11 +149,7 @@ def test_the_deck_wizard_moves_the_focus_and_announces_its_result(
 
 
 def test_skipping_the_last_card_hands_the_focus_to_calibrate(page: Any, tmp_path: Path) -> None:
-    page.click("#tab-decks")
-    page.fill("#wizard-name", "skipper")
-    page.fill("#wizard-token", TOKEN)
-    page.click("#wizard-start")
-    page.wait_for_selector("#wizard-cards:not([hidden])")
+    _start_wizard(page, "skipper")
     page.set_input_files("#wizard-file", _card_photos(tmp_path, 1)[0])
     total = page.evaluate("() => document.getElementById('wizard-progress').textContent")
     page.focus("#wizard-skip")
@@ -192,11 +193,7 @@ def test_the_wizard_remove_buttons_are_a_fingers_size_on_a_phone(
 
 
 def test_the_wizard_never_drops_the_focus_when_its_control_goes(page: Any, tmp_path: Path) -> None:
-    page.click("#tab-decks")
-    page.fill("#wizard-name", "dropless")
-    page.fill("#wizard-token", TOKEN)
-    page.click("#wizard-start")
-    page.wait_for_selector("#wizard-cards:not([hidden])")
+    _start_wizard(page, "dropless")
     page.set_input_files("#wizard-file", _card_photos(tmp_path, 1)[0])  # AS taken, now 2S
     page.focus("#wizard-taken .remove")
     page.keyboard.press("Enter")  # the button goes with its photo
