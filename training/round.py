@@ -183,12 +183,13 @@ def train_round_detector(plan: RoundPlan, folders: dict[str, Path]) -> Path:
 
 
 def _draw_eval_scenes(plan: RoundPlan) -> dict[str, Path]:
-    """Draw the held-out, casino held-out and other letters' scenes the report reads (from
-    scene 0; those present are kept); returns their folders by set name."""
+    """Draw the held-out, casino held-out, dark-faced and other letters' scenes the report
+    reads (from scene 0; those present are kept); returns their folders by set name."""
     folders = {}
     for name, config, count in (
         ("holdout", "holdout.yaml", plan.eval_scenes),
         ("casino_holdout", "casino-holdout.yaml", plan.eval_casino_scenes),
+        ("dark_holdout", "dark-holdout.yaml", plan.eval_dark_scenes),
         *(
             (f"letters_{letters}", f"letters-{letters}.yaml", plan.eval_letter_scenes)
             for letters in ("french", "german", "russian")
@@ -413,7 +414,8 @@ def plan_for_minutes(work_dir: Path, minutes: float, **fields: Any) -> RoundPlan
             base, table_scenes=6, casino_scenes=4, closeup_scenes=2, val_scenes=3,
             verifier_scenes=4, detector_epochs=1, classifier_epochs=1, glyph_crops=200,
             local_crops=120, verifier_epochs=1, eval_scenes=4, eval_casino_scenes=2,
-            eval_letter_scenes=0, card_free_tables=2, eval_local_crops=80, real_copies=1, workers=1,
+            eval_letter_scenes=0, eval_dark_scenes=2, card_free_tables=2, eval_local_crops=80,
+            real_copies=1, workers=1,
         )  # fmt: skip
     share = minutes / 120.0
     return dataclasses.replace(

@@ -67,6 +67,9 @@ class RoundPlan:
     eval_letter_scenes: int = 100
     """Scenes of each held-out set of decks printing other letters the report reads
     (``datasets/letters-french.yaml``, ``-german``, ``-russian``), read with their letters."""
+    eval_dark_scenes: int = 200
+    """Held-out-deck scenes of cards printed light on dark the report reads
+    (``datasets/dark-holdout.yaml``: the pass over the negative, ``ReaderSettings.dark_faces``)."""
     card_free_tables: int = 200
     eval_local_crops: int = 1200
     workers: int | None = None

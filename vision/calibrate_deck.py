@@ -24,6 +24,7 @@ from vision.calibration import (
     save_profile,
 )
 from vision.crops import crop_index
+from vision.dark_faces import negative
 from vision.detections import Detections
 from vision.imageio import load_reduced
 
@@ -34,6 +35,7 @@ __all__ = [
     "CalibrationResult",
     "calibrate",
     "calibrate_photos",
+    "card_faces",
     "embed_card_photo",
     "model_sha",
 ]
@@ -94,15 +96,34 @@ def model_sha(manifest: Mapping[str, Any]) -> str:
     return str(entry.get("sha256") or hashlib.sha256(repr(entry).encode()).hexdigest())
 
 
+def card_faces(
+    reader: CalibrationReader, image: NDArray[np.uint8], most: int
+) -> tuple[NDArray[np.uint8], Detections]:
+    """The photo and the indices the detector finds in it, or its negative and those found
+    there when the negative's ``most`` strongest indices are surer together: a deck printed
+    light on dark, which the reader also reads in the negative (:mod:`vision.dark_faces`)."""
+    detections = reader.detect(image)
+    dark = negative(image)
+    dark_detections = reader.detect(dark)
+
+    def strength(found: Detections) -> float:
+        return float(np.sort(found.confidence)[::-1][:most].sum())
+
+    if strength(dark_detections) > strength(detections):
+        return dark, dark_detections
+    return image, detections
+
+
 def embed_card_photo(
     reader: CalibrationReader, image: NDArray[np.uint8], most: int = 4
-) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]:
-    """Embeddings, probabilities and boxes of the (up to ``most``) strongest indices in a photo."""
-    detections = reader.detect(image)
+) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32], NDArray[np.uint8]]:
+    """Embeddings, probabilities and boxes of the (up to ``most``) strongest indices in a photo,
+    and the image they were read in (the photo, or its negative: :func:`card_faces`)."""
+    face, detections = card_faces(reader, image, most)
     order = np.argsort(-detections.confidence)[:most]
     boxes = detections.xyxy[order]
-    probabilities, embeddings = reader.classify(image, boxes)
-    return embeddings, probabilities, boxes
+    probabilities, embeddings = reader.classify(face, boxes)
+    return embeddings, probabilities, boxes, face
 
 
 OTHER_CARD_ABOVE = 0.9
@@ -150,8 +171,7 @@ def _position(cell: int) -> str:
 def _from_grid(
     reader: CalibrationReader, photo: CalibrationPhoto
 ) -> tuple[dict[str, list[NDArray[np.float32]]], list[tuple[NDArray[np.uint8], str]], list[str]]:
-    image = photo.load()
-    detections = reader.detect(image)
+    image, detections = card_faces(reader, photo.load(), GRID_ROWS * GRID_COLUMNS * 2)
     if len(detections) < GRID_ROWS * GRID_COLUMNS:
         raise CalibrationError(
             f"{photo.label}: found {len(detections)} indices, a 13 x 4 deck shows at least 52"
@@ -258,7 +278,7 @@ def calibrate_photos(
                     f"photo of {code}?"
                 )
             taken.setdefault(digest, (photo.label, code))
-            embeddings, probabilities, boxes = embed_card_photo(reader, image)
+            embeddings, probabilities, boxes, face = embed_card_photo(reader, image)
             if len(embeddings) == 0:
                 warnings.append(f"{photo.label}: no card index found; {code} left out")
                 continue
@@ -274,7 +294,7 @@ def calibrate_photos(
                 )
             seen.setdefault(code, photo.label)
             prototypes.setdefault(code, []).extend(embeddings)
-            tiles += [(crop_index(image, box), code) for box in boxes[:2]]
+            tiles += [(crop_index(face, box), code) for box in boxes[:2]]
     profile = new_profile(
         name, prototypes, model_sha(reader.manifest), [photo.label for photo in photos]
     )

@@ -29,6 +29,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.dark_faces import looked
+
 __all__ = [
     "EVIDENCE_CONTEXT",
     "EVIDENCE_SIZE",
@@ -211,21 +213,35 @@ def card_evidence(
 
 
 def doubted_by_card_face(
-    image: NDArray[np.uint8], xyxy: NDArray[np.float32], groups: list[NDArray[np.intp]]
+    image: NDArray[np.uint8],
+    xyxy: NDArray[np.float32],
+    groups: list[NDArray[np.intp]],
+    dark: NDArray[np.bool_] | None = None,
+    negative_image: NDArray[np.uint8] | None = None,
 ) -> list[NDArray[np.intp]]:
     """The cards' box groups (rows of ``xyxy``, each card's surest first) none of whose boxes
     has a card's face around it (:func:`card_evidence`): each card's surest box is looked at
-    first, the others only for the cards whose surest box fails."""
+    first, the others only for the cards whose surest box fails. The boxes ``dark`` marks were
+    found in ``negative_image`` (:mod:`vision.dark_faces`) and are looked at there."""
     if not groups:
         return []
-    light = image_light(image)
+    lights: dict[int, float] = {}
+
+    def look(picture: NDArray[np.uint8], boxes: NDArray[np.float32]) -> NDArray[np.bool_]:
+        if id(picture) not in lights:
+            lights[id(picture)] = image_light(picture)
+        return card_evidence(picture, boxes, lights[id(picture)])
+
+    def seen(rows: NDArray[np.intp]) -> NDArray[np.bool_]:
+        marks = None if dark is None else dark[rows]
+        return looked(look, image, xyxy[rows], marks, negative_image)
+
     surest = np.array([group[0] for group in groups])
-    seen = card_evidence(image, xyxy[surest], light)
-    doubted = [group for group, kept in zip(groups, seen, strict=True) if not kept]
+    doubted = [group for group, kept in zip(groups, seen(surest), strict=True) if not kept]
     rest = [group[1:] for group in doubted if len(group) > 1]
     if not rest:
         return doubted
     boxes = np.concatenate(rest)
     shown = np.zeros(len(xyxy), bool)
-    shown[boxes] = card_evidence(image, xyxy[boxes], light)
+    shown[boxes] = seen(boxes)
     return [group for group in doubted if not shown[group[1:]].any()]

@@ -237,6 +237,11 @@ class IndexDetector:
             return framed_found
         return _union(framed_found, found, self.settings.nms_iou)
 
+    def glance(self, image: NDArray[np.uint8]) -> Detections:
+        """One pass over the whole image at the network's size, no tiles, close-up or finer
+        pass: a quick look at whether an image shows indices at all."""
+        return self._detect_whole(image, tiles=False)
+
     def _frames(self, found: Detections, sides: NDArray[np.float32], share: float) -> bool:
         """Whether ``found`` (longer sides ``sides``) holds an index at least ``share`` pixels
         long, scored at least ``settings.closeup_surest_share`` of its surest smaller index:

@@ -13,13 +13,11 @@ import copy
 import dataclasses
 import hashlib
 import json
-import math
 import os
 import time
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -29,9 +27,11 @@ from vision.calibration import DeckProfile, combine_with_profile
 from vision.card_evidence import doubted_by_card_face
 from vision.corners import fourth_corners, joint_probabilities, other_corners, upright_turns
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
+from vision.dark_faces import dark_face_indices, looked, negative
 from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
 from vision.doubted import black_suits_in_doubt, colourless, unread_letters_in_doubt
+from vision.exposure import brightened
 from vision.frame_memory import FrameMemory, MemorySettings, Recalled, box_thumbnails
 from vision.index_detector import (
     IndexDetector,
@@ -76,27 +76,6 @@ def default_models_dir() -> Path:
     checkout = root / "models"
     installed = root / "handreader" / "models"
     return installed if not checkout.is_dir() and installed.is_dir() else checkout
-
-
-def brightened(image: NDArray[np.uint8], target: float) -> NDArray[np.uint8]:
-    """``image`` scaled up so that its 99th-percentile brightness is ``target``, if it is
-    darker than that (a photo in a dim room, an underexposed webcam frame); else ``image``
-    itself.
-
-    The percentile is taken on at most 20,000 pixels of a grey view, so a 12 MP photo costs
-    little more than a frame. Brightness here is the grey level (0-255) of OpenCV's BGR to
-    grey conversion; ``target`` 0 turns the step off.
-    """
-    if target <= 0:
-        return image
-    height, width = image.shape[:2]
-    step = max(1, math.ceil((height * width / 20_000) ** 0.5))
-    grey = cv2.cvtColor(np.ascontiguousarray(image[::step, ::step]), cv2.COLOR_BGR2GRAY)
-    counts = np.cumsum(cv2.calcHist([grey], [0], None, [256], [0, 256]).ravel())
-    bright = float(np.searchsorted(counts, 0.99 * counts[-1]))  # the 99th-percentile level
-    if bright >= target:
-        return image
-    return np.asarray(cv2.convertScaleAbs(image, alpha=target / max(bright, 1.0)), np.uint8)
 
 
 def file_sha256(path: Path) -> str:
@@ -221,10 +200,16 @@ class Reader:
 
     def for_frames(self) -> Reader:
         """This reader as the live overlay reads video frames: one detector pass (no close-up
-        or finer pass, no whole-card reading, no card-face check), to keep a frame's time."""
+        or finer pass, no pass over the negative, no whole-card reading, no card-face check),
+        to keep a frame's time."""
         return self.with_settings(
             dataclasses.replace(
-                self.settings, closeups=False, fine=False, whole_card=False, card_evidence=False
+                self.settings,
+                closeups=False,
+                fine=False,
+                whole_card=False,
+                card_evidence=False,
+                dark_faces=False,
             )
         )
 
@@ -317,6 +302,8 @@ class Reader:
         xyxy: NDArray[np.float32],
         probabilities: NDArray[np.float32],
         believed: NDArray[np.bool_] | None = None,
+        dark: NDArray[np.bool_] | None = None,
+        negative_image: NDArray[np.uint8] | None = None,
     ) -> list[CardReading]:
         """The cards of :meth:`merge_corners`, less those the index verifier believes none of
         the boxes of (below ``settings.verify_below`` each): their boxes are read as "none"
@@ -328,7 +315,9 @@ class Reader:
         the merged cards. With ``settings.card_evidence``, the same cards also go when none of
         their boxes has a card's face around it (:func:`vision.card_evidence.card_evidence`).
         ``believed`` (N,), when given, marks the boxes the verifier is known to believe (they
-        are not shown to it again) and gets the boxes it is shown and believes marked."""
+        are not shown to it again) and gets the boxes it is shown and believes marked. The boxes
+        ``dark`` marks were found in ``negative_image`` (:mod:`vision.dark_faces`): both
+        checks look at them there."""
         merged = self._merge(xyxy, probabilities)
         cards = [card for card, _ in merged]
         show_uncertain = self.settings.verify_uncertain
@@ -338,11 +327,11 @@ class Reader:
             if (show_uncertain or not card.uncertain)
             and not self._corroborated(boxes, probabilities)
         ]
-        doubted = self._doubted_by_verifier(image, xyxy, groups, believed)
+        doubted = self._doubted_by_verifier(image, xyxy, groups, believed, dark, negative_image)
         if self.settings.card_evidence:
             kept = {id(group) for group in doubted}
             others = [group for group in groups if id(group) not in kept]
-            doubted += doubted_by_card_face(image, xyxy, others)
+            doubted += doubted_by_card_face(image, xyxy, others, dark, negative_image)
         if not doubted:
             return cards
         probabilities = probabilities.copy()
@@ -370,25 +359,34 @@ class Reader:
         xyxy: NDArray[np.float32],
         groups: list[NDArray[np.intp]],
         believed: NDArray[np.bool_] | None = None,
+        dark: NDArray[np.bool_] | None = None,
+        negative_image: NDArray[np.uint8] | None = None,
     ) -> list[NDArray[np.intp]]:
         """The cards' box groups none of whose boxes the index verifier believes (each card's
         surest box first, the others only for the cards it doubts); none without a verifier.
-        A box ``believed`` marks is believed without a look; those it believes are marked."""
+        A box ``believed`` marks is believed without a look; those it believes are marked. A box
+        ``dark`` marks is looked at in ``negative_image``."""
         threshold = self.settings.verify_below
-        if self.verifier is None or threshold <= 0 or not groups:
+        verifier = self.verifier
+        if verifier is None or threshold <= 0 or not groups:
             return []
+
+        def probability(rows: NDArray[np.intp]) -> NDArray[np.float32]:
+            marks = None if dark is None else dark[rows]
+            return looked(verifier.index_probability, image, xyxy[rows], marks, negative_image)
+
         known = np.zeros(len(xyxy), bool) if believed is None else believed
         surest = np.array([group[0] for group in groups])
         asked = surest[~known[surest]]
         if len(asked):
-            known[asked] = self.verifier.index_probability(image, xyxy[asked]) >= threshold
+            known[asked] = probability(asked) >= threshold
         doubted = [group for group in groups if not known[group[0]]]
         if not doubted:
             return []
         rest = np.concatenate([group[1:] for group in doubted])
         rest = rest[~known[rest]]
         if len(rest):
-            known[rest] = self.verifier.index_probability(image, xyxy[rest]) >= threshold
+            known[rest] = probability(rest) >= threshold
         return [group for group in doubted if not known[group[1:]].any()]
 
     def merge_corners(
@@ -539,8 +537,17 @@ class Reader:
         started = time.perf_counter()
         image = self.prepare(image)
         detections = self.detect(image)
-        detected = time.perf_counter()
         xyxy = detections.xyxy
+        dark, negative_image = None, None
+        if self.settings.dark_faces and self.memory is None:
+            negative_image = negative(image)
+            threshold = self.settings.dark_face_threshold
+            found = dark_face_indices(self.detector.glance(negative_image), xyxy, threshold)
+            if len(found):  # the negative shows indices: look at it as at a photo
+                found = dark_face_indices(self.detect(negative_image), xyxy, threshold)
+            if len(found):
+                dark = np.r_[np.zeros(len(xyxy), bool), np.ones(len(found), bool)]
+        detected = time.perf_counter()
         memory, recalled, crops, believed = self.memory, None, None, None
         if memory is not None:
             thumbs = box_thumbnails(image, xyxy)
@@ -551,6 +558,11 @@ class Reader:
                 crops[row] = crop_index(image, xyxy[row])
         if recalled is None:
             probabilities, embeddings = self.classify(image, xyxy)
+            if dark is not None and negative_image is not None:
+                more, more_embeddings = self.classify(negative_image, found.xyxy)
+                xyxy = np.concatenate([xyxy, found.xyxy])
+                probabilities = np.concatenate([probabilities, more])
+                embeddings = np.concatenate([embeddings, more_embeddings])
         else:
             probabilities, embeddings = self.classify(image, xyxy, recalled, crops)
         read_probabilities = probabilities
@@ -560,7 +572,7 @@ class Reader:
         if deck is not None:
             probabilities = combine_with_profile(probabilities, embeddings, deck)
         classified = time.perf_counter()
-        cards = self.verified_cards(image, xyxy, probabilities, believed)
+        cards = self.verified_cards(image, xyxy, probabilities, believed, dark, negative_image)
         if memory is not None and recalled is not None and believed is not None:
             memory.keep(recalled, xyxy, thumbs, read_probabilities, embeddings, believed)
         if self.whole_card is not None and self.settings.whole_card:

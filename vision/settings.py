@@ -119,6 +119,13 @@ class ReaderSettings:
     """Whether a card goes when none of its boxes has a card's face around it: light grey paper
     round the index that runs on past it, not a felt's print or a chip's inlay
     (:mod:`vision.card_evidence`); checked on the same cards as the index verifier's."""
+    dark_faces: bool = True
+    """Whether a photo is also read in its negative, for decks that print light indices on dark
+    faces (:mod:`vision.dark_faces`): the indices found only there, at least
+    ``dark_face_threshold`` sure, are classified and checked in the negative and join the
+    photo's own."""
+    dark_face_threshold: float = 0.3
+    """The detector's score from which an index found only in the negative is a candidate."""
     retry_contexts: tuple[float, ...] = (0.85,)
     """An unsure crop is also cut again around its box with these shares of the usual margin
     (``vision.crops.CROP_CONTEXT``) and read at the same turns; its probabilities are the mean

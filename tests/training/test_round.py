@@ -421,6 +421,7 @@ def test_a_round_reads_the_held_out_decks_of_other_letters_with_their_letters(
         plan_for_minutes(tmp_path / "w", 120),
         eval_scenes=0,
         eval_casino_scenes=0,
+        eval_dark_scenes=0,
         eval_letter_scenes=7,
     )
     folders = round_module._draw_eval_scenes(plan)

@@ -176,7 +176,7 @@ def test_reading_without_a_deck_never_combines(monkeypatch: pytest.MonkeyPatch) 
     probabilities[0, CARD_CLASSES.index("QC")] = 0.4
     probabilities /= probabilities.sum()
     reader = Reader.__new__(Reader)
-    reader.settings = ReaderSettings()
+    reader.settings = ReaderSettings(dark_faces=False)  # no detector to read a negative with
     reader.whole_card = None  # models without the whole-card classifier
     box = np.array([[10, 10, 30, 40]], np.float32)
     monkeypatch.setattr(

@@ -71,6 +71,10 @@ class Geometry:
     existed."""
     perspective_degrees: tuple[float, float] = (30.0, 70.0)
     """The range of that camera's angle from the table's normal, degrees."""
+    dark_face_probability: float = 0.0
+    """Share of scenes whose cards are printed light on dark (each card face drawn as its
+    negative: light indices on black paper, as decks with dark faces print them). 0 (the
+    default) draws nothing, so configs without it give the same scenes as before it existed."""
     visible_part_boxes: bool = False
     """Whether a partly covered index that is labelled (``min_visible``) is boxed where it
     shows (a sliver of a fanned card) rather than whole; off by default, so older configs keep

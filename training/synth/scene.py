@@ -153,7 +153,9 @@ def _draw_card(
     homography: NDArray[np.float64],
     rng: np.random.Generator,
     shadow: bool,
+    dark_face: bool = False,
 ) -> None:
+    """Draw one card onto ``canvas`` (its face as its negative when ``dark_face``)."""
     full = placement.assets.cards[placement.code]
     h, w = full.shape[:2]
     matrix = homography @ placement.matrix
@@ -185,6 +187,8 @@ def _draw_card(
     tone = rng.uniform(0.82, 1.08) * rng.uniform(0.95, 1.05, 3).astype(np.float32)
     # in place, each step the same float32 operation as region * (1 - alpha) + colour * alpha
     colour = patch[:, :, :3].astype(np.float32)
+    if dark_face:
+        np.subtract(255.0, colour, out=colour)
     colour *= tone[None, None, :]
     colour *= alpha[..., None]
     region = canvas[y0:y1, x0:x1]
@@ -356,12 +360,14 @@ def render_scene(
         canvas = casino_felt(rng, width, height, table.felt.felt_bgr)
         draw_sprite(canvas, owner, table.felt.image, homography, covers=False)
     shadows = rng.random() < config.photometry.shadow_probability
+    dark = config.geometry.dark_face_probability
+    dark_faces = dark > 0 and rng.random() < dark  # no draw at 0: older configs' scenes
     sprites = [] if table is None else sorted(table.sprites, key=lambda sprite: sprite.after)
     for index, placement in enumerate(placements):
         while sprites and sprites[0].after <= index:
             sprite = sprites.pop(0)
             draw_sprite(canvas, owner, sprite.image, homography @ sprite.matrix, sprite.covers)
-        _draw_card(canvas, owner, placement, index, homography, rng, shadows)
+        _draw_card(canvas, owner, placement, index, homography, rng, shadows, dark_faces)
     for sprite in sprites:
         draw_sprite(canvas, owner, sprite.image, homography @ sprite.matrix, sprite.covers)
     for stack in [] if table is None else table.stacks:

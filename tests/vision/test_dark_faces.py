@@ -1,0 +1,137 @@
+"""Cards printed light on dark: the reader's pass over a photo's negative (vision.dark_faces)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.dark_faces import dark_face_indices, looked, negative
+from vision.detections import Detections
+from vision.imageio import load_image
+from vision.reader import Reader, default_models_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "hand.jpg"
+EXAMPLE_CARDS = ROOT / "examples" / "hand.json"
+
+
+def _found(boxes: list[list[float]], scores: list[float]) -> Detections:
+    return Detections(
+        np.array(boxes, np.float32), np.array(scores, np.float32), np.zeros(len(boxes), np.int64)
+    )
+
+
+def test_negative_turns_light_ink_on_black_into_dark_ink_on_white() -> None:
+    face = np.zeros((4, 4, 3), np.uint8)
+    face[1:3, 1:3] = (40, 200, 230)  # a gold index on a black face
+    shown = negative(face)
+    assert shown.dtype == np.uint8 and shown.shape == face.shape
+    assert (shown[0, 0] == 255).all()  # the black paper is white
+    assert tuple(shown[1, 1]) == (215, 55, 25)
+    assert (negative(shown) == face).all()
+
+
+def test_only_the_boxes_the_photo_lacks_and_sure_enough_are_kept() -> None:
+    photo_boxes = np.array([[0, 0, 10, 10]], np.float32)
+    found = _found(
+        [[1, 1, 11, 11], [50, 50, 60, 60], [80, 80, 90, 90], [6, 0, 16, 10]],
+        [0.9, 0.5, 0.2, 0.6],
+    )
+    kept = dark_face_indices(found, photo_boxes, threshold=0.3, overlap=0.3)
+    # the first overlaps the photo's own box (IoU 0.68), the third is under the threshold; the
+    # fourth overlaps it by IoU 0.25 only
+    assert kept.xyxy.tolist() == [[50, 50, 60, 60], [6, 0, 16, 10]]
+    assert kept.confidence.tolist() == pytest.approx([0.5, 0.6])
+    alone = dark_face_indices(found, np.zeros((0, 4), np.float32), threshold=0.3, overlap=0.3)
+    assert len(alone) == 3
+    assert len(dark_face_indices(found, photo_boxes, threshold=0.95, overlap=0.3)) == 0
+
+
+def test_each_box_is_looked_at_in_the_image_it_was_found_in() -> None:
+    image = np.full((8, 8, 3), 10, np.uint8)
+    dark_image = np.full((8, 8, 3), 200, np.uint8)
+    xyxy = np.array([[0, 0, 2, 2], [2, 2, 4, 4], [4, 4, 6, 6]], np.float32)
+    seen: list[int] = []
+
+    def look(picture: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+        seen.append(len(boxes))
+        return np.full(len(boxes), float(picture[0, 0, 0]), np.float32)
+
+    dark = np.array([False, True, False])
+    assert looked(look, image, xyxy, dark, dark_image).tolist() == [10, 200, 10]
+    assert sorted(seen) == [1, 2]  # one look a picture
+    seen.clear()
+    assert looked(look, image, xyxy, None, None).tolist() == [10, 10, 10]
+    assert looked(look, image, xyxy, np.zeros(3, bool), dark_image).tolist() == [10, 10, 10]
+    assert seen == [3, 3]
+    assert looked(look, image, xyxy, np.ones(3, bool), dark_image).tolist() == [200] * 3
+
+
+models = pytest.mark.skipif(
+    not (default_models_dir() / "manifest.json").is_file(),
+    reason="no shipped models (models/manifest.json)",
+)
+
+
+@pytest.fixture(scope="module")
+def reader() -> Reader:
+    return Reader.load()
+
+
+@models
+def test_a_deck_printed_light_on_dark_is_read(reader: Reader) -> None:
+    """The example photo's negative: white and cyan indices on black faces, on a light felt.
+    Its cards are read from the pass over the negative, checked there by the verifier and the
+    card-face check; without that pass they are not found."""
+    truth = set(json.loads(EXAMPLE_CARDS.read_text())["cards"])
+    dark = negative(load_image(EXAMPLE))
+    certain = {card.code for card in reader.read(dark).cards if not card.uncertain}
+    assert len(truth & certain) >= 3, sorted(certain)
+    assert certain <= truth
+    without = reader.with_settings(replace(reader.settings, dark_faces=False))
+    missed = {card.code for card in without.read(dark).cards if not card.uncertain}
+    assert len(truth & missed) < len(truth & certain), sorted(missed)
+
+
+@models
+def test_the_negative_adds_no_card_to_a_photo_of_light_faces(reader: Reader) -> None:
+    image = load_image(EXAMPLE)
+    without = reader.with_settings(replace(reader.settings, dark_faces=False))
+    assert [card.code for card in reader.read(image).cards] == [
+        card.code for card in without.read(image).cards
+    ]
+
+
+@models
+def test_video_frames_skip_the_negative(reader: Reader) -> None:
+    assert reader.settings.dark_faces is True
+    assert reader.for_frames().settings.dark_faces is False
+    assert reader.for_stream().settings.dark_faces is False
+
+
+@models
+def test_a_deck_printed_light_on_dark_is_calibrated_in_its_negative(
+    reader: Reader, tmp_path: Path
+) -> None:
+    """Calibration photos of such a deck are read in their negatives, as the reader reads the
+    deck; photos of light faces as they are."""
+    import cv2
+
+    from vision.calibrate_deck import calibrate, card_faces
+
+    image = load_image(EXAMPLE)
+    dark = negative(image)
+    face, found = card_faces(reader, dark, 4)
+    assert (face == image).all() and len(found) >= 4
+    face, _ = card_faces(reader, image, 4)
+    assert face is image
+    photo = tmp_path / "2D.png"
+    cv2.imwrite(str(photo), dark)
+    result = calibrate(reader, "dark", [photo], save=lambda _: "")
+    assert len(result.profile.prototypes["2D"]) >= 4
+    assert not any("no card index found" in warning for warning in result.warnings)
+    assert result.sheet[:56, :72].mean() > 127  # the first tile shows light paper

@@ -1,0 +1,80 @@
+"""Cards whose faces are dark: light indices on black paper, found on the photo's negative.
+
+The detector and the classifiers were trained on dark or red ink on light paper. A deck printed
+the other way round (gold or white indices on black faces) shows them, in a photo's negative
+(:func:`negative`), what they know: dark ink on light paper. :func:`dark_face_indices` gives
+the boxes the detector finds in the negative and not in the photo; the reader classifies
+those crops, shows them to the index verifier and looks for their card's face in the negative
+(``ReaderSettings.dark_faces``). :func:`looked` runs one of those looks on each box in the
+image it was found in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.detections import Detections
+from vision.index_detector import box_iou
+
+__all__ = ["PHOTO_OVERLAP", "dark_face_indices", "looked", "negative"]
+
+PHOTO_OVERLAP = 0.3
+"""A box of the negative that overlaps one of the photo's own boxes by more than this
+(intersection over union) is that index, already found."""
+
+Look = Callable[[NDArray[np.uint8], NDArray[np.float32]], NDArray[Any]]
+"""A look at some boxes (N, 4) of an image: one answer per box (N, ...)."""
+
+
+def negative(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """The photo's negative (each channel 255 minus its value): a black face's light index
+    becomes dark ink on light paper."""
+    return np.asarray(cv2.bitwise_not(image), np.uint8)
+
+
+def dark_face_indices(
+    found: Detections,
+    photo_boxes: NDArray[np.float32],
+    threshold: float,
+    overlap: float = PHOTO_OVERLAP,
+) -> Detections:
+    """The boxes ``found`` in a photo's negative, at least ``threshold`` sure, that overlap
+    none of the photo's own boxes (N, 4) by more than ``overlap`` (intersection over union)
+    and hold none of their centres: indices only the negative shows."""
+    keep = found.confidence >= threshold
+    if len(photo_boxes) and keep.any():
+        overlaps = box_iou(found.xyxy.T[:, :, None], photo_boxes[None])  # (found, photo)
+        keep &= overlaps.max(axis=1) <= overlap
+        # an index holds no other index: a box round indices the photo shows is a card or more
+        centres = (photo_boxes[:, :2] + photo_boxes[:, 2:]) / 2
+        low, high = found.xyxy[:, None, :2], found.xyxy[:, None, 2:]
+        inside = np.all((centres[None] > low) & (centres[None] < high), axis=2)
+        keep &= ~np.any(inside, axis=1)
+    rows = np.flatnonzero(keep)
+    return Detections(found.xyxy[rows], found.confidence[rows], found.class_id[rows])
+
+
+def looked(
+    look: Look,
+    image: NDArray[np.uint8],
+    xyxy: NDArray[np.float32],
+    dark: NDArray[np.bool_] | None,
+    negative_image: NDArray[np.uint8] | None,
+) -> NDArray[Any]:
+    """``look`` at each box of ``xyxy`` in the image it was found in: the boxes ``dark`` marks
+    in ``negative_image``, the others in ``image`` (all of them when ``dark`` is None)."""
+    if dark is None or negative_image is None or not dark.any():
+        return np.asarray(look(image, xyxy))
+    light = np.flatnonzero(~dark)
+    on_dark = np.flatnonzero(dark)
+    from_dark = np.asarray(look(negative_image, xyxy[on_dark]))
+    answers = np.zeros((len(xyxy), *from_dark.shape[1:]), from_dark.dtype)
+    answers[on_dark] = from_dark
+    if len(light):
+        answers[light] = look(image, xyxy[light])
+    return answers
