@@ -114,7 +114,8 @@ class DeckFakeReader(FakeReader):
 
     ``read(image, deck)`` records the deck's name (None without one: ``deck_calls``) and, with
     a deck, reads no card as uncertain (the effect calibration is meant to have). ``detect``
-    finds two corner indices on a one-card photo, none on a black one, and on a photo at least
+    finds two corner indices on a one-card photo, none on a photo of one colour (a black
+    one, or its negative), and on a photo at least
     :data:`GRID_WIDTH` wide the 13 x 4 grid's indices, less the ``missing`` cells;
     ``classify`` reads a grid cell as its card in the documented order unless ``grid_reads``
     says otherwise, and gives unit embeddings that depend on the box.
@@ -153,7 +154,7 @@ class DeckFakeReader(FakeReader):
                     [x + 2, y + 2, x + 0.2 * cell_w, y + 0.25 * cell_h],
                     [x + 0.75 * cell_w, y + 0.7 * cell_h, x + cell_w - 2, y + cell_h - 2],
                 ]
-        elif float(image.mean()) > 10:
+        elif float(image.std()) > 1:
             boxes = [
                 [5, 5, 0.2 * width, 0.25 * height],
                 [0.8 * width, 0.75 * height, width - 5, height - 5],

@@ -6,11 +6,12 @@ the other way round (gold or white indices on black faces) shows them, in a phot
 the boxes the detector finds in the negative and not in the photo; the reader classifies
 those crops, shows them to the index verifier and looks for their card's face in the negative
 (``ReaderSettings.dark_faces``). :func:`looked` runs one of those looks on each box in the
-image it was found in.
+image it was found in. A video is read one way or the other, not both (:class:`VideoFaces`).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -21,11 +22,14 @@ from numpy.typing import NDArray
 from vision.detections import Detections
 from vision.index_detector import box_iou
 
-__all__ = ["PHOTO_OVERLAP", "dark_face_indices", "looked", "negative"]
+__all__ = ["GLANCE_EVERY", "PHOTO_OVERLAP", "VideoFaces", "dark_face_indices", "looked", "negative"]
 
 PHOTO_OVERLAP = 0.3
 """A box of the negative that overlaps one of the photo's own boxes by more than this
 (intersection over union) is that index, already found."""
+
+GLANCE_EVERY = 30
+"""A video's reader glances at the other way of its frames once in this many frames."""
 
 Look = Callable[[NDArray[np.uint8], NDArray[np.float32]], NDArray[Any]]
 """A look at some boxes (N, 4) of an image: one answer per box (N, ...)."""
@@ -78,3 +82,42 @@ def looked(
     if len(light):
         answers[light] = look(image, xyxy[light])
     return answers
+
+
+class VideoFaces:
+    """Which way one video's cards are printed: frames read as they are (light faces) or as
+    their negatives (dark faces). A frame costs one detector pass, so a video is read one way
+    at a time: once every ``every`` frames (:meth:`due`) the reader glances at the frame the
+    other way, and :meth:`turn` switches the video to it when that shows more indices than the
+    frame read. Safe to share between the threads reading one video."""
+
+    def __init__(self, every: int = GLANCE_EVERY) -> None:
+        if every < 1:
+            raise ValueError(f"every must be at least 1 frame, got {every}")
+        self.every = every
+        self.dark = False
+        """Whether the video's frames are read as their negatives."""
+        self._frames = 0
+        self._lock = threading.Lock()
+
+    def due(self) -> bool:
+        """Count a frame; whether it is one to glance at the other way."""
+        with self._lock:
+            self._frames += 1
+            return self._frames % self.every == 0
+
+    def shown(self, frame: NDArray[np.uint8]) -> NDArray[np.uint8]:
+        """The frame as the video is read: itself, or its negative."""
+        return negative(frame) if self.dark else frame
+
+    def turn(self, read: Detections, other: Detections, threshold: float) -> bool:
+        """Switch to the other way when its glance (``other``) found more indices at least
+        ``threshold`` sure than the frame read this way (``read``) holds, two at the least,
+        outside them; whether it switched."""
+        sure = int((read.confidence >= threshold).sum())
+        new = len(dark_face_indices(other, read.xyxy, threshold))
+        if new < 2 or new <= sure:
+            return False
+        with self._lock:
+            self.dark = not self.dark
+        return True

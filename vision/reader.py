@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from vision.calibration import DeckProfile, combine_with_profile
 from vision.card_evidence import doubted_by_card_face
 from vision.corners import fourth_corners, joint_probabilities, other_corners, upright_turns
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
-from vision.dark_faces import dark_face_indices, looked, negative
+from vision.dark_faces import VideoFaces, dark_face_indices, looked, negative
 from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
 from vision.doubted import black_suits_in_doubt, colourless, unread_letters_in_doubt
@@ -42,6 +40,7 @@ from vision.index_detector import (
     softmax,
 )
 from vision.index_letters import classifier_letters, deck_letters, fold_letters
+from vision.model_files import default_models_dir, file_sha256
 from vision.retries import look_again, unsure_rows
 from vision.settings import ReaderSettings
 from vision.verifier import IndexVerifier
@@ -66,23 +65,6 @@ EMBEDDING_WIDTH = 128
 """The index classifier's embedding values per crop."""
 
 
-def default_models_dir() -> Path:
-    """``$HANDREADER_MODELS``, else the project's ``models/`` folder in a checkout, else the
-    models an installed package carries (``handreader/models`` beside ``vision``)."""
-    configured = os.environ.get("HANDREADER_MODELS")
-    if configured:
-        return Path(configured)
-    root = Path(__file__).resolve().parent.parent
-    checkout = root / "models"
-    installed = root / "handreader" / "models"
-    return installed if not checkout.is_dir() and installed.is_dir() else checkout
-
-
-def file_sha256(path: Path) -> str:
-    """The hex SHA-256 of a file's bytes (how the model manifest names a model file)."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 class Reader:
     """The card reader: ``Reader.load().read(image_bgr) -> Reading``."""
 
@@ -91,6 +73,8 @@ class Reader:
     memory: FrameMemory | None = None
     """The readings of one video's last frame (:meth:`for_stream`); None reads each image
     on its own."""
+    faces: VideoFaces | None = None
+    """Which way one video's cards are printed (:meth:`for_stream`)."""
 
     def __init__(
         self,
@@ -218,9 +202,12 @@ class Reader:
         (:mod:`vision.frame_memory`): an index that has not changed since is neither classified
         nor verified again. One such reader (and the readers made from it by
         :meth:`with_settings`, :meth:`with_indices` and :meth:`with_deck_in_play`, which share
-        its memory) serves one video; frames may be read from several threads at once."""
+        its memory) serves one video; frames may be read from several threads at once. A
+        video of cards printed light on dark is read in its frames' negatives from the first
+        glance at them that shows more indices (:class:`vision.dark_faces.VideoFaces`)."""
         other = self.for_frames()
         other.memory = FrameMemory(settings)
+        other.faces = VideoFaces()
         return other
 
     def with_indices(self, indices: str | None) -> Reader:
@@ -536,7 +523,17 @@ class Reader:
             raise ValueError(f"expected a BGR uint8 image of shape (H, W, 3), got {shape}")
         started = time.perf_counter()
         image = self.prepare(image)
+        faces = self.faces if self.memory is not None else None
+        if faces is not None:
+            image = faces.shown(image)
         detections = self.detect(image)
+        if faces is not None and self.memory is not None and faces.due():
+            other = negative(image)
+            if faces.turn(
+                detections, self.detector.glance(other), self.settings.dark_face_threshold
+            ):
+                self.memory.clear()  # what it remembers was seen the other way
+                image, detections = other, self.detect(other)
         xyxy = detections.xyxy
         dark, negative_image = None, None
         if self.settings.dark_faces and self.memory is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.dark_faces import dark_face_indices, looked, negative
+from vision.dark_faces import GLANCE_EVERY, VideoFaces, dark_face_indices, looked, negative
 from vision.detections import Detections
 from vision.imageio import load_image
 from vision.reader import Reader, default_models_dir
@@ -21,7 +21,9 @@ EXAMPLE_CARDS = ROOT / "examples" / "hand.json"
 
 def _found(boxes: list[list[float]], scores: list[float]) -> Detections:
     return Detections(
-        np.array(boxes, np.float32), np.array(scores, np.float32), np.zeros(len(boxes), np.int64)
+        np.array(boxes, np.float32).reshape(-1, 4),
+        np.array(scores, np.float32),
+        np.zeros(len(boxes), np.int64),
     )
 
 
@@ -135,3 +137,46 @@ def test_a_deck_printed_light_on_dark_is_calibrated_in_its_negative(
     assert len(result.profile.prototypes["2D"]) >= 4
     assert not any("no card index found" in warning for warning in result.warnings)
     assert result.sheet[:56, :72].mean() > 127  # the first tile shows light paper
+
+
+def test_a_video_glances_the_other_way_once_in_so_many_frames() -> None:
+    faces = VideoFaces(every=3)
+    assert [faces.due() for _ in range(7)] == [False, False, True, False, False, True, False]
+    with pytest.raises(ValueError, match="at least 1 frame"):
+        VideoFaces(every=0)
+
+
+def test_a_video_turns_only_when_the_other_way_shows_more_indices() -> None:
+    faces = VideoFaces()
+    frame = np.zeros((4, 4, 3), np.uint8)
+    assert faces.shown(frame) is frame
+    none = _found([], [])
+    two = _found([[0, 0, 10, 10], [50, 0, 60, 10]], [0.8, 0.9])
+    weak = _found([[0, 0, 10, 10], [50, 0, 60, 10]], [0.8, 0.2])
+    assert not faces.turn(none, weak, 0.3)  # one sure index: not enough to turn a video
+    assert not faces.turn(two, two, 0.3)  # the same indices, found already
+    three = _found([[100, 0, 110, 10], [150, 0, 160, 10], [200, 0, 210, 10]], [0.5] * 3)
+    assert not faces.turn(_found([[0, 0, 9, 9]] * 3, [0.9] * 3), three, 0.3)  # not more
+    assert faces.turn(none, two, 0.3) and faces.dark
+    assert (faces.shown(frame) == 255).all()
+    assert faces.turn(none, two, 0.3) and not faces.dark  # and back
+
+
+@models
+def test_a_video_of_a_deck_printed_light_on_dark_is_read_in_its_negatives(
+    reader: Reader,
+) -> None:
+    truth = set(json.loads(EXAMPLE_CARDS.read_text())["cards"])
+    dark = negative(load_image(EXAMPLE))
+    stream = reader.for_stream()
+    assert stream.faces is not None and not stream.faces.dark
+    readings = [stream.read(dark) for _ in range(GLANCE_EVERY + 2)]
+    before = {card.code for card in readings[0].cards if not card.uncertain}
+    after = {card.code for card in readings[-1].cards if not card.uncertain}
+    assert len(truth & before) < 3 <= len(truth & after), (sorted(before), sorted(after))
+    assert stream.faces.dark
+    light = reader.for_stream()
+    image = load_image(EXAMPLE)
+    for _ in range(2 * GLANCE_EVERY):
+        light.read(image)
+    assert light.faces is not None and not light.faces.dark

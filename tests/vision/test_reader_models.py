@@ -343,8 +343,8 @@ def test_frame_reader_shares_the_models_without_the_close_up_pass(reader: Reader
 def test_small_indices_get_the_finer_pass(reader: Reader) -> None:
     """The example photo's hand shrunk into a corner of a 1024 x 768 table: its indices are
     about 5 px at the detector's 320, so the reader runs the detector again at 640 (the shipped
-    detector takes any input size; then it glances at the negative once, at 320), and reads at least as many of its cards right (certain and
-    in the hand) as one pass does."""
+    detector takes any input size; then it glances at the negative once, at 320), and reads at
+    least as many of its cards right (certain and in the hand) as one pass does."""
     import cv2
 
     assert reader.detector.dynamic
