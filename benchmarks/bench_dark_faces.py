@@ -1,7 +1,8 @@
 """What the pass over a photo's negative costs (``ReaderSettings.dark_faces``), against the same
 reader without it, in one run: the example photo (640x480), the 12 MP close-up and the 12 MP
-table photo of ``bench_reader.py`` (reduced decode, then read), each read in turn with the pass
-on and off so that both see the same load. Medians of ``--runs`` reads; milliseconds.
+table photo of ``bench_reader.py`` (decoded reduced once, then only the read timed), each read in
+turn with the pass on and off so that both see the same load. Medians of ``--runs`` reads;
+milliseconds.
 
     python benchmarks/bench_dark_faces.py [--runs 20] [--models DIR]
 """

@@ -202,9 +202,9 @@ def _draw_eval_scenes(plan: RoundPlan) -> dict[str, Path]:
 
 
 def _eval_sets(plan: RoundPlan) -> tuple[dict[str, Path], list[Any], Any]:
-    """The round's synthetic evaluation sets, drawn once: manifests of the held-out and
-    casino held-out scenes (legible cards, and every labelled one), card-free casino tables,
-    and held-out crops of local decks' letters."""
+    """The round's synthetic evaluation sets, drawn once: manifests of the held-out, casino
+    held-out, dark-faced held-out and other letters' scenes (legible cards, and every labelled
+    one), card-free casino tables, and held-out crops of local decks' letters."""
     from training.glyph_crops import local_index_crops
     from training.round_report import card_free_config
     from training.synth.generate import scene_at

@@ -27,6 +27,7 @@ from vision.crops import crop_index
 from vision.dark_faces import negative
 from vision.detections import Detections
 from vision.imageio import load_reduced
+from vision.settings import ReaderSettings
 
 __all__ = [
     "CalibrationError",
@@ -100,14 +101,17 @@ def card_faces(
     reader: CalibrationReader, image: NDArray[np.uint8], most: int
 ) -> tuple[NDArray[np.uint8], Detections]:
     """The photo and the indices the detector finds in it, or its negative and those found
-    there when the negative's ``most`` strongest indices are surer together: a deck printed
-    light on dark, which the reader also reads in the negative (:mod:`vision.dark_faces`)."""
+    there when the negative's ``most`` strongest indices (each at least
+    ``ReaderSettings.dark_face_threshold`` sure) are surer together than the photo's: a deck
+    printed light on dark, which the reader also reads in the negative
+    (:mod:`vision.dark_faces`)."""
     detections = reader.detect(image)
     dark = negative(image)
     dark_detections = reader.detect(dark)
 
-    def strength(found: Detections) -> float:
-        return float(np.sort(found.confidence)[::-1][:most].sum())
+    def strength(found: Detections) -> float:  # the surest boxes, each at least the reader's
+        sure = found.confidence[found.confidence >= ReaderSettings().dark_face_threshold]
+        return float(np.sort(sure)[::-1][:most].sum())
 
     if strength(dark_detections) > strength(detections):
         return dark, dark_detections

@@ -72,6 +72,8 @@ def looked(
 ) -> NDArray[Any]:
     """``look`` at each box of ``xyxy`` in the image it was found in: the boxes ``dark`` marks
     in ``negative_image``, the others in ``image`` (all of them when ``dark`` is None)."""
+    if dark is not None and len(dark) != len(xyxy):
+        raise ValueError(f"dark marks {len(dark)} boxes, xyxy holds {len(xyxy)}")
     if dark is None or negative_image is None or not dark.any():
         return np.asarray(look(image, xyxy))
     light = np.flatnonzero(~dark)
@@ -106,18 +108,23 @@ class VideoFaces:
             self._frames += 1
             return self._frames % self.every == 0
 
-    def shown(self, frame: NDArray[np.uint8]) -> NDArray[np.uint8]:
-        """The frame as the video is read: itself, or its negative."""
-        return negative(frame) if self.dark else frame
+    def shown(self, frame: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], bool]:
+        """The frame as the video is read now (itself, or its negative), and whether that is
+        its negative (the way to give :meth:`turn`)."""
+        dark = self.dark
+        return (negative(frame) if dark else frame), dark
 
-    def turn(self, read: Detections, other: Detections, threshold: float) -> bool:
-        """Switch to the other way when its glance (``other``) found more indices at least
-        ``threshold`` sure than the frame read this way (``read``) holds, two at the least,
-        outside them; whether it switched."""
+    def turn(self, read: Detections, other: Detections, threshold: float, dark: bool) -> bool:
+        """Switch the video from the way ``dark`` (the way the frame was read: :meth:`shown`) to
+        the other when the other way's glance (``other``) found more indices at least
+        ``threshold`` sure than the frame read (``read``) holds, two at the least, outside
+        them; whether it switched (not when another frame has switched it already)."""
         sure = int((read.confidence >= threshold).sum())
         new = len(dark_face_indices(other, read.xyxy, threshold))
         if new < 2 or new <= sure:
             return False
         with self._lock:
-            self.dark = not self.dark
+            if self.dark != dark:
+                return False
+            self.dark = not dark
         return True

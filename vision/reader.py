@@ -204,10 +204,11 @@ class Reader:
         :meth:`with_settings`, :meth:`with_indices` and :meth:`with_deck_in_play`, which share
         its memory) serves one video; frames may be read from several threads at once. A
         video of cards printed light on dark is read in its frames' negatives from the first
-        glance at them that shows more indices (:class:`vision.dark_faces.VideoFaces`)."""
+        glance at them that shows more indices (:class:`vision.dark_faces.VideoFaces`), unless
+        this reader's ``settings.dark_faces`` is off."""
         other = self.for_frames()
         other.memory = FrameMemory(settings)
-        other.faces = VideoFaces()
+        other.faces = VideoFaces() if self.settings.dark_faces else None
         return other
 
     def with_indices(self, indices: str | None) -> Reader:
@@ -525,13 +526,12 @@ class Reader:
         image = self.prepare(image)
         faces = self.faces if self.memory is not None else None
         if faces is not None:
-            image = faces.shown(image)
+            image, way = faces.shown(image)
         detections = self.detect(image)
         if faces is not None and self.memory is not None and faces.due():
             other = negative(image)
-            if faces.turn(
-                detections, self.detector.glance(other), self.settings.dark_face_threshold
-            ):
+            glance = self.detector.glance(other)
+            if faces.turn(detections, glance, self.settings.dark_face_threshold, way):
                 self.memory.clear()  # what it remembers was seen the other way
                 image, detections = other, self.detect(other)
         xyxy = detections.xyxy
@@ -573,7 +573,10 @@ class Reader:
         if memory is not None and recalled is not None and believed is not None:
             memory.keep(recalled, xyxy, thumbs, read_probabilities, embeddings, believed)
         if self.whole_card is not None and self.settings.whole_card:
-            cards = self._with_whole_card(image, cards)
+            whole = image  # a photo read mostly in its negative shows a deck printed light on dark
+            if dark is not None and negative_image is not None and 2 * dark.sum() > len(dark):
+                whole = negative_image
+            cards = self._with_whole_card(whole, cards)
         if indices is not None:
             cards = unread_letters_in_doubt(cards, indices, self.index_letters)
         flags = ReadingFlag.NONE

@@ -123,9 +123,12 @@ class ReaderSettings:
     """Whether a photo is also read in its negative, for decks that print light indices on dark
     faces (:mod:`vision.dark_faces`): the indices found only there, at least
     ``dark_face_threshold`` sure, are classified and checked in the negative and join the
-    photo's own."""
+    photo's own. :meth:`vision.reader.Reader.for_frames` turns it off for lone frames; a video's
+    reader (:meth:`vision.reader.Reader.for_stream`) made while it is on reads each video one
+    way, its frames or their negatives (:class:`vision.dark_faces.VideoFaces`)."""
     dark_face_threshold: float = 0.3
-    """The detector's score from which an index found only in the negative is a candidate."""
+    """The detector's score from which an index found only in the negative is a candidate; a
+    video turns to its other way on indices at least this sure."""
     retry_contexts: tuple[float, ...] = (0.85,)
     """An unsure crop is also cut again around its box with these shares of the usual margin
     (``vision.crops.CROP_CONTEXT``) and read at the same turns; its probabilities are the mean

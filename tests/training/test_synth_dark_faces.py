@@ -14,7 +14,7 @@ import pytest
 
 from training.synth import scene as scene_module
 from training.synth.assets import DeckAssets, load_assets
-from training.synth.config import ConfigError, load_config, parse_config
+from training.synth.config import ConfigError, SceneConfig, load_config, parse_config
 from training.synth.decks import DECKS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ def _decks() -> list[DeckAssets]:
     return [load_assets(deck.name, 200) for deck in HOLDOUT[:2]]
 
 
-def _config(probability: float) -> object:
+def _config(probability: float) -> SceneConfig:
     return parse_config(
         {
             "deck_split": "holdout",

@@ -109,10 +109,34 @@ def test_the_negative_adds_no_card_to_a_photo_of_light_faces(reader: Reader) -> 
 
 
 @models
-def test_video_frames_skip_the_negative(reader: Reader) -> None:
-    assert reader.settings.dark_faces is True
-    assert reader.for_frames().settings.dark_faces is False
-    assert reader.for_stream().settings.dark_faces is False
+def test_a_lone_frame_skips_the_negative_and_a_stream_glances_once_in_so_many(
+    reader: Reader,
+) -> None:
+    """A lone frame costs one detector pass; a video's reader glances at its frames' other way
+    once in GLANCE_EVERY frames; with ``dark_faces`` off it never does."""
+    image = load_image(EXAMPLE)
+    passes: list[int] = []
+    once = reader.detector._detect_once
+
+    def counting(picture: np.ndarray, *args: object, **kwargs: object) -> Detections:
+        passes.append(1)
+        return once(picture, *args, **kwargs)  # type: ignore[arg-type]
+
+    reader.detector._detect_once = counting  # type: ignore[method-assign]
+    try:
+        frames = reader.for_frames()
+        assert frames.faces is None
+        frames.read(image)
+        assert len(passes) == 1
+        passes.clear()
+        stream = reader.for_stream()
+        for _ in range(GLANCE_EVERY):
+            stream.read(image)
+        assert len(passes) == GLANCE_EVERY + 1
+        off = reader.with_settings(replace(reader.settings, dark_faces=False)).for_stream()
+        assert off.faces is None
+    finally:
+        del reader.detector._detect_once
 
 
 @models
@@ -149,17 +173,28 @@ def test_a_video_glances_the_other_way_once_in_so_many_frames() -> None:
 def test_a_video_turns_only_when_the_other_way_shows_more_indices() -> None:
     faces = VideoFaces()
     frame = np.zeros((4, 4, 3), np.uint8)
-    assert faces.shown(frame) is frame
+    shown, way = faces.shown(frame)
+    assert shown is frame and way is False
     none = _found([], [])
     two = _found([[0, 0, 10, 10], [50, 0, 60, 10]], [0.8, 0.9])
     weak = _found([[0, 0, 10, 10], [50, 0, 60, 10]], [0.8, 0.2])
-    assert not faces.turn(none, weak, 0.3)  # one sure index: not enough to turn a video
-    assert not faces.turn(two, two, 0.3)  # the same indices, found already
+    assert not faces.turn(none, weak, 0.3, False)  # one sure index: not enough to turn a video
+    assert not faces.turn(two, two, 0.3, False)  # the same indices, found already
     three = _found([[100, 0, 110, 10], [150, 0, 160, 10], [200, 0, 210, 10]], [0.5] * 3)
-    assert not faces.turn(_found([[0, 0, 9, 9]] * 3, [0.9] * 3), three, 0.3)  # not more
-    assert faces.turn(none, two, 0.3) and faces.dark
-    assert (faces.shown(frame) == 255).all()
-    assert faces.turn(none, two, 0.3) and not faces.dark  # and back
+    assert not faces.turn(_found([[0, 0, 9, 9]] * 3, [0.9] * 3), three, 0.3, False)  # not more
+    assert faces.turn(none, two, 0.3, False) and faces.dark
+    shown, way = faces.shown(frame)
+    assert (shown == 255).all() and way is True
+    # a frame read the old way, glanced at after the switch, does not switch the video back
+    assert not faces.turn(none, two, 0.3, False) and faces.dark
+    assert faces.turn(none, two, 0.3, True) and not faces.dark  # and back, from the new way
+
+
+def test_marks_for_other_boxes_are_refused() -> None:
+    xyxy = np.zeros((2, 4), np.float32)
+    image = np.zeros((4, 4, 3), np.uint8)
+    with pytest.raises(ValueError, match="dark marks 3 boxes, xyxy holds 2"):
+        looked(lambda picture, boxes: np.zeros(len(boxes)), image, xyxy, np.ones(3, bool), image)
 
 
 @models

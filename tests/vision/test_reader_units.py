@@ -13,7 +13,7 @@ import pytest
 from numpy.typing import NDArray
 
 from rules.cards import CARD_CLASSES
-from vision import reader as reader_module
+from vision import model_files
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
 from vision.detections import CardReading, Detections, Reading, ReadingFlag
 from vision.index_detector import IndexDetector
@@ -260,7 +260,7 @@ def test_the_models_are_found_in_a_checkout_or_an_installed_package(
     """A checkout's ``models/`` beside ``vision``; an installed package's ``handreader/models``
     where there is none; ``HANDREADER_MODELS`` over both."""
     monkeypatch.delenv("HANDREADER_MODELS", raising=False)
-    monkeypatch.setattr(reader_module, "__file__", str(tmp_path / "vision" / "reader.py"))
+    monkeypatch.setattr(model_files, "__file__", str(tmp_path / "vision" / "model_files.py"))
     (tmp_path / "handreader" / "models").mkdir(parents=True)
     assert default_models_dir() == tmp_path / "handreader" / "models"
     (tmp_path / "models").mkdir()
