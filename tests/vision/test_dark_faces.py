@@ -215,3 +215,34 @@ def test_a_video_of_a_deck_printed_light_on_dark_is_read_in_its_negatives(
     for _ in range(2 * GLANCE_EVERY):
         light.read(image)
     assert light.faces is not None and not light.faces.dark
+
+
+@models
+def test_a_photo_of_light_and_dark_cards_reads_both(reader: Reader) -> None:
+    """The example hand and, far from it on one felt, its negative: the light hand is read in
+    the photo and the dark one in the negative, each card where it lies, in one reading."""
+    truth = set(json.loads(EXAMPLE_CARDS.read_text())["cards"])
+    image = load_image(EXAMPLE)
+    both = np.zeros((1200, 1600, 3), np.uint8)
+    both[:] = image[5, 5]  # the example's felt
+    both[:480, :640] = image
+    both[720:, 960:] = negative(image)
+    cards = [card for card in reader.read(both).cards if not card.uncertain]
+    left = {card.code for card in cards if card.box_xyxy[2] <= 640 and card.box_xyxy[3] <= 480}
+    right = {card.code for card in cards if card.box_xyxy[0] >= 960 and card.box_xyxy[1] >= 720}
+    assert len(truth & left) >= 3 and len(truth & right) >= 3, (sorted(left), sorted(right))
+    assert (left | right) <= truth
+
+
+def test_a_video_read_by_several_threads_counts_each_frame_and_turns_once() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    faces = VideoFaces(every=4)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        dues = list(pool.map(lambda _: faces.due(), range(400)))
+    assert sum(dues) == 100
+    none = _found([], [])
+    two = _found([[0, 0, 10, 10], [50, 0, 60, 10]], [0.8, 0.9])
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        turned = list(pool.map(lambda _: faces.turn(none, two, 0.3, False), range(64)))
+    assert sum(turned) == 1 and faces.dark
