@@ -524,28 +524,28 @@ class Reader:
             raise ValueError(f"expected a BGR uint8 image of shape (H, W, 3), got {shape}")
         started = time.perf_counter()
         image = self.prepare(image)
-        faces = self.faces if self.memory is not None else None
+        memory, recalled, crops, believed = self.memory, None, None, None
+        threshold = self.settings.dark_face_threshold
+        faces = self.faces if memory is not None else None
+        frame = image
         if faces is not None:
-            image, way = faces.shown(image)
+            image, way = faces.shown(frame)
         detections = self.detect(image)
-        if faces is not None and self.memory is not None and faces.due():
-            other = negative(image)
-            glance = self.detector.glance(other)
-            if faces.turn(detections, glance, self.settings.dark_face_threshold, way):
-                self.memory.clear()  # what it remembers was seen the other way
+        if faces is not None and memory is not None and faces.due():
+            other = frame if way else negative(frame)  # the frame the other way
+            if faces.turn(detections, self.detector.glance(other), threshold, way):
+                memory.clear()  # what it remembers was seen the other way
                 image, detections = other, self.detect(other)
         xyxy = detections.xyxy
         dark, negative_image = None, None
-        if self.settings.dark_faces and self.memory is None:
+        if self.settings.dark_faces and memory is None:
             negative_image = negative(image)
-            threshold = self.settings.dark_face_threshold
             found = dark_face_indices(self.detector.glance(negative_image), xyxy, threshold)
             if len(found):  # the negative shows indices: look at it as at a photo
                 found = dark_face_indices(self.detect(negative_image), xyxy, threshold)
             if len(found):
                 dark = np.r_[np.zeros(len(xyxy), bool), np.ones(len(found), bool)]
         detected = time.perf_counter()
-        memory, recalled, crops, believed = self.memory, None, None, None
         if memory is not None:
             thumbs = box_thumbnails(image, xyxy)
             recalled = memory.recall(xyxy, thumbs, len(CLASSIFIER_CLASSES), EMBEDDING_WIDTH)
