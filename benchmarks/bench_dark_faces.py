@@ -4,7 +4,14 @@ table photo of ``bench_reader.py`` (decoded reduced once, then only the read tim
 turn with the pass on and off so that both see the same load. Medians of ``--runs`` reads;
 milliseconds.
 
-    python benchmarks/bench_dark_faces.py [--runs 20] [--models DIR]
+With ``--realdata DIR``, also each photo of the folders' manifests over
+``ReaderSettings.tile_above_px``: the glance at its negative as the reader takes it (from the copy
+the photo is shrunk to for its own passes, ``IndexDetector.detect_and_glance``) against a glance
+at the full-size negative, counted as photos where both show the same number of indices the
+photo lacks (at least ``dark_face_threshold`` sure), and where both decide alike whether the
+negative is read.
+
+    python benchmarks/bench_dark_faces.py [--runs 20] [--models DIR] [--realdata DIR]
 """
 
 from __future__ import annotations
@@ -16,16 +23,51 @@ from pathlib import Path
 
 from bench_reader import _paired_median_ms, _twelve_megapixel_jpeg
 
+from vision.dark_faces import dark_face_indices, negative
 from vision.imageio import decode_reduced, load_image
 from vision.reader import Reader
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def large_photo_glances(reader: Reader, realdata: Path) -> dict[str, int]:
+    """The photos of ``realdata``'s manifests over ``tile_above_px``, and those whose glance at
+    the negative of the shrunk copy finds as many new indices as a glance at the full-size
+    negative (``same count``) and decides alike whether the negative is read (``same decision``)."""
+    settings, detector = reader.settings, reader.detector
+    counts = {"photos": 0, "same count": 0, "same decision": 0}
+    for manifest in sorted(realdata.glob("*/manifest.jsonl")):
+        for line in manifest.read_text().splitlines():
+            name = json.loads(line)["image"]
+            path = next(
+                (
+                    p
+                    for p in (manifest.parent / name, manifest.parent / "images" / name)
+                    if p.exists()
+                ),
+                None,
+            )
+            if path is None:
+                continue
+            image = load_image(path)
+            if max(image.shape[:2]) <= settings.tile_above_px:
+                continue
+            image = reader.prepare(image)
+            found, glanced = detector.detect_and_glance(image, negative)
+            threshold = settings.dark_face_threshold
+            shrunk = len(dark_face_indices(glanced, found.xyxy, threshold))
+            whole = len(dark_face_indices(detector.glance(negative(image)), found.xyxy, threshold))
+            counts["photos"] += 1
+            counts["same count"] += shrunk == whole
+            counts["same decision"] += (shrunk > 0) == (whole > 0)
+    return counts
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--models", type=Path, help="models folder (default: the shipped one)")
+    parser.add_argument("--realdata", type=Path, help="also check the glance of its large photos")
     args = parser.parse_args()
     with_pass = Reader.load(args.models) if args.models else Reader.load()
     without = with_pass.with_settings(dataclasses.replace(with_pass.settings, dark_faces=False))
@@ -35,7 +77,7 @@ def main() -> int:
         "12 MP close-up": decode_reduced(_twelve_megapixel_jpeg(frame)).image,
         "12 MP table photo": decode_reduced(_twelve_megapixel_jpeg(frame, repeat=3)).image,
     }
-    figures = {}
+    figures: dict[str, dict[str, float]] = {}
     for name, image in photos.items():
         on, off = _paired_median_ms(
             [lambda image=image: with_pass.read(image), lambda image=image: without.read(image)],
@@ -46,6 +88,14 @@ def main() -> int:
             f"{name}: {on:.1f} ms with the pass over the negative, {off:.1f} without "
             f"({on / off:.2f}x)"
         )
+    if args.realdata is not None:
+        counts = large_photo_glances(with_pass, args.realdata)
+        print(
+            f"photos over {with_pass.settings.tile_above_px} px: {counts['photos']}; the glance "
+            f"from the shrunk copy finds as many new indices as at full size on "
+            f"{counts['same count']}, decides alike on {counts['same decision']}"
+        )
+        figures["large photos"] = {name: float(count) for name, count in counts.items()}
     print(json.dumps(figures))
     return 0
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -202,8 +203,24 @@ class IndexDetector:
         that reading is the answer (unless ``settings.fine`` is off, or the model has a fixed
         input size).
         """
-        height, width = image.shape[:2]
+        return self._detect(image, *self._shrunk(image))
+
+    def detect_and_glance(
+        self, image: NDArray[np.uint8], other: Callable[[NDArray[np.uint8]], NDArray[np.uint8]]
+    ) -> tuple[Detections, Detections]:
+        """:meth:`detect` of ``image``, and :meth:`glance` at ``other`` of it (its negative, for
+        one), both in image pixels: the glance is taken at ``other`` of the copy that a large
+        photo is shrunk to for :meth:`detect`, so the photo is shrunk once for both."""
         small, factor = self._shrunk(image)
+        found = self._detect(image, small, factor)
+        height, width = image.shape[:2]
+        return found, self._detect_shrunk(other(small), factor, width, height, tiles=False)
+
+    def _detect(
+        self, image: NDArray[np.uint8], small: NDArray[np.uint8], factor: float
+    ) -> Detections:
+        """:meth:`detect` of ``image``, from its :meth:`_shrunk` copy ``small``."""
+        height, width = image.shape[:2]
         large = max(height, width) > self.settings.tile_above_px
         # a panorama is no close-up: no card fills a frame that wide
         closeups = self.settings.closeups and max(height, width) <= PANORAMA * min(height, width)

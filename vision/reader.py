@@ -530,21 +530,21 @@ class Reader:
         frame = image
         if faces is not None:
             image, way = faces.shown(frame)
-        detections = self.detect(image)
+        if self.settings.dark_faces and memory is None:  # a glance at the photo's negative too
+            detections, glanced = self.detector.detect_and_glance(image, negative)
+        else:
+            detections, glanced = self.detect(image), None
         if faces is not None and memory is not None and faces.due():
             other = frame if way else negative(frame)  # the frame the other way
             if faces.turn(detections, self.detector.glance(other), threshold, way):
                 memory.clear()  # what it remembers was seen the other way
                 image, detections = other, self.detect(other)
         xyxy = detections.xyxy
-        dark, negative_image = None, None
-        if self.settings.dark_faces and memory is None:
-            negative_image = negative(image)
-            found = dark_face_indices(self.detector.glance(negative_image), xyxy, threshold)
-            if len(found):  # the negative shows indices: look at it as at a photo
-                found = dark_face_indices(self.detect(negative_image), xyxy, threshold)
-            if len(found):
-                dark = np.r_[np.zeros(len(xyxy), bool), np.ones(len(found), bool)]
+        found, negative_image = Detections.empty(), None
+        if glanced is not None and len(dark_face_indices(glanced, xyxy, threshold)):
+            negative_image = negative(image)  # it shows indices: look at it as at a photo
+            found = dark_face_indices(self.detect(negative_image), xyxy, threshold)
+        dark = np.r_[np.zeros(len(xyxy), bool), np.ones(len(found), bool)] if len(found) else None
         detected = time.perf_counter()
         if memory is not None:
             thumbs = box_thumbnails(image, xyxy)

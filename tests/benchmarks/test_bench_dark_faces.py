@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from benchmark_modules import load_benchmark
 
 from vision.reader import default_models_dir
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(
     not (default_models_dir() / "manifest.json").is_file(), reason="no shipped models"
@@ -27,3 +30,26 @@ def test_the_benchmark_prints_both_times_of_each_photo(
     for timings in figures.values():
         assert timings["with the negative"] > 0 and timings["without"] > 0
     assert lines[0].startswith("640x480 photo: ") and "without" in lines[0]
+
+
+def test_the_large_photos_of_a_folder_are_glanced_at_both_ways(tmp_path: Path) -> None:
+    """Only the photos over ``tile_above_px`` are counted, found beside the manifest or in its
+    ``images/`` folder; the example tiled three by three at 2000 x 1500 is glanced at alike."""
+    import cv2
+    import numpy as np
+
+    from vision.imageio import load_image
+    from vision.reader import Reader
+
+    bench = load_benchmark("bench_dark_faces")
+    example = load_image(ROOT / "examples" / "hand.jpg")
+    table = cv2.resize(np.tile(example, (3, 3, 1)), (2000, 1500), interpolation=cv2.INTER_CUBIC)
+    folder = tmp_path / "tables"
+    (folder / "images").mkdir(parents=True)
+    cv2.imwrite(str(folder / "images" / "table.jpg"), table)
+    cv2.imwrite(str(folder / "hand.jpg"), example)
+    rows = [{"image": "table.jpg", "cards": []}, {"image": "hand.jpg", "cards": []}]
+    rows.append({"image": "gone.jpg", "cards": []})
+    (folder / "manifest.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    counts = bench.large_photo_glances(Reader.load(), tmp_path)
+    assert counts == {"photos": 1, "same count": 1, "same decision": 1}

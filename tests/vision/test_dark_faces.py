@@ -122,7 +122,7 @@ def test_a_lone_frame_skips_the_negative_and_a_stream_glances_once_in_so_many(
         passes.append(1)
         return once(picture, *args, **kwargs)  # type: ignore[arg-type]
 
-    reader.detector._detect_once = counting  # type: ignore[method-assign]
+    reader.detector._detect_once = counting  # type: ignore[method-assign, assignment]
     try:
         frames = reader.for_frames()
         assert frames.faces is None
@@ -246,3 +246,35 @@ def test_a_video_read_by_several_threads_counts_each_frame_and_turns_once() -> N
     with ThreadPoolExecutor(max_workers=8) as pool:
         turned = list(pool.map(lambda _: faces.turn(none, two, 0.3, False), range(64)))
     assert sum(turned) == 1 and faces.dark
+
+
+@models
+def test_a_large_photo_is_shrunk_once_for_its_reading_and_the_glance_at_its_negative(
+    reader: Reader,
+) -> None:
+    """The glance at a large photo's negative is taken from the copy the photo was shrunk to
+    for its own reading (534 px long for the shipped detector), and finds the indices a
+    glance at the whole negative finds; a photo under ``tile_above_px`` is glanced at whole."""
+    import cv2
+
+    image = load_image(EXAMPLE)
+    tiled = np.tile(image, (3, 3, 1))
+    table = np.asarray(cv2.resize(tiled, (2000, 1500), interpolation=cv2.INTER_CUBIC), np.uint8)
+    dark = negative(table)
+    shown: list[tuple[int, ...]] = []
+
+    def other(picture: np.ndarray) -> np.ndarray:
+        shown.append(picture.shape)
+        return negative(picture)
+
+    found, glanced = reader.detector.detect_and_glance(dark, other)
+    assert shown == [(400, 534, 3)]
+    assert found.xyxy.tolist() == reader.detector.detect(dark).xyxy.tolist()
+    whole = reader.detector.glance(table)  # the negative of the negative, at full size
+    sure, sure_whole = glanced.confidence >= 0.3, whole.confidence >= 0.3
+    assert sure.sum() >= 40 and abs(int(sure.sum()) - int(sure_whole.sum())) <= 2
+    nearest = np.abs(glanced.xyxy[sure][:, None] - whole.xyxy[sure_whole][None]).max(axis=2)
+    assert (nearest.min(axis=1) <= 4).mean() >= 0.9  # the same indices, in photo pixels
+    shown.clear()
+    reader.detector.detect_and_glance(image, other)
+    assert shown == [image.shape]
