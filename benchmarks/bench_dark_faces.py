@@ -8,8 +8,8 @@ With ``--realdata DIR``, also each photo of the folders' manifests over
 ``ReaderSettings.tile_above_px``: the glance at its negative as the reader takes it (from the copy
 the photo is shrunk to for its own passes, ``IndexDetector.detect_and_glance``) against a glance
 at the full-size negative, counted as photos where both show the same number of indices the
-photo lacks (at least ``dark_face_threshold`` sure), and where both decide alike whether the
-negative is read.
+photo lacks or is less sure of (``vision.dark_faces.negative_boxes``), and where both decide
+alike whether the negative is read.
 
     python benchmarks/bench_dark_faces.py [--runs 20] [--models DIR] [--realdata DIR]
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench_reader import _paired_median_ms, _twelve_megapixel_jpeg
 
-from vision.dark_faces import dark_face_indices, negative
+from vision.dark_faces import negative, negative_boxes
 from vision.imageio import decode_reduced, load_image
 from vision.reader import Reader
 
@@ -54,9 +54,8 @@ def large_photo_glances(reader: Reader, realdata: Path) -> dict[str, int]:
                 continue
             image = reader.prepare(image)
             found, glanced = detector.detect_and_glance(image, negative)
-            threshold = settings.dark_face_threshold
-            shrunk = len(dark_face_indices(glanced, found.xyxy, threshold))
-            whole = len(dark_face_indices(detector.glance(negative(image)), found.xyxy, threshold))
+            shrunk = len(negative_boxes(glanced, found, settings)[0])
+            whole = len(negative_boxes(detector.glance(negative(image)), found, settings)[0])
             counts["photos"] += 1
             counts["same count"] += shrunk == whole
             counts["same decision"] += (shrunk > 0) == (whole > 0)

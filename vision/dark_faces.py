@@ -21,8 +21,19 @@ from numpy.typing import NDArray
 
 from vision.detections import Detections
 from vision.index_detector import box_iou
+from vision.settings import ReaderSettings
 
-__all__ = ["GLANCE_EVERY", "PHOTO_OVERLAP", "VideoFaces", "dark_face_indices", "looked", "negative"]
+__all__ = [
+    "GLANCE_EVERY",
+    "PHOTO_OVERLAP",
+    "Readings",
+    "VideoFaces",
+    "both_ways",
+    "dark_face_indices",
+    "looked",
+    "negative",
+    "negative_boxes",
+]
 
 PHOTO_OVERLAP = 0.3
 """A box of the negative that overlaps one of the photo's own boxes by more than this
@@ -50,17 +61,71 @@ def dark_face_indices(
     """The boxes ``found`` in a photo's negative, at least ``threshold`` sure, that overlap
     none of the photo's own boxes (N, 4) by more than ``overlap`` (intersection over union)
     and hold none of their centres: indices only the negative shows."""
+    return _sorted_out(found, photo_boxes, None, threshold, overlap)[0]
+
+
+def negative_boxes(
+    found: Detections, photo: Detections, settings: ReaderSettings, overlap: float = PHOTO_OVERLAP
+) -> tuple[Detections, NDArray[np.bool_]]:
+    """The boxes ``found`` in a photo's negative to read there, and for each the photo's own
+    boxes (``photo``) that are its index too, (len(read), len(photo)): the boxes of
+    :func:`dark_face_indices` (at ``settings.dark_face_threshold``), which are no photo box's
+    index; with ``settings.dark_face_surer``, also a box that overlaps photo boxes by more
+    than ``overlap`` and is surer than each of them, one index the photo shows faintly (a
+    light index on a black face), to be read where it reads surer (:func:`both_ways`)."""
+    confidence = photo.confidence if settings.dark_face_surer else None
+    return _sorted_out(found, photo.xyxy, confidence, settings.dark_face_threshold, overlap)
+
+
+Readings = tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]
+"""Boxes (N, 4), the index classifier's probabilities (N, 55) and embeddings (N, 128)."""
+
+
+def both_ways(
+    photo: Readings, dark: Readings, partners: NDArray[np.bool_]
+) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32], NDArray[np.bool_]]:
+    """The photo's readings then the negative's, less one side of each index read both ways
+    (``partners``: :func:`negative_boxes`), and which rows are the negative's. A box of the
+    negative whose surest card is surer than each of its photo boxes' is kept and they go;
+    else it goes: an index is read where it reads surest."""
+    count = len(photo[0])
+    card = np.concatenate([photo[1], dark[1]])[:, :-1].max(axis=1)
+    keep = np.ones(len(card), bool)
+    paired = partners.any(axis=1)
+    if count and paired.any():
+        best = np.where(partners, card[None, :count], -1.0).max(axis=1)  # (negative boxes,)
+        wins = card[count:] > best
+        keep[count:] = ~paired | wins
+        keep[:count] = ~partners[paired & wins].any(axis=0)
+    is_dark = np.r_[np.zeros(count, bool), np.ones(len(dark[0]), bool)]
+    joined = [np.concatenate([first, second]) for first, second in zip(photo, dark, strict=True)]
+    return joined[0][keep], joined[1][keep], joined[2][keep], is_dark[keep]
+
+
+def _sorted_out(
+    found: Detections,
+    photo_boxes: NDArray[np.float32],
+    photo_confidence: NDArray[np.float32] | None,
+    threshold: float,
+    overlap: float,
+) -> tuple[Detections, NDArray[np.bool_]]:
+    """:func:`negative_boxes` of photo boxes of these confidences (None: no box of the
+    negative that overlaps one is read)."""
     keep = found.confidence >= threshold
+    partners = np.zeros((len(found), len(photo_boxes)), bool)
     if len(photo_boxes) and keep.any():
-        overlaps = box_iou(found.xyxy.T[:, :, None], photo_boxes[None])  # (found, photo)
-        keep &= overlaps.max(axis=1) <= overlap
+        partners = box_iou(found.xyxy.T[:, :, None], photo_boxes[None]) > overlap  # (found, photo)
+        for row in np.flatnonzero(keep & partners.any(axis=1)):
+            mates = partners[row]
+            if photo_confidence is None or found.confidence[row] <= photo_confidence[mates].max():
+                keep[row] = False  # one index, found in the photo already
         # an index holds no other index: a box round indices the photo shows is a card or more
         centres = (photo_boxes[:, :2] + photo_boxes[:, 2:]) / 2
         low, high = found.xyxy[:, None, :2], found.xyxy[:, None, 2:]
         inside = np.all((centres[None] > low) & (centres[None] < high), axis=2)
-        keep &= ~np.any(inside, axis=1)
+        keep &= ~np.any(inside & ~partners, axis=1)
     rows = np.flatnonzero(keep)
-    return Detections(found.xyxy[rows], found.confidence[rows], found.class_id[rows])
+    return found[rows], partners[rows]
 
 
 def looked(

@@ -25,7 +25,7 @@ from vision.calibration import DeckProfile, combine_with_profile
 from vision.card_evidence import doubted_by_card_face
 from vision.corners import fourth_corners, joint_probabilities, other_corners, upright_turns
 from vision.crops import CROP_SIZE, crop_index, crops_to_tensor
-from vision.dark_faces import VideoFaces, dark_face_indices, looked, negative
+from vision.dark_faces import VideoFaces, both_ways, looked, negative, negative_boxes
 from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
 from vision.doubted import black_suits_in_doubt, colourless, unread_letters_in_doubt
@@ -528,8 +528,7 @@ class Reader:
         threshold = self.settings.dark_face_threshold
         faces = self.faces if memory is not None else None
         frame = image
-        if faces is not None:
-            image, way = faces.shown(frame)
+        image, way = faces.shown(frame) if faces is not None else (frame, False)
         if self.settings.dark_faces and memory is None:  # a glance at the photo's negative too
             detections, glanced = self.detector.detect_and_glance(image, negative)
         else:
@@ -541,9 +540,9 @@ class Reader:
                 image, detections = other, self.detect(other)
         xyxy = detections.xyxy
         found, negative_image = Detections.empty(), None
-        if glanced is not None and len(dark_face_indices(glanced, xyxy, threshold)):
+        if glanced is not None and len(negative_boxes(glanced, detections, self.settings)[0]):
             negative_image = negative(image)  # it shows indices: look at it as at a photo
-            found = dark_face_indices(self.detect(negative_image), xyxy, threshold)
+            found, partners = negative_boxes(self.detect(negative_image), detections, self.settings)
         dark = np.r_[np.zeros(len(xyxy), bool), np.ones(len(found), bool)] if len(found) else None
         detected = time.perf_counter()
         if memory is not None:
@@ -555,11 +554,11 @@ class Reader:
                 crops[row] = crop_index(image, xyxy[row])
         if recalled is None:
             probabilities, embeddings = self.classify(image, xyxy)
-            if dark is not None and negative_image is not None:
-                more, more_embeddings = self.classify(negative_image, found.xyxy)
-                xyxy = np.concatenate([xyxy, found.xyxy])
-                probabilities = np.concatenate([probabilities, more])
-                embeddings = np.concatenate([embeddings, more_embeddings])
+            if dark is not None and negative_image is not None:  # one index read where surest
+                more = self.classify(negative_image, found.xyxy)
+                xyxy, probabilities, embeddings, dark = both_ways(
+                    (xyxy, probabilities, embeddings), (found.xyxy, *more), partners
+                )
         else:
             probabilities, embeddings = self.classify(image, xyxy, recalled, crops)
         read_probabilities = probabilities

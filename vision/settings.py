@@ -127,6 +127,11 @@ class ReaderSettings:
     reader (:meth:`vision.reader.Reader.for_stream`) made while it is on reads each video one
     way, its frames or their negatives (:class:`vision.dark_faces.VideoFaces`)."""
     dark_face_threshold: float = 0.3
+    dark_face_surer: bool = True
+    """Whether an index found both in the photo and in its negative (their boxes overlapping
+    by more than ``vision.dark_faces.PHOTO_OVERLAP``) is read in the negative when the detector
+    is surer of it there: a light index on a black face that the photo shows faintly. Off, the
+    photo's box is always the one read (:func:`vision.dark_faces.negative_boxes`)."""
     """The detector's score from which an index found only in the negative is a candidate; a
     video turns to its other way on indices at least this sure."""
     retry_contexts: tuple[float, ...] = (0.85,)

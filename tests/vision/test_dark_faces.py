@@ -9,10 +9,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.dark_faces import GLANCE_EVERY, VideoFaces, dark_face_indices, looked, negative
+from vision.dark_faces import (
+    GLANCE_EVERY,
+    VideoFaces,
+    both_ways,
+    dark_face_indices,
+    looked,
+    negative,
+    negative_boxes,
+)
 from vision.detections import Detections
 from vision.imageio import load_image
-from vision.reader import Reader, default_models_dir
+from vision.reader import Reader, ReaderSettings, default_models_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "hand.jpg"
@@ -51,6 +59,79 @@ def test_only_the_boxes_the_photo_lacks_and_sure_enough_are_kept() -> None:
     alone = dark_face_indices(found, np.zeros((0, 4), np.float32), threshold=0.3, overlap=0.3)
     assert len(alone) == 3
     assert len(dark_face_indices(found, photo_boxes, threshold=0.95, overlap=0.3)) == 0
+
+
+def test_a_box_surer_in_the_negative_than_its_photo_boxes_is_read_there_too() -> None:
+    """A box of the negative overlapping photo boxes, surer than each, is read with them as
+    their partner; one less sure than any of them is not read; one holding a photo box's
+    centre without overlapping it is not read either."""
+    photo = _found(
+        [[0, 0, 10, 10], [20, 0, 30, 10], [40, 40, 50, 50], [100, 0, 110, 10], [140, 0, 150, 10]],
+        [0.2, 0.8, 0.5, 0.3, 0.6],
+    )
+    found = _found(
+        [
+            [1, 1, 11, 11],  # photo box 0 (IoU 0.68), surer: read, box 0 its partner
+            [21, 1, 31, 11],  # photo box 1, less sure: only the photo's box is read
+            [60, 60, 70, 70],  # no photo box there
+            [41, 41, 51, 51],  # photo box 2, as sure: only the photo's box is read
+            [30, 30, 80, 80],  # holds box 2's centre, overlaps it by 0.04 only: a card or more
+            [101, 0, 146, 10],  # overlaps boxes 3 and 4 by 0.20 and 0.12, holds box 3's centre
+            [102, 0, 112, 10],  # box 3 (IoU 0.67), surer: read, box 3 its partner
+        ],
+        [0.6, 0.7, 0.5, 0.5, 0.9, 0.95, 0.4],
+    )
+    settings = ReaderSettings(dark_face_threshold=0.3)
+    read, partners = negative_boxes(found, photo, settings)
+    assert read.xyxy.tolist() == [[1, 1, 11, 11], [60, 60, 70, 70], [102, 0, 112, 10]]
+    assert partners.tolist() == [
+        [True, False, False, False, False],
+        [False] * 5,
+        [False, False, False, True, False],
+    ]
+    kept, partners = negative_boxes(found, photo, replace(settings, dark_face_surer=False))
+    assert kept.xyxy.tolist() == [[60, 60, 70, 70]] and not partners.any()
+    assert kept.xyxy.tolist() == dark_face_indices(found, photo.xyxy, threshold=0.3).xyxy.tolist()
+    read, _ = negative_boxes(found, photo, replace(settings, dark_face_threshold=0.65))
+    assert read.xyxy.tolist() == []  # the surer boxes are under the threshold
+    read, partners = negative_boxes(found, Detections.empty(), settings)
+    assert len(read) == len(found) and partners.shape == (len(found), 0)
+
+
+def _readings(cards: list[int], sureness: list[float]) -> tuple[np.ndarray, ...]:
+    probabilities = np.full((len(cards), 55), 0.0, np.float32)
+    for row, (card, sure) in enumerate(zip(cards, sureness, strict=True)):
+        probabilities[row, card] = sure
+        probabilities[row, -1] = 1 - sure  # the rest "none"
+    boxes = np.arange(len(cards) * 4, dtype=np.float32).reshape(-1, 4)
+    embeddings = np.tile(np.arange(len(cards), dtype=np.float32)[:, None], (1, 128))
+    return boxes, probabilities, embeddings
+
+
+def test_an_index_read_both_ways_keeps_the_surer_reading() -> None:
+    """Each box of the negative partnered with photo boxes is kept, and they go, only when its
+    surest card is surer than each of theirs; unpartnered boxes of both are all kept."""
+    photo = _readings([3, 10, 20], [0.4, 0.95, 0.8])
+    dark = _readings([3, 11, 30], [0.9, 0.6, 0.7])
+    partners = np.array(
+        [[True, False, False], [False, True, False], [False, False, False]]
+    )  # the negative's first box is the photo's first index, its second the photo's second
+    xyxy, probabilities, embeddings, is_dark = both_ways(photo, dark, partners)
+    # the photo's first index reads surer in the negative (0.9 against 0.4): read there; its
+    # second reads surer in the photo (0.95 against 0.6); the negative's third is its own
+    assert xyxy.tolist() == [
+        photo[0][1].tolist(),
+        photo[0][2].tolist(),
+        dark[0][0].tolist(),
+        dark[0][2].tolist(),
+    ]
+    assert probabilities[:, :-1].argmax(axis=1).tolist() == [10, 20, 3, 30]
+    assert embeddings[:, 0].tolist() == [1, 2, 0, 2]
+    assert is_dark.tolist() == [False, False, True, True]
+    alone = both_ways(photo, dark, np.zeros((3, 3), bool))
+    assert len(alone[0]) == 6 and alone[3].tolist() == [False] * 3 + [True] * 3
+    none = both_ways(_readings([], []), dark, np.zeros((3, 0), bool))
+    assert len(none[0]) == 3 and none[3].all()
 
 
 def test_each_box_is_looked_at_in_the_image_it_was_found_in() -> None:
@@ -278,3 +359,30 @@ def test_a_large_photo_is_shrunk_once_for_its_reading_and_the_glance_at_its_nega
     shown.clear()
     reader.detector.detect_and_glance(image, other)
     assert shown == [image.shape]
+
+
+def _holdout_art_missing() -> list[str]:
+    from training.synth.decks import DECKS
+
+    return [deck.name for deck in DECKS if deck.split == "holdout" and not deck.available]
+
+
+@models
+@pytest.mark.skipif(bool(_holdout_art_missing()), reason="held-out card art not installed")
+def test_a_dark_deck_shown_faintly_in_the_photo_too_is_read_in_the_negative(
+    reader: Reader,
+) -> None:
+    """Scene 23 of the dark held-out scenes (``datasets/dark-holdout.yaml``): five cards of a
+    deck printed light on dark, three of whose indices the photo shows faintly. Read where
+    each reads surer, all five are read; with the photo's faint boxes always kept
+    (``dark_face_surer`` off), two."""
+    from training.synth.config import load_config
+    from training.synth.generate import scene_at
+
+    scene = scene_at(load_config(ROOT / "datasets" / "dark-holdout.yaml"), 23)
+    truth = {label.code for label in scene.labels}
+    read = {card.code for card in reader.read(scene.image).cards if not card.uncertain}
+    assert read == truth and len(truth) == 5
+    off = reader.with_settings(replace(reader.settings, dark_face_surer=False))
+    fewer = {card.code for card in off.read(scene.image).cards if not card.uncertain}
+    assert fewer < truth and len(fewer) <= 3
