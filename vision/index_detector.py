@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,7 +21,7 @@ from vision.detections import Detections
 from vision.letterbox import PAD_VALUE, Letterbox, letterbox
 from vision.settings import PANORAMA, ReaderSettings
 
-__all__ = ["IndexDetector", "ModelError", "box_iou", "non_max_suppression", "session"]
+__all__ = ["Glance", "IndexDetector", "ModelError", "box_iou", "non_max_suppression", "session"]
 
 
 class ModelError(ValueError):
@@ -130,6 +131,17 @@ def _clip(xyxy: NDArray[np.float32], width: int, height: int) -> NDArray[np.floa
     return xyxy
 
 
+@dataclass(frozen=True)
+class Glance:
+    """A glance at another view of an image (:meth:`IndexDetector.detect_and_glance`): the
+    boxes found, in image pixels, and the copy they were found in, ``factor`` times smaller
+    than the image (the image itself when not large)."""
+
+    found: Detections
+    small: NDArray[np.uint8]
+    factor: float
+
+
 class IndexDetector:
     """``IndexDetector(path, imgsz, settings).detect(image_bgr) -> Detections``."""
 
@@ -207,19 +219,32 @@ class IndexDetector:
 
     def detect_and_glance(
         self, image: NDArray[np.uint8], other: Callable[[NDArray[np.uint8]], NDArray[np.uint8]]
-    ) -> tuple[Detections, Detections]:
+    ) -> tuple[Detections, Glance]:
         """:meth:`detect` of ``image``, and :meth:`glance` at ``other`` of it (its negative, for
         one), both in image pixels: the glance is taken at ``other`` of the copy that a large
         photo is shrunk to for :meth:`detect`, so the photo is shrunk once for both."""
         small, factor = self._shrunk(image)
         found = self._detect(image, small, factor)
         height, width = image.shape[:2]
-        return found, self._detect_shrunk(other(small), factor, width, height, tiles=False)
+        shown = other(small)
+        glanced = self._detect_shrunk(shown, factor, width, height, tiles=False)
+        return found, Glance(glanced, shown, factor)
+
+    def detect_glanced(self, image: NDArray[np.uint8], glance: Glance) -> Detections:
+        """:meth:`detect` of ``image``, the other image a :class:`Glance` was taken at (the
+        photo's negative, at full size), from the copy the glance read and with the glance's
+        boxes as that copy's pass at the network's size: neither is made again."""
+        return self._detect(image, glance.small, glance.factor, first=glance.found)
 
     def _detect(
-        self, image: NDArray[np.uint8], small: NDArray[np.uint8], factor: float
+        self,
+        image: NDArray[np.uint8],
+        small: NDArray[np.uint8],
+        factor: float,
+        first: Detections | None = None,
     ) -> Detections:
-        """:meth:`detect` of ``image``, from its :meth:`_shrunk` copy ``small``."""
+        """:meth:`detect` of ``image``, from its :meth:`_shrunk` copy ``small`` (and ``first``,
+        that copy's pass at the network's size in image pixels, when already made)."""
         height, width = image.shape[:2]
         large = max(height, width) > self.settings.tile_above_px
         # a panorama is no close-up: no card fills a frame that wide
@@ -232,7 +257,9 @@ class IndexDetector:
 
         # a large close-up shows in the whole-image pass alone, and its tiles would be read for
         # nothing (the framed pass below is the answer): they are read only when it is not one
-        found = self._detect_shrunk(small, factor, width, height, tiles=large and not closeups)
+        found = self._detect_shrunk(
+            small, factor, width, height, tiles=large and not closeups, first=first
+        )
         if closeups and large and not self._frames(found, sides_of(found), share):
             found = self._detect_shrunk(small, factor, width, height, first=found)
         sides = sides_of(found)

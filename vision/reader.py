@@ -540,9 +540,10 @@ class Reader:
                 image, detections = other, self.detect(other)
         xyxy = detections.xyxy
         found, negative_image = Detections.empty(), None
-        if glanced is not None and len(negative_boxes(glanced, detections, self.settings)[0]):
+        if glanced is not None and len(negative_boxes(glanced.found, detections, self.settings)[0]):
             negative_image = negative(image)  # it shows indices: look at it as at a photo
-            found, partners = negative_boxes(self.detect(negative_image), detections, self.settings)
+            seen = self.detector.detect_glanced(negative_image, glanced)
+            found, partners = negative_boxes(seen, detections, self.settings)
         dark = np.r_[np.zeros(len(xyxy), bool), np.ones(len(found), bool)] if len(found) else None
         detected = time.perf_counter()
         if memory is not None:

@@ -26,9 +26,15 @@ def test_the_benchmark_prints_both_times_of_each_photo(
     assert bench.main() == 0
     lines = capsys.readouterr().out.strip().splitlines()
     figures = json.loads(lines[-1])
-    assert set(figures) == {"640x480 photo", "12 MP close-up", "12 MP table photo"}
+    assert set(figures) == {
+        "640x480 photo",
+        "12 MP close-up",
+        "12 MP table photo",
+        "12 MP table photo, light on dark",
+    }
     for timings in figures.values():
         assert timings["with the negative"] > 0 and timings["without"] > 0
+    assert figures["12 MP table photo, light on dark"]["negative detected again"] > 0
     assert lines[0].startswith("640x480 photo: ") and "without" in lines[0]
 
 

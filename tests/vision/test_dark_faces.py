@@ -348,17 +348,57 @@ def test_a_large_photo_is_shrunk_once_for_its_reading_and_the_glance_at_its_nega
         shown.append(picture.shape)
         return negative(picture)
 
-    found, glanced = reader.detector.detect_and_glance(dark, other)
-    assert shown == [(400, 534, 3)]
+    found, glance = reader.detector.detect_and_glance(dark, other)
+    assert shown == [(400, 534, 3)] and glance.small.shape == (400, 534, 3)
     assert found.xyxy.tolist() == reader.detector.detect(dark).xyxy.tolist()
+    glanced = glance.found
     whole = reader.detector.glance(table)  # the negative of the negative, at full size
     sure, sure_whole = glanced.confidence >= 0.3, whole.confidence >= 0.3
     assert sure.sum() >= 40 and abs(int(sure.sum()) - int(sure_whole.sum())) <= 2
-    nearest = np.abs(glanced.xyxy[sure][:, None] - whole.xyxy[sure_whole][None]).max(axis=2)
-    assert (nearest.min(axis=1) <= 4).mean() >= 0.9  # the same indices, in photo pixels
+    _assert_near(glanced.xyxy[sure], whole.xyxy[sure_whole])  # the same indices, photo pixels
     shown.clear()
     reader.detector.detect_and_glance(image, other)
     assert shown == [image.shape]
+
+
+def _assert_near(boxes: np.ndarray, others: np.ndarray, pixels: float = 4) -> None:
+    """Nine in ten of ``boxes`` within ``pixels`` of one of ``others`` at each side."""
+    nearest = np.abs(boxes[:, None] - others[None]).max(axis=2).min(axis=1)
+    assert (nearest <= pixels).mean() >= 0.9, np.sort(nearest)
+
+
+@models
+def test_the_negative_read_whole_after_the_glance_repeats_neither_its_copy_nor_its_first_pass(
+    reader: Reader,
+) -> None:
+    """A large photo whose glance shows indices is read whole in its negative from the copy the
+    glance read, the glance's boxes standing for that copy's pass at 320: one more pass (at
+    534) instead of two, the same indices as a reading of the full-size negative."""
+    import cv2
+
+    image = load_image(EXAMPLE)
+    tiled = np.tile(image, (3, 3, 1))
+    table = np.asarray(cv2.resize(tiled, (2000, 1500), interpolation=cv2.INTER_CUBIC), np.uint8)
+    dark = negative(table)  # a table of cards printed light on dark
+    _, glance = reader.detector.detect_and_glance(dark, negative)
+    sizes: list[int | None] = []
+    once = reader.detector._detect_once
+
+    def counting(picture: np.ndarray, *args: object, **kwargs: object) -> Detections:
+        sizes.append(kwargs.get("size"))  # type: ignore[arg-type]
+        return once(picture, *args, **kwargs)  # type: ignore[arg-type]
+
+    reader.detector._detect_once = counting  # type: ignore[method-assign, assignment]
+    try:
+        found = reader.detector.detect_glanced(table, glance)  # the negative of the photo
+        assert sizes == [534]
+        sizes.clear()
+        whole = reader.detector.detect(table)
+        assert sizes == [None, 534]
+    finally:
+        del reader.detector._detect_once
+    assert abs(len(found) - len(whole)) <= 3 and len(found) >= 60
+    _assert_near(found.xyxy, whole.xyxy)
 
 
 def _holdout_art_missing() -> list[str]:
