@@ -13,7 +13,12 @@ at the full-size negative, counted as photos where both show the same number of 
 photo lacks or is less sure of (``vision.dark_faces.negative_boxes``), and where both decide
 alike whether the negative is read.
 
+With ``--scenes MANIFEST`` (repeatable), also each photo of the manifest taken as a video's
+frame: on how many a video read as it is would turn to its negatives
+(:meth:`vision.dark_faces.VideoFaces.turn`), with ``dark_face_surer`` on and off.
+
     python benchmarks/bench_dark_faces.py [--runs 20] [--models DIR] [--realdata DIR]
+        [--scenes MANIFEST ...]
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from pathlib import Path
 
 from bench_reader import _paired_median_ms, _twelve_megapixel_jpeg
 
-from vision.dark_faces import negative, negative_boxes
+from vision.dark_faces import VideoFaces, negative, negative_boxes
 from vision.imageio import decode_reduced, load_image
 from vision.reader import Reader
 
@@ -65,11 +70,36 @@ def large_photo_glances(reader: Reader, realdata: Path) -> dict[str, int]:
     return counts
 
 
+def video_turns(reader: Reader, manifest: Path) -> dict[str, int]:
+    """Each photo of ``manifest`` taken as a frame of a video read as it is: whether the rule
+    of :meth:`vision.dark_faces.VideoFaces.turn` turns the video to its negatives, with
+    ``dark_face_surer`` as the reader has it (``turns``) and off (``turns, surer off``)."""
+    frames = reader.for_frames()
+    off = dataclasses.replace(frames.settings, dark_face_surer=False)
+    counts = {"frames": 0, "turns": 0, "turns, surer off": 0}
+    for line in manifest.read_text().splitlines():
+        image = frames.prepare(load_image(manifest.parent / json.loads(line)["image"]))
+        read = frames.detect(image)
+        other = frames.detector.glance(negative(image))
+        counts["frames"] += 1
+        counts["turns"] += VideoFaces().turn(read, other, frames.settings, False)
+        counts["turns, surer off"] += VideoFaces().turn(read, other, off, False)
+    return counts
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--models", type=Path, help="models folder (default: the shipped one)")
     parser.add_argument("--realdata", type=Path, help="also check the glance of its large photos")
+    parser.add_argument(
+        "--scenes",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="MANIFEST",
+        help="also count the photos of this manifest on which a video would turn; repeatable",
+    )
     args = parser.parse_args()
     with_pass = Reader.load(args.models) if args.models else Reader.load()
     without = with_pass.with_settings(dataclasses.replace(with_pass.settings, dark_faces=False))
@@ -115,6 +145,13 @@ def main() -> int:
             f"{counts['same count']}, decides alike on {counts['same decision']}"
         )
         figures["large photos"] = {name: float(count) for name, count in counts.items()}
+    for manifest in args.scenes:
+        turns = video_turns(with_pass, manifest)
+        print(
+            f"{manifest}: a video would turn to its negatives on {turns['turns']} of "
+            f"{turns['frames']} frames ({turns['turns, surer off']} with dark_face_surer off)"
+        )
+        figures[str(manifest)] = {name: float(count) for name, count in turns.items()}
     print(json.dumps(figures))
     return 0
 

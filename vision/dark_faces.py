@@ -179,13 +179,17 @@ class VideoFaces:
         dark = self.dark
         return (negative(frame) if dark else frame), dark
 
-    def turn(self, read: Detections, other: Detections, threshold: float, dark: bool) -> bool:
+    def turn(
+        self, read: Detections, other: Detections, settings: ReaderSettings, dark: bool
+    ) -> bool:
         """Switch the video from the way ``dark`` (the way the frame was read: :meth:`shown`) to
-        the other when the other way's glance (``other``) found more indices at least
-        ``threshold`` sure than the frame read (``read``) holds, two at the least, outside
-        them; whether it switched (not when another frame has switched it already)."""
-        sure = int((read.confidence >= threshold).sum())
-        new = len(dark_face_indices(other, read.xyxy, threshold))
+        the other when the other way's glance (``other``) found more indices to read than the
+        frame read (``read``) holds at least ``settings.dark_face_threshold`` sure, two at the
+        least: indices outside the frame's boxes, or with ``settings.dark_face_surer`` surer
+        than the frame's boxes over them (:func:`negative_boxes`); whether it switched (not
+        when another frame has switched it already)."""
+        sure = int((read.confidence >= settings.dark_face_threshold).sum())
+        new = len(negative_boxes(other, read, settings)[0])
         if new < 2 or new <= sure:
             return False
         with self._lock:

@@ -525,7 +525,6 @@ class Reader:
         started = time.perf_counter()
         image = self.prepare(image)
         memory, recalled, crops, believed = self.memory, None, None, None
-        threshold = self.settings.dark_face_threshold
         faces = self.faces if memory is not None else None
         frame = image
         image, way = faces.shown(frame) if faces is not None else (frame, False)
@@ -535,7 +534,7 @@ class Reader:
             detections, glanced = self.detect(image), None
         if faces is not None and memory is not None and faces.due():
             other = frame if way else negative(frame)  # the frame the other way
-            if faces.turn(detections, self.detector.glance(other), threshold, way):
+            if faces.turn(detections, self.detector.glance(other), self.settings, way):
                 memory.clear()  # what it remembers was seen the other way
                 image, detections = other, self.detect(other)
         xyxy = detections.xyxy

@@ -59,3 +59,22 @@ def test_the_large_photos_of_a_folder_are_glanced_at_both_ways(tmp_path: Path) -
     (folder / "manifest.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     counts = bench.large_photo_glances(Reader.load(), tmp_path)
     assert counts == {"photos": 1, "same count": 1, "same decision": 1}
+
+
+def test_the_frames_a_video_would_turn_on_are_counted(tmp_path: Path) -> None:
+    """The example hand as it is never turns a video; its negative (a deck printed light on
+    dark) does, with ``dark_face_surer`` on and off."""
+    import cv2
+
+    from vision.dark_faces import negative
+    from vision.imageio import load_image
+    from vision.reader import Reader
+
+    bench = load_benchmark("bench_dark_faces")
+    example = load_image(ROOT / "examples" / "hand.jpg")
+    cv2.imwrite(str(tmp_path / "light.png"), example)
+    cv2.imwrite(str(tmp_path / "dark.png"), negative(example))
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text('{"image": "light.png", "cards": []}\n{"image": "dark.png", "cards": []}\n')
+    counts = bench.video_turns(Reader.load(), manifest)
+    assert counts == {"frames": 2, "turns": 1, "turns, surer off": 1}

@@ -27,6 +27,9 @@ EXAMPLE = ROOT / "examples" / "hand.jpg"
 EXAMPLE_CARDS = ROOT / "examples" / "hand.json"
 
 
+SETTINGS = ReaderSettings(dark_face_threshold=0.3)
+
+
 def _found(boxes: list[list[float]], scores: list[float]) -> Detections:
     return Detections(
         np.array(boxes, np.float32).reshape(-1, 4),
@@ -259,16 +262,28 @@ def test_a_video_turns_only_when_the_other_way_shows_more_indices() -> None:
     none = _found([], [])
     two = _found([[0, 0, 10, 10], [50, 0, 60, 10]], [0.8, 0.9])
     weak = _found([[0, 0, 10, 10], [50, 0, 60, 10]], [0.8, 0.2])
-    assert not faces.turn(none, weak, 0.3, False)  # one sure index: not enough to turn a video
-    assert not faces.turn(two, two, 0.3, False)  # the same indices, found already
+    assert not faces.turn(none, weak, SETTINGS, False)  # one sure index: not enough to turn a video
+    assert not faces.turn(two, two, SETTINGS, False)  # the same indices, found already
     three = _found([[100, 0, 110, 10], [150, 0, 160, 10], [200, 0, 210, 10]], [0.5] * 3)
-    assert not faces.turn(_found([[0, 0, 9, 9]] * 3, [0.9] * 3), three, 0.3, False)  # not more
-    assert faces.turn(none, two, 0.3, False) and faces.dark
+    assert not faces.turn(_found([[0, 0, 9, 9]] * 3, [0.9] * 3), three, SETTINGS, False)  # not more
+    assert faces.turn(none, two, SETTINGS, False) and faces.dark
     shown, way = faces.shown(frame)
     assert (shown == 255).all() and way is True
     # a frame read the old way, glanced at after the switch, does not switch the video back
-    assert not faces.turn(none, two, 0.3, False) and faces.dark
-    assert faces.turn(none, two, 0.3, True) and not faces.dark  # and back, from the new way
+    assert not faces.turn(none, two, SETTINGS, False) and faces.dark
+    assert faces.turn(none, two, SETTINGS, True) and not faces.dark  # and back, from the new way
+
+
+def test_a_video_turns_to_indices_it_shows_faintly_and_the_other_way_surely() -> None:
+    """A frame of a deck printed light on dark whose every index shows faintly where its
+    negative shows it surely: the video turns, though the negative shows no index the frame
+    lacks; with ``dark_face_surer`` off it does not."""
+    faint = _found([[0, 0, 10, 10], [50, 0, 60, 10], [100, 0, 110, 10]], [0.35, 0.4, 0.2])
+    sure = _found([[1, 0, 11, 10], [51, 0, 61, 10], [101, 0, 111, 10]], [0.8, 0.9, 0.7])
+    assert not VideoFaces().turn(faint, sure, replace(SETTINGS, dark_face_surer=False), False)
+    faces = VideoFaces()
+    assert faces.turn(faint, sure, SETTINGS, False) and faces.dark
+    assert not VideoFaces().turn(sure, faint, SETTINGS, False)  # and never towards fainter ones
 
 
 def test_marks_for_other_boxes_are_refused() -> None:
@@ -325,7 +340,7 @@ def test_a_video_read_by_several_threads_counts_each_frame_and_turns_once() -> N
     none = _found([], [])
     two = _found([[0, 0, 10, 10], [50, 0, 60, 10]], [0.8, 0.9])
     with ThreadPoolExecutor(max_workers=8) as pool:
-        turned = list(pool.map(lambda _: faces.turn(none, two, 0.3, False), range(64)))
+        turned = list(pool.map(lambda _: faces.turn(none, two, SETTINGS, False), range(64)))
     assert sum(turned) == 1 and faces.dark
 
 
