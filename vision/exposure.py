@@ -1,4 +1,5 @@
-"""Exposure: a dim photo brightened before it is read (``ReaderSettings.exposure_target``)."""
+"""Exposure: a dim photo brightened before it is read (``ReaderSettings.exposure_target``), and
+the check that what is read is a colour image at all."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["brightened"]
+__all__ = ["bgr_image", "brightened"]
 
 
 def brightened(image: NDArray[np.uint8], target: float) -> NDArray[np.uint8]:
@@ -30,3 +31,17 @@ def brightened(image: NDArray[np.uint8], target: float) -> NDArray[np.uint8]:
     if bright >= target:
         return image
     return np.asarray(cv2.convertScaleAbs(image, alpha=target / max(bright, 1.0)), np.uint8)
+
+
+def bgr_image(image: object) -> NDArray[np.uint8]:
+    """``image`` itself when it is a BGR uint8 array (H, W, 3); ValueError naming its shape
+    otherwise."""
+    if (
+        not isinstance(image, np.ndarray)
+        or image.dtype != np.uint8
+        or image.ndim != 3
+        or image.shape[2] != 3
+    ):
+        shape = getattr(image, "shape", None)
+        raise ValueError(f"expected a BGR uint8 image of shape (H, W, 3), got {shape}")
+    return image

@@ -29,7 +29,7 @@ from vision.dark_faces import VideoFaces, both_ways, looked, negative, negative_
 from vision.decoding import deck_table, decode_cards, restricted
 from vision.detections import CLASSIFIER_CLASSES, CardReading, Detections, Reading, ReadingFlag
 from vision.doubted import black_suits_in_doubt, colourless, unread_letters_in_doubt
-from vision.exposure import brightened
+from vision.exposure import bgr_image, brightened
 from vision.frame_memory import FrameMemory, MemorySettings, Recalled, box_thumbnails
 from vision.index_detector import (
     IndexDetector,
@@ -514,16 +514,8 @@ class Reader:
 
     def read(self, image: NDArray[np.uint8], deck: DeckProfile | None = None) -> Reading:
         """All the cards in a BGR uint8 image (H, W, 3), optionally with a calibrated deck."""
-        if (
-            not isinstance(image, np.ndarray)
-            or image.dtype != np.uint8
-            or image.ndim != 3
-            or image.shape[2] != 3
-        ):
-            shape = getattr(image, "shape", None)
-            raise ValueError(f"expected a BGR uint8 image of shape (H, W, 3), got {shape}")
         started = time.perf_counter()
-        image = self.prepare(image)
+        image = self.prepare(bgr_image(image))
         memory, recalled, crops, believed = self.memory, None, None, None
         faces = self.faces if memory is not None else None
         frame = image
