@@ -3,10 +3,12 @@
 The detector and the classifiers were trained on dark or red ink on light paper. A deck printed
 the other way round (gold or white indices on black faces) shows them, in a photo's negative
 (:func:`negative`), what they know: dark ink on light paper. :func:`dark_face_indices` gives
-the boxes the detector finds in the negative and not in the photo; the reader classifies
-those crops, shows them to the index verifier and looks for their card's face in the negative
-(``ReaderSettings.dark_faces``). :func:`looked` runs one of those looks on each box in the
-image it was found in. A video is read one way or the other, not both (:class:`VideoFaces`).
+the boxes the detector finds in the negative and not in the photo, :func:`negative_boxes` the
+boxes to read in the negative (those, and an index both show that the negative shows surer);
+the reader classifies those crops, keeps an index read both ways where it reads surer
+(:func:`both_ways`), shows them to the index verifier and looks for their card's face in the
+negative (``ReaderSettings.dark_faces``). :func:`looked` runs one of those looks on each box in
+the image it was found in. A video is read one way or the other, not both (:class:`VideoFaces`).
 """
 
 from __future__ import annotations
@@ -87,8 +89,13 @@ def both_ways(
     """The photo's readings then the negative's, less one side of each index read both ways
     (``partners``: :func:`negative_boxes`), and which rows are the negative's. A box of the
     negative whose surest card is surer than each of its photo boxes' is kept and they go;
-    else it goes: an index is read where it reads surest."""
+    else it goes: an index is read where it reads surest. ValueError when ``partners`` does not
+    pair the two."""
     count = len(photo[0])
+    if partners.shape != (len(dark[0]), count):
+        raise ValueError(
+            f"partners {partners.shape} do not pair {len(dark[0])} boxes with {count} photo boxes"
+        )
     card = np.concatenate([photo[1], dark[1]])[:, :-1].max(axis=1)
     keep = np.ones(len(card), bool)
     paired = partners.any(axis=1)

@@ -131,11 +131,11 @@ def _clip(xyxy: NDArray[np.float32], width: int, height: int) -> NDArray[np.floa
     return xyxy
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, slots=True)
 class Glance:
     """A glance at another view of an image (:meth:`IndexDetector.detect_and_glance`): the
-    boxes found, in image pixels, and the copy they were found in, ``factor`` times smaller
-    than the image (the image itself when not large)."""
+    boxes found, in image pixels, and the view they were found in, ``factor`` times smaller
+    than the image (at the image's own size, factor 1, when it is not large)."""
 
     found: Detections
     small: NDArray[np.uint8]
@@ -233,7 +233,17 @@ class IndexDetector:
     def detect_glanced(self, image: NDArray[np.uint8], glance: Glance) -> Detections:
         """:meth:`detect` of ``image``, the other image a :class:`Glance` was taken at (the
         photo's negative, at full size), from the copy the glance read and with the glance's
-        boxes as that copy's pass at the network's size: neither is made again."""
+        boxes as that copy's pass at the network's size: neither is made again. The boxes are
+        :meth:`detect`'s, up to rounding in the shrunk copy and, where a large photo's finer
+        pass joins, the order of non-maximum suppression (the glance's boxes come suppressed
+        already, as the close-up pass takes the whole pass's). ValueError for an image of
+        another size than the glance's."""
+        height, width = image.shape[:2]
+        small_h, small_w = glance.small.shape[:2]
+        if (round(width / glance.factor), round(height / glance.factor)) != (small_w, small_h):
+            raise ValueError(
+                f"a glance at a {small_w}x{small_h} copy is not of a {width}x{height} image"
+            )
         return self._detect(image, glance.small, glance.factor, first=glance.found)
 
     def _detect(

@@ -122,18 +122,20 @@ class ReaderSettings:
     dark_faces: bool = True
     """Whether a photo is also read in its negative, for decks that print light indices on dark
     faces (:mod:`vision.dark_faces`): the indices found only there, at least
-    ``dark_face_threshold`` sure, are classified and checked in the negative and join the
-    photo's own. :meth:`vision.reader.Reader.for_frames` turns it off for lone frames; a video's
-    reader (:meth:`vision.reader.Reader.for_stream`) made while it is on reads each video one
-    way, its frames or their negatives (:class:`vision.dark_faces.VideoFaces`)."""
+    ``dark_face_threshold`` sure (and with ``dark_face_surer`` those the photo shows less
+    surely), are classified and checked in the negative and join the photo's own.
+    :meth:`vision.reader.Reader.for_frames` turns it off for lone frames; a video's reader
+    (:meth:`vision.reader.Reader.for_stream`) made while it is on reads each video one way, its
+    frames or their negatives (:class:`vision.dark_faces.VideoFaces`)."""
     dark_face_threshold: float = 0.3
+    """The detector's score from which an index found in the negative is a candidate; a video
+    turns to its other way on indices at least this sure."""
     dark_face_surer: bool = True
     """Whether an index found both in the photo and in its negative (their boxes overlapping
-    by more than ``vision.dark_faces.PHOTO_OVERLAP``) is read in the negative when the detector
-    is surer of it there: a light index on a black face that the photo shows faintly. Off, the
-    photo's box is always the one read (:func:`vision.dark_faces.negative_boxes`)."""
-    """The detector's score from which an index found only in the negative is a candidate; a
-    video turns to its other way on indices at least this sure."""
+    by more than ``vision.dark_faces.PHOTO_OVERLAP``), the detector surer of it in the
+    negative, is classified both ways and kept where the classifier's surest card is surer (a
+    light index on a black face that the photo shows faintly); off, the photo's box is the one
+    read (:func:`vision.dark_faces.negative_boxes`, :func:`vision.dark_faces.both_ways`)."""
     retry_contexts: tuple[float, ...] = (0.85,)
     """An unsure crop is also cut again around its box with these shares of the usual margin
     (``vision.crops.CROP_CONTEXT``) and read at the same turns; its probabilities are the mean

@@ -101,13 +101,17 @@ def test_a_box_surer_in_the_negative_than_its_photo_boxes_is_read_there_too() ->
     assert len(read) == len(found) and partners.shape == (len(found), 0)
 
 
-def _readings(cards: list[int], sureness: list[float]) -> tuple[np.ndarray, ...]:
+def _readings(
+    cards: list[int], sureness: list[float], first: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Readings of boxes numbered from ``first``: box and embedding hold the number."""
     probabilities = np.full((len(cards), 55), 0.0, np.float32)
     for row, (card, sure) in enumerate(zip(cards, sureness, strict=True)):
         probabilities[row, card] = sure
         probabilities[row, -1] = 1 - sure  # the rest "none"
-    boxes = np.arange(len(cards) * 4, dtype=np.float32).reshape(-1, 4)
-    embeddings = np.tile(np.arange(len(cards), dtype=np.float32)[:, None], (1, 128))
+    numbers = np.arange(first, first + len(cards), dtype=np.float32)
+    boxes = np.tile(numbers[:, None], (1, 4))
+    embeddings = np.tile(numbers[:, None], (1, 128))
     return boxes, probabilities, embeddings
 
 
@@ -115,26 +119,23 @@ def test_an_index_read_both_ways_keeps_the_surer_reading() -> None:
     """Each box of the negative partnered with photo boxes is kept, and they go, only when its
     surest card is surer than each of theirs; unpartnered boxes of both are all kept."""
     photo = _readings([3, 10, 20], [0.4, 0.95, 0.8])
-    dark = _readings([3, 11, 30], [0.9, 0.6, 0.7])
+    dark = _readings([3, 11, 30], [0.9, 0.6, 0.7], first=10)
     partners = np.array(
         [[True, False, False], [False, True, False], [False, False, False]]
     )  # the negative's first box is the photo's first index, its second the photo's second
     xyxy, probabilities, embeddings, is_dark = both_ways(photo, dark, partners)
     # the photo's first index reads surer in the negative (0.9 against 0.4): read there; its
     # second reads surer in the photo (0.95 against 0.6); the negative's third is its own
-    assert xyxy.tolist() == [
-        photo[0][1].tolist(),
-        photo[0][2].tolist(),
-        dark[0][0].tolist(),
-        dark[0][2].tolist(),
-    ]
+    assert xyxy[:, 0].tolist() == [1, 2, 10, 12] and embeddings[:, 0].tolist() == [1, 2, 10, 12]
     assert probabilities[:, :-1].argmax(axis=1).tolist() == [10, 20, 3, 30]
-    assert embeddings[:, 0].tolist() == [1, 2, 0, 2]
+    assert probabilities[:, :-1].max(axis=1).tolist() == pytest.approx([0.95, 0.8, 0.9, 0.7])
     assert is_dark.tolist() == [False, False, True, True]
     alone = both_ways(photo, dark, np.zeros((3, 3), bool))
     assert len(alone[0]) == 6 and alone[3].tolist() == [False] * 3 + [True] * 3
     none = both_ways(_readings([], []), dark, np.zeros((3, 0), bool))
     assert len(none[0]) == 3 and none[3].all()
+    with pytest.raises(ValueError, match="do not pair 3 boxes with 3 photo boxes"):
+        both_ways(photo, dark, np.zeros((3, 2), bool))
 
 
 def test_each_box_is_looked_at_in_the_image_it_was_found_in() -> None:
@@ -412,8 +413,10 @@ def test_the_negative_read_whole_after_the_glance_repeats_neither_its_copy_nor_i
         assert sizes == [None, 534]
     finally:
         del reader.detector._detect_once
-    assert abs(len(found) - len(whole)) <= 3 and len(found) >= 60
-    _assert_near(found.xyxy, whole.xyxy)
+    assert abs(len(found) - len(whole)) <= 1 and len(found) >= 60
+    _assert_near(found.xyxy, whole.xyxy, pixels=1)
+    with pytest.raises(ValueError, match="is not of a 1000x750 image"):
+        reader.detector.detect_glanced(table[::2, ::2], glance)
 
 
 def _holdout_art_missing() -> list[str]:
@@ -430,7 +433,7 @@ def test_a_dark_deck_shown_faintly_in_the_photo_too_is_read_in_the_negative(
     """Scene 23 of the dark held-out scenes (``datasets/dark-holdout.yaml``): five cards of a
     deck printed light on dark, three of whose indices the photo shows faintly. Read where
     each reads surer, all five are read; with the photo's faint boxes always kept
-    (``dark_face_surer`` off), two."""
+    (``dark_face_surer`` off), at most three."""
     from training.synth.config import load_config
     from training.synth.generate import scene_at
 
