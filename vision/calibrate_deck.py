@@ -109,8 +109,10 @@ def card_faces(
     dark = negative(image)
     dark_detections = reader.detect(dark)
 
+    threshold = ReaderSettings().dark_face_threshold
+
     def strength(found: Detections) -> float:  # the surest boxes, each at least the reader's
-        sure = found.confidence[found.confidence >= ReaderSettings().dark_face_threshold]
+        sure = found.confidence[found.confidence >= threshold]
         return float(np.sort(sure)[::-1][:most].sum())
 
     if strength(dark_detections) > strength(detections):

@@ -2,9 +2,9 @@
 
 The detector and the classifiers were trained on dark or red ink on light paper. A deck printed
 the other way round (gold or white indices on black faces) shows them, in a photo's negative
-(:func:`negative`), what they know: dark ink on light paper. :func:`dark_face_indices` gives
-the boxes the detector finds in the negative and not in the photo, :func:`negative_boxes` the
-boxes to read in the negative (those, and an index both show that the negative shows surer);
+(:func:`negative`), what they know: dark ink on light paper. :func:`negative_boxes` gives the
+boxes to read in the negative (those the photo lacks, and an index both show that the negative
+shows surer);
 the reader classifies those crops, keeps an index read both ways where it reads surer
 (:func:`both_ways`), shows them to the index verifier and looks for their card's face in the
 negative (``ReaderSettings.dark_faces``). :func:`looked` runs one of those looks on each box in
@@ -31,7 +31,6 @@ __all__ = [
     "Readings",
     "VideoFaces",
     "both_ways",
-    "dark_face_indices",
     "looked",
     "negative",
     "negative_boxes",
@@ -54,29 +53,31 @@ def negative(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
     return np.asarray(cv2.bitwise_not(image), np.uint8)
 
 
-def dark_face_indices(
-    found: Detections,
-    photo_boxes: NDArray[np.float32],
-    threshold: float,
-    overlap: float = PHOTO_OVERLAP,
-) -> Detections:
-    """The boxes ``found`` in a photo's negative, at least ``threshold`` sure, that overlap
-    none of the photo's own boxes (N, 4) by more than ``overlap`` (intersection over union)
-    and hold none of their centres: indices only the negative shows."""
-    return _sorted_out(found, photo_boxes, None, threshold, overlap)[0]
-
-
 def negative_boxes(
     found: Detections, photo: Detections, settings: ReaderSettings, overlap: float = PHOTO_OVERLAP
 ) -> tuple[Detections, NDArray[np.bool_]]:
     """The boxes ``found`` in a photo's negative to read there, and for each the photo's own
-    boxes (``photo``) that are its index too, (len(read), len(photo)): the boxes of
-    :func:`dark_face_indices` (at ``settings.dark_face_threshold``), which are no photo box's
-    index; with ``settings.dark_face_surer``, also a box that overlaps photo boxes by more
-    than ``overlap`` and is surer than each of them, one index the photo shows faintly (a
-    light index on a black face), to be read where it reads surer (:func:`both_ways`)."""
-    confidence = photo.confidence if settings.dark_face_surer else None
-    return _sorted_out(found, photo.xyxy, confidence, settings.dark_face_threshold, overlap)
+    boxes (``photo``) that are its index too, (len(read), len(photo)). A box counts when it is
+    at least ``settings.dark_face_threshold`` sure and holds the centre of no photo box it does
+    not overlap (an index holds no other index: a box round indices the photo shows is a card
+    or more). One that overlaps photo boxes by more than ``overlap`` (intersection over union)
+    is their index: found already, unless ``settings.dark_face_surer`` and it is surer than
+    each of them (one index the photo shows faintly, a light index on a black face), to be read
+    where it reads surer (:func:`both_ways`)."""
+    keep = found.confidence >= settings.dark_face_threshold
+    partners = np.zeros((len(found), len(photo)), bool)
+    if len(photo) and keep.any():
+        partners = box_iou(found.xyxy.T[:, :, None], photo.xyxy[None]) > overlap  # (found, photo)
+        for row in np.flatnonzero(keep & partners.any(axis=1)):
+            surest = photo.confidence[partners[row]].max()
+            if not settings.dark_face_surer or found.confidence[row] <= surest:
+                keep[row] = False  # one index, found in the photo already
+        centres = (photo.xyxy[:, :2] + photo.xyxy[:, 2:]) / 2
+        low, high = found.xyxy[:, None, :2], found.xyxy[:, None, 2:]
+        inside = np.all((centres[None] > low) & (centres[None] < high), axis=2)
+        keep &= ~np.any(inside & ~partners, axis=1)
+    rows = np.flatnonzero(keep)
+    return found[rows], partners[rows]
 
 
 Readings = tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]
@@ -107,32 +108,6 @@ def both_ways(
     is_dark = np.r_[np.zeros(count, bool), np.ones(len(dark[0]), bool)]
     joined = [np.concatenate([first, second]) for first, second in zip(photo, dark, strict=True)]
     return joined[0][keep], joined[1][keep], joined[2][keep], is_dark[keep]
-
-
-def _sorted_out(
-    found: Detections,
-    photo_boxes: NDArray[np.float32],
-    photo_confidence: NDArray[np.float32] | None,
-    threshold: float,
-    overlap: float,
-) -> tuple[Detections, NDArray[np.bool_]]:
-    """:func:`negative_boxes` of photo boxes of these confidences (None: no box of the
-    negative that overlaps one is read)."""
-    keep = found.confidence >= threshold
-    partners = np.zeros((len(found), len(photo_boxes)), bool)
-    if len(photo_boxes) and keep.any():
-        partners = box_iou(found.xyxy.T[:, :, None], photo_boxes[None]) > overlap  # (found, photo)
-        for row in np.flatnonzero(keep & partners.any(axis=1)):
-            mates = partners[row]
-            if photo_confidence is None or found.confidence[row] <= photo_confidence[mates].max():
-                keep[row] = False  # one index, found in the photo already
-        # an index holds no other index: a box round indices the photo shows is a card or more
-        centres = (photo_boxes[:, :2] + photo_boxes[:, 2:]) / 2
-        low, high = found.xyxy[:, None, :2], found.xyxy[:, None, 2:]
-        inside = np.all((centres[None] > low) & (centres[None] < high), axis=2)
-        keep &= ~np.any(inside & ~partners, axis=1)
-    rows = np.flatnonzero(keep)
-    return found[rows], partners[rows]
 
 
 def looked(

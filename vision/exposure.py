@@ -33,15 +33,17 @@ def brightened(image: NDArray[np.uint8], target: float) -> NDArray[np.uint8]:
     return np.asarray(cv2.convertScaleAbs(image, alpha=target / max(bright, 1.0)), np.uint8)
 
 
-def bgr_image(image: object) -> NDArray[np.uint8]:
-    """``image`` itself when it is a BGR uint8 array (H, W, 3); ValueError naming its shape
-    otherwise."""
+def bgr_image(
+    image: object, what: str = "image", error: type[ValueError] = ValueError
+) -> NDArray[np.uint8]:
+    """``image`` itself when it is a BGR uint8 array (H, W, 3); else ``error`` naming it
+    ``what`` with its shape and type."""
     if (
         not isinstance(image, np.ndarray)
         or image.dtype != np.uint8
         or image.ndim != 3
         or image.shape[2] != 3
     ):
-        shape = getattr(image, "shape", None)
-        raise ValueError(f"expected a BGR uint8 image of shape (H, W, 3), got {shape}")
+        shape, dtype = getattr(image, "shape", None), getattr(image, "dtype", None)
+        raise error(f"expected a BGR uint8 {what} of shape (H, W, 3), got {shape} {dtype}")
     return image

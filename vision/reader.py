@@ -530,12 +530,11 @@ class Reader:
                 memory.clear()  # what it remembers was seen the other way
                 image, detections = other, self.detect(other)
         xyxy = detections.xyxy
-        found, negative_image = Detections.empty(), None
+        found, negative_image, dark = Detections.empty(), None, None  # dark: rows of the negative
         if glanced is not None and len(negative_boxes(glanced.found, detections, self.settings)[0]):
             negative_image = negative(image)  # it shows indices: look at it as at a photo
             seen = self.detector.detect_glanced(negative_image, glanced)
             found, partners = negative_boxes(seen, detections, self.settings)
-        dark = np.r_[np.zeros(len(xyxy), bool), np.ones(len(found), bool)] if len(found) else None
         detected = time.perf_counter()
         if memory is not None:
             thumbs = box_thumbnails(image, xyxy)
@@ -546,7 +545,7 @@ class Reader:
                 crops[row] = crop_index(image, xyxy[row])
         if recalled is None:
             probabilities, embeddings = self.classify(image, xyxy)
-            if dark is not None and negative_image is not None:  # one index read where surest
+            if len(found) and negative_image is not None:  # one index read where surest
                 more = self.classify(negative_image, found.xyxy)
                 xyxy, probabilities, embeddings, dark = both_ways(
                     (xyxy, probabilities, embeddings), (found.xyxy, *more), partners

@@ -58,6 +58,7 @@ from handreader.tables.scoring import TableCard, TableOptions, TableResult, scor
 from rules.decks import Deck
 from rules.niuniu_profiles import NIU_PROFILES, NiuProfile, get_profile
 from vision.detections import Reading, ReadingFlag
+from vision.exposure import bgr_image
 from vision.tracking import (
     CardTracker,
     Track,
@@ -212,16 +213,7 @@ def table_summary(table: TableResult) -> str:
 
 
 def check_frame(frame: object) -> NDArray[np.uint8]:
-    if (
-        not isinstance(frame, np.ndarray)
-        or frame.dtype != np.uint8
-        or frame.ndim != 3
-        or frame.shape[2] != 3
-    ):
-        shape = getattr(frame, "shape", None)
-        dtype = getattr(frame, "dtype", None)
-        raise LiveError(f"expected a BGR uint8 frame of shape (H, W, 3), got {shape} {dtype}")
-    return frame
+    return bgr_image(frame, "frame", LiveError)
 
 
 class _RunningMean:

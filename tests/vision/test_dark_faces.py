@@ -13,7 +13,6 @@ from vision.dark_faces import (
     GLANCE_EVERY,
     VideoFaces,
     both_ways,
-    dark_face_indices,
     looked,
     negative,
     negative_boxes,
@@ -49,19 +48,19 @@ def test_negative_turns_light_ink_on_black_into_dark_ink_on_white() -> None:
 
 
 def test_only_the_boxes_the_photo_lacks_and_sure_enough_are_kept() -> None:
-    photo_boxes = np.array([[0, 0, 10, 10]], np.float32)
+    photo = _found([[0, 0, 10, 10]], [0.5])
     found = _found(
         [[1, 1, 11, 11], [50, 50, 60, 60], [80, 80, 90, 90], [6, 0, 16, 10]],
         [0.9, 0.5, 0.2, 0.6],
     )
-    kept = dark_face_indices(found, photo_boxes, threshold=0.3, overlap=0.3)
+    only = replace(SETTINGS, dark_face_surer=False)  # boxes the photo lacks, and no other
+    kept, partners = negative_boxes(found, photo, only)
     # the first overlaps the photo's own box (IoU 0.68), the third is under the threshold; the
     # fourth overlaps it by IoU 0.25 only
-    assert kept.xyxy.tolist() == [[50, 50, 60, 60], [6, 0, 16, 10]]
+    assert kept.xyxy.tolist() == [[50, 50, 60, 60], [6, 0, 16, 10]] and not partners.any()
     assert kept.confidence.tolist() == pytest.approx([0.5, 0.6])
-    alone = dark_face_indices(found, np.zeros((0, 4), np.float32), threshold=0.3, overlap=0.3)
-    assert len(alone) == 3
-    assert len(dark_face_indices(found, photo_boxes, threshold=0.95, overlap=0.3)) == 0
+    assert len(negative_boxes(found, Detections.empty(), only)[0]) == 3
+    assert len(negative_boxes(found, photo, replace(only, dark_face_threshold=0.95))[0]) == 0
 
 
 def test_a_box_surer_in_the_negative_than_its_photo_boxes_is_read_there_too() -> None:
@@ -94,7 +93,6 @@ def test_a_box_surer_in_the_negative_than_its_photo_boxes_is_read_there_too() ->
     ]
     kept, partners = negative_boxes(found, photo, replace(settings, dark_face_surer=False))
     assert kept.xyxy.tolist() == [[60, 60, 70, 70]] and not partners.any()
-    assert kept.xyxy.tolist() == dark_face_indices(found, photo.xyxy, threshold=0.3).xyxy.tolist()
     read, _ = negative_boxes(found, photo, replace(settings, dark_face_threshold=0.65))
     assert read.xyxy.tolist() == []  # the surer boxes are under the threshold
     read, partners = negative_boxes(found, Detections.empty(), settings)
