@@ -34,10 +34,14 @@ class BankerRule(enum.Enum):
     RIGHT = "right"
 
     def pick(self, groups: Sequence[CardGroup]) -> int:
-        """The index of the group nearest this edge of the image (by mean card centre)."""
+        """The index of the group nearest this edge of the image (by mean card centre); a group
+        without cards (an empty region) only when every group is empty."""
         axis = 1 if self in (BankerRule.TOP, BankerRule.BOTTOM) else 0
         sign = 1.0 if self in (BankerRule.TOP, BankerRule.LEFT) else -1.0
-        return min(range(len(groups)), key=lambda i: sign * groups[i].center_xy[axis])
+        return min(
+            range(len(groups)),
+            key=lambda i: (not groups[i].cards, sign * groups[i].center_xy[axis]),
+        )
 
 
 _E = TypeVar("_E", bound=enum.Enum)

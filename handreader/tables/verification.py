@@ -18,8 +18,9 @@ difference:
   incomplete or invalid cards, too many cards together): that declaration cannot be checked.
   When the banker's hand is not scored, no player can be settled and the players found may not
   be the seats the dealer sees, so every declared player is ``unscored`` and nothing else is
-  compared; an undeclared group that is not scored (a stray card) is ``unscored`` too, not a
-  missing player.
+  compared (with no player declared, the table itself is ``unscored``, seat None); an
+  undeclared group that is not scored (a stray card) is ``unscored`` too, not a missing
+  player.
 
 The verdict is ``match`` when there is no difference, ``mismatch`` when any difference other
 than ``unscored`` exists, and ``unverified`` when the only differences are unscored hands (the
@@ -214,7 +215,8 @@ class DeclaredRound:
 
 @dataclass(frozen=True, slots=True)
 class Difference:
-    """One difference: its kind, the seat (None for the banker's net), both sides, a sentence."""
+    """One difference: its kind, the seat (None for the banker's net or a table that cannot be
+    verified at all), both sides, a sentence."""
 
     kind: DifferenceKind
     seat: int | None
@@ -346,8 +348,9 @@ def verify_round(
     """Compare a declaration with a scored banker table (see the module docstring).
 
     A table without a banker (one hand, or a trainer round) or whose banker's hand is not
-    scored gives an ``unscored`` difference per declared player, and the verdict
-    ``unverified``. VerifyError when the declaration cannot be read.
+    scored gives an ``unscored`` difference per declared player (one for the table, seat
+    None, when none is declared), and the verdict ``unverified``: a round with nothing to
+    settle against never matches. VerifyError when the declaration cannot be read.
     """
     claim = DeclaredRound.parse(declared)
     by_seat = {player.seat: player for player in claim.players}
@@ -363,7 +366,7 @@ def verify_round(
                 f"seat {player.seat}: cannot verify, {reason}",
             )
             for player in claim.players
-        ]
+        ] or [Difference(DifferenceKind.UNSCORED, None, None, None, f"cannot verify: {reason}")]
     else:
         differences = _player_differences(table, by_seat, payout_tolerance)
         players = {player.seat for player in table.players}

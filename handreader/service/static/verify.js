@@ -72,7 +72,7 @@ function showVerification(answer, picture) {
   )];
   if (answer.differences.length) {
     parts.push(table("Differences", ["Seat", "What", "Declared", "Computed", "Why"],
-      answer.differences.map((d) => [d.seat === null ? "banker" : String(d.seat), d.kind.replace("_", " "), d.declared, d.computed, d.message]),
+      answer.differences.map((d) => [d.seat === null ? (d.kind === "banker_net" ? "banker" : "table") : String(d.seat), d.kind.replace("_", " "), d.declared, d.computed, d.message]),
       { id: "verify-differences" }));
   } else {
     parts.push(el("p", {}, "Every declared result matches the table."));

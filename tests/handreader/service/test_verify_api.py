@@ -118,6 +118,19 @@ def test_an_uncertain_hand_cannot_be_verified(client: TestClient, fake: FakeRead
     assert [(d["kind"], d["seat"]) for d in body["differences"]] == [("unscored", 2)]
 
 
+@pytest.mark.parametrize("declared", [{}, {"players": [], "banker_net": 0}])
+def test_a_photo_with_nothing_to_settle_is_logged_unverified_never_a_match(
+    client: TestClient, fake: FakeReader, declared: dict[str, Any]
+) -> None:
+    fake.hands = {}  # a blank photo: no hand, no banker
+    body = _verify(client, declared).json()
+    assert body["verdict"] == "unverified"
+    assert [(d["kind"], d["seat"]) for d in body["differences"]] == [("unscored", None)]
+    assert body["differences"][0]["message"].startswith("cannot verify: ")
+    record = client.get("/v1/audit", headers=AUTH).json()["records"][0]
+    assert record["verdict"] == "unverified"
+
+
 def test_the_declaration_as_a_query_parameter_with_a_raw_image(client: TestClient) -> None:
     response = client.post(
         "/v1/verify",

@@ -129,6 +129,19 @@ def test_regions_define_banker_and_players() -> None:
     assert [player.outcome for player in result.players] == [Outcome.WIN, Outcome.WIN]
 
 
+@pytest.mark.parametrize("rule", list(BankerRule))
+def test_an_empty_player_region_is_never_the_banker(rule: BankerRule) -> None:
+    # the empty region lies nearest every edge's side in turn: a region without cards has no
+    # place on the table, so the hand that holds cards is the banker
+    reading = _reading(_hand(NIU_4, 400, 400))
+    for empty in ([0, 0, 0.05, 0.05], [0.95, 0.95, 1, 1]):
+        regions = [Region.parse(empty), Region.parse([0.2, 0.2, 0.9, 0.9])]
+        result = score_reading(reading, TableOptions.create(banker=rule, player_regions=regions))
+        assert result.banker == 1
+        assert " ".join(card.code for card in result.hands[1].cards) == NIU_4
+        assert result.hands[0].cards == ()
+
+
 def test_cards_outside_the_player_regions_are_left_over() -> None:
     reading = _reading(_hand(NIU_4, 100, 100), _hand("QH", 900, 700))
     options = TableOptions.create(player_regions=[Region.parse([0, 0, 0.5, 0.5])])

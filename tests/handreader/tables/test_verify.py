@@ -149,6 +149,19 @@ def test_a_table_without_banker_cannot_verify_a_banker_round() -> None:
     assert kinds(result) == [("unscored", 1, "win", None)]
 
 
+@pytest.mark.parametrize("declared", [{}, {"players": [], "banker_net": 0}])
+def test_a_round_with_nothing_to_settle_never_matches(declared: dict[str, object]) -> None:
+    # no player declared, so no per-seat difference: the table itself is the unscored one
+    unsettled = score_groups([_cards("KH QS 10D 3C"), _cards(HANDS[1])], 0, TableOptions())
+    blank = score_groups([], None, TableOptions())
+    for table in (unsettled, blank):
+        result = verify_round(table, declared)
+        assert result.verdict is Verdict.UNVERIFIED
+        assert kinds(result) == [("unscored", None, None, None)]
+        assert result.differences[0].message.startswith("cannot verify: ")
+    assert "banker's hand is incomplete" in verify_round(unsettled, declared).differences[0].message
+
+
 @pytest.mark.parametrize(
     ("declared", "message"),
     [
