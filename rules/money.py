@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["MAX_AMOUNT", "THOUSANDS_SEPARATORS", "ZERO", "json_amount", "to_money"]
+__all__ = [
+    "MAX_AMOUNT",
+    "MAX_PLACES",
+    "THOUSANDS_SEPARATORS",
+    "ZERO",
+    "json_amount",
+    "to_money",
+]
 
 ZERO = Decimal(0)
 """No money: the start of a sum of amounts."""
@@ -19,6 +26,11 @@ MAX_AMOUNT = Decimal(10) ** 15
 """The largest amount taken, in absolute value: far above any table's stake, and small enough
 that every sum and JSON form of amounts stays cheap (``1e999999999`` as text would otherwise
 become an integer of a billion digits)."""
+
+MAX_PLACES = 9
+"""The most decimal places an amount is taken with: a billionth, finer than any currency's
+smallest unit. A finer amount means nothing at a table, and a tiny one (``1e-400``) would come
+back from :func:`json_amount` as 0."""
 
 
 THOUSANDS_SEPARATORS = ",'_ \u00a0\u2009\u202f\u2019"
@@ -29,8 +41,9 @@ thin, narrow no-break): an amount is written without them, and a refusal names t
 def to_money(value: int | float | str | Decimal) -> Decimal:
     """``value`` as an exact Decimal (text stripped; a float by its shortest repr).
 
-    ValueError for anything that is not a finite number (a bool is not a number here) or whose
-    absolute value is over :data:`MAX_AMOUNT`.
+    ValueError for anything that is not a finite number (a bool is not a number here), whose
+    absolute value is over :data:`MAX_AMOUNT`, or written finer than :data:`MAX_PLACES`
+    decimal places.
     """
     if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
         raise ValueError(f"not a number: {value!r}")
@@ -43,6 +56,10 @@ def to_money(value: int | float | str | Decimal) -> Decimal:
     # the exponent first: abs() of a number beyond the context's range raises Overflow
     if amount.adjusted() > MAX_AMOUNT.adjusted() or abs(amount) > MAX_AMOUNT:
         raise ValueError(f"amount out of range: {value!r} (at most {MAX_AMOUNT:,} either way)")
+    _, digits, exponent = amount.as_tuple()
+    zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))  # 2.50 has one place
+    if digits != (0,) and -(int(exponent) + zeros) > MAX_PLACES:
+        raise ValueError(f"amount too precise: {value!r} (at most {MAX_PLACES} decimal places)")
     return amount
 
 

@@ -64,6 +64,9 @@ def parse_stake(stake: int | float | str | Decimal) -> Decimal:
         if "out of range" in str(error) and not str(stake).strip().startswith("-"):
             largest = f"{MAX_AMOUNT:,}"
             raise RulesError(f"stake {stake!r} is over the largest amount, {largest}") from None
+        if "too precise" in str(error):
+            limit = str(error).rpartition("(")[2].rstrip(")")
+            raise RulesError(f"stake {stake!r} is written too finely: {limit}") from None
         if isinstance(stake, str) and any(mark in stake.strip() for mark in THOUSANDS_SEPARATORS):
             raise RulesError(
                 f"stake must be a number without thousands separators (1000, 2.5), got {stake!r}"

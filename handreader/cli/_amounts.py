@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
-from rules.money import MAX_AMOUNT, THOUSANDS_SEPARATORS
+from rules.money import MAX_AMOUNT, THOUSANDS_SEPARATORS, to_money
 
 __all__ = ["amount", "at_least", "money", "rate"]
 
@@ -34,7 +34,11 @@ def amount(text: str) -> Decimal:
         raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
     if value > MAX_AMOUNT:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_AMOUNT:,}, got {text!r}")
-    return value
+    try:
+        return to_money(value)  # the precision every amount is taken with
+    except ValueError as error:
+        limit = str(error).rpartition("(")[2].rstrip(")")
+        raise argparse.ArgumentTypeError(f"written too finely: {text!r} ({limit})") from None
 
 
 def rate(text: str) -> Decimal:

@@ -169,23 +169,65 @@ def _field_path(location: Any) -> str:
     location = tuple(location)
     if location[:1] in (("query",), ("path",)):
         location = location[1:]
-    names = [
-        str(item)
-        for item in location
-        if item != "body"
-        and not (isinstance(item, str) and (item in _TYPE_TAGS or any(c in item for c in "-[]")))
-    ]
+    names = [str(item) for item in location if item != "body" and not _is_tag(item)]
     return ".".join(names)
+
+
+def _is_tag(item: object) -> bool:
+    """Whether a place in an error's location names a union member pydantic tried."""
+    return isinstance(item, str) and (item in _TYPE_TAGS or any(c in item for c in "-[]"))
+
+
+def _union_problems(problems: list[Any]) -> list[Any]:
+    """The problems of the union member each value was meant for: a member whose own type the
+    value has (no type mismatch at the member itself: a text too long for the text member, not
+    "a valid list" for the list member); when the value has none of the members' types, one
+    problem naming them all ("Input should be a valid list or a valid string")."""
+    unions: dict[tuple[Any, ...], dict[Any, list[Any]]] = {}
+    kept: list[Any] = []
+    for problem in problems:
+        location = tuple(problem.get("loc", ()))
+        at = next((i for i, item in enumerate(location) if _is_tag(item)), None)
+        if at is None:
+            kept.append(problem)
+        else:
+            unions.setdefault(location[:at], {}).setdefault(location[at], []).append(problem)
+    for place, members in unions.items():
+        depth = len(place) + 1  # a problem of the member itself, not of an item inside it
+        meant = [
+            listed
+            for listed in members.values()
+            if not any(
+                len(p.get("loc", ())) == depth and str(p.get("type", "")).endswith("_type")
+                for p in listed
+            )
+        ]
+        if meant:
+            kept.extend(meant[0])
+            continue
+        wanted = [str(listed[0].get("msg", "")).removeprefix("Input should be ")
+                  for listed in members.values()]  # fmt: skip
+        kept.append({"loc": place, "msg": "Input should be " + " or ".join(dict.fromkeys(wanted))})
+    return kept
 
 
 def _error_message(error: BaseException) -> str:
     if isinstance(error, ValidationError | RequestValidationError):
-        said: dict[str, str] = {}  # a field's first problem (a union tries each member)
-        for problem in error.errors():
-            where = _field_path(problem.get("loc", ())) or "body"
+        said: dict[str, list[str]] = {}  # each problem once, with the fields that have it
+        seen: set[str] = set()  # a field's first problem only
+        for problem in _union_problems(list(error.errors())):
+            where = _field_path(problem.get("loc", ()))  # "": the request as a whole
             text = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
-            said.setdefault(where, text)
-        return "; ".join(f"{where}: {text}" for where, text in said.items()) or "invalid request"
+            if where not in seen:
+                seen.add(where)
+                said.setdefault(text, []).append(where)
+        return (
+            "; ".join(
+                f"{', '.join(places)}: {text}" if any(places) else text
+                for text, places in said.items()
+            )
+            or "invalid request"
+        )
     if isinstance(error, ClientDisconnect):
         return DISCONNECTED_MESSAGE
     return str(error) or type(error).__name__

@@ -169,12 +169,42 @@ def _too_deep(value: object, limit: int) -> bool:
     return False
 
 
+NUMBER_DIGITS = 100
+"""Longest whole number read from JSON, in digits: far more than any count or amount the
+service takes (amounts stop at 16 digits), and short enough that no number costs time."""
+
+
+class _LongNumberError(ValueError):
+    """A whole number in JSON longer than :data:`NUMBER_DIGITS`."""
+
+
+def _whole_number(text: str) -> int:
+    """A JSON integer's value (``json.loads``'s ``parse_int``), refused when too long."""
+    if len(text.lstrip("-")) > NUMBER_DIGITS:
+        raise _LongNumberError(f"a whole number of {len(text.lstrip('-')):,} digits")
+    return int(text)
+
+
+def _loads(text: str | bytes, what: str) -> Any:
+    """``json.loads`` of ``text``, with no whole number over :data:`NUMBER_DIGITS` digits
+    (BadOptionsError naming ``what``: the JSON is valid, the number too long to be any
+    option)."""
+    try:
+        return json.loads(text, parse_int=_whole_number)
+    except _LongNumberError as error:
+        raise BadOptionsError(
+            f"{what} holds {error}: numbers of at most {NUMBER_DIGITS} digits are read"
+        ) from None
+
+
 def parse_json_object(text: str | bytes, what: str) -> dict[str, Any]:
     """The JSON object in ``text``; MalformedJsonError (400) naming ``what`` for text that is
     not JSON, not an object, or nested deeper than :data:`JSON_DEPTH`."""
     too_deep = f"{what} nests objects or arrays deeper than {JSON_DEPTH} levels"
     try:
-        value = json.loads(text)
+        value = _loads(text, what)
+    except BadOptionsError:
+        raise
     except (ValueError, UnicodeDecodeError) as error:
         raise MalformedJsonError(f"{what} is not valid JSON: {error}") from None
     except RecursionError:
@@ -287,7 +317,9 @@ def query_options(query: QueryParams, skip: frozenset[str] = frozenset()) -> dic
 def _json_list(text: str, what: str) -> Any:
     """The JSON list ``text`` gives; MalformedJsonError naming ``what`` gave it."""
     try:
-        value = json.loads(text)
+        value = _loads(text, what)
+    except BadOptionsError:
+        raise
     except (ValueError, RecursionError) as error:
         raise MalformedJsonError(f"{what} is not a valid JSON list: {error}") from None
     if _too_deep(value, JSON_DEPTH):

@@ -38,7 +38,7 @@ from rules.decks import (
     niuniu_deck,
     niuniu_packs,
 )
-from rules.money import MAX_AMOUNT
+from rules.money import MAX_AMOUNT, to_money
 from rules.niuniu_profiles import DEFAULT_PROFILE
 from rules.pits import PitsKind
 from vision.index_letters import INDEX_LETTERS
@@ -91,9 +91,15 @@ _Number = TypeVar("_Number", float, Decimal)
 
 def at_most_max_amount(value: _Number) -> _Number:
     """``value`` when it is at most :data:`rules.money.MAX_AMOUNT`, the largest amount the
-    command line takes too; ValueError naming that limit otherwise."""
+    command line takes too, and written no finer than every amount is taken
+    (:func:`rules.money.to_money`); ValueError naming the limit otherwise."""
     if value > MAX_AMOUNT:
         raise ValueError(f"must be at most {MAX_AMOUNT:,}")
+    try:
+        to_money(value)  # the precision every amount is taken with
+    except ValueError as error:
+        limit = str(error).rpartition("(")[2].rstrip(")")
+        raise ValueError(f"must be written with {limit}") from None
     return value
 
 

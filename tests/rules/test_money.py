@@ -65,3 +65,22 @@ def test_to_money_refuses_amounts_out_of_range(value: object) -> None:
 
 def test_to_money_takes_the_largest_amount() -> None:
     assert to_money("1e15") == Decimal(10) ** 15
+
+
+@pytest.mark.parametrize(
+    ("value", "limit"),
+    [
+        ("1e-400", "at most 9 decimal places"),  # a double would give 0
+        ("0.0000000001", "at most 9 decimal places"),
+        ("1.00000000000000000000000000001", "at most 9 decimal places"),  # past 28 digits
+        (1e-10, "at most 9 decimal places"),
+    ],
+)
+def test_to_money_refuses_amounts_finer_than_a_billionth(value: object, limit: str) -> None:
+    with pytest.raises(ValueError, match=f"amount too precise: .*{limit}"):
+        to_money(value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", ["0.000000001", "2.500000000000", "1E+3", "0e-50", "-0.5"])
+def test_to_money_takes_amounts_to_a_billionth(value: str) -> None:
+    assert to_money(value) == Decimal(value)

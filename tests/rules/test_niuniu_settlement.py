@@ -152,6 +152,13 @@ def test_a_stake_over_the_largest_amount_is_named_so(stake: object) -> None:
         parse_stake(stake)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("stake", ["1e-400", "0.0000000001"])
+def test_a_stake_written_too_finely_is_named_so(stake: str) -> None:
+    # 1e-400 would be answered as a stake of 0 in JSON
+    with pytest.raises(RulesError, match=r"is written too finely: at most 9 decimal places"):
+        parse_stake(stake)
+
+
 def test_round_checks_cards_across_hands() -> None:
     """One deck: no card may appear in two hands of the round; several decks allow it."""
     with pytest.raises(HandError, match="duplicate card KS"):

@@ -68,3 +68,29 @@ def test_a_game_stake_over_the_largest_amount_names_the_limit(
     message = response.json()["error"]["message"]
     assert "stake" in message and "1,000,000,000,000,000" in message, message
     assert "E+" not in message
+
+
+@pytest.mark.parametrize(("stake", "limit"), [("1e-400", "9 decimal places")])
+def test_a_stake_finer_than_a_billionth_is_refused_not_rounded(
+    client: TestClient, stake: str, limit: str
+) -> None:
+    # 1e-400 would come back as a stake of 0
+    response = client.post("/v1/score", json={"hands": HANDS, "stake": stake})
+    assert response.status_code == 400
+    assert f"is written too finely: at most {limit}" in response.json()["error"]["message"]
+    for path in ("/v1/baccarat", "/v1/blackjack", "/v1/paigow"):
+        response = client.post(path, json={"stake": stake})
+        assert response.status_code == 422
+        assert f"stake: must be written with at most {limit}" in response.text, response.text
+
+
+def test_a_whole_number_too_long_for_any_option_is_named_not_parsed(
+    client: TestClient,
+) -> None:
+    body = '{"hands": ["3H 7S KD 8C 6D", "AS 2S 3S 4S 5S"], "stake": ' + "9" * 5000 + "}"
+    response = client.post("/v1/score", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "bad_options"
+    assert "a whole number of 5,000 digits: numbers of at most 100 digits" in error["message"]
+    assert "sys." not in error["message"]

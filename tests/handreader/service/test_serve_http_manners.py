@@ -67,10 +67,23 @@ def test_two_photos_in_one_multipart_body_are_refused(client: TestClient) -> Non
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"hands": ["3H 7S KD 8C 6D"], "stake": [1]}, "stake: Input should be a valid number"),
+        (
+            {"hands": ["3H 7S KD 8C 6D"], "stake": [1]},
+            "stake: Input should be a valid number or a valid string",
+        ),
+        # a hand is codes in a list or in one text: the message is the member the value meant
+        (
+            {"hands": ["KS QS JS 10S 9S" + " " * 400]},
+            "hands.0: String should have at most 400 characters",
+        ),
+        (
+            {"hands": [[1, 2, "3H"]]},
+            "hands.0.0, hands.0.1: Input should be a valid string",
+        ),
+        ({"hands": [5]}, "hands.0: Input should be a valid list or a valid string"),
         (
             {"hands": ["3H 7S KD 8C 6D", "2S 4S 5S 9S QH"], "pick": 3},
-            "body: pick 3 is no hand: hands are 0..1",
+            "pick 3 is no hand: hands are 0..1",
         ),
     ],
 )
