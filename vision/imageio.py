@@ -105,6 +105,8 @@ __all__ = [
     "reader_long_side",
     "reduced_factor",
     "reduction_factor",
+    "write_image",
+    "writes_images",
 ]
 
 
@@ -440,3 +442,34 @@ def load_reduced(
         )
     except ImageError as error:
         raise type(error)(f"{str(file)!r}: {error}") from None
+
+
+def writes_images(path: str | Path) -> bool:
+    """Whether :func:`write_image` has an image format for ``path``'s extension (``.png``,
+    ``.jpg``...), whatever the rest of its name."""
+    import cv2
+
+    return bool(cv2.haveImageWriter("image" + Path(path).suffix))
+
+
+def write_image(path: str | Path, image: NDArray[np.uint8]) -> bool:
+    """Write a BGR image to ``path`` in the format its extension names, as ``cv2.imwrite``
+    does, for any name the file system takes (OpenCV's own writer stops the process on a name
+    that is not UTF-8 text); False when the extension names no image format or the file
+    cannot be written."""
+    import cv2
+
+    file = Path(path)
+    if not writes_images(file):
+        return False
+    try:
+        ok, data = cv2.imencode(file.suffix, image)
+    except cv2.error:
+        return False
+    if not ok:
+        return False
+    try:
+        file.write_bytes(data.tobytes())
+    except OSError:
+        return False
+    return True

@@ -48,16 +48,15 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate and save the profile; print where it went and what it holds."""
-    import cv2
-
     from handreader.store.decks import open_deck_store
     from vision.calibrate_deck import calibrate
     from vision.calibration import check_deck_name
+    from vision.imageio import write_image, writes_images
     from vision.reader import Reader
 
     check_deck_name(args.name)  # named before anything is read or saved, as the sheet is
     sheet = args.sheet or Path(f"{args.name}-calibration.png")
-    if not cv2.haveImageWriter(str(sheet)):
+    if not writes_images(sheet):
         raise ValueError(f"--sheet {str(sheet)!r}: no image format for its extension (.png, .jpg)")
     if not sheet.parent.is_dir():
         raise ValueError(f"--sheet {str(sheet)!r}: no folder {str(sheet.parent)!r}")
@@ -67,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     store = open_deck_store()
     # the deck is saved only once its contact sheet is written: a failed run keeps the old one
     result = calibrate(reader, args.name, args.photos, grid=args.grid, save=lambda _: "")
-    if not cv2.imwrite(str(sheet), result.sheet):
+    if not write_image(sheet, result.sheet):
         raise ValueError(
             f"the contact sheet could not be written to {str(sheet)!r}: deck not saved"
         )

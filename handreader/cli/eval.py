@@ -131,10 +131,9 @@ def _score_on_ray(
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate every manifest and print its figures."""
-    import cv2
-
     from handreader.store.decks import load_deck
     from vision.evaluate import confusion_image, load_manifest, score_manifest
+    from vision.imageio import write_image
 
     address = None
     if args.ray is not None:
@@ -215,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
             args.report.mkdir(parents=True, exist_ok=True)
             picture = confusion_image(totals.confusions.items())
             target = args.report / report_name(manifest)
-            if not cv2.imwrite(str(target), picture):
+            if not write_image(target, picture):
                 raise ValueError(
                     f"--report: the confusion picture could not be written to {str(target)!r}"
                 )

@@ -202,13 +202,12 @@ def run(args: argparse.Namespace) -> int:
     def answer(photo: str, photo_image: ReducedImage, reading: Reading) -> None:
         _print_reading(photo, reading, args.json)
         if args.annotate:
-            import cv2
-
             from handreader.drawing.annotate import Annotator
+            from vision.imageio import write_image
 
             out = args.annotate / _annotated_name(Path(photo).stem, written)
             scene = photo_image.full_size()  # the photo's size, as the boxes are
-            if not cv2.imwrite(str(out), Annotator().annotate_reading(scene, reading)):
+            if not write_image(out, Annotator().annotate_reading(scene, reading)):
                 raise ValueError(
                     f"--annotate: the annotated copy could not be written to {str(out)!r}"
                 )

@@ -27,10 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import cv2
-
 from handreader.cli._amounts import at_least
 from training.synth.config import SceneConfig, load_config
+from vision.imageio import write_image
 
 __all__ = ["CONTACT_SHEET", "check_card_art", "register", "run", "write_contact_sheet"]
 
@@ -125,7 +124,7 @@ def write_contact_sheet(out: Path, count: int = 16) -> Path:
         raise ValueError(f"no scenes to preview: {str(out / 'images')!r} is not a folder")
     sheet = contact_sheet(out, count=count, columns=min(4, count))
     path = out / CONTACT_SHEET
-    if not cv2.imwrite(str(path), sheet):
+    if not write_image(path, sheet):
         raise ValueError(f"could not write {str(path)!r}")
     return path
 

@@ -29,9 +29,24 @@ def _is_file(source: int | str) -> bool:
     return isinstance(source, str) and "://" not in source
 
 
+def _not_text(name: str) -> bool:
+    """Whether a file name holds bytes that are no UTF-8 text (Python keeps them as lone
+    surrogates): OpenCV's video reader and writer stop the process on such a name."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def check_output(output: Path, source: int | str) -> None:
-    """WebcamError when ``output`` is the source video itself: writing it would destroy the
-    video being read."""
+    """WebcamError when ``output`` is the source video itself (writing it would destroy the
+    video being read) or its name is not UTF-8 text (the video writer cannot take it)."""
+    if _not_text(str(output)):
+        raise WebcamError(
+            f"--output {str(output)!r}: the name is not UTF-8 text, which the video writer "
+            "needs: give another name"
+        )
     if not _is_file(source):
         return
     try:
@@ -59,7 +74,8 @@ def quiet_stderr() -> Iterator[None]:
 
 
 def open_source(source: int | str, size_wh: tuple[int, int] | None = (640, 480)) -> Any:
-    """An opened ``cv2.VideoCapture``; WebcamError naming the source when it cannot be opened.
+    """An opened ``cv2.VideoCapture``; WebcamError naming the source when it cannot be opened
+    (a name that is not UTF-8 text included).
 
     A camera is asked for ``size_wh`` (it may give another size); files and streams keep theirs.
     """
@@ -69,6 +85,11 @@ def open_source(source: int | str, size_wh: tuple[int, int] | None = (640, 480))
         raise WebcamError(f"cannot open video source {source!r}: a folder, not a video file")
     if _is_file(source) and not Path(str(source)).is_file():
         raise WebcamError(f"cannot open video source {source!r}: no such file")
+    if isinstance(source, str) and _not_text(source):
+        raise WebcamError(
+            f"cannot open video source {source!r}: the name is not UTF-8 text, which the video "
+            "decoder needs: rename the file or link it under another name"
+        )
     logging = cv2.utils.logging
     level = logging.getLogLevel()
     logging.setLogLevel(logging.LOG_LEVEL_SILENT)  # its warnings would bury our one-line error

@@ -143,12 +143,12 @@ class WebcamStats:
 
 
 def _snapshot(image: NDArray[np.uint8], folder: Path, index: int) -> Path:
-    import cv2
+    from vision.imageio import write_image
 
     folder.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = folder / f"handreader-{stamp}-{index:06d}.png"
-    if not cv2.imwrite(str(path), image):
+    if not write_image(path, image):
         raise WebcamError(f"cannot write snapshot {str(path)!r}")
     return path
 

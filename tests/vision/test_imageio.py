@@ -37,6 +37,8 @@ from vision.imageio import (
     decode_image,
     load_image,
     probe_image,
+    write_image,
+    writes_images,
 )
 
 
@@ -438,3 +440,16 @@ def test_probe_agrees_with_the_decoder(width: int, height: int, extension: str) 
     info = probe_image(data)
     assert (info.width, info.height) == (width, height)
     assert decode_image(data).shape == (height, width, 3)
+
+
+def test_write_image_takes_any_name_and_refuses_what_it_cannot_write(tmp_path: Path) -> None:
+    import os
+
+    image = np.full((40, 48, 3), (10, 200, 30), np.uint8)
+    odd = tmp_path / os.fsdecode(b"sheet\xe9\xff.PNG")  # no UTF-8; an upper-case extension
+    assert write_image(odd, image)
+    assert np.array_equal(load_image(odd), image)
+    assert not write_image(tmp_path / "notes.txt", image)  # no image format
+    assert not write_image(tmp_path / "missing" / "a.png", image)  # no such folder
+    assert writes_images(odd) and not writes_images("notes.txt")
+    assert sorted(path.name for path in tmp_path.iterdir()) == [odd.name]

@@ -258,11 +258,10 @@ def test_calibrate_names_a_bad_deck_name_before_reading_and_saves_only_with_its_
 ) -> None:
     """A bad name is refused before any photo is read; a contact sheet that cannot be written
     leaves the deck saved before as it was."""
-    import cv2
     import numpy as np
 
     from handreader.store.decks import FolderDeckStore
-    from vision import calibrate_deck, reader
+    from vision import calibrate_deck, imageio, reader
     from vision.calibrate_deck import CalibrationResult
     from vision.calibration import DeckProfile
 
@@ -281,7 +280,7 @@ def test_calibrate_names_a_bad_deck_name_before_reading_and_saves_only_with_its_
             made, save(made), np.zeros((8, 8, 3), np.uint8), ()
         ),  # saves through ``save`` as the real one does
     )
-    monkeypatch.setattr(cv2, "imwrite", lambda *a, **k: False)
+    monkeypatch.setattr(imageio, "write_image", lambda *a, **k: False)
     saved: list[str] = []
     monkeypatch.setattr(FolderDeckStore, "put", lambda self, profile: saved.append(profile.name))
     assert main(["calibrate", "--name", "mine", str(photo)]) == 2

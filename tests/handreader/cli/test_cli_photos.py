@@ -306,6 +306,24 @@ def test_json_lines_stay_utf8_when_a_photos_name_is_not(
     assert [line["error"]["code"] for line in lines if "error" in line] == ["unreadable_file"]
 
 
+def test_an_annotated_copy_is_written_whatever_the_bytes_of_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """OpenCV's own image writer stops the process on a name that is not UTF-8 text; the copy
+    is written under the photo's name, bytes and all (vision.imageio.write_image)."""
+    import os
+
+    _use(monkeypatch, CliFakeReader({"10H": (0.25, 0.5)}))
+    name = os.fsdecode(b"h\xe9\xff")
+    photo = _photo(tmp_path, ".png", 640, 480).rename(tmp_path / f"{name}.png")
+    out = tmp_path / os.fsdecode(b"drawn\xe9")
+    assert main(["read", "--json", str(photo), "--annotate", str(out)]) == 0
+    capsys.readouterr()
+    written = out / f"{name}.jpg"
+    assert [path.name for path in out.iterdir()] == [written.name]
+    assert load_image(written).shape == (480, 640, 3)
+
+
 def test_a_card_code_is_a_card_beside_a_folder_of_its_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

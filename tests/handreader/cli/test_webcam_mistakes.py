@@ -131,6 +131,25 @@ def test_an_output_that_is_the_source_is_refused_and_the_source_kept(
     assert source.read_bytes() == video.read_bytes()
 
 
+def test_a_video_name_that_is_not_utf8_is_one_line_not_a_crash(
+    video: Path, tmp_path: Path, fake_reader: NoisyReader, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """OpenCV's video reader and writer stop the process on such a name: it is refused first."""
+    import os
+
+    odd = tmp_path / os.fsdecode(b"clip\xe9.mp4")
+    odd.write_bytes(video.read_bytes())
+    assert cli.main(["webcam", "--source", str(odd), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot open video source" in err and "is not UTF-8 text" in err
+    assert len(err.splitlines()) == 1
+    output = tmp_path / os.fsdecode(b"out\xe9.mp4")
+    assert cli.main(["webcam", "--source", str(video), "--headless", "--output", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert "the name is not UTF-8 text, which the video writer needs" in err
+    assert not output.exists()
+
+
 def test_a_video_that_ends_well_before_its_declared_frames_is_read_with_a_warning(
     video: Path,
     fake_reader: NoisyReader,
