@@ -6,12 +6,14 @@ Usage::
     handreader audit checkpoint [--out FILE]
     handreader audit rekey
 
-The store is the service's (``HANDREADER_DATABASE_URL``, else ``HANDREADER_AUDIT_DB``, else the
-data folder's SQLite file), the operator token ``HANDREADER_AUDIT_TOKEN``, the operator secret
+The store is the service's (``HANDREADER_DATABASE_URL``, a ``postgresql://`` URL, else
+``HANDREADER_AUDIT_DB``, else the data folder's SQLite file, which must exist: no action starts a
+new trail), the operator token ``HANDREADER_AUDIT_TOKEN``, the operator secret
 that signs checkpoints ``HANDREADER_AUDIT_KEY``. ``verify`` checks every record (ids with no
 gap, each hash following from the one before) and, with ``--checkpoint``, that the checkpoint's
 signature holds and its record still has the head it signed; it prints the first bad or missing
-record and exits 1 when the trail does not hold, 0 when it does. ``checkpoint`` prints (or
+record (or the checkpoint's signature that does not hold) and exits 1 when the trail does not
+hold, 0 when it does. ``checkpoint`` prints (or
 writes) the head now, signed: keep it outside the database, for instance after each shift.
 With ``HANDREADER_AUDIT_KEY`` set, the records are chained under it (a keyed chain); ``rekey``
 chains a trail kept without it under it, once the trail holds (sign a new checkpoint after).
@@ -61,12 +63,22 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Verify the trail or sign a checkpoint (see the module docstring)."""
-    from handreader.service.routes.verification import AuditSettings
+    from handreader.service.routes.verification import DB_ENV, AuditSettings
+    from handreader.store.database import DATABASE_URL_ENV, is_database_url
     from handreader.store.audit import KEY_ENV, AuditError, AuditLog, Checkpoint
+    from handreader.store.audit_trail import ChainReport, CheckpointError
 
     settings = AuditSettings.from_env()
     if settings.token is None:
         raise ValueError("the audit trail needs the operator token: set HANDREADER_AUDIT_TOKEN")
+    if settings.database_url is not None and not is_database_url(settings.database_url):
+        raise ValueError(f"{DATABASE_URL_ENV} must be a postgresql:// URL")
+    if settings.database_url is None and not settings.path.is_file():
+        # an action on a trail never opens a new, empty one: a mistyped name would pass
+        raise ValueError(
+            f"no audit trail at {str(settings.path)!r}: the service starts it at its first "
+            f"verification ({DB_ENV} names another file, HANDREADER_DATA another data folder)"
+        )
     secret = os.environ.get(KEY_ENV) or None
     given = None
     if args.action == "verify" and args.checkpoint is not None:
@@ -77,6 +89,10 @@ def run(args: argparse.Namespace) -> int:
         except json.JSONDecodeError as error:
             raise ValueError(
                 f"--checkpoint {str(args.checkpoint)!r}: not JSON ({error.msg})"
+            ) from None
+        except UnicodeDecodeError:
+            raise ValueError(
+                f"--checkpoint {str(args.checkpoint)!r}: not JSON (not UTF-8 text)"
             ) from None
     with AuditLog(settings.location, settings.token) as log:
         if args.action == "rekey":
@@ -97,7 +113,12 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print(text)
             return 0
-        report = log.verify(settings.token, given, secret)
+        try:
+            report = log.verify(settings.token, given, secret)
+        except CheckpointError as error:  # a forged or edited checkpoint: the check fails
+            walked = log.verify(settings.token)
+            problem = "; ".join(filter(None, (str(error), walked.problem)))
+            report = ChainReport(walked.records, walked.head, walked.first_bad, problem)
     if args.json:
         print(json.dumps(report.to_dict()))
     elif report.ok:

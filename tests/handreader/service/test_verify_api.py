@@ -363,6 +363,50 @@ def test_the_trail_is_verified_by_a_route_and_the_command_line(
     assert gap["first_bad"] == 1 and gap["problem"] == "record 1 is missing"
 
 
+def test_audit_verify_fails_a_forged_checkpoint_and_never_starts_a_trail(
+    client: TestClient,
+    database: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/cli.md: a checkpoint whose signature does not hold fails the check (exit 1, and
+    ``--json`` says why); no action opens a new, empty trail where none was kept; a store URL
+    that is no PostgreSQL URL is refused as the service refuses it."""
+    from handreader import cli
+
+    monkeypatch.setenv("HANDREADER_AUDIT_KEY", "operator secret")
+    assert _verify(client, RIGHT).status_code == 200
+    kept = tmp_path / "checkpoint.json"
+    assert cli.main(["audit", "checkpoint", "--out", str(kept)]) == 0
+    signed = json.loads(kept.read_text())
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps({**signed, "count": signed["count"] + 1}))
+    capsys.readouterr()
+    assert cli.main(["audit", "verify", "--checkpoint", str(forged)]) == 1
+    assert "does not hold under this secret" in capsys.readouterr().out
+    assert cli.main(["audit", "verify", "--json", "--checkpoint", str(forged)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and report["records"] == 1
+    assert "does not hold under this secret" in report["problem"]
+    photo = tmp_path / "photo.jpg"
+    photo.write_bytes(b"\xff\xd8\xff\xe0 not json")
+    assert cli.main(["audit", "verify", "--checkpoint", str(photo)]) == 2
+    assert f"--checkpoint '{photo}': not JSON" in capsys.readouterr().err
+
+    mistyped = tmp_path / "logs" / "audit.sqlite33"
+    monkeypatch.setenv("HANDREADER_AUDIT_DB", str(mistyped))
+    for action in ("verify", "checkpoint", "rekey"):
+        assert cli.main(["audit", action]) == 2
+        assert f"no audit trail at '{mistyped}'" in capsys.readouterr().err
+    assert not mistyped.exists()
+    monkeypatch.setenv("HANDREADER_DATABASE_URL", "garbage")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["audit", "verify"]) == 2
+    assert "HANDREADER_DATABASE_URL must be a postgresql:// URL" in capsys.readouterr().err
+    assert not (tmp_path / "garbage").exists()
+
+
 def test_a_stalled_store_answers_503_in_time_and_photos_are_still_read(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
