@@ -120,6 +120,12 @@ def _intermixed(
     error named by the command, with its usage."""
     command: argparse.ArgumentParser = getattr(parser, "commands", {}).get(args.command, parser)
     if command is not parser and args.command in given:
+        before = [token for token in given[: given.index(args.command)] if token in unknown]
+        if before:  # the command's own options, given before its name: none is dropped
+            parser.error(
+                f"unrecognized arguments: {' '.join(before)} before the command "
+                f"{args.command!r} (a command's options follow its name)"
+            )
         try:
             again = command.parse_intermixed_args(given[given.index(args.command) + 1 :])
         except TypeError:  # a command whose arguments cannot be intermixed (its own commands)

@@ -1,4 +1,4 @@
-"""``handreader score``: the Niu Niu score and split of five cards.
+"""``handreader score``: the Niu Niu score and split of five cards, or of each hand in photos.
 
 Usage::
 
@@ -16,7 +16,8 @@ With ``--json`` each hand prints one object on one line::
 reported on stderr with its line number, the other lines are still answered, and the exit
 status is 2 at the end. Photos (and folders of them, as ``handreader read`` takes them) are
 read with the models loaded once (an argument that reads as card codes and holds no path
-separator is cards, even where a folder of that name exists: ``KD``; ``./KD`` is the folder);
+separator is cards, even where a folder of that name exists: ``KD``; ``./KD`` is the folder;
+one holding a separator is a path, and a missing one a file that cannot be read);
 with more than one, each photo's lines follow a ``== PHOTO`` line (``--json`` lines carry
 ``"image"`` instead, a name that is no UTF-8 with its bytes as ``\\xNN``); a photo that
 cannot be read gets an error (a JSON error line with ``--json``), the others are still scored,
@@ -63,14 +64,20 @@ def register(subparsers: Any) -> None:
     """Add the ``score`` command to the CLI."""
     parser = subparsers.add_parser(
         "score",
-        help="score a Niu Niu hand: best 3 + 2 split, score and rank",
+        help="score a Niu Niu hand, or read photos of a table and score each hand in them",
         description=(
             "Score five Niu Niu cards given as arguments (e.g. 3H 7S KD 8C 6D; T for 10, "
             "lower case and suit symbols accepted), or, with no cards, one hand per line of "
-            "standard input."
+            "standard input; or read photos (and folders of them), group their cards into "
+            "hands and score each hand, the banker's against the players'."
         ),
     )
-    parser.add_argument("cards", nargs="*", metavar="CARD", help="five cards, e.g. 10H QS")
+    parser.add_argument(
+        "cards",
+        nargs="*",
+        metavar="CARD|PHOTO",
+        help="five cards (e.g. 3H 7S KD 8C 6D), or photos and folders of photos",
+    )
     parser.add_argument(
         "--profile",
         choices=sorted(NIU_PROFILES),
@@ -155,12 +162,15 @@ def score_lines(
 
 
 def _is_photo(token: str) -> bool:
-    """True for a path to an image or a folder of them (an existing file or folder, or a name
-    with an image suffix), except card codes: a token that reads as cards and holds no path
-    separator is cards even where a folder of that name exists (``KD``; ``./KD`` names the
-    folder)."""
+    """True for a path to an image or a folder of them (an existing file or folder, a name
+    with an image suffix, or any name holding a path separator, which no card code holds:
+    a missing ``/tmp/photo`` is a file that cannot be read, not an unknown card), except card
+    codes: a token that reads as cards and holds no path separator is cards even where a
+    folder of that name exists (``KD``; ``./KD`` names the folder)."""
     from handreader.cli.photos import IMAGE_SUFFIXES
 
+    if _names_a_path(token):
+        return True
     if _is_card_text(token):
         return False
     path = Path(token)
@@ -171,10 +181,15 @@ def _is_photo(token: str) -> bool:
     )
 
 
+def _names_a_path(token: str) -> bool:
+    """Whether ``token`` holds a path separator (no card code does)."""
+    return any(separator in token for separator in (os.sep, os.altsep, "/") if separator)
+
+
 def _is_card_text(token: str) -> bool:
     """True when ``token`` reads as card codes (``KD``, ``3H 7S``) and names no path: it holds
     no path separator (no card code has an image suffix either)."""
-    if any(separator in token for separator in (os.sep, os.altsep, "/") if separator):
+    if _names_a_path(token):
         return False
     try:
         return bool(parse_cards(token))

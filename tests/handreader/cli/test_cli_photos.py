@@ -324,6 +324,24 @@ def test_an_annotated_copy_is_written_whatever_the_bytes_of_its_name(
     assert load_image(written).shape == (480, 640, 3)
 
 
+def test_a_missing_path_is_a_file_that_cannot_be_read_not_an_unknown_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _use(monkeypatch, CliFakeReader(NIU_TABLE))
+    for missing in (str(tmp_path / "no_such_photo"), "3H/7S"):  # no card code holds a "/"
+        assert main(["score", missing]) == 2
+        err = capsys.readouterr().err
+        assert f"'{missing}': cannot read: No such file or directory" in err
+        assert "unknown card" not in err
+
+
+def test_score_help_names_photos_too(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "[CARD|PHOTO ...]" in out and "or read photos (and folders of them)" in out
+
+
 def test_a_card_code_is_a_card_beside_a_folder_of_its_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -237,6 +237,19 @@ def test_a_usage_error_is_one_line_naming_the_command_help(
         assert err.endswith(f"(see handreader {argv[0]} --help)\n")
 
 
+@pytest.mark.parametrize("before", [["--json"], ["--bogus"], ["--json", "--bogus"]])
+def test_an_option_before_the_command_is_refused_not_dropped(
+    capsys: pytest.CaptureFixture[str], before: list[str]
+) -> None:
+    # ``handreader --json score ...`` printed text and exited 0
+    with pytest.raises(SystemExit) as exited:
+        cli.main([*before, "score", "3H", "7S", "KD", "8C", "6D"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("handreader: error: unrecognized arguments: ")
+    assert f"{' '.join(before)} before the command 'score'" in err
+
+
 def test_files_may_follow_the_options(capsys: pytest.CaptureFixture[str]) -> None:
     """``read a.jpg --json b.jpg`` reads both, as ``read a.jpg b.jpg --json`` does."""
     example = str(Path(__file__).resolve().parents[3] / "examples" / "hand.jpg")
