@@ -64,9 +64,9 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Verify the trail or sign a checkpoint (see the module docstring)."""
     from handreader.service.routes.verification import DB_ENV, AuditSettings
-    from handreader.store.database import DATABASE_URL_ENV, is_database_url
     from handreader.store.audit import KEY_ENV, AuditError, AuditLog, Checkpoint
     from handreader.store.audit_trail import ChainReport, CheckpointError
+    from handreader.store.database import DATABASE_URL_ENV, is_database_url
 
     settings = AuditSettings.from_env()
     if settings.token is None:
