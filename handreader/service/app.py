@@ -230,6 +230,25 @@ def check_host(host: str) -> None:
         ) from None
 
 
+def check_port(host: str, port: int) -> None:
+    """ValueError naming the address when nothing can listen on ``host``:``port`` (in use, or a
+    privileged port), checked before the models load: uvicorn's own refusal is its log lines
+    and exit status 3."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            if os.name != "nt":  # as asyncio's server binds: a port left in TIME_WAIT is free
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise ValueError(
+            f"cannot listen on {host}:{port} (--host, --port or HANDREADER_HOST, _PORT): {reason}"
+        ) from None
+
+
 def check_models(folder: Path) -> None:
     """ValueError naming ``--models`` (``$HANDREADER_MODELS``) when the folder holds no readable
     model manifest (checked before the server starts; models that fail to load later, a hash
@@ -255,7 +274,9 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
     """Start uvicorn with the app ``factory`` (an import string; benchmarks pass their own);
     the settings reach every worker by the environment.
 
-    Returns 0 after a clean stop, 1 when the server could not start (a port in use), and 130
+    ValueError, before anything starts, for an address, a port (in use, privileged), TLS
+    files, models or settings that cannot be used. Returns 0 after a clean stop, 1 when uvicorn
+    still refuses to start (its reason in its log, then one line), and 130
     after Ctrl-C (SIGINT) with one line on stderr (``handreader serve: interrupted``), with one
     worker or several. SIGTERM ends it as uvicorn does: one worker re-raises the signal after
     its shutdown (the process ends by SIGTERM), several workers' supervisor returns 0.
@@ -268,6 +289,7 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     check_tls(getattr(args, "ssl_keyfile", None), getattr(args, "ssl_certfile", None))
     check_host(args.host)
+    check_port(args.host, args.port)
     if args.models is not None:
         os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
     settings = Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
@@ -306,6 +328,11 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
             interrupted = bool(getattr(server, "interrupted", False))  # (...unheard if ignored)
     except KeyboardInterrupt:
         interrupted = True
+    except SystemExit as stopped:  # uvicorn's own refusal to start, its reason logged above
+        if stopped.code in (0, None):
+            raise
+        print(f"{_program(args)}: error: the server could not start", file=sys.stderr)
+        return 1
     if interrupted:
         print(f"{_program(args)}: interrupted", file=sys.stderr)
         return INTERRUPTED_STATUS

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from handreader.cli import main
-from handreader.service.app import check_host, check_models, check_tls
+from handreader.service.app import check_host, check_models, check_port, check_tls
 
 
 @pytest.fixture
@@ -165,6 +165,24 @@ def test_a_listening_address_that_resolves_to_none_is_named_before_the_server_st
     err = _one_line_error(capsys, "serve")
     assert "--host '999.1.1.1' (or HANDREADER_HOST): no address to listen on" in err
     check_host("127.0.0.1")  # a real one passes
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_port_in_use_is_named_before_the_server_starts(
+    capsys: pytest.CaptureFixture[str], workers: str
+) -> None:
+    """uvicorn's own refusal was its log lines and exit status 3."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port), "--workers", workers]) == 2
+    err = _one_line_error(capsys, "serve")
+    assert f"cannot listen on 127.0.0.1:{port} (--host, --port or HANDREADER_HOST, _PORT): " in err
+    assert "in use" in err
+    check_port("127.0.0.1", port)  # free again
 
 
 def test_a_models_folder_without_a_manifest_is_named_before_the_server_starts(
