@@ -240,10 +240,18 @@ def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bo
 
     table = score_reading(reading, options)
     outcomes = {player.seat: player for player in table.players}
+    # what the text prints under the hands, carried by every JSON line of the photo
+    photo_wide = {
+        "flags": reading.to_dict()["flags"],
+        "left_over": [card.to_dict() for card in table.left_over],
+    }
     if not table.hands:
         message = "no cards found" if not reading.cards else "no hand found"
         print(
-            json.dumps({"image": json_text(photo), "hands": 0, "problem": message})
+            json.dumps(
+                {"image": json_text(photo), "hands": 0, "problem": message, **photo_wide},
+                ensure_ascii=False,
+            )
             if as_json
             else f"{photo}: {message}"
         )
@@ -285,6 +293,7 @@ def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bo
                 record.update(
                     {k: v for k, v in player.to_dict().items() if k in ("outcome", "net")}
                 )
+            record.update(photo_wide)
             print(json.dumps(record, ensure_ascii=False))
         else:
             text = (

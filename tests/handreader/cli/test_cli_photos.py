@@ -335,6 +335,35 @@ def test_a_missing_path_is_a_file_that_cannot_be_read_not_an_unknown_card(
         assert "unknown card" not in err
 
 
+def test_score_json_carries_the_left_over_cards_and_the_flags_the_text_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dataclasses
+
+    from vision.detections import ReadingFlag
+
+    class Grey(CliFakeReader):  # a photo without colour, as the reader flags one
+        def read(self, image_bgr: NDArray[np.uint8], deck: object = None) -> Reading:
+            reading = super().read(image_bgr)
+            flags = ReadingFlag.COLOURLESS | ReadingFlag.LOW_CONFIDENCE
+            return dataclasses.replace(reading, flags=flags)
+
+    _use(monkeypatch, Grey({"3H 7S KD 8C 6D": (0.1, 0.1), "QH": (0.9, 0.9)}, "QH"))
+    photo = _photo(tmp_path, ".png", 640, 480)
+    assert main(["score", str(photo)]) == 0
+    out = capsys.readouterr().out
+    assert "left over (in no hand): QH? (uncertain)" in out and "note: the photo has no" in out
+    assert main(["score", "--json", str(photo)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["label"] for line in lines] == ["Niu 4"]
+    assert lines[0]["flags"] == ["low_confidence", "colourless"]
+    assert [(card["card"], card["uncertain"]) for card in lines[0]["left_over"]] == [("QH", True)]
+    _use(monkeypatch, CliFakeReader({}))
+    assert main(["score", "--json", str(photo)]) == 0
+    blank = json.loads(capsys.readouterr().out)
+    assert blank["problem"] == "no cards found" and blank["left_over"] == []
+
+
 def test_score_help_names_photos_too(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["score", "--help"])
