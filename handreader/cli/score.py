@@ -235,7 +235,7 @@ def score_photos(
 def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bool) -> None:
     """Group a photo's reading into hands under ``options`` and print one line per hand."""
     from handreader.cli.photos import json_text
-    from handreader.tables.scoring import score_reading
+    from handreader.tables.scoring import NO_CARDS, score_reading
     from vision.detections import ReadingFlag
 
     table = score_reading(reading, options)
@@ -246,7 +246,7 @@ def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bo
         "left_over": [card.to_dict() for card in table.left_over],
     }
     if not table.hands:
-        message = "no cards found" if not reading.cards else "no hand found"
+        message = NO_CARDS if not reading.cards else "no hand found"
         print(
             json.dumps(
                 {"image": json_text(photo), "hands": 0, "problem": message, **photo_wide},

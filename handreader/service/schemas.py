@@ -448,6 +448,9 @@ class ReadOut(_Out):
     size: list[int]
     cards: list[CardOut]
     flags: list[str] = Field(description=FLAGS_DESCRIPTION)
+    problem: str | None = Field(
+        None, description='"no cards found" for a photo with none (a blank photo), else null'
+    )
     timings_ms: dict[str, float] | None = None
 
 

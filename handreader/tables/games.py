@@ -44,7 +44,7 @@ from handreader.tables.grouping import (
     assign_regions,
     group_cards,
 )
-from handreader.tables.scoring import BankerRule, TableCard, flag_names
+from handreader.tables.scoring import NO_CARDS, BankerRule, TableCard, flag_names
 from rules.baccarat import (
     BaccaratBet,
     BaccaratCoup,
@@ -266,6 +266,8 @@ def _two_sides(
             left_over,
             None,
         )
+    if not reading.cards:
+        return [], (), NO_CARDS
     found, aside = _clusters(reading.cards, link_factor)
     if alone and len(found) == 1:
         return [PhotoHand(first_role, 0, found[0].cards)], aside, None
@@ -309,6 +311,8 @@ def _dealer_and_players(
     else:
         players, left_over = _clusters(cards, link_factor)
     if dealer is None:
+        if not reading.cards:
+            return [], (), NO_CARDS
         if len(players) < 2:
             return (
                 [PhotoHand("hand", seat, group.cards) for seat, group in enumerate(players)],

@@ -55,6 +55,7 @@ from rules.settlement import Settlement, settle
 from vision.detections import CardReading, Reading, ReadingFlag, doubt_fields
 
 __all__ = [
+    "NO_CARDS",
     "BankerRule",
     "HandResult",
     "HandStatus",
@@ -71,6 +72,9 @@ __all__ = [
 ]
 
 Box = tuple[float, float, float, float]
+
+NO_CARDS = "no cards found"
+"""The problem of a photo with no card read at all (a blank photo), in every game's answer."""
 
 
 class Role(enum.Enum):
@@ -511,7 +515,7 @@ def score_reading(
         flags=reading.flags,
     )
     if not result.hands and result.problem is None:
-        found = "no cards found" if not reading.cards else "no hand found: only cards left over"
+        found = NO_CARDS if not reading.cards else "no hand found: only cards left over"
         result = replace(result, problem=found)
     return result
 

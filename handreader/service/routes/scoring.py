@@ -64,7 +64,7 @@ from handreader.service.token_guard import (
 )
 from handreader.tables.grouping import Region
 from handreader.tables.pits import judge_play, judge_reading
-from handreader.tables.scoring import TableCard, score_codes, score_reading
+from handreader.tables.scoring import NO_CARDS, TableCard, score_codes, score_reading
 from rules.cards import AnyCard, check_distinct, parse_cards
 from rules.decks import Deck
 from rules.errors import HandError
@@ -98,11 +98,13 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
         openapi_extra=request_body_doc(options_model=ReadOptionsIn),
     )
     def read(upload: UploadDep, reader: ReaderDep, runtime: RuntimeDep) -> Response:
-        """Read the cards of a photo: codes, boxes, confidences, flags (options:
-        ``ReadOptionsIn``: any card, unless a game's deck is named)."""
+        """Read the cards of a photo: codes, boxes, confidences, flags, and ``problem`` ("no
+        cards found" for a photo with none, else null; options: ``ReadOptionsIn``: any card,
+        unless a game's deck is named)."""
         in_play = validate(ReadOptionsIn, upload.options).in_play()
         _, reading, timings = read_photo(upload, reader, runtime, in_play)
-        return json_response(dict(reading.to_dict()), timings)
+        problem = None if reading.cards else NO_CARDS
+        return json_response({**reading.to_dict(), "problem": problem}, timings)
 
     @app.post(
         "/v1/score",

@@ -152,6 +152,23 @@ def test_baccarat_photo_that_is_no_coup_is_reported(client: TestClient, fake: Fa
     assert body["result"] is None and "player needs 2 or 3 cards, got 4" in body["problem"]
 
 
+@pytest.mark.parametrize("game", ["baccarat", "blackjack", "paigow"])
+def test_a_blank_photo_says_no_cards_found_not_to_give_regions(
+    client: TestClient, fake: FakeReader, game: str
+) -> None:
+    fake.hands = {}
+    body = _photo(client, game)
+    assert body["problem"] == "no cards found" and body["hands"] == []
+
+
+def test_read_says_no_cards_found_for_a_blank_photo(client: TestClient, fake: FakeReader) -> None:
+    fake.hands = {}
+    blank = client.post("/v1/read", content=image_bytes()).json()
+    assert blank["cards"] == [] and blank["problem"] == "no cards found"
+    fake.hands = {"9H 5C": (0.1, 0.4)}
+    assert client.post("/v1/read", content=image_bytes()).json()["problem"] is None
+
+
 def test_baccarat_photo_with_an_uncertain_card_is_unverified(
     client: TestClient, fake: FakeReader
 ) -> None:
