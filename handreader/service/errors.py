@@ -252,7 +252,11 @@ def describe_error(error: BaseException) -> tuple[str, str]:
 def error_response(code: str, message: str) -> JSONResponse:
     """The JSON error body with the status of ``code``."""
     status = ERROR_STATUS.get(code, 500)
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+    # RFC 9110: a 401 names the scheme it wants (the operator token, as a bearer token)
+    headers = {"WWW-Authenticate": 'Bearer realm="handreader"'} if status == 401 else None
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
+    )
 
 
 def _held_off(error: TooManyAttemptsError) -> JSONResponse:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -47,6 +47,7 @@ __all__ = [
     "ServerBusyError",
     "ServiceError",
     "Upload",
+    "check_query",
     "image_format",
     "json_body_doc",
     "parse_json_object",
@@ -312,6 +313,23 @@ def query_options(query: QueryParams, skip: frozenset[str] = frozenset()) -> dic
     if "options" in query:
         options |= parse_json_object(query["options"], "the options query parameter")
     return options
+
+
+def check_query(query: QueryParams, known: Iterable[str]) -> None:
+    """BadOptionsError (400) for a query parameter given twice or not among ``known`` (a
+    route's own, typed parameters: a framework would take the last of two values and ignore a
+    name it does not know, so a mistyped filter would answer as if not given)."""
+    allowed = frozenset(known)
+    given: set[str] = set()
+    for name, _ in query.multi_items():
+        if name in given:
+            raise BadOptionsError(
+                f"the query parameter {name} is given more than once: give it once"
+            )
+        given.add(name)
+        if name not in allowed:
+            names = ", ".join(sorted(allowed))
+            raise BadOptionsError(f"unknown query parameter {name!r}: known are {names}")
 
 
 def _json_list(text: str, what: str) -> Any:

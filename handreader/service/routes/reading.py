@@ -69,6 +69,7 @@ from handreader.service.requests import (
     BadOptionsError,
     MalformedJsonError,
     PayloadTooLargeError,
+    check_query,
     json_body_doc,
     parse_json_object,
     parse_json_off_loop,
@@ -246,11 +247,13 @@ def add_trainer_routes(router: APIRouter) -> None:
 
     @router.get("/v1/trainer/deal", responses=error_responses(400), tags=["trainer"])
     def deal(
+        request: Request,
         hands: int = Query(3, ge=2, le=4, description="how many hands, 2 to 4"),
         profile: str = Query(DEFAULT_PROFILE, max_length=40),
         seed: int | None = Query(None, ge=0, lt=2**63, description="repeat a deal"),
     ) -> Response:
         """Deal 2 to 4 hands for the trainer; the seed used comes back."""
+        check_query(request.query_params, ("hands", "profile", "seed"))
         rules = get_profile(profile)
         # drawn below 2^53: exact as a JSON number in every client (JavaScript's included)
         chosen = secrets.randbelow(2**53) if seed is None else seed

@@ -59,6 +59,7 @@ from handreader.service.requests import (
     ServerBusyError,
     ServiceError,
     Upload,
+    check_query,
     json_body_doc,
     parse_json_object,
     parse_json_off_loop,
@@ -153,6 +154,9 @@ MAX_OFFSET = 2**63 - 1
 DEFAULT_PAGE = 100
 """The records a JSON page of ``GET /v1/audit`` holds when no ``limit`` is given."""
 
+AUDIT_QUERY = ("verdict", "since", "until", "profile", "limit", "offset", "format")
+"""The query parameters of ``GET /v1/audit``: any other name, or one given twice, is a 400."""
+
 MAX_PAGE = 1000
 """The most records a JSON page of ``GET /v1/audit`` holds (the whole log: ``format=csv``)."""
 
@@ -198,7 +202,11 @@ class AuditLogHolder:
         if self.settings.token is None:
             raise AuditNotConfiguredError(f"audit log not configured: set {TOKEN_ENV}")
         if not token:
-            raise AuditAuthError("missing operator token for the audit log", guessed=False)
+            raise AuditAuthError(
+                "missing operator token for the audit log: send it as "
+                "'Authorization: Bearer TOKEN'",
+                guessed=False,
+            )
         if not self.is_operator(token):
             raise AuditAuthError("wrong operator token for the audit log")
 
@@ -529,6 +537,7 @@ def add_verify_routes(
         tags=["verification"],
     )
     def audit(
+        request: Request,
         token: Annotated[str | None, Depends(operator)],
         verdict: Literal["match", "mismatch", "unverified"] | None = None,
         since: str | None = Query(None, max_length=40, description="ISO 8601, inclusive"),
@@ -547,6 +556,7 @@ def add_verify_routes(
         (operator token required). JSON answers a page (``limit``, at most
         :data:`MAX_PAGE`), with ``next_offset`` for the next one (null after the last); CSV
         streams every record asked for, a page of the store at a time."""
+        check_query(request.query_params, AUDIT_QUERY)
         for name, value in (("since", since), ("until", until)):
             if value is not None:
                 try:

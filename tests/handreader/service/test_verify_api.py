@@ -190,6 +190,27 @@ def test_verify_needs_a_photo_and_a_declaration(client: TestClient) -> None:
     error_message(not_image, 415, "unsupported_type")
 
 
+def test_the_audit_names_a_repeated_or_unknown_filter_and_the_scheme_it_wants(
+    client: TestClient,
+) -> None:
+    assert _verify(client, RIGHT).json()["verdict"] == "match"
+    twice = [("verdict", "match"), ("verdict", "mismatch")]
+    answer = client.get("/v1/audit", params=twice, headers=AUTH)
+    assert "the query parameter verdict is given more than once" in error_message(
+        answer, 400, "bad_options"
+    )
+    answer = client.get("/v1/audit", params={"verdicts": "match"}, headers=AUTH)
+    assert "unknown query parameter 'verdicts': known are format, limit" in error_message(
+        answer, 400, "bad_options"
+    )
+    refused = client.get("/v1/audit")
+    assert refused.status_code == 401
+    assert refused.headers["WWW-Authenticate"] == 'Bearer realm="handreader"'
+    assert "'Authorization: Bearer TOKEN'" in refused.json()["error"]["message"]
+    other_scheme = client.get("/v1/audit", headers={"Authorization": f"Token {TOKEN}"})
+    assert other_scheme.status_code == 401
+
+
 def test_audit_filters_and_exports(client: TestClient) -> None:
     assert _verify(client, RIGHT).json()["verdict"] == "match"
     assert _verify(client, {"1": "win", "2": "lose"}).json()["verdict"] == "mismatch"

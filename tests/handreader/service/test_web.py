@@ -136,9 +136,11 @@ def test_dealt_hands_are_distinct_cards_of_one_deck(seed: int, count: int) -> No
         ({"seed": -1}, 422, "validation_error"),
         ({"seed": 2**63}, 422, "validation_error"),
         ({"profile": "casino"}, 400, "unknown_profile"),
+        ({"hand": 3}, 400, "bad_options"),  # a mistyped name is no default deal
+        ([("hands", 2), ("hands", 4)], 400, "bad_options"),  # nor is the last of two
     ],
 )
-def test_deal_bad_input(client: TestClient, params: dict[str, Any], status: int, code: str) -> None:
+def test_deal_bad_input(client: TestClient, params: Any, status: int, code: str) -> None:
     error_message(client.get("/v1/trainer/deal", params=params), status, code)
 
 
