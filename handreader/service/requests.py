@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -345,6 +346,15 @@ def _json_list(text: str, what: str) -> Any:
     return value
 
 
+def _closed(request: Request, body: bytes) -> bool:
+    """Whether a multipart body ends with its closing delimiter (``--BOUNDARY--``)."""
+    kind = request.headers.get("content-type", "")
+    found = re.search(r'boundary="?([^";]+)"?', kind, re.IGNORECASE)
+    if found is None:
+        return True  # the parser has named what is wrong already
+    return body.rstrip(b"\r\n \t").endswith(b"--" + found.group(1).encode("latin-1") + b"--")
+
+
 async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, Any]]:
     async def stream() -> AsyncGenerator[bytes, None]:
         yield body
@@ -367,6 +377,10 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
                 "the multipart body holds several 'image' fields: send one"
             )
         image = form.get("image")
+        if image is None and not _closed(request, body):  # a part cut off is no part
+            raise MalformedMultipartError(
+                "malformed multipart body: it ends before its closing boundary (cut short?)"
+            )
         if image is None:
             raise MissingImageError("multipart upload without an 'image' field")
         if isinstance(image, str):  # a part without a file name: its bytes were taken as text

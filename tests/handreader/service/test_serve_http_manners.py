@@ -58,6 +58,20 @@ def test_json_sent_without_its_type_is_told_to_say_so(client: TestClient) -> Non
     assert "Content-Type: application/json" in error_message(answer, 415, "unsupported_type")
 
 
+def test_a_multipart_body_cut_short_is_named_so_not_a_missing_image(client: TestClient) -> None:
+    part = b'--xx\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\n\r\n'
+    headers = {"Content-Type": "multipart/form-data; boundary=xx"}
+    cut = client.post("/v1/read", content=part + image_bytes(), headers=headers)
+    assert "ends before its closing boundary" in error_message(cut, 400, "malformed_multipart")
+    whole = client.post(
+        "/v1/read", content=part + image_bytes() + b"\r\n--xx--\r\n", headers=headers
+    )
+    assert whole.status_code == 200
+    other = b'--xx\r\nContent-Disposition: form-data; name="other"\r\n\r\nx\r\n--xx--\r\n'
+    answer = client.post("/v1/read", content=other, headers=headers)
+    assert "without an 'image' field" in error_message(answer, 422, "missing_image")
+
+
 def test_two_photos_in_one_multipart_body_are_refused(client: TestClient) -> None:
     files = [("image", ("a.jpg", image_bytes(), "image/jpeg"))] * 2
     answer = client.post("/v1/read", files=files)
