@@ -16,7 +16,7 @@ import importlib
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from handreader import __version__
 
@@ -40,9 +40,14 @@ COMMANDS: tuple[str, ...] = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line: the error, and where the usage is."""
+    """An argument parser whose usage errors are one line: the error, and where the usage is;
+    an option is named whole (``--deck`` is never taken for ``--decks``)."""
 
     commands: Mapping[str, argparse.ArgumentParser]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -7,9 +7,10 @@ import argparse
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
+from rules.cards import MAX_PACKS
 from rules.money import MAX_AMOUNT, THOUSANDS_SEPARATORS, to_money
 
-__all__ = ["amount", "at_least", "money", "rate"]
+__all__ = ["amount", "at_least", "money", "packs", "rate"]
 
 
 def _decimal(text: str) -> Decimal:
@@ -67,3 +68,12 @@ def at_least(least: int) -> Callable[[str], int]:
         return value
 
     return whole
+
+
+def packs(text: str) -> int:
+    """A count of decks (``--decks``) for argparse: a whole number from 1 to
+    :data:`rules.cards.MAX_PACKS`, for every command alike."""
+    value = at_least(1)(text)
+    if value > MAX_PACKS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_PACKS}, got {text!r}")
+    return value

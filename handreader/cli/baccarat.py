@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from handreader.cli._amounts import amount as _amount
 from handreader.cli._amounts import money as _money
+from handreader.cli._amounts import packs
 from handreader.cli._amounts import rate as _rate
 from handreader.cli.photos import (
     add_layout_arguments,
@@ -66,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="Player and Banker bets lose on a tie (default: they push)",
     )
-    parser.add_argument("--decks", type=int, default=8, help="decks in the shoe (default 8)")
+    parser.add_argument("--decks", type=packs, default=8, help="decks in the shoe (default 8)")
     add_layout_arguments(parser, "Player", "left", ("Player", "Banker"))
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.set_defaults(func=run)

@@ -27,6 +27,7 @@ from decimal import Decimal
 
 from handreader.cli._amounts import amount as _amount
 from handreader.cli._amounts import money as _money
+from handreader.cli._amounts import packs
 from handreader.cli.photos import (
     add_layout_arguments,
     add_photo_arguments,
@@ -59,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--blackjack-pays", type=_amount, default=Decimal("1.5"), help="blackjack payout (1.5)"
     )
-    parser.add_argument("--decks", type=int, default=6, help="decks in the shoe (default 6)")
+    parser.add_argument("--decks", type=packs, default=6, help="decks in the shoe (default 6)")
     add_layout_arguments(parser, "dealer", "top", ("dealer",))
     parser.add_argument(
         "--player-region",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from handreader.cli._amounts import packs
 from rules.decks import ANY_CARD, GAME_DECKS, Deck, deck_in_play
 from vision.index_letters import INDEX_LETTERS
 
@@ -36,7 +37,7 @@ def add_deck_options(parser: Any, default: str, decks: bool = True) -> None:
     if decks:
         parser.add_argument(
             "--decks",
-            type=int,
+            type=packs,
             metavar="N",
             help="packs of that deck in play (default: the game's)",
         )

@@ -26,7 +26,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from handreader.cli._amounts import amount, at_least, money
+from handreader.cli._amounts import amount, money, packs
 from handreader.cli.score import format_hand, hand_to_json
 from rules.cards import parse_cards
 from rules.errors import RulesError
@@ -70,7 +70,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--decks",
-        type=at_least(1),
+        type=packs,
         metavar="N",
         help="52-card decks the round is dealt from: a card may appear that many times "
         "(default: the profile's)",

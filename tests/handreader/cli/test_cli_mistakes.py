@@ -95,8 +95,10 @@ def test_score_takes_the_decks_for_card_codes_and_refuses_photo_options(
     assert capsys.readouterr().out.startswith("3H 3H KD 8C 6D: No Niu")
     assert main(["score", "3H", "7S", "KD", "8C", "6D", "--deck", "mine"]) == 2
     assert "--deck reads photos: not with card codes" in _one_line_error(capsys, "score")
-    assert main(["score", "3H", "7S", "KD", "8C", "6D", "--decks", "0"]) == 2
-    assert "decks must be a whole number >= 1, got 0" in _one_line_error(capsys, "score")
+    with pytest.raises(SystemExit) as exited:
+        main(["score", "3H", "7S", "KD", "8C", "6D", "--decks", "0"])
+    assert exited.value.code == 2
+    assert "argument --decks: expected at least 1, got '0'" in _one_line_error(capsys, "score")
 
 
 @pytest.mark.parametrize(

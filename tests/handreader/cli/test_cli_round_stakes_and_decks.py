@@ -73,4 +73,4 @@ def test_a_round_dealt_from_two_decks_may_hold_a_card_twice(
     status, _, err = main_round(capsys, "--banker", same, "--player", same)  # one deck: refused
     assert status == 2 and "duplicate card" in err
     status, _, err = main_round(capsys, "--banker", same, "--player", same, "--decks", "17")
-    assert status == 2 and "decks must be at most 16" in err
+    assert status == 2 and "argument --decks: expected at most 16, got '17'" in err

@@ -250,6 +250,34 @@ def test_an_option_before_the_command_is_refused_not_dropped(
     assert f"{' '.join(before)} before the command 'score'" in err
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # an abbreviation was taken for the option it begins: --deck 3 read as --decks 3
+        (["round", "--banker", "KS QS JS 10S 9S", "--player", "3H 7S KD 8C 6D", "--deck", "2"],
+         "unrecognized arguments: --deck 2"),
+        (["score", "3H", "7S", "KD", "8C", "6D", "--js"], "unrecognized arguments: --js"),
+        # every command's --decks is 1 to 16, named by argparse alike
+        (["score", "3H", "7S", "KD", "8C", "6D", "--decks", "0"],
+         "argument --decks: expected at least 1, got '0'"),
+        (["baccarat", "--player", "9H 5C", "--banker", "KD 6S", "--decks", "0"],
+         "argument --decks: expected at least 1, got '0'"),
+        (["blackjack", "--dealer", "KD 7S", "--player", "10H 9C", "--decks", "17"],
+         "argument --decks: expected at most 16, got '17'"),
+        (["read", "photo.jpg", "--decks", "0"], "argument --decks: expected at least 1, got '0'"),
+    ],
+)  # fmt: skip
+def test_options_are_named_whole_and_decks_are_counted_alike(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    assert err.endswith(f"(see handreader {argv[0]} --help)\n")
+
+
 def test_files_may_follow_the_options(capsys: pytest.CaptureFixture[str]) -> None:
     """``read a.jpg --json b.jpg`` reads both, as ``read a.jpg b.jpg --json`` does."""
     example = str(Path(__file__).resolve().parents[3] / "examples" / "hand.jpg")
