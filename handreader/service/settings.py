@@ -15,7 +15,13 @@ from handreader.service.hosts import allowed_hosts
 from handreader.service.origins import ORIGINS_ENV, parse_allowed_origins
 from vision.imagelimits import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECODED_BYTES, DEFAULT_MAX_PIXELS
 
-__all__ = ["DEFAULT_DECODE_MEMORY", "MAX_TIMEOUT_S", "Settings", "add_server_arguments"]
+__all__ = [
+    "DEFAULT_DECODE_MEMORY",
+    "MAX_TIMEOUT_S",
+    "Settings",
+    "add_server_arguments",
+    "server_numbers",
+]
 
 MAX_TIMEOUT_S = 86_400.0
 """The longest timeout a ``HANDREADER_*_TIMEOUT`` may set (a day): NaN, infinity and absurd
@@ -101,6 +107,34 @@ def _port(text: str) -> int:
     return port
 
 
+def _workers(text: str) -> int:
+    """A count of worker processes, at least 1."""
+    try:
+        workers = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if workers < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 worker, got {workers}")
+    return workers
+
+
+def server_numbers(args: argparse.Namespace, environ: Mapping[str, str]) -> None:
+    """Fill ``args.port`` and ``args.workers`` that the command line left out from
+    ``HANDREADER_PORT`` and ``HANDREADER_WORKERS`` (8000 and 1 when unset); ValueError naming
+    the variable for a value that is not one."""
+    for name, variable, default, parse in (
+        ("port", "HANDREADER_PORT", "8000", _port),
+        ("workers", "HANDREADER_WORKERS", "1", _workers),
+    ):
+        if getattr(args, name, None) is not None:
+            continue
+        text = environ.get(variable) or default
+        try:
+            setattr(args, name, parse(text))
+        except argparse.ArgumentTypeError as error:
+            raise ValueError(f"{variable}: {error}") from None
+
+
 def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
     """``--host --port --workers --models --access-log --ssl-keyfile --ssl-certfile``, defaults
     from ``HANDREADER_*``."""
@@ -112,13 +146,13 @@ def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, 
     parser.add_argument(
         "--port",
         type=_port,
-        default=environ.get("HANDREADER_PORT", "8000"),  # (argparse applies ``type`` to it)
+        default=None,  # HANDREADER_PORT is read by server_numbers, so that its errors name it
         help="port (default: $HANDREADER_PORT or 8000)",
     )
     parser.add_argument(
         "--workers",
-        type=int,
-        default=environ.get("HANDREADER_WORKERS", "1"),
+        type=_workers,
+        default=None,
         help="worker processes, each loading the models (default: $HANDREADER_WORKERS or 1)",
     )
     parser.add_argument(

@@ -187,6 +187,40 @@ def test_a_port_in_use_is_named_before_the_server_starts(
     check_port("127.0.0.1", port)  # free again
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("HANDREADER_PORT", "abc", "HANDREADER_PORT: 'abc' is not a port number"),
+        ("HANDREADER_PORT", "70000", "HANDREADER_PORT: 70000 is not a port"),
+        ("HANDREADER_WORKERS", "0", "HANDREADER_WORKERS: at least 1 worker, got 0"),
+    ],
+)
+def test_a_bad_server_number_in_the_environment_is_named_not_blamed_on_a_flag(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+    value: str,
+    message: str,
+) -> None:
+    monkeypatch.setenv(variable, value)
+    assert main(["serve"]) == 2
+    err = _one_line_error(capsys, "serve")
+    assert message in err and "argument --" not in err
+
+
+def test_serve_py_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from handreader.service.app import main as serve_main
+
+    for argv, message in ((["--port", "abc"], "argument --port: 'abc' is not a port number"),
+                          (["--bogus"], "unrecognized arguments: --bogus"),
+                          (["--work", "2"], "unrecognized arguments: --work 2")):  # fmt: skip
+        with pytest.raises(SystemExit) as exited:
+            serve_main(argv)
+        assert exited.value.code == 2
+        err = capsys.readouterr().err
+        assert err == f"serve.py: error: {message} (see serve.py --help)\n"
+
+
 def test_a_models_folder_without_a_manifest_is_named_before_the_server_starts(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

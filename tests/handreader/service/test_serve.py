@@ -484,20 +484,27 @@ def test_server_arguments_default_to_the_environment() -> None:
     import argparse
 
     from handreader.cli.serve import add_server_arguments
+    from handreader.service.settings import server_numbers
 
+    environ = {"HANDREADER_PORT": "9001", "HANDREADER_WORKERS": "2"}
     parser = argparse.ArgumentParser()
-    add_server_arguments(parser, {"HANDREADER_PORT": "9001", "HANDREADER_WORKERS": "2"})
+    add_server_arguments(parser, environ)
     args = parser.parse_args([])
+    server_numbers(args, environ)  # the numbers from the environment once the flags are read
     assert (args.host, args.port, args.workers) == ("127.0.0.1", 9001, 2)
     args = parser.parse_args(["--port", "8100", "--host", "0.0.0.0"])
-    assert (args.host, args.port) == ("0.0.0.0", 8100)
+    server_numbers(args, environ)
+    assert (args.host, args.port, args.workers) == ("0.0.0.0", 8100, 2)
+    args = parser.parse_args([])
+    server_numbers(args, {})
+    assert (args.port, args.workers) == (8000, 1)
 
 
 def test_the_cli_knows_serve() -> None:
     from handreader.cli import build_parser
 
-    args = build_parser().parse_args(["serve", "--port", "8123"])
-    assert args.port == 8123 and args.workers == 1
+    args = build_parser().parse_args(["serve", "--port", "8123", "--workers", "2"])
+    assert args.port == 8123 and args.workers == 2
 
 
 def test_listener_for_several_workers_is_tcp() -> None:
