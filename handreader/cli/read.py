@@ -104,8 +104,10 @@ def _annotated_name(stem: str, written: set[str]) -> str:
 
 
 def _check_annotate_folder(folder: Path, photos: list[str]) -> None:
-    """ValueError when ``folder`` is where photos being read lie: its drawings, named after the
-    photos, would replace them and their neighbours."""
+    """ValueError when ``folder`` is a file, or where photos being read lie: its drawings,
+    named after the photos, would replace them and their neighbours."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--annotate {str(folder)!r} is a file: name a folder for the copies")
     target = folder.resolve()
     for photo in map(Path, photos):
         place = photo if photo.is_dir() else photo.parent

@@ -209,7 +209,8 @@ def check_tls(keyfile: str | None, certfile: str | None) -> None:
         raise ValueError("--ssl-keyfile and --ssl-certfile go together: give both")
     for flag, path in (("--ssl-keyfile", keyfile), ("--ssl-certfile", certfile)):
         if not Path(path).is_file():
-            raise ValueError(f"{flag} {path!r}: no such file")
+            why = "a folder, not a file" if Path(path).is_dir() else "no such file"
+            raise ValueError(f"{flag} {path!r}: {why}")
     try:
         ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
     except (ssl.SSLError, OSError) as error:
@@ -255,7 +256,8 @@ def check_models(folder: Path) -> None:
     that does not match, leave a server that answers 503 and logs why)."""
     manifest = folder / "manifest.json"
     if not folder.is_dir():
-        raise ValueError(f"--models {str(folder)!r} (or HANDREADER_MODELS): no such folder")
+        why = "a file, not a folder" if folder.exists() else "no such folder"
+        raise ValueError(f"--models {str(folder)!r} (or HANDREADER_MODELS): {why}")
     try:
         content = json.loads(manifest.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -329,4 +329,6 @@ def load_deck(name_or_path: str) -> DeckProfile:
     path = Path(name_or_path)
     if path.suffix == ".json" and path.is_file():
         return load_profile(path)
+    if path.suffix == ".json" and path.is_dir():
+        raise DeckProfileError(f"--deck {name_or_path!r} is a folder: name a profile file")
     return open_deck_store().get(name_or_path)

@@ -44,7 +44,9 @@ def test_an_annotation_folder_that_is_a_file(
     taken.write_bytes(b"a file, not a folder")
     root = Path(__file__).resolve().parents[3]
     assert main(["read", str(root / "examples" / "hand.jpg"), "--annotate", str(taken)]) == 2
-    assert _one_line_error(capsys, "read").endswith(f"{taken}: File exists")
+    assert _one_line_error(capsys, "read").endswith(
+        f"--annotate '{taken}' is a file: name a folder for the copies"
+    )
 
 
 @pytest.mark.parametrize(
@@ -149,6 +151,8 @@ def test_score_reads_standard_input_saved_with_a_byte_order_mark(
 
 def test_tls_files_are_checked_before_the_server_starts(tmp_path: Path) -> None:
     check_tls(None, None)  # plain http
+    with pytest.raises(ValueError, match=r"--ssl-keyfile .*: a folder, not a file"):
+        check_tls(str(tmp_path), str(tmp_path))
     with pytest.raises(ValueError, match="go together: give both"):
         check_tls(str(tmp_path / "key.pem"), None)
     with pytest.raises(ValueError, match=r"--ssl-keyfile .*: no such file"):
@@ -167,6 +171,21 @@ def test_a_listening_address_that_resolves_to_none_is_named_before_the_server_st
     err = _one_line_error(capsys, "serve")
     assert "--host '999.1.1.1' (or HANDREADER_HOST): no address to listen on" in err
     check_host("127.0.0.1")  # a real one passes
+
+
+def test_an_empty_deck_or_a_folder_named_as_a_profile_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vision import reader
+
+    monkeypatch.setattr(reader.Reader, "load", classmethod(lambda cls, *a, **k: object()))
+    photo = str(Path(__file__).resolve().parents[3] / "examples" / "hand.jpg")
+    assert main(["read", photo, "--deck", ""]) == 2  # was read without a deck, exit 0
+    assert "--deck is empty: name a calibrated deck" in _one_line_error(capsys, "read")
+    folder = tmp_path / "kept.json"
+    folder.mkdir()
+    assert main(["read", photo, "--deck", str(folder)]) == 2
+    assert f"--deck '{folder}' is a folder: name a profile file" in _one_line_error(capsys, "read")
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -231,6 +250,10 @@ def test_a_models_folder_without_a_manifest_is_named_before_the_server_starts(
     monkeypatch.setenv("HANDREADER_MODELS", str(tmp_path / "missing"))
     assert main(["serve", "--port", "8873"]) == 2
     assert "no such folder" in _one_line_error(capsys, "serve")
+    (tmp_path / "a.jpg").write_bytes(b"a photo")
+    monkeypatch.setenv("HANDREADER_MODELS", str(tmp_path / "a.jpg"))
+    assert main(["serve", "--port", "8873"]) == 2
+    assert "a.jpg' (or HANDREADER_MODELS): a file, not a folder" in _one_line_error(capsys, "serve")
     (tmp_path / "manifest.json").write_text("[1, 2")
     with pytest.raises(ValueError, match=r"manifest\.json is unreadable"):
         check_models(tmp_path)
