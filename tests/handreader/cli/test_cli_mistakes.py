@@ -3,12 +3,14 @@ status 2, never a traceback, and nothing is read or saved before it is named."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
 
 from handreader.cli import main
 from handreader.service.app import check_host, check_models, check_port, check_tls
+from handreader.service.settings import server_numbers
 
 
 @pytest.fixture
@@ -222,6 +224,9 @@ def test_a_bad_server_number_in_the_environment_is_named_not_blamed_on_a_flag(
     message: str,
 ) -> None:
     monkeypatch.setenv(variable, value)
+    args = argparse.Namespace(port=None, workers=None)
+    server_numbers(args, {})  # unset: the defaults
+    assert (args.port, args.workers) == (8000, 1)
     assert main(["serve"]) == 2
     err = _one_line_error(capsys, "serve")
     assert message in err and "argument --" not in err

@@ -495,9 +495,6 @@ def test_server_arguments_default_to_the_environment() -> None:
     args = parser.parse_args(["--port", "8100", "--host", "0.0.0.0"])
     server_numbers(args, environ)
     assert (args.host, args.port, args.workers) == ("0.0.0.0", 8100, 2)
-    args = parser.parse_args([])
-    server_numbers(args, {})
-    assert (args.port, args.workers) == (8000, 1)
 
 
 def test_the_cli_knows_serve() -> None:
