@@ -4,9 +4,10 @@
 
     handreader webcam [--source 0 | FILE | rtsp://...] [--profile P]
                       [--headless --output OUT.mp4] [--max-frames N] [--snapshots DIR]
-                      [--read-every K] [--serial] [--game G] [--decks N]
+                      [--read-every K] [--serial] [--game G] [--decks N] [--deck NAME]
 
-``--source`` is a camera number (default 0), a video file or a stream URL. Frames are read
+``--source`` is a camera number (default 0), a video file or a stream URL; ``--deck`` reads
+every frame with a calibrated deck (:class:`DeckFrames`). Frames are read
 with the Niu Niu deck in play (52 cards, no jokers, the starting profile's number of decks;
 ``--decks N`` another number, ``--game any`` none: ``handreader.cli.in_play``), and the cards
 shown are decoded together under it (``handreader.tables.live``). A window shows each
@@ -58,6 +59,7 @@ from handreader.tables.live import (
     LiveFrame,
     LivePipeline,
     LiveSettings,
+    frame_reader,
     next_profile,
 )
 from handreader.tables.live_stream import LiveStream
@@ -421,9 +423,36 @@ def register(subparsers: Any) -> None:
         "since the last frames keeps its reading)",
     )
     parser.add_argument("--models", type=Path, metavar="DIR", help="model folder")
+    parser.add_argument(
+        "--deck", metavar="NAME", help="a calibrated deck (handreader calibrate) to read with"
+    )
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
     add_deck_options(parser, default="niuniu, with the profile's decks")
     parser.set_defaults(func=run)
+
+
+class DeckFrames:
+    """A video's frame reader (:func:`~handreader.tables.live.frame_reader`) reading every frame
+    with a calibrated deck's profile: ``read(image)`` is ``reader.read(image, deck=profile)``."""
+
+    def __init__(self, reader: Any, profile: Any) -> None:
+        self.reader, self.profile = reader, profile
+
+    def read(self, image: NDArray[np.uint8]) -> Any:
+        """The cards of one frame, read with the deck."""
+        return self.reader.read(image, deck=self.profile)
+
+
+def _calibrated_deck(name: str | None) -> Any:
+    """The profile ``--deck`` names (``handreader.store.decks.load_deck``), None without one;
+    ValueError for an empty name, DeckProfileError for one that is not a usable deck."""
+    if name is None:
+        return None
+    if not name.strip():
+        raise WebcamError("--deck is empty: name a calibrated deck (handreader decks)")
+    from handreader.store.decks import load_deck
+
+    return load_deck(name)
 
 
 def reading_threads(ahead: int, cores: int | None = None) -> int | None:
@@ -466,6 +495,7 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         check_output(args.output, source)
     if not args.headless:
         check_window_support()
+    profile = _calibrated_deck(args.deck)  # named before the source opens, as a source is
     capture = open_source(source)  # a bad source is reported before the models load
     if reader is None:
         from vision.reader import Reader
@@ -480,6 +510,8 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         except BaseException:
             capture.release()
             raise
+    if profile is not None:
+        reader = DeckFrames(frame_reader(reader, settings.remember), profile)
     stats = run_webcam(
         source,
         capture=capture,

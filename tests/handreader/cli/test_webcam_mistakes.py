@@ -150,6 +150,39 @@ def test_a_video_name_that_is_not_utf8_is_one_line_not_a_crash(
     assert not output.exists()
 
 
+def test_webcam_reads_every_frame_with_a_calibrated_deck(
+    video: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/cli.md: ``--deck`` reads the live video with a calibrated deck, as the live stream's
+    ``deck`` option does; a deck that is not one is one line before the video opens."""
+    from vision import reader as reader_module
+    from vision.calibration import DeckProfile, profile_json
+
+    class DeckRecorder(NoisyReader):
+        def read(self, image: NDArray[np.uint8], deck: Any = None) -> Any:
+            self.decks.append(deck)
+            return super().read(image)
+
+    recorder = DeckRecorder(misread=0.0, miss=0.0, ghost=0.0)
+    recorder.decks = []
+    monkeypatch.setattr(reader_module.Reader, "load", classmethod(lambda cls, *a, **k: recorder))
+    profile = DeckProfile("mine", {"AS": np.ones((1, 4), np.float32)}, "sha", "now")
+    kept = tmp_path / "mine.json"
+    kept.write_text(profile_json(profile))
+    argv = ["webcam", "--source", str(video), "--headless", "--max-frames", "5"]
+    assert cli.main([*argv, "--deck", str(kept)]) == 0
+    capsys.readouterr()
+    assert len(recorder.decks) >= 1 and all(deck.name == "mine" for deck in recorder.decks)
+    monkeypatch.setenv("HANDREADER_DATA", str(tmp_path / "data"))
+    for name, message in (("nosuch", "no deck profile 'nosuch'"), ("", "--deck is empty")):
+        assert cli.main([*argv, "--deck", name]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err
+
+
 def test_a_video_that_ends_well_before_its_declared_frames_is_read_with_a_warning(
     video: Path,
     fake_reader: NoisyReader,
