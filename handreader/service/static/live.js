@@ -7,7 +7,9 @@ import { niuniuResults, resultSummary } from "./photo.js";
 import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, niuniuScene } from "./draw.js";
 
-const state = { stream: null, socket: null, running: false, answers: 0, since: 0, shownKey: "", locked: false };
+// attempt: the number of the last Start or Stop; a camera granted after a later Stop (or a tab
+// switch) is stopped at once, and only the socket of the session running is heard
+const state = { stream: null, socket: null, running: false, starting: false, attempt: 0, answers: 0, since: 0, shownKey: "", locked: false };
 
 // The seats the dealer draws on the video: the banker's box first, then one box a player in
 // seat order, each [x1, y1, x2, y2] in fractions of the frame (the API's banker_region and
@@ -229,51 +231,76 @@ function onAnswer(event) {
 }
 
 async function start() {
+  if (state.running || state.starting) return; // a second click while the camera is asked for
   showError($("live-error"), null);
   if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
     showError($("live-error"), new Error("This browser gives no camera to this page: open it over https:// or from localhost (see \u201cUsing a phone\u201d)."));
     return;
   }
+  const attempt = ++state.attempt;
+  state.starting = true;
+  // Start is disabled while the camera is asked for; its focus goes to Stop once it runs
+  const hadFocus = document.activeElement === $("live-start");
+  $("live-start").disabled = true;
+  let stream;
   try {
-    state.stream = await navigator.mediaDevices.getUserMedia({
+    stream = await navigator.mediaDevices.getUserMedia({
       video: { facingMode: { ideal: "environment" }, width: { ideal: 1280 }, height: { ideal: 720 } },
       audio: false,
     });
   } catch (error) {
-    showError($("live-error"), new Error(`no camera: ${error.message}`));
+    if (attempt === state.attempt) {
+      state.starting = false;
+      $("live-start").disabled = false;
+      if (hadFocus && document.activeElement === document.body) $("live-start").focus();
+      showError($("live-error"), new Error(`no camera: ${error.message}`));
+    }
     return;
   }
+  if (attempt !== state.attempt) { // stopped, or the tab left, while the camera was asked for
+    for (const track of stream.getTracks()) track.stop();
+    return;
+  }
+  state.stream = stream;
   const video = $("live-video");
   video.srcObject = state.stream;
   await video.play().catch(() => {});
+  if (attempt !== state.attempt) return; // stop() has ended the stream meanwhile
+  state.starting = false;
   state.running = true;
   state.answers = 0;
   state.since = performance.now();
   state.shownKey = "";
   state.lastError = null;
   announcing.text = "";
-  state.socket = new WebSocket(socketUrl());
-  state.socket.addEventListener("open", () => {
+  const socket = new WebSocket(socketUrl());
+  state.socket = socket;
+  socket.addEventListener("open", () => {
+    if (socket !== state.socket) return;
     $("live-status").textContent = "Connected; reading\u2026";
     announce("Camera on: reading.");
     sendFrame();
   });
-  state.socket.addEventListener("message", onAnswer);
-  state.socket.addEventListener("close", () => {
+  socket.addEventListener("message", (event) => {
+    if (socket === state.socket) onAnswer(event);
+  });
+  socket.addEventListener("close", () => {
+    if (socket !== state.socket) return; // a session already stopped: it ends nothing now
     // the server's last word (busy, silent too long) says why; else the connection just closed
     const why = state.lastError && ["busy", "request_timeout"].includes(state.lastError.code) ? state.lastError : null;
     if (state.running) showError($("live-error"), why || new Error("the connection to the server closed"));
     stop();
   });
   $("live-stop").disabled = false;
-  if (document.activeElement === $("live-start")) $("live-stop").focus();
-  $("live-start").disabled = true;
+  if (hadFocus && document.activeElement === document.body) $("live-stop").focus();
   $("live-seats").disabled = false;
   showSeats();
 }
 
 function stop() {
   const wasRunning = state.running;
+  state.attempt += 1; // a camera still being asked for is stopped once granted
+  state.starting = false;
   state.running = false;
   if (state.socket && state.socket.readyState <= WebSocket.OPEN) state.socket.close();
   state.socket = null;
@@ -319,5 +346,5 @@ export function setupLive() {
 }
 
 export function stopLive() {
-  if (state.running) stop();
+  if (state.running || state.starting) stop();
 }

@@ -288,7 +288,10 @@ async function read(file) {
     if (state.shown) {
       markStale([$("photo-results"), $("photo-figure")], "Out of date: correct the option named below");
       $("photo-status").textContent = "Not read again: correct the option named below.";
+    } else {
+      $("photo-status").textContent = "Not read: correct the option named below.";
     }
+    notBusy(); // a read this one replaces leaves the busy state to it, and it reads nothing
     return;
   }
   if (chosenDeck()) options.deck = chosenDeck();
@@ -328,12 +331,15 @@ async function read(file) {
     }
     showError($("photo-error"), error);
   } finally {
-    if (generation === state.generation) {
-      enableTakingFocus($("photo-submit"), $("photo-status"));
-      $("photo-status").classList.remove("busy");
-      $("photo-form").removeAttribute("aria-busy");
-    }
+    if (generation === state.generation) notBusy();
   }
+}
+
+/** The form idle again: Read enabled (focus back on it from the status line), no spinner. */
+function notBusy() {
+  enableTakingFocus($("photo-submit"), $("photo-status"));
+  $("photo-status").classList.remove("busy");
+  $("photo-form").removeAttribute("aria-busy");
 }
 
 /** The longest side a photo is sent at: larger photos are shrunk in the page first (the

@@ -4,7 +4,9 @@
 import { $, el, request, postJson, showError, cardChips, table } from "./common.js";
 
 const LETTERS = "ABCD";
-const state = { hands: null, profile: "trainer", answered: false, right: 0, played: 0 };
+// checking: a pick on its way to the server (one pick a deal is counted, and an answer is shown
+// only under the deal it was asked for)
+const state = { hands: null, profile: "trainer", answered: false, checking: false, right: 0, played: 0 };
 
 function showScore() {
   $("trainer-score").textContent = `${state.right} / ${state.played}`;
@@ -31,6 +33,7 @@ async function deal() {
     state.hands = dealt.hands;
     state.profile = dealt.profile;
     state.answered = false;
+    state.checking = false;
     const list = $("trainer-hands");
     list.replaceChildren(...dealt.hands.map((cards, index) => el(
       "li",
@@ -51,10 +54,13 @@ async function deal() {
 }
 
 async function pick(index) {
-  if (!state.hands || state.answered) return;
+  if (!state.hands || state.answered || state.checking) return;
+  const hands = state.hands;
+  state.checking = true;
   showError($("trainer-error"), null);
   try {
-    const answer = await postJson("/v1/trainer/check", { hands: state.hands, pick: index, profile: state.profile });
+    const answer = await postJson("/v1/trainer/check", { hands, pick: index, profile: state.profile });
+    if (hands !== state.hands) return; // another deal came meanwhile: this answer is not its
     state.answered = true;
     state.played += 1;
     if (answer.correct) state.right += 1;
@@ -68,7 +74,9 @@ async function pick(index) {
     });
     showAnswer(answer);
   } catch (error) {
-    showError($("trainer-error"), error);
+    if (hands === state.hands) showError($("trainer-error"), error);
+  } finally {
+    if (hands === state.hands) state.checking = false;
   }
 }
 

@@ -4,7 +4,7 @@
 // and score. The audit log can be listed and exported here too. Both need the operator token.
 
 import { $, el, markStale, request, imageForm, showError, table, money, typedStake, disableKeepingFocus, enableTakingFocus } from "./common.js";
-import { chosenDeck, onDeckChange } from "./decks.js";
+import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene } from "./draw.js";
 import { niuniuResults } from "./photo.js";
 
@@ -132,6 +132,7 @@ async function submit(event) {
   const options = { profile: $("verify-profile").value, stake, declared: declaration() };
   if ($("verify-bet").value) options.bet = $("verify-bet").value;
   if (chosenDeck()) options.deck = chosenDeck();
+  if (chosenIndices()) options.indices = chosenIndices();
   const seatsRead = $("verify-status").textContent;
   $("verify-status").textContent = "Checking\u2026";
   const mine = ++generation;
@@ -228,7 +229,8 @@ async function listAudit(offset = 0) {
   } catch (error) {
     showError($("audit-error"), error);
   } finally {
-    if ($("audit-more")) $("audit-more").disabled = false;
+    const more = document.getElementById("audit-more"); // none before a first listing worked
+    if (more) more.disabled = false;
   }
 }
 
@@ -254,6 +256,8 @@ async function preview() {
   clearVerification();
   const options = { profile: $("verify-profile").value, stake: Number($("verify-stake").value) || 1 };
   if (chosenDeck()) options.deck = chosenDeck();
+  if (chosenIndices()) options.indices = chosenIndices();
+  showError($("verify-error"), null); // a mistake named before this photo was chosen is past
   $("verify-status").textContent = "Reading the seats\u2026";
   try {
     const [table, picture] = await Promise.all([
@@ -287,6 +291,7 @@ export function setupVerify() {
     if (event.target.closest(".remove")) formChanged();
   });
   onDeckChange(formChanged);
+  onIndicesChange(formChanged);
   $("verify-form").addEventListener("submit", submit);
   $("audit-list").addEventListener("click", () => listAudit());
   $("audit-csv").addEventListener("click", downloadCsv);
