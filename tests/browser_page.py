@@ -148,7 +148,8 @@ def sideways_overflow(page: Any) -> int:
 
 def drawn_labels(page: Any, canvas_id: str) -> dict[str, Any]:
     """The labels a canvas drawn by the page's draw.js shows: ``width``, ``height`` (canvas
-    pixels), ``fontCss`` (label text height in CSS pixels) and ``labels`` ({text, x, y, w, h})."""
+    pixels), ``fontCss`` (label text height in CSS pixels) and ``labels`` ({text, x, y, w, h,
+    textW: its widest line with its padding, rows: its lines})."""
     text = page.get_attribute(f"#{canvas_id}", "data-labels")
     assert text, f"#{canvas_id} shows no drawing"
     found: dict[str, Any] = json.loads(text)

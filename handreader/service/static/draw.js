@@ -8,7 +8,7 @@
 // as the annotated image places them (handreader/drawing/layout.py, the same steps): above the
 // hand, below it, beside it, then farther out with a leader line, the first place that covers
 // no card's index or code, no other label and no other hand; when none is free, the one that
-// covers least. A label wider than the frame is broken into lines at " · ".
+// covers least. A label wider than the frame is broken into lines at " · ", then between words.
 
 import { ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
 
@@ -86,13 +86,21 @@ function clampInside(rect, width, height) {
   };
 }
 
-/** Lines of ``text`` no wider than ``room`` (broken at the separator when needed). */
+/** Lines of ``text`` no wider than ``room``: broken at the separator when needed, and a part
+ *  still wider (a Pits verdict's reason) between its words. */
 function lines(context, text, room) {
   if (context.measureText(text).width <= room) return [text];
+  return packed(context, text.split(SEPARATOR), SEPARATOR, room)
+    .flatMap((line) => (context.measureText(line).width <= room ? [line] : packed(context, line.split(" "), " ", room)));
+}
+
+/** ``parts`` joined by ``joint`` into as few lines no wider than ``room`` as they go (a part
+ *  wider than ``room`` alone is a line of its own). */
+function packed(context, parts, joint, room) {
   const found = [];
   let line = "";
-  for (const part of text.split(SEPARATOR)) {
-    const next = line ? line + SEPARATOR + part : part;
+  for (const part of parts) {
+    const next = line ? line + joint + part : part;
     if (line && context.measureText(next).width > room) {
       found.push(line);
       line = part;
@@ -240,7 +248,8 @@ export function drawScene(canvas, picture, scene) {
   for (const [index, hand] of shownHands.entries()) {
     const around = arounds[index];
     const rows = lines(context, hand.label, width - 2 * padding);
-    const w = Math.min(width, Math.max(...rows.map((row) => context.measureText(row).width)) + 2 * padding);
+    const textW = Math.max(...rows.map((row) => context.measureText(row).width)) + 2 * padding;
+    const w = Math.min(width, textW);
     const h = rows.length * font * 1.2 + 2 * padding;
     const rect = placeLabel(around, w, h, line * 2, keepClear, placed, arounds, width, height);
     placed.push(rect);
@@ -258,7 +267,7 @@ export function drawScene(canvas, picture, scene) {
     context.fillRect(rect.x, rect.y, Math.max(3, line * 2), rect.h);
     context.fillStyle = "#fff";
     rows.forEach((row, index) => context.fillText(row, rect.x + padding, rect.y + padding + index * font * 1.2));
-    labels.push({ text: hand.label, x: rect.x, y: rect.y, w: rect.w, h: rect.h });
+    labels.push({ text: hand.label, x: rect.x, y: rect.y, w: rect.w, h: rect.h, textW, rows: rows.length });
   }
   canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, codeCss: small / scale, labels, codes, cards: cardBoxes });
   drawn.set(canvas, [picture, scene]);

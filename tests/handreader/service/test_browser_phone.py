@@ -148,6 +148,22 @@ def test_every_mode_fits_a_phone_screen(page: Any, fake: SlowFake, photo: Path) 
     _fits(page, "the deck wizard")
 
 
+def test_a_pits_verdict_wider_than_the_frame_breaks_between_words(
+    page: Any, fake: SlowFake, photo: Path
+) -> None:
+    """docs/page.md: a label wider than the frame breaks into lines; a Pits verdict's reason
+    has no " · " to break at, and ran past the frame's edge."""
+    fake.hands = {"KS 2D JD 3D JC": (0.1, 0.4)}  # no combination: a long reason
+    page.select_option("#photo-game", "pits")
+    page.set_input_files("#photo-file", str(photo))
+    _read_in(page)
+    drawn = drawn_labels(page, "photo-canvas")
+    (label,) = drawn["labels"]
+    assert "is no combination" in label["text"]
+    assert label["x"] >= 0 and label["x"] + label["w"] <= drawn["width"] + 0.5, (label, drawn)
+    assert label["textW"] <= drawn["width"] and label["rows"] > 1, (label, drawn)  # text too
+
+
 def test_a_photo_is_read_once_and_a_failed_upload_leaves_nothing_stale(
     page: Any, fake: SlowFake, photo: Path, tmp_path: Path
 ) -> None:
