@@ -128,7 +128,8 @@ function showCard() {
   }
 }
 
-/** Keep ``file`` as the photo of ``code``; false (the error shown) for a file that is no image. */
+/** Keep ``file`` as the photo of ``code``; false (the error shown) for a file that is no image.
+ *  Its pixels are checked as it is kept (:func:`checkPixels`). */
 function take(code, file) {
   if (file.type && !file.type.startsWith("image/")) {
     showError($("wizard-error"), new Error(`${file.name} is no photo (${file.type}): choose an image for ${code}`));
@@ -138,7 +139,39 @@ function take(code, file) {
   if (wizard.urls.has(code)) URL.revokeObjectURL(wizard.urls.get(code));
   wizard.photos.set(code, file);
   wizard.urls.set(code, URL.createObjectURL(file));
+  checkPixels(code, file);
   return true;
+}
+
+/** The smallest side, in pixels, of a photo the server reads (vision.imageio.MIN_SIDE). */
+const MIN_SIDE = 32;
+
+/** Why ``file`` cannot be a card's photo (no image the browser decodes, or too small), or null.
+ *  A TIFF, which most browsers cannot show, is left to the server. */
+async function refusal(file) {
+  let bitmap;
+  try {
+    bitmap = await createImageBitmap(file);
+  } catch (_) {
+    return /\.tiff?$/i.test(file.name) || file.type === "image/tiff" ? null : "is no image this page can read";
+  }
+  const { width, height } = bitmap;
+  bitmap.close();
+  return Math.min(width, height) < MIN_SIDE ? `is ${width} x ${height} pixels: too small to read a card in` : null;
+}
+
+/** A photo kept for ``code`` that is no image (a text file named .jpg) or too small is given
+ *  back as soon as the browser has looked at it: named, and its card waits for another photo,
+ *  so that the calibration is not refused whole at the end for one bad file. */
+async function checkPixels(code, file) {
+  const why = await refusal(file);
+  if (!why || wizard.photos.get(code) !== file) return;
+  URL.revokeObjectURL(wizard.urls.get(code));
+  wizard.urls.delete(code);
+  wizard.photos.delete(code);
+  wizard.index = Math.max(0, wizard.codes.indexOf(code));
+  showCard();
+  showError($("wizard-error"), new Error(`${file.name} ${why}: choose another photo of ${code}`));
 }
 
 function start(event) {

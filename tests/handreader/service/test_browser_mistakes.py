@@ -171,3 +171,32 @@ def test_a_wrong_token_keeps_the_seats_read_in_view(page: Any, tmp_path: Path) -
     assert "unauthorized" in page.inner_text("#verify-error")
     assert page.inner_text("#verify-status") == seats  # the dealer still sees the seats
     assert page.is_visible("#verify-canvas")
+
+
+def test_a_file_that_is_no_card_photo_is_given_back_when_chosen(page: Any, tmp_path: Path) -> None:
+    """docs/page.md: a file that is no image is named and its card waits for a photo: a text
+    file named .jpg (its type told from the name) and a photo too small to read were kept, and
+    the whole calibration refused at the end."""
+    photos = _card_photos(tmp_path, 1)
+    named = tmp_path / "named.jpg"
+    named.write_text("not a photo")
+    tiny = tmp_path / "tiny.jpg"
+    tiny.write_bytes(image_bytes(20, 15, ".jpg"))
+    page.click("#tab-decks")
+    page.fill("#wizard-name", "checked")
+    page.fill("#wizard-token", TOKEN)
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-cards:not([hidden])")
+    for bad, why in (
+        (named, "is no image this page can read"),
+        (tiny, "is 20 x 15 pixels: too small to read a card in"),
+    ):
+        page.set_input_files("#wizard-file", str(bad))
+        page.wait_for_selector("#wizard-error:not([hidden])")
+        assert f"{bad.name} {why}: choose another photo of AS" in page.inner_text("#wizard-error")
+        assert page.get_attribute("#wizard-card", "data-code") == "AS"
+        assert "0 photos taken" in page.inner_text("#wizard-progress")
+    page.set_input_files("#wizard-file", photos[0])
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-done")
+    assert "Deck checked: 1 card" in page.inner_text("#wizard-done")
