@@ -92,9 +92,15 @@ function forget() {
 }
 
 function showStep(step) {
+  const leaving = document.activeElement;
   $("wizard-setup").hidden = step !== "setup";
   $("wizard-cards").hidden = step !== "cards";
   $("wizard-grid").hidden = step !== "grid";
+  // a control of the step left (its Back button) took the focus with it: the new step's first
+  if (leaving && leaving !== document.body && leaving.offsetParent === null) {
+    const first = $(`wizard-${step}`).querySelector("input:not([disabled]), select:not([disabled]), button:not([disabled])");
+    if (first) first.focus();
+  }
 }
 
 function showCard() {

@@ -147,10 +147,12 @@ function toggleSeats() {
 }
 
 function clearSeats() {
+  const focused = document.activeElement === $("live-seats-clear");
   seats.drawing = false;
   seats.boxes = [];
   sendOptions();
   showSeats();
+  if (focused) $("live-seats").focus(); // Clear seats is disabled now: the focus stays near
 }
 
 function setupSeats() {

@@ -202,6 +202,8 @@ async function listAudit(offset = 0) {
     showError($("audit-error"), new Error("Since is not before Until: no record can lie between them"));
     return;
   }
+  // Show more is disabled while it asks, then hidden after the last page: its focus is kept
+  const moreHadFocus = Boolean(offset) && document.activeElement === $("audit-more");
   if (offset) $("audit-more").disabled = true;
   try {
     if (!offset) listed = auditQuery("json");
@@ -211,7 +213,7 @@ async function listAudit(offset = 0) {
     const rows = answer.records.map(auditRow);
     if (!offset || !$("audit-table")) {
       $("audit-results").replaceChildren(
-        el("p", { id: "audit-count" }),
+        el("p", { id: "audit-count", tabindex: "-1" }),
         table("Verifications", AUDIT_HEADERS, rows, { id: "audit-table" }),
         el("button", { type: "button", id: "audit-more" }, "Show more"),
       );
@@ -225,12 +227,14 @@ async function listAudit(offset = 0) {
       : `${answer.count} record(s)`;
     const more = $("audit-more");
     more.hidden = answer.next_offset === null || answer.next_offset === undefined;
+    if (moreHadFocus && more.hidden) $("audit-count").focus(); // the last page: the count says so
     more.onclick = () => listAudit(answer.next_offset);
   } catch (error) {
     showError($("audit-error"), error);
   } finally {
     const more = document.getElementById("audit-more"); // none before a first listing worked
     if (more) more.disabled = false;
+    if (more && moreHadFocus && !more.hidden) more.focus();
   }
 }
 

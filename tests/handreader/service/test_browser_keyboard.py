@@ -218,3 +218,30 @@ def test_a_check_pressed_from_the_keyboard_gives_the_focus_back(page: Any, tmp_p
     page.wait_for_selector("#verify-verdict")
     page.wait_for_function("() => !document.getElementById('verify-submit').disabled")
     assert page.evaluate(_FOCUSED) == "verify-submit"
+
+
+def test_a_control_that_hides_or_disables_itself_hands_its_focus_on(
+    page: Any, tmp_path: Path
+) -> None:
+    """Focus never drops to the page's body: Clear seats (disabled once the seats are
+    cleared) hands it to Draw seats, the grid step's Back (hidden with its step) to the setup
+    step's first control."""
+    page.click("#tab-live")
+    page.click("#live-start")
+    page.wait_for_function("() => !document.getElementById('live-seats').disabled")
+    page.click("#live-seats")  # drawing: Clear seats is enabled
+    page.focus("#live-seats-clear")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('live-seats-clear').disabled")
+    assert page.evaluate(_FOCUSED) == "live-seats"
+    page.click("#live-stop")
+    page.click("#tab-decks")
+    page.fill("#wizard-name", "grid")
+    page.fill("#wizard-token", TOKEN)
+    page.check("input[name=wizard-layout][value=grid]")
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-grid:not([hidden])")
+    page.focus("#wizard-grid-back")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#wizard-setup:not([hidden])")
+    assert page.evaluate(_FOCUSED) == "wizard-name"

@@ -130,6 +130,9 @@ def test_a_long_audit_log_is_listed_a_page_at_a_time(page: Any, server: Server) 
     ids = page.locator("#audit-table tbody tr td:first-child").all_inner_texts()
     assert ids == [str(number) for number in range(1, shown + 1)]  # in order, none twice
     assert page.is_hidden("#audit-more") == (count <= 200)
+    # the button keeps its focus while it asks; hidden after the last page, it hands it on
+    focused = page.evaluate("() => document.activeElement && document.activeElement.id")
+    assert focused == ("audit-count" if count <= 200 else "audit-more")
 
 
 def test_a_wrong_token_in_the_deck_wizard_is_mended_without_losing_the_photos(
