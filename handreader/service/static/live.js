@@ -86,6 +86,8 @@ function tableOptions() {
 function sendOptions() {
   if (state.socket && state.socket.readyState === WebSocket.OPEN) {
     // an options message sets every table option: the page's own go with it
+    state.commandAsked = true;
+    state.commandError = false;
     state.socket.send(JSON.stringify({ options: tableOptions() }));
   }
 }
@@ -211,12 +213,18 @@ function onAnswer(event) {
   }
   if (answer.error) {
     state.lastError = new ApiError(answer.error.code, answer.error.message, 0);
+    // a refused command (Lock layout with no hand) stays shown until the user acts again;
+    // a frame's error goes with the next frame read
+    state.commandError = state.commandAsked;
+    state.commandAsked = false;
     showError($("live-error"), state.lastError);
   } else if (answer.ok) {
+    state.commandAsked = false;
     showLock(answer.layout);
   } else {
-    if (answer.table.hands.length) $("live-lock").disabled = false;
-    showError($("live-error"), null);
+    // a hand to lock is one holding a card (an empty seat drawn on the video is none)
+    $("live-lock").disabled = !state.locked && !answer.table.hands.some((hand) => hand.cards.length);
+    if (!state.commandError) showError($("live-error"), null);
     drawOverlay($("live-overlay"), answer);
     state.answers += 1;
     const seconds = (performance.now() - state.since) / 1000;
@@ -274,6 +282,7 @@ async function start() {
   state.since = performance.now();
   state.shownKey = "";
   state.lastError = null;
+  state.commandAsked = state.commandError = false;
   announcing.text = "";
   const socket = new WebSocket(socketUrl());
   state.socket = socket;
@@ -327,6 +336,8 @@ export function setupLive() {
   $("live-stop").addEventListener("click", stop);
   $("live-lock").addEventListener("click", () => {
     if (state.socket && state.socket.readyState === WebSocket.OPEN) {
+      state.commandAsked = true;
+      state.commandError = false;
       state.socket.send(JSON.stringify({ lock: !state.locked }));
     }
   });

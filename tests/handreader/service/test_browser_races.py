@@ -135,3 +135,25 @@ def test_the_dealer_check_reads_with_the_letters_chosen_and_clears_a_past_mistak
     assert fake.letters == ["french", "french"]
     page.select_option("#indices-select", "german")  # the check shown is out of date
     assert "Out of date" in page.inner_text("#verify-status")
+
+
+def test_lock_layout_waits_for_a_card_not_an_empty_seat(page: Any, fake: DeckFakeReader) -> None:
+    """A seat drawn on the video with no card in it is no hand to lock: Lock layout stayed
+    enabled, and the server's refusal was wiped by the next frame before it could be read."""
+    fake.hands = {}
+    page.click("#tab-live")
+    page.click("#live-start")
+    page.wait_for_function(
+        "() => document.getElementById('live-status').textContent.includes('frames/s')",
+        timeout=30_000,
+    )
+    page.click("#live-seats")
+    box = page.locator("#live-seat-boxes").bounding_box()
+    page.mouse.move(box["x"] + 20, box["y"] + 20)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=5)
+    page.mouse.up()
+    page.click("#live-seats")  # Done: the seat is sent
+    page.wait_for_timeout(1500)  # frames read with the seat
+    assert page.is_disabled("#live-lock")
+    assert page.locator("#live-error").is_hidden()
