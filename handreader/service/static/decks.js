@@ -7,7 +7,9 @@ import { $, el, request, showError, cardChip, cardText, table, disableKeepingFoc
 const CARD_SIDE = 1600; // longest side of a one-card photo sent (the corners stay sharp)
 const GRID_SIDE = 4096; // a grid photo holds 52 cards: keep it large
 const STORED = "handreader.deck";
-const wizard = { order: [], grid: null, codes: [], index: 0, photos: new Map(), urls: new Map(), existing: new Set() };
+// checks: each card's photo whose pixels the browser is still looking at (checkPixels);
+// resume: where the cards went on before a photo was given back and its card shown again
+const wizard = { order: [], grid: null, codes: [], index: 0, photos: new Map(), urls: new Map(), checks: new Map(), resume: null, existing: new Set() };
 const listeners = [];
 
 /** The deck chosen at the top ("" for the standard reading). */
@@ -89,6 +91,8 @@ function forget() {
   for (const url of wizard.urls.values()) URL.revokeObjectURL(url);
   wizard.photos.clear();
   wizard.urls.clear();
+  wizard.checks.clear();
+  wizard.resume = null;
 }
 
 function showStep(step) {
@@ -145,8 +149,18 @@ function take(code, file) {
   if (wizard.urls.has(code)) URL.revokeObjectURL(wizard.urls.get(code));
   wizard.photos.set(code, file);
   wizard.urls.set(code, URL.createObjectURL(file));
-  checkPixels(code, file);
+  const check = checkPixels(code, file).finally(() => {
+    if (wizard.checks.get(code) === check) wizard.checks.delete(code);
+  });
+  wizard.checks.set(code, check);
   return true;
+}
+
+/** The card after a photo was taken for the one shown: the next one, or back where the cards
+ *  had got to when a photo given back showed its card again. */
+function advance() {
+  wizard.index = wizard.resume === null ? wizard.index + 1 : Math.max(wizard.resume, wizard.index + 1);
+  wizard.resume = null;
 }
 
 /** The smallest side, in pixels, of a photo the server reads (vision.imageio.MIN_SIDE). */
@@ -171,13 +185,18 @@ async function refusal(file) {
  *  so that the calibration is not refused whole at the end for one bad file. */
 async function checkPixels(code, file) {
   const why = await refusal(file);
-  if (!why || wizard.photos.get(code) !== file) return;
+  if (!why || wizard.photos.get(code) !== file) return false;
   URL.revokeObjectURL(wizard.urls.get(code));
   wizard.urls.delete(code);
   wizard.photos.delete(code);
-  wizard.index = Math.max(0, wizard.codes.indexOf(code));
+  const at = wizard.codes.indexOf(code);
+  if (at >= 0 && at < wizard.index) {
+    wizard.resume = Math.max(wizard.resume ?? 0, wizard.index);
+    wizard.index = at;
+  }
   showCard();
   showError($("wizard-error"), new Error(`${file.name} ${why}: choose another photo of ${code}`));
+  return true;
 }
 
 function start(event) {
@@ -295,6 +314,14 @@ async function send(form) {
 }
 
 async function finishCards() {
+  // the photos the browser is still looking at first: one given back is named, nothing sent
+  const pending = [...wizard.checks.values()];
+  if (pending.length) {
+    $("wizard-finish").disabled = true;
+    const given = (await Promise.all(pending)).some(Boolean);
+    $("wizard-finish").disabled = wizard.photos.size === 0;
+    if (given) return;
+  }
   const form = new FormData();
   const codes = [];
   $("wizard-status").textContent = "Preparing the photos\u2026";
@@ -326,7 +353,7 @@ export function setupDecks() {
   $("wizard-file").addEventListener("change", () => {
     const input = $("wizard-file");
     if (input.files && input.files[0] && wizard.index < wizard.codes.length) {
-      if (take(wizard.codes[wizard.index], input.files[0])) wizard.index += 1;
+      if (take(wizard.codes[wizard.index], input.files[0])) advance();
       input.value = "";
       showCard();
     }
@@ -336,13 +363,14 @@ export function setupDecks() {
     for (const file of input.files || []) {
       if (wizard.index >= wizard.codes.length) break;
       if (!take(wizard.codes[wizard.index], file)) break;  // named; the card waits for a photo
-      wizard.index += 1;
+      advance();
     }
     input.value = "";
     showCard();
   });
   $("wizard-skip").addEventListener("click", () => {
-    wizard.index = Math.min(wizard.index + 1, wizard.codes.length);
+    advance();
+    wizard.index = Math.min(wizard.index, wizard.codes.length);
     showCard();
   });
   $("wizard-back").addEventListener("click", () => {

@@ -9,7 +9,9 @@ import { drawScene, clearScene, niuniuScene } from "./draw.js";
 
 // attempt: the number of the last Start or Stop; a camera granted after a later Stop (or a tab
 // switch) is stopped at once, and only the socket of the session running is heard
-const state = { stream: null, socket: null, running: false, starting: false, attempt: 0, answers: 0, since: 0, shownKey: "", locked: false };
+// sent: what each answer still to come answers, in order ("frame" or "command": the server
+// answers every message in turn), so that a refused command is told from a frame's error
+const state = { stream: null, socket: null, running: false, starting: false, attempt: 0, answers: 0, since: 0, shownKey: "", locked: false, sent: [], commandError: false };
 
 // The seats the dealer draws on the video: the banker's box first, then one box a player in
 // seat order, each [x1, y1, x2, y2] in fractions of the frame (the API's banker_region and
@@ -40,7 +42,10 @@ function sendFrame() {
   capture.height = height;
   capture.getContext("2d").drawImage(video, 0, 0, width, height);
   capture.toBlob((blob) => {
-    if (blob && state.running && state.socket.readyState === WebSocket.OPEN) state.socket.send(blob);
+    if (blob && state.running && state.socket.readyState === WebSocket.OPEN) {
+      state.sent.push("frame");
+      state.socket.send(blob);
+    }
   }, "image/jpeg", 0.75);
 }
 
@@ -83,13 +88,16 @@ function tableOptions() {
   return options;
 }
 
-function sendOptions() {
+/** Send a command (options, lock, profile, deck) on the open stream. */
+function sendCommand(command) {
   if (state.socket && state.socket.readyState === WebSocket.OPEN) {
-    // an options message sets every table option: the page's own go with it
-    state.commandAsked = true;
-    state.commandError = false;
-    state.socket.send(JSON.stringify({ options: tableOptions() }));
+    state.sent.push("command");
+    state.socket.send(JSON.stringify(command));
   }
+}
+
+function sendOptions() {
+  sendCommand({ options: tableOptions() }); // every table option: the page's own go with it
 }
 
 function fraction(event) {
@@ -211,15 +219,16 @@ function onAnswer(event) {
   } catch (_) {
     return;
   }
+  const answered = state.sent.shift() || "frame";
   if (answer.error) {
     state.lastError = new ApiError(answer.error.code, answer.error.message, 0);
-    // a refused command (Lock layout with no hand) stays shown until the user acts again;
-    // a frame's error goes with the next frame read
-    state.commandError = state.commandAsked;
-    state.commandAsked = false;
+    // a refused command (a deck gone, a layout with no hand) stays shown until the next
+    // command; a frame's error goes with the next frame read
+    state.commandError = answered === "command";
     showError($("live-error"), state.lastError);
   } else if (answer.ok) {
-    state.commandAsked = false;
+    if (state.commandError) showError($("live-error"), null);
+    state.commandError = false;
     showLock(answer.layout);
   } else {
     // a hand to lock is one holding a card (an empty seat drawn on the video is none)
@@ -249,8 +258,9 @@ async function start() {
   }
   const attempt = ++state.attempt;
   state.starting = true;
-  // Start is disabled while the camera is asked for; its focus goes to Stop once it runs
-  const hadFocus = document.activeElement === $("live-start");
+  // Start is disabled while the camera is asked for, and Stop cancels the asking
+  $("live-stop").disabled = false;
+  if (document.activeElement === $("live-start")) $("live-stop").focus();
   $("live-start").disabled = true;
   let stream;
   try {
@@ -262,7 +272,8 @@ async function start() {
     if (attempt === state.attempt) {
       state.starting = false;
       $("live-start").disabled = false;
-      if (hadFocus && document.activeElement === document.body) $("live-start").focus();
+      if (document.activeElement === $("live-stop")) $("live-start").focus();
+      $("live-stop").disabled = true;
       showError($("live-error"), new Error(`no camera: ${error.message}`));
     }
     return;
@@ -282,7 +293,8 @@ async function start() {
   state.since = performance.now();
   state.shownKey = "";
   state.lastError = null;
-  state.commandAsked = state.commandError = false;
+  state.sent = [];
+  state.commandError = false;
   announcing.text = "";
   const socket = new WebSocket(socketUrl());
   state.socket = socket;
@@ -302,8 +314,7 @@ async function start() {
     if (state.running) showError($("live-error"), why || new Error("the connection to the server closed"));
     stop();
   });
-  $("live-stop").disabled = false;
-  if (hadFocus && document.activeElement === document.body) $("live-stop").focus();
+
   $("live-seats").disabled = false;
   showSeats();
 }
@@ -334,23 +345,9 @@ function stop() {
 export function setupLive() {
   $("live-start").addEventListener("click", start);
   $("live-stop").addEventListener("click", stop);
-  $("live-lock").addEventListener("click", () => {
-    if (state.socket && state.socket.readyState === WebSocket.OPEN) {
-      state.commandAsked = true;
-      state.commandError = false;
-      state.socket.send(JSON.stringify({ lock: !state.locked }));
-    }
-  });
-  $("live-profile").addEventListener("change", () => {
-    if (state.socket && state.socket.readyState === WebSocket.OPEN) {
-      state.socket.send(JSON.stringify({ profile: $("live-profile").value }));
-    }
-  });
-  onDeckChange((deck) => {
-    if (state.socket && state.socket.readyState === WebSocket.OPEN) {
-      state.socket.send(JSON.stringify({ deck: deck || null }));
-    }
-  });
+  $("live-lock").addEventListener("click", () => sendCommand({ lock: !state.locked }));
+  $("live-profile").addEventListener("change", () => sendCommand({ profile: $("live-profile").value }));
+  onDeckChange((deck) => sendCommand({ deck: deck || null }));
   onIndicesChange(sendOptions);
   setupSeats();
   if (!window.isSecureContext) {

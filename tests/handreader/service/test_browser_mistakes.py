@@ -203,3 +203,30 @@ def test_a_file_that_is_no_card_photo_is_given_back_when_chosen(page: Any, tmp_p
     page.click("#wizard-finish")
     page.wait_for_selector("#wizard-done")
     assert "Deck checked: 1 card" in page.inner_text("#wizard-done")
+
+
+def test_a_bad_file_among_several_is_given_back_and_its_card_shown_again(
+    page: Any, tmp_path: Path
+) -> None:
+    photos = _card_photos(tmp_path, 3)
+    named = tmp_path / "named.jpg"
+    named.write_text("not a photo")
+    sent: list[str] = []
+    page.on("request", lambda request: sent.append(request.url))
+    page.click("#tab-decks")
+    page.fill("#wizard-name", "several")
+    page.fill("#wizard-token", TOKEN)
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-cards:not([hidden])")
+    page.set_input_files("#wizard-many", [photos[0], str(named), photos[1]])  # AS, 2S, 3S
+    page.wait_for_selector("#wizard-error:not([hidden])")
+    assert "named.jpg is no image this page can read: choose another photo of 2S" in (
+        page.inner_text("#wizard-error")
+    )
+    assert not any("/v1/decks/several" in url for url in sent)
+    assert page.get_attribute("#wizard-card", "data-code") == "2S"  # its card shown again
+    page.set_input_files("#wizard-file", photos[2])  # 2S's photo: the cards go on after 3S
+    assert page.get_attribute("#wizard-card", "data-code") == "4S"
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-done")
+    assert "Deck several: 3 cards" in page.inner_text("#wizard-done")

@@ -157,3 +157,31 @@ def test_lock_layout_waits_for_a_card_not_an_empty_seat(page: Any, fake: DeckFak
     page.wait_for_timeout(1500)  # frames read with the seat
     assert page.is_disabled("#live-lock")
     assert page.locator("#live-error").is_hidden()
+
+
+def test_stop_while_the_camera_is_asked_for_cancels_it(page: Any) -> None:
+    """docs/page.md: Stop, before the camera is granted, stops it once it is: no stream opens
+    and no camera stays on (the camera is granted a second late here, as a person would)."""
+    sockets: list[str] = []
+    page.on("websocket", lambda socket: sockets.append(socket.url))
+    page.evaluate(
+        """() => {
+            const ask = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+            window.cameras = [];
+            navigator.mediaDevices.getUserMedia = (constraints) => new Promise((resolve, reject) =>
+                setTimeout(() => ask(constraints).then((stream) => {
+                    window.cameras.push(stream);
+                    resolve(stream);
+                }, reject), 1000));
+        }"""
+    )
+    page.click("#tab-live")
+    page.click("#live-start")
+    assert page.evaluate("() => document.activeElement.id") == "live-stop"
+    page.click("#live-stop")
+    assert page.inner_text("#live-status") == "Stopped"
+    page.wait_for_function("() => window.cameras.length === 1")
+    page.wait_for_timeout(300)
+    live = "() => window.cameras[0].getTracks().filter((t) => t.readyState === 'live').length"
+    assert page.evaluate(live) == 0
+    assert sockets == [] and not page.locator("#live-start").is_disabled()
