@@ -13,8 +13,10 @@ from decimal import Decimal, InvalidOperation
 __all__ = [
     "MAX_AMOUNT",
     "MAX_PLACES",
+    "PLACES_LIMIT",
     "THOUSANDS_SEPARATORS",
     "ZERO",
+    "AmountPrecisionError",
     "json_amount",
     "to_money",
 ]
@@ -33,6 +35,14 @@ smallest unit. A finer amount means nothing at a table, and a tiny one (``1e-400
 back from :func:`json_amount` as 0."""
 
 
+PLACES_LIMIT = f"at most {MAX_PLACES} decimal places"
+"""What an amount written too finely is told (:class:`AmountPrecisionError`)."""
+
+
+class AmountPrecisionError(ValueError):
+    """An amount written finer than :data:`MAX_PLACES` decimal places."""
+
+
 THOUSANDS_SEPARATORS = ",'_ \u00a0\u2009\u202f\u2019"
 """Marks written between thousands (comma, apostrophes, underscore, spaces: plain, no-break,
 thin, narrow no-break): an amount is written without them, and a refusal names them."""
@@ -42,8 +52,8 @@ def to_money(value: int | float | str | Decimal) -> Decimal:
     """``value`` as an exact Decimal (text stripped; a float by its shortest repr).
 
     ValueError for anything that is not a finite number (a bool is not a number here), whose
-    absolute value is over :data:`MAX_AMOUNT`, or written finer than :data:`MAX_PLACES`
-    decimal places.
+    absolute value is over :data:`MAX_AMOUNT`; AmountPrecisionError (a ValueError) for one
+    written finer than :data:`MAX_PLACES` decimal places.
     """
     if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
         raise ValueError(f"not a number: {value!r}")
@@ -59,7 +69,7 @@ def to_money(value: int | float | str | Decimal) -> Decimal:
     _, digits, exponent = amount.as_tuple()
     zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))  # 2.50 has one place
     if digits != (0,) and -(int(exponent) + zeros) > MAX_PLACES:
-        raise ValueError(f"amount too precise: {value!r} (at most {MAX_PLACES} decimal places)")
+        raise AmountPrecisionError(f"amount too precise: {value!r} ({PLACES_LIMIT})")
     return amount
 
 

@@ -19,7 +19,14 @@ from decimal import Decimal
 
 from rules.cards import AnyCard, check_distinct
 from rules.errors import RulesError
-from rules.money import MAX_AMOUNT, THOUSANDS_SEPARATORS, ZERO, to_money
+from rules.money import (
+    MAX_AMOUNT,
+    PLACES_LIMIT,
+    THOUSANDS_SEPARATORS,
+    ZERO,
+    AmountPrecisionError,
+    to_money,
+)
 from rules.niuniu import NiuHand, Outcome, banker_outcome, evaluate_hand
 from rules.niuniu_profiles import DEFAULT_PROFILE, BetType, NiuProfile, get_profile
 
@@ -64,9 +71,8 @@ def parse_stake(stake: int | float | str | Decimal) -> Decimal:
         if "out of range" in str(error) and not str(stake).strip().startswith("-"):
             largest = f"{MAX_AMOUNT:,}"
             raise RulesError(f"stake {stake!r} is over the largest amount, {largest}") from None
-        if "too precise" in str(error):
-            limit = str(error).rpartition("(")[2].rstrip(")")
-            raise RulesError(f"stake {stake!r} is written too finely: {limit}") from None
+        if isinstance(error, AmountPrecisionError):
+            raise RulesError(f"stake {stake!r} is written too finely: {PLACES_LIMIT}") from None
         if isinstance(stake, str) and any(mark in stake.strip() for mark in THOUSANDS_SEPARATORS):
             raise RulesError(
                 f"stake must be a number without thousands separators (1000, 2.5), got {stake!r}"

@@ -455,8 +455,8 @@ def writes_images(path: str | Path) -> bool:
 def write_image(path: str | Path, image: NDArray[np.uint8]) -> bool:
     """Write a BGR image to ``path`` in the format its extension names, as ``cv2.imwrite``
     does, for any name the file system takes (OpenCV's own writer stops the process on a name
-    that is not UTF-8 text); False when the extension names no image format or the file
-    cannot be written."""
+    that is not UTF-8 text); False when the extension names no image format or the image does
+    not encode in it, OSError (with the path and the reason) when the file cannot be written."""
     import cv2
 
     file = Path(path)
@@ -468,8 +468,5 @@ def write_image(path: str | Path, image: NDArray[np.uint8]) -> bool:
         return False
     if not ok:
         return False
-    try:
-        file.write_bytes(data.tobytes())
-    except OSError:
-        return False
+    file.write_bytes(data.tobytes())
     return True

@@ -16,9 +16,9 @@ import importlib
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
 
 from handreader import __version__
+from handreader.service.settings import OneLineParser
 
 COMMANDS: tuple[str, ...] = (
     "score",
@@ -39,18 +39,11 @@ COMMANDS: tuple[str, ...] = (
 """Command modules under ``handreader.cli``, in help order."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line: the error, and where the usage is;
-    an option is named whole (``--deck`` is never taken for ``--decks``)."""
+class _Parser(OneLineParser):
+    """The command's parser (:class:`~handreader.service.settings.OneLineParser`), with its
+    commands' parsers by name."""
 
     commands: Mapping[str, argparse.ArgumentParser]
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

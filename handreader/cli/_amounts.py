@@ -8,7 +8,13 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from rules.cards import MAX_PACKS
-from rules.money import MAX_AMOUNT, THOUSANDS_SEPARATORS, to_money
+from rules.money import (
+    MAX_AMOUNT,
+    PLACES_LIMIT,
+    THOUSANDS_SEPARATORS,
+    AmountPrecisionError,
+    to_money,
+)
 
 __all__ = ["amount", "at_least", "money", "packs", "rate"]
 
@@ -37,9 +43,8 @@ def amount(text: str) -> Decimal:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_AMOUNT:,}, got {text!r}")
     try:
         return to_money(value)  # the precision every amount is taken with
-    except ValueError as error:
-        limit = str(error).rpartition("(")[2].rstrip(")")
-        raise argparse.ArgumentTypeError(f"written too finely: {text!r} ({limit})") from None
+    except AmountPrecisionError:
+        raise argparse.ArgumentTypeError(f"written too finely: {text!r} ({PLACES_LIMIT})") from None
 
 
 def rate(text: str) -> Decimal:

@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     )  # before loading
     if args.set and args.ray is not None:
         raise ValueError("--set reads with the settings of this process: not with --ray")
-    deck = load_deck(args.deck) if args.deck else None
+    deck = load_deck(args.deck) if args.deck is not None else None
     # every manifest is checked before the models load and any photo is read
     manifests = [(path, load_manifest(path, args.split)[: args.limit]) for path in args.manifests]
     failed = 0

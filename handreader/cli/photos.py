@@ -126,10 +126,8 @@ def read_photos(
     from vision.reader import Reader
     from vision.settings import ReaderSettings
 
-    if deck is not None and not deck.strip():
-        raise ValueError("--deck is empty: name a calibrated deck (handreader decks)")
+    deck_profile = load_deck(deck) if deck is not None else None  # named before the models load
     reader = Reader.load(models, ReaderSettings(in_play=in_play, indices=indices))
-    deck_profile = load_deck(deck) if deck else None
     expanded = expand_photos(photos)
     status = 0
     for photo in expanded:

@@ -166,7 +166,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
     job = RayJob(
         address=address,
         models=args.models.resolve() if args.models else None,
-        deck=load_deck(args.deck) if args.deck else None,
+        deck=load_deck(args.deck) if args.deck is not None else None,
         readers=args.readers,
         in_play=deck_from_arguments(args),
         indices=args.indices,

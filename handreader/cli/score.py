@@ -235,14 +235,14 @@ def score_photos(
 def print_table(photo: str, reading: Reading, options: TableOptions, as_json: bool) -> None:
     """Group a photo's reading into hands under ``options`` and print one line per hand."""
     from handreader.cli.photos import json_text
-    from handreader.tables.scoring import NO_CARDS, score_reading
+    from handreader.tables.scoring import NO_CARDS, flag_names, score_reading
     from vision.detections import ReadingFlag
 
     table = score_reading(reading, options)
     outcomes = {player.seat: player for player in table.players}
     # what the text prints under the hands, carried by every JSON line of the photo
     photo_wide = {
-        "flags": reading.to_dict()["flags"],
+        "flags": flag_names(reading.flags),
         "left_over": [card.to_dict() for card in table.left_over],
     }
     if not table.hands:

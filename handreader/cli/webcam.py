@@ -7,7 +7,7 @@
                       [--read-every K] [--serial] [--game G] [--decks N] [--deck NAME]
 
 ``--source`` is a camera number (default 0), a video file or a stream URL; ``--deck`` reads
-every frame with a calibrated deck (:class:`DeckFrames`). Frames are read
+every frame with a calibrated deck (``handreader.service.routes.decks.DeckReader``). Frames are read
 with the Niu Niu deck in play (52 cards, no jokers, the starting profile's number of decks;
 ``--decks N`` another number, ``--game any`` none: ``handreader.cli.in_play``), and the cards
 shown are decoded together under it (``handreader.tables.live``). A window shows each
@@ -431,28 +431,12 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-class DeckFrames:
-    """A video's frame reader (:func:`~handreader.tables.live.frame_reader`) reading every frame
-    with a calibrated deck's profile: ``read(image)`` is ``reader.read(image, deck=profile)``."""
-
-    def __init__(self, reader: Any, profile: Any) -> None:
-        self.reader, self.profile = reader, profile
-
-    def read(self, image: NDArray[np.uint8]) -> Any:
-        """The cards of one frame, read with the deck."""
-        return self.reader.read(image, deck=self.profile)
-
-
 def _calibrated_deck(name: str | None) -> Any:
     """The profile ``--deck`` names (``handreader.store.decks.load_deck``), None without one;
-    ValueError for an empty name, DeckProfileError for one that is not a usable deck."""
-    if name is None:
-        return None
-    if not name.strip():
-        raise WebcamError("--deck is empty: name a calibrated deck (handreader decks)")
+    DeckProfileError (a ValueError) for an empty name or one that is not a usable deck."""
     from handreader.store.decks import load_deck
 
-    return load_deck(name)
+    return load_deck(name) if name is not None else None
 
 
 def reading_threads(ahead: int, cores: int | None = None) -> int | None:
@@ -510,8 +494,10 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         except BaseException:
             capture.release()
             raise
-    if profile is not None:
-        reader = DeckFrames(frame_reader(reader, settings.remember), profile)
+    if profile is not None:  # the video's frame reader, reading each frame with the deck
+        from handreader.service.routes.decks import DeckReader
+
+        reader = DeckReader(frame_reader(reader, settings.remember), profile)
     stats = run_webcam(
         source,
         capture=capture,

@@ -73,7 +73,7 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from starlette.exceptions import HTTPException
@@ -106,7 +106,12 @@ from handreader.service.routes.docs import add_docs_routes
 from handreader.service.routes.reading import create_router
 from handreader.service.routes.scoring import NEGOTIATED_PATHS, add_scoring_routes
 from handreader.service.routes.verification import AuditLogHolder, AuditSettings
-from handreader.service.settings import Settings, add_server_arguments, server_numbers
+from handreader.service.settings import (
+    OneLineParser,
+    Settings,
+    add_server_arguments,
+    server_numbers,
+)
 from handreader.store.database import DATABASE_URL_ENV, is_database_url
 
 if TYPE_CHECKING:
@@ -287,9 +292,7 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
 
     from handreader.service.connections import ConnectionLimits
 
-    server_numbers(args, os.environ)
-    if args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    server_numbers(args, os.environ)  # a count of workers below 1 is refused there
     check_tls(getattr(args, "ssl_keyfile", None), getattr(args, "ssl_certfile", None))
     check_host(args.host)
     check_port(args.host, args.port)
@@ -384,23 +387,11 @@ def _program(args: argparse.Namespace) -> str:
     return f"handreader {command}" if command else Path(sys.argv[0]).name
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    """``serve.py``'s parser: a usage error is one line, as the ``handreader`` command's are,
-    and an option is named whole."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
 def main(
     argv: Sequence[str] | None = None, factory: str = "handreader.service.app:create_app"
 ) -> int:
     """``python serve.py [--host H] [--port P] [--workers N] [--models DIR]``."""
-    parser = _OneLineParser(prog="serve.py", description="Run the handreader API.")
+    parser = OneLineParser(prog="serve.py", description="Run the handreader API.")
     add_server_arguments(parser, os.environ)
     try:
         return run_server(parser.parse_args(argv), factory)

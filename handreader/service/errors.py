@@ -223,7 +223,7 @@ def _error_message(error: BaseException) -> str:
                 said.setdefault(text, []).append(where)
         return (
             "; ".join(
-                f"{', '.join(places)}: {text}" if any(places) else text
+                f"{', '.join(place for place in places if place)}: {text}" if any(places) else text
                 for text, places in said.items()
             )
             or "invalid request"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -299,15 +299,9 @@ def query_options(query: QueryParams, skip: frozenset[str] = frozenset()) -> dic
     numbers and names), and ``options=<JSON>``, which wins where both name one (as a multipart
     body's ``options`` field does). A name given twice is a BadOptionsError (400)."""
     options: dict[str, Any] = {}
-    given: set[str] = set()
-    for name, value in query.multi_items():
+    for name, value in _once(query):
         if name in skip:
             continue
-        if name in given:
-            raise BadOptionsError(
-                f"the query parameter {name} is given more than once: give it once"
-            )
-        given.add(name)
         if name != "options":
             listed = value.lstrip().startswith("[")
             options[name] = _json_list(value, f"the query parameter {name}") if listed else value
@@ -316,11 +310,8 @@ def query_options(query: QueryParams, skip: frozenset[str] = frozenset()) -> dic
     return options
 
 
-def check_query(query: QueryParams, known: Iterable[str]) -> None:
-    """BadOptionsError (400) for a query parameter given twice or not among ``known`` (a
-    route's own, typed parameters: a framework would take the last of two values and ignore a
-    name it does not know, so a mistyped filter would answer as if not given)."""
-    allowed = frozenset(known)
+def _once(query: QueryParams) -> list[tuple[str, str]]:
+    """The query's names and values; BadOptionsError (400) for a name given twice."""
     given: set[str] = set()
     for name, _ in query.multi_items():
         if name in given:
@@ -328,8 +319,24 @@ def check_query(query: QueryParams, known: Iterable[str]) -> None:
                 f"the query parameter {name} is given more than once: give it once"
             )
         given.add(name)
-        if name not in allowed:
-            names = ", ".join(sorted(allowed))
+    return query.multi_items()
+
+
+def check_query(request: Request) -> None:
+    """BadOptionsError (400) for a query parameter given twice or not one of the route's own
+    typed parameters (its signature's, read from the route): the framework would take the last
+    of two values and ignore a name it does not know, so a mistyped filter would answer as if
+    not given."""
+    known: set[str] = set()
+    pending = [getattr(request.scope.get("route"), "dependant", None)]
+    while pending:  # the route's own parameters and its dependencies'
+        dependant = pending.pop()
+        if dependant is not None:
+            known.update(field.alias for field in dependant.query_params)
+            pending.extend(dependant.dependencies)
+    for name, _ in _once(request.query_params):
+        if name not in known:
+            names = ", ".join(sorted(known))
             raise BadOptionsError(f"unknown query parameter {name!r}: known are {names}")
 
 
@@ -347,12 +354,13 @@ def _json_list(text: str, what: str) -> Any:
 
 
 def _closed(request: Request, body: bytes) -> bool:
-    """Whether a multipart body ends with its closing delimiter (``--BOUNDARY--``)."""
+    """Whether a multipart body holds its closing delimiter (``--BOUNDARY--``; an epilogue may
+    follow it)."""
     kind = request.headers.get("content-type", "")
     found = re.search(r'boundary="?([^";]+)"?', kind, re.IGNORECASE)
     if found is None:
         return True  # the parser has named what is wrong already
-    return body.rstrip(b"\r\n \t").endswith(b"--" + found.group(1).encode("latin-1") + b"--")
+    return b"--" + found.group(1).encode("latin-1") + b"--" in body
 
 
 async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, Any]]:

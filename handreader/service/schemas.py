@@ -38,7 +38,7 @@ from rules.decks import (
     niuniu_deck,
     niuniu_packs,
 )
-from rules.money import MAX_AMOUNT, to_money
+from rules.money import MAX_AMOUNT, PLACES_LIMIT, AmountPrecisionError, to_money
 from rules.niuniu_profiles import DEFAULT_PROFILE
 from rules.pits import PitsKind
 from vision.index_letters import INDEX_LETTERS
@@ -97,9 +97,8 @@ def at_most_max_amount(value: _Number) -> _Number:
         raise ValueError(f"must be at most {MAX_AMOUNT:,}")
     try:
         to_money(value)  # the precision every amount is taken with
-    except ValueError as error:
-        limit = str(error).rpartition("(")[2].rstrip(")")
-        raise ValueError(f"must be written with {limit}") from None
+    except AmountPrecisionError:
+        raise ValueError(f"must be written with {PLACES_LIMIT}") from None
     return value
 
 

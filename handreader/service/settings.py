@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from handreader.service.hosts import allowed_hosts
 from handreader.service.origins import ORIGINS_ENV, parse_allowed_origins
@@ -18,6 +18,7 @@ from vision.imagelimits import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECODED_BYTES, DEF
 __all__ = [
     "DEFAULT_DECODE_MEMORY",
     "MAX_TIMEOUT_S",
+    "OneLineParser",
     "Settings",
     "add_server_arguments",
     "server_numbers",
@@ -107,6 +108,19 @@ def _port(text: str) -> int:
     return port
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, the error and where the usage is
+    (``serve.py``'s, and the ``handreader`` command's); an option is named whole (``--deck`` is
+    never taken for ``--decks``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _workers(text: str) -> int:
     """A count of worker processes, at least 1."""
     try:
@@ -136,8 +150,9 @@ def server_numbers(args: argparse.Namespace, environ: Mapping[str, str]) -> None
 
 
 def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
-    """``--host --port --workers --models --access-log --ssl-keyfile --ssl-certfile``, defaults
-    from ``HANDREADER_*``."""
+    """``--host --port --workers --models --access-log --ssl-keyfile --ssl-certfile``: the host
+    defaults to ``HANDREADER_HOST``; the port and the workers left out are None until
+    :func:`server_numbers` reads ``HANDREADER_PORT`` and ``HANDREADER_WORKERS``."""
     parser.add_argument(
         "--host",
         default=environ.get("HANDREADER_HOST", "127.0.0.1"),

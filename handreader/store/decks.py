@@ -325,7 +325,10 @@ def open_deck_store(environ: Mapping[str, str] = os.environ) -> DeckStore:
 
 def load_deck(name_or_path: str) -> DeckProfile:
     """A deck for the command line's ``--deck``: a profile file's path (``*.json``), else a
-    deck's name in the store of :func:`open_deck_store`."""
+    deck's name in the store of :func:`open_deck_store`. DeckProfileError for an empty name, a
+    folder named as a profile file, or no such deck."""
+    if not name_or_path.strip():
+        raise DeckProfileError("--deck is empty: name a calibrated deck (handreader decks)")
     path = Path(name_or_path)
     if path.suffix == ".json" and path.is_file():
         return load_profile(path)

@@ -450,6 +450,7 @@ def test_write_image_takes_any_name_and_refuses_what_it_cannot_write(tmp_path: P
     assert write_image(odd, image)
     assert np.array_equal(load_image(odd), image)
     assert not write_image(tmp_path / "notes.txt", image)  # no image format
-    assert not write_image(tmp_path / "missing" / "a.png", image)  # no such folder
+    with pytest.raises(FileNotFoundError):  # no such folder: the reason, not just "no"
+        write_image(tmp_path / "missing" / "a.png", image)
     assert writes_images(odd) and not writes_images("notes.txt")
     assert sorted(path.name for path in tmp_path.iterdir()) == [odd.name]

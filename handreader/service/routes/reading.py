@@ -253,7 +253,7 @@ def add_trainer_routes(router: APIRouter) -> None:
         seed: int | None = Query(None, ge=0, lt=2**63, description="repeat a deal"),
     ) -> Response:
         """Deal 2 to 4 hands for the trainer; the seed used comes back."""
-        check_query(request.query_params, ("hands", "profile", "seed"))
+        check_query(request)
         rules = get_profile(profile)
         # drawn below 2^53: exact as a JSON number in every client (JavaScript's included)
         chosen = secrets.randbelow(2**53) if seed is None else seed

@@ -234,7 +234,7 @@ def test_an_annotated_copy_that_cannot_be_written_is_an_error(
     (out / "table.jpg").mkdir(parents=True)  # a folder where the copy goes
     assert main(["read", str(photo), "--annotate", str(out)]) == 2
     err = capsys.readouterr().err
-    assert f"the annotated copy could not be written to '{out / 'table.jpg'}'" in err
+    assert f"{out / 'table.jpg'}: Is a directory" in err  # the path and the reason
 
 
 def test_score_takes_several_photos_and_folders(
