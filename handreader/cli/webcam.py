@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -495,9 +495,10 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
             capture.release()
             raise
     if profile is not None:  # the video's frame reader, reading each frame with the deck
-        from handreader.service.routes.decks import DeckReader
+        from handreader.service.routes.decks import DeckReader, ReaderWithDecks
 
-        reader = DeckReader(frame_reader(reader, settings.remember), profile)
+        # the reader loaded reads with a deck (a stand-in given by a caller must too)
+        reader = DeckReader(cast(ReaderWithDecks, frame_reader(reader, settings.remember)), profile)
     stats = run_webcam(
         source,
         capture=capture,
