@@ -146,6 +146,18 @@ def sideways_overflow(page: Any) -> int:
     return wider
 
 
+def start_wizard(page: Any, name: str, grid: bool = False) -> None:
+    """The deck wizard started for ``name`` with the operator token, at its first card (or, with
+    ``grid``, at the whole-deck photo's step)."""
+    page.click("#tab-decks")
+    page.fill("#wizard-name", name)
+    page.fill("#wizard-token", TOKEN)
+    if grid:
+        page.check("input[name='wizard-layout'][value='grid']")
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-grid:not([hidden])" if grid else "#wizard-cards:not([hidden])")
+
+
 def drawn_labels(page: Any, canvas_id: str) -> dict[str, Any]:
     """The labels a canvas drawn by the page's draw.js shows: ``width``, ``height`` (canvas
     pixels), ``fontCss`` (label text height in CSS pixels) and ``labels`` ({text, x, y, w, h,

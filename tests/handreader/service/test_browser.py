@@ -24,7 +24,7 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-from browser_page import TOKEN, Server, chromium_with_camera, drawn_labels
+from browser_page import TOKEN, Server, chromium_with_camera, drawn_labels, start_wizard
 from web_fakes import NIU_TABLE, DeckFakeReader, image_bytes, write_y4m
 
 from handreader.service.routes.verification import AuditSettings
@@ -408,12 +408,7 @@ def test_deck_wizard_names_the_position_of_a_missing_grid_card(
     fake.missing = {13 + 6}  # the hearts row's 7th place: 7H
     grid = tmp_path / "deck.png"
     grid.write_bytes(image_bytes(1400, 700, ".png"))
-    page.click("#tab-decks")
-    page.fill("#wizard-name", "grid-deck")
-    page.fill("#wizard-token", TOKEN)
-    page.check("input[name='wizard-layout'][value='grid']")
-    page.click("#wizard-start")
-    page.wait_for_selector("#wizard-grid:not([hidden])")
+    start_wizard(page, "grid-deck", grid=True)
     assert page.locator("#wizard-grid-table tbody tr").count() == 4
     page.set_input_files("#wizard-grid-file", str(grid))
     page.wait_for_selector("#wizard-error:not([hidden])")

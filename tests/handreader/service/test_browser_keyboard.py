@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_page import TOKEN, Server
+from browser_page import TOKEN, Server, start_wizard
 from test_browser import (  # the fixtures, used by name: pytest's imports, not Python's
     _card_photos,
     _photo,
@@ -29,15 +29,6 @@ pytestmark = pytest.mark.browser
 pytest.importorskip("playwright.sync_api")
 
 _FOCUSED = "() => document.activeElement && document.activeElement.id"
-
-
-def _start_wizard(page: Any, name: str) -> None:
-    """The deck wizard started for ``name``, one photo a card, at its first card."""
-    page.click("#tab-decks")
-    page.fill("#wizard-name", name)
-    page.fill("#wizard-token", TOKEN)
-    page.click("#wizard-start")
-    page.wait_for_selector("#wizard-cards:not([hidden])")
 
 
 def test_a_stake_the_browser_cannot_parse_is_named_not_read_as_one(
@@ -133,7 +124,7 @@ def test_the_deck_wizard_moves_the_focus_and_announces_its_result(
     page: Any, tmp_path: Path
 ) -> None:
     photos = _card_photos(tmp_path, 2)
-    _start_wizard(page, "keyboard")
+    start_wizard(page, "keyboard")
     assert page.evaluate(_FOCUSED) == "wizard-file"  # the step's first control
     prompt = page.locator("#wizard-cards .prompt")
     assert prompt.get_attribute("aria-live") == "polite"  # each card's prompt is announced
@@ -149,7 +140,7 @@ def test_the_deck_wizard_moves_the_focus_and_announces_its_result(
 
 
 def test_skipping_the_last_card_hands_the_focus_to_calibrate(page: Any, tmp_path: Path) -> None:
-    _start_wizard(page, "skipper")
+    start_wizard(page, "skipper")
     page.set_input_files("#wizard-file", _card_photos(tmp_path, 1)[0])
     total = page.evaluate("() => document.getElementById('wizard-progress').textContent")
     page.focus("#wizard-skip")
@@ -193,7 +184,7 @@ def test_the_wizard_remove_buttons_are_a_fingers_size_on_a_phone(
 
 
 def test_the_wizard_never_drops_the_focus_when_its_control_goes(page: Any, tmp_path: Path) -> None:
-    _start_wizard(page, "dropless")
+    start_wizard(page, "dropless")
     page.set_input_files("#wizard-file", _card_photos(tmp_path, 1)[0])  # AS taken, now 2S
     page.focus("#wizard-taken .remove")
     page.keyboard.press("Enter")  # the button goes with its photo
@@ -235,12 +226,7 @@ def test_a_control_that_hides_or_disables_itself_hands_its_focus_on(
     page.wait_for_function("() => document.getElementById('live-seats-clear').disabled")
     assert page.evaluate(_FOCUSED) == "live-seats"
     page.click("#live-stop")
-    page.click("#tab-decks")
-    page.fill("#wizard-name", "grid")
-    page.fill("#wizard-token", TOKEN)
-    page.check("input[name=wizard-layout][value=grid]")
-    page.click("#wizard-start")
-    page.wait_for_selector("#wizard-grid:not([hidden])")
+    start_wizard(page, "grid", grid=True)
     page.focus("#wizard-grid-back")
     page.keyboard.press("Enter")
     page.wait_for_selector("#wizard-setup:not([hidden])")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_page import TOKEN, Server
+from browser_page import TOKEN, Server, start_wizard
 from test_browser import (  # the fixtures, used by name: pytest's imports, not Python's
     _card_photos,
     _photo,
@@ -185,11 +185,7 @@ def test_a_file_that_is_no_card_photo_is_given_back_when_chosen(page: Any, tmp_p
     named.write_text("not a photo")
     tiny = tmp_path / "tiny.jpg"
     tiny.write_bytes(image_bytes(20, 15, ".jpg"))
-    page.click("#tab-decks")
-    page.fill("#wizard-name", "checked")
-    page.fill("#wizard-token", TOKEN)
-    page.click("#wizard-start")
-    page.wait_for_selector("#wizard-cards:not([hidden])")
+    start_wizard(page, "checked")
     for bad, why in (
         (named, "is no image this page can read"),
         (tiny, "is 20 x 15 pixels: too small to read a card in"),
@@ -213,11 +209,7 @@ def test_a_bad_file_among_several_is_given_back_and_its_card_shown_again(
     named.write_text("not a photo")
     sent: list[str] = []
     page.on("request", lambda request: sent.append(request.url))
-    page.click("#tab-decks")
-    page.fill("#wizard-name", "several")
-    page.fill("#wizard-token", TOKEN)
-    page.click("#wizard-start")
-    page.wait_for_selector("#wizard-cards:not([hidden])")
+    start_wizard(page, "several")
     page.set_input_files("#wizard-many", [photos[0], str(named), photos[1]])  # AS, 2S, 3S
     page.wait_for_selector("#wizard-error:not([hidden])")
     assert "named.jpg is no image this page can read: choose another photo of 2S" in (
