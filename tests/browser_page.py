@@ -146,12 +146,12 @@ def sideways_overflow(page: Any) -> int:
     return wider
 
 
-def start_wizard(page: Any, name: str, grid: bool = False) -> None:
-    """The deck wizard started for ``name`` with the operator token, at its first card (or, with
-    ``grid``, at the whole-deck photo's step)."""
+def start_wizard(page: Any, name: str, grid: bool = False, token: str = TOKEN) -> None:
+    """The deck wizard started for ``name`` with ``token`` (the operator's), at its first card
+    (or, with ``grid``, at the whole-deck photo's step)."""
     page.click("#tab-decks")
     page.fill("#wizard-name", name)
-    page.fill("#wizard-token", TOKEN)
+    page.fill("#wizard-token", token)
     if grid:
         page.check("input[name='wizard-layout'][value='grid']")
     page.click("#wizard-start")

@@ -141,11 +141,7 @@ def test_a_wrong_token_in_the_deck_wizard_is_mended_without_losing_the_photos(
     photos = _card_photos(tmp_path, 2)
     note = tmp_path / "notes.txt"
     note.write_text("not a photo")
-    page.click("#tab-decks")
-    page.fill("#wizard-name", "mended")
-    page.fill("#wizard-token", "WRONG")
-    page.click("#wizard-start")
-    page.wait_for_selector("#wizard-cards:not([hidden])")
+    start_wizard(page, "mended", token="WRONG")
     page.set_input_files("#wizard-file", str(note))  # no image: named, the card still waits
     assert "notes.txt is no photo" in page.inner_text("#wizard-error")
     assert page.get_attribute("#wizard-card", "data-code") == "AS"
