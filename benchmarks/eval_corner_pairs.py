@@ -10,7 +10,14 @@ readings certain (at least ``uncertain_below``); then, with the whole photo read
 boxes are found (the detector box each overlaps most) in two different certain cards: one
 card reported as two.
 
+With ``--embeddings`` it also asks whether the classifier's embeddings tell one card's corners
+from two cards: over the pairs of labelled boxes placed as one card's corners are (2.2 to 5.5
+box sides apart and across, ``ReaderSettings.other_corner_reach`` and ``other_corner_slant``)
+whose two readings differ and are both certain, it prints how many pairs of one card and of two
+cards a rule joining those whose embeddings' cosine is at least each threshold would join.
+
     python benchmarks/eval_corner_pairs.py REALDATA [--split valid] [--models DIR ...]
+        [--embeddings]
 """
 
 from __future__ import annotations
@@ -86,11 +93,51 @@ def measure(reader: Reader, realdata: Path, split: str) -> dict[str, int]:
     return counts
 
 
+COSINES = (0.8, 0.85, 0.9, 0.95)
+
+
+def embedding_joins(reader: Any, realdata: Path, split: str) -> dict[float, tuple[int, int]]:
+    """For each threshold of ``COSINES``: (pairs of one card, pairs of two cards) among the
+    certain, disagreeing pairs placed as one card's corners whose embeddings' cosine reaches
+    it (see the module's text)."""
+    settings = reader.settings
+    low, high = settings.other_corner_reach
+    joins = {threshold: [0, 0] for threshold in COSINES}
+    for row in _rows(realdata, split):
+        image = cv2.imread(str(realdata / "boxes" / str(row["image"])), cv2.IMREAD_COLOR)
+        objects = [item for item in row.get("objects", []) if item.get("kind") == "index"]
+        if image is None or len(objects) < 2:
+            continue
+        xyxy = np.array([item["box_xyxy"] for item in objects], np.float32)
+        probabilities, embeddings = reader.classify(reader.prepare(image), xyxy)
+        codes = probabilities[:, :-1].argmax(axis=1)
+        certain = probabilities[:, :-1].max(axis=1) >= settings.uncertain_below
+        unit = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-9)
+        centres = (xyxy[:, :2] + xyxy[:, 2:]) / 2
+        sides = np.maximum(xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1])
+        for first, second in itertools.combinations(range(len(objects)), 2):
+            if codes[first] == codes[second] or not (certain[first] and certain[second]):
+                continue
+            dx, dy = np.abs(centres[first] - centres[second])
+            distance = float(np.hypot(dx, dy)) / float(max(sides[first], sides[second]))
+            if not low <= distance <= high or min(dx, dy) < settings.other_corner_slant * max(
+                dx, dy
+            ):
+                continue
+            one_card = objects[first]["card"] == objects[second]["card"]
+            cosine = float(unit[first] @ unit[second])
+            for threshold in COSINES:
+                if cosine >= threshold:
+                    joins[threshold][0 if one_card else 1] += 1
+    return {threshold: (one, two) for threshold, (one, two) in joins.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("realdata", type=Path)
     parser.add_argument("--split", default="valid", choices=["train", "valid", "all"])
     parser.add_argument("--models", type=Path, nargs="+", default=[default_models_dir()])
+    parser.add_argument("--embeddings", action="store_true", help="also the embeddings' rule")
     args = parser.parse_args()
     for models in args.models:
         counts = measure(Reader.load(models), args.realdata, args.split)
@@ -100,6 +147,13 @@ def main() -> None:
             f"cards, {counts['both_certain']} of them both certain; read whole, "
             f"{counts['reported_twice']} pairs reported as two certain cards"
         )
+        if args.embeddings:
+            joins = embedding_joins(Reader.load(models), args.realdata, args.split)
+            for threshold, (one, two) in joins.items():
+                print(
+                    f"  joining certain, disagreeing corners whose embeddings' cosine is at "
+                    f"least {threshold}: {one} pairs of one card, {two} of two cards"
+                )
 
 
 if __name__ == "__main__":

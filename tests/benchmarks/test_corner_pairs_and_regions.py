@@ -85,6 +85,57 @@ def test_corner_pairs_count_one_cards_corners_read_as_two_and_both_certain(tmp_p
     assert counts["both_certain"] == 1 and counts["reported_twice"] == 0
 
 
+class _Embeds(_Reads):
+    """A reader stand-in whose crops also give the embeddings the test sets, by left edge."""
+
+    def __init__(
+        self, readings: dict[float, tuple[str, float]], embeddings: dict[float, list[float]]
+    ) -> None:
+        super().__init__(readings, [])
+        self.settings = SimpleNamespace(
+            uncertain_below=0.7, other_corner_reach=(2.2, 5.5), other_corner_slant=0.25
+        )
+        self.embeddings = embeddings
+
+    def classify(self, image: Any, xyxy: Any) -> tuple[Any, Any]:
+        probabilities, _ = super().classify(image, xyxy)
+        embeddings = np.zeros((len(xyxy), 128), np.float32)
+        for row, box in enumerate(xyxy):
+            values = self.embeddings[float(box[0])]
+            embeddings[row, : len(values)] = values
+        return probabilities, embeddings
+
+
+def test_embedding_joins_count_certain_disagreeing_corners_by_their_cosine(
+    tmp_path: Path,
+) -> None:
+    boxes = tmp_path / "boxes"
+    boxes.mkdir()
+    cv2.imwrite(str(boxes / "a.jpg"), np.full((260, 260, 3), 200, np.uint8))
+    placed = {  # left edge: (label, box, reading, sureness, embedding)
+        0.0: ("10C", [0, 0, 10, 14], "10C", 0.9, [1.0]),
+        40.0: ("10C", [40, 40, 50, 54], "10S", 0.9, [0.96, 0.28]),  # its other corner, across
+        200.0: ("7H", [200, 0, 210, 14], "7H", 0.9, [0, 0, 1.0]),
+        240.0: ("7D", [240, 40, 250, 54], "7D", 0.9, [0, 0, 0.82, 0.57]),  # another card
+        2.0: ("9S", [2, 200, 12, 214], "9S", 0.9, [0, 0, 0, 0, 1.0]),
+        62.0: ("9C", [62, 200, 72, 214], "9C", 0.9, [0, 0, 0, 0, 1.0]),  # beside, not across
+        120.0: ("QH", [120, 120, 130, 134], "QH", 0.9, [0, 0, 0, 0, 0, 1.0]),
+        160.0: ("QD", [160, 160, 170, 174], "QD", 0.5, [0, 0, 0, 0, 0, 1.0]),  # unsure
+    }
+    objects = [{"card": v[0], "box_xyxy": v[1], "kind": "index"} for v in placed.values()]
+    row = {"image": "a.jpg", "cards": [o["card"] for o in objects], "objects": objects}
+    (boxes / "manifest.jsonl").write_text(json.dumps(row | {"split": "valid"}) + "\n")
+    reader = _Embeds(
+        {left: (v[2], v[3]) for left, v in placed.items()},
+        {left: v[4] for left, v in placed.items()},
+    )
+    joins = corner_pairs.embedding_joins(reader, tmp_path, "valid")
+    assert joins == {0.8: (1, 1), 0.85: (1, 0), 0.9: (1, 0), 0.95: (1, 0)}
+    assert corner_pairs.embedding_joins(reader, tmp_path, "train") == dict.fromkeys(
+        corner_pairs.COSINES, (0, 0)
+    )
+
+
 def test_regions_cover_the_cards_paper_and_merge_what_overlaps() -> None:
     felt = np.zeros((400, 536, 3), np.uint8)
     felt[:] = (40, 110, 30)  # green cloth
