@@ -3,8 +3,8 @@
 Card values (RULES.md section 3): 2..10 face value, J / Q / K = 10, A = 1 or 11. A hand's *hard*
 total counts every ace as 1; when one ace can count 11 without passing 21 the hand is *soft* and
 its total is the hard total + 10. An ace and a ten-value card as the first two cards are a
-*blackjack* (paid 3:2); a total over 21 is a *bust*. The dealer stands on 17; the option
-``dealer_hits_soft_17`` makes the dealer hit a soft 17.
+*blackjack* (paid 3:2), which ends the hand; a total over 21 is a *bust*. The dealer stands on
+17; the option ``dealer_hits_soft_17`` makes the dealer hit a soft 17.
 
 Settling a player hand against the dealer, in this order:
 
@@ -271,7 +271,9 @@ def play_blackjack_round(
 ) -> BlackjackRound:
     """Read the dealer's cards and settle every player hand (same stake each) against them.
 
-    Raises as :func:`settle_blackjack_hand`; also HandError when no player hand is given.
+    Raises as :func:`settle_blackjack_hand`; also HandError when no player hand is given, and
+    IllegalPlayError for a player hand that drew after busting or after a blackjack (its first
+    two cards: splits are not modelled, so no later ace and ten is one).
     """
     amount = _stake(stake)
     if not players:
@@ -286,9 +288,11 @@ def play_blackjack_round(
             )
         hand = evaluate_blackjack_hand(cards)
         for count in range(2, len(hand.cards)):
-            if evaluate_blackjack_hand(hand.cards[:count]).bust:
+            before = evaluate_blackjack_hand(hand.cards[:count])
+            if before.bust or before.blackjack:
+                ended = "busting" if before.bust else "a blackjack"
                 raise IllegalPlayError(
-                    f"player hand {number} drew {hand.cards[count]} after busting "
+                    f"player hand {number} drew {hand.cards[count]} after {ended} "
                     f"({_cards_text(hand.cards[:count])})"
                 )
         player_hands.append(hand)

@@ -168,6 +168,10 @@ def test_undecided_while_the_dealer_must_draw(
         ("AS KD 2C", ["9S 9D"], BlackjackRules(), IllegalPlayError, "dealer drew 2C on blackjack"),
         ("KS 7D", ["9S 9D", "KC QC 5H 2D"], BlackjackRules(), IllegalPlayError,
          "player hand 2 drew 2D after busting \\(KC QC 5H\\)"),
+        ("10S 7H", ["AD KC 5H"], BlackjackRules(), IllegalPlayError,
+         "player hand 1 drew 5H after a blackjack \\(AD KC\\)"),
+        ("10S 7H", ["9S 9D", "QC AS AH"], BlackjackRules(), IllegalPlayError,
+         "player hand 2 drew AH after a blackjack \\(QC AS\\)"),
     ],
 )  # fmt: skip
 def test_bad_input(
