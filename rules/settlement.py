@@ -34,6 +34,7 @@ __all__ = [
     "PlayerResult",
     "RoundResult",
     "Settlement",
+    "parse_amount",
     "parse_bet",
     "parse_stake",
     "play_round",
@@ -63,24 +64,29 @@ class Settlement:
 
 
 def parse_stake(stake: int | float | str | Decimal) -> Decimal:
-    """A positive stake as an exact Decimal (:func:`rules.money.to_money`); RulesError
-    otherwise."""
+    """A positive stake as an exact Decimal (:func:`parse_amount` named ``stake``)."""
+    return parse_amount(stake, "stake")
+
+
+def parse_amount(value: int | float | str | Decimal, name: str) -> Decimal:
+    """A positive amount (a stake, a payout ratio) as an exact Decimal
+    (:func:`rules.money.to_money`); RulesError naming ``name`` and the value otherwise."""
     try:
-        value = to_money(stake)
+        amount = to_money(value)
     except ValueError as error:
-        if "out of range" in str(error) and not str(stake).strip().startswith("-"):
+        if "out of range" in str(error) and not str(value).strip().startswith("-"):
             largest = f"{MAX_AMOUNT:,}"
-            raise RulesError(f"stake {stake!r} is over the largest amount, {largest}") from None
+            raise RulesError(f"{name} {value!r} is over the largest amount, {largest}") from None
         if isinstance(error, AmountPrecisionError):
-            raise RulesError(f"stake {stake!r} is written too finely: {PLACES_LIMIT}") from None
-        if isinstance(stake, str) and any(mark in stake.strip() for mark in THOUSANDS_SEPARATORS):
+            raise RulesError(f"{name} {value!r} is written too finely: {PLACES_LIMIT}") from None
+        if isinstance(value, str) and any(mark in value.strip() for mark in THOUSANDS_SEPARATORS):
             raise RulesError(
-                f"stake must be a number without thousands separators (1000, 2.5), got {stake!r}"
+                f"{name} must be a number without thousands separators (1000, 2.5), got {value!r}"
             ) from None
-        raise RulesError(f"stake must be a positive number, got {stake!r}") from None
-    if value <= 0:
-        raise RulesError(f"stake must be a positive number, got {stake!r}")
-    return value
+        raise RulesError(f"{name} must be a positive number, got {value!r}") from None
+    if amount <= 0:
+        raise RulesError(f"{name} must be a positive number, got {value!r}")
+    return amount
 
 
 def parse_bet(bet: BetType | str | None) -> BetType | None:

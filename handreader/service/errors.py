@@ -27,7 +27,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from handreader.service.requests import ServiceError
-from handreader.service.schemas import ErrorOut
+from handreader.service.schemas import REFUSED_BY_RULES, ErrorOut
 from handreader.service.token_guard import (
     TooManyAttemptsError,
     note_refusal,
@@ -130,7 +130,9 @@ def _error_code(error: BaseException) -> str:
     if isinstance(error, ServiceError | ImageError):
         return error.code
     if isinstance(error, ValidationError | RequestValidationError):
-        return "validation_error"
+        problems = list(error.errors())
+        refused = problems and all(p.get("type") == REFUSED_BY_RULES for p in problems)
+        return "bad_options" if refused else "validation_error"
     if isinstance(error, CombinationError):
         return "no_combination"
     if isinstance(error, ClientDisconnect):
@@ -220,7 +222,8 @@ def _error_message(error: BaseException) -> str:
             text = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
             if where not in seen:
                 seen.add(where)
-                said.setdefault(text, []).append(where)
+                named = problem.get("type") == REFUSED_BY_RULES  # the rules' words name it
+                said.setdefault(text, []).append("" if named else where)
         return (
             "; ".join(
                 f"{', '.join(place for place in places if place)}: {text}" if any(places) else text

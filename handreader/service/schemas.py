@@ -22,9 +22,10 @@ the records against these models so the two cannot drift apart): :class:`TableOu
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic_core import PydanticCustomError
 
 from handreader.tables.grouping import DEFAULT_LINK_FACTOR, Region
 from handreader.tables.scoring import TableOptions
@@ -38,12 +39,14 @@ from rules.decks import (
     niuniu_deck,
     niuniu_packs,
 )
-from rules.money import MAX_AMOUNT, PLACES_LIMIT, AmountPrecisionError, to_money
+from rules.errors import RulesError
 from rules.niuniu_profiles import DEFAULT_PROFILE
 from rules.pits import PitsKind
+from rules.settlement import parse_amount
 from vision.index_letters import INDEX_LETTERS
 
 __all__ = [
+    "REFUSED_BY_RULES",
     "CardOut",
     "CheckpointIn",
     "DeckOption",
@@ -63,7 +66,7 @@ __all__ = [
     "ScoreOut",
     "TableOptionsIn",
     "TableOut",
-    "at_most_max_amount",
+    "amount_option",
 ]
 
 MAX_HANDS = 7
@@ -86,26 +89,39 @@ FLAGS_DESCRIPTION = (
 )
 
 
-_Number = TypeVar("_Number", float, Decimal)
+REFUSED_BY_RULES = "refused_by_rules"
+"""The type of a validation problem that is a value the rules refuse, in their words (a 400
+``bad_options`` when every problem of a request is one: :mod:`handreader.service.errors`)."""
+
+AMOUNT_TEXT_LENGTH = 40
+"""The longest amount written as text (``"0.000000001"``, ``"1000000000000000"`` fit)."""
 
 
-def at_most_max_amount(value: _Number) -> _Number:
-    """``value`` when it is at most :data:`rules.money.MAX_AMOUNT`, the largest amount the
-    command line takes too, and written no finer than every amount is taken
-    (:func:`rules.money.to_money`); ValueError naming the limit otherwise."""
-    if value > MAX_AMOUNT:
-        raise ValueError(f"must be at most {MAX_AMOUNT:,}")
+def amount_option(value: object, info: ValidationInfo) -> Decimal:
+    """An amount option (a stake, a payout ratio) as an exact Decimal: a number or text
+    (:func:`rules.settlement.parse_amount`; a value the rules refuse is a problem of type
+    :data:`REFUSED_BY_RULES` in their words, naming the field: a 400, as a stake on
+    ``/v1/score``); ValueError for another type or a text over :data:`AMOUNT_TEXT_LENGTH`
+    characters (a 422)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
+        raise ValueError("Input should be a valid number or text")
+    if isinstance(value, str) and len(value) > AMOUNT_TEXT_LENGTH:
+        raise ValueError(f"String should have at most {AMOUNT_TEXT_LENGTH} characters")
     try:
-        to_money(value)  # the precision every amount is taken with
-    except AmountPrecisionError:
-        raise ValueError(f"must be written with {PLACES_LIMIT}") from None
-    return value
+        return parse_amount(value, info.field_name or "amount")
+    except RulesError as error:
+        raise PydanticCustomError(REFUSED_BY_RULES, "{reason}", {"reason": str(error)}) from None
 
 
-Stake = Annotated[float, Field(allow_inf_nan=False)] | Annotated[str, Field(max_length=40)]
-"""A stake: a number or exact decimal text; zero, negative and too large stakes pass the schema
-so that the rules refuse them in words, whichever form they take ("stake must be a positive
-number, got -1", "stake 1e+16 is over the largest amount, ...")."""
+Stake = (
+    int
+    | Annotated[float, Field(allow_inf_nan=False)]
+    | Annotated[str, Field(max_length=AMOUNT_TEXT_LENGTH)]
+)
+"""A stake: a number (a whole one kept whole) or exact decimal text; zero, negative and too
+large stakes pass the schema so that the rules refuse them in words, whichever form they take
+("stake must be a positive number, got -1", "stake 1e+16 is over the largest amount, ..."), in
+the words every game's amounts are refused in (:func:`amount_option`)."""
 DeckOption = Annotated[
     str | None,
     Field(

@@ -38,7 +38,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from handreader.service.deps import (
     ReaderLike,
@@ -56,7 +56,7 @@ from handreader.service.schemas import (
     GameOption,
     IndicesOption,
     RegionIn,
-    at_most_max_amount,
+    amount_option,
 )
 from handreader.tables.games import (
     GamePhoto,
@@ -88,8 +88,9 @@ __all__ = [
     "add_game_routes",
 ]
 
-Amount = Annotated[Decimal, Field(gt=0), AfterValidator(at_most_max_amount)]
-"""A positive amount, at most :data:`rules.money.MAX_AMOUNT` as the command line takes it."""
+Amount = Annotated[Decimal, BeforeValidator(amount_option)]
+"""A positive amount, at most :data:`rules.money.MAX_AMOUNT` and as fine as the command line
+takes it; a value the rules refuse is a 400 naming it, as a stake on ``/v1/score``."""
 Rate = Annotated[Decimal, Field(ge=0, lt=1)]
 Side = Literal["left", "right", "top", "bottom"]
 

@@ -108,8 +108,10 @@ BACCARAT_BAD = [
     ({"player": "9H 1C", "banker": "KD 6S"}, 400, "bad_card"),
     ({"player": "9H 5C", "banker": "9H 6S", "decks": 1}, 400, "bad_hand"),
     ({"player": "9H 5C", "banker": "KD 6S", "bet": "dragon"}, 422, "validation_error"),
-    ({"player": "9H 5C", "banker": "KD 6S", "stake": 0}, 422, "validation_error"),
-    ({"player": "9H 5C", "banker": "KD 6S", "stake": "ten"}, 422, "validation_error"),
+    ({"player": "9H 5C", "banker": "KD 6S", "stake": 0}, 400, "bad_options"),
+    ({"player": "9H 5C", "banker": "KD 6S", "stake": "ten"}, 400, "bad_options"),
+    ({"player": "9H 5C", "banker": "KD 6S", "stake": [10]}, 422, "validation_error"),
+    ({"player": "9H 5C", "banker": "KD 6S", "tie_pays": "1e16"}, 400, "bad_options"),
     ({"player": "9H 5C", "banker": "KD 6S", "commission": 1}, 422, "validation_error"),
     ({"player": "9H 5C", "banker": "KD 6S", "decks": 0}, 422, "validation_error"),
     ({"player": "9H 5C", "banker": "KD 6S", "colour": "red"}, 422, "validation_error"),
@@ -253,7 +255,9 @@ BLACKJACK_BAD = [
     ({"dealer": "10S 7H", "players": ["AS JB"]}, 400, "bad_hand"),
     ({"dealer": "10S 7H 5C", "players": ["10H 8C"]}, 400, "illegal_play"),
     ({"dealer": "10S 7H", "players": ["10H 8C 5D 2C"]}, 400, "illegal_play"),
-    ({"dealer": "10S 7H", "players": ["10H 8C"], "blackjack_pays": -1}, 422, "validation_error"),
+    ({"dealer": "10S 7H", "players": ["AD KC 5H"]}, 400, "illegal_play"),
+    ({"dealer": "10S 7H", "players": ["10H 8C"], "blackjack_pays": -1}, 400, "bad_options"),
+    ({"dealer": "10S 7H", "players": ["10H 8C"], "blackjack_pays": True}, 422, "validation_error"),
     ({"dealer": "10S 7H", "players": ["10H 8C"] * 8}, 422, "validation_error"),
 ]
 
