@@ -243,11 +243,14 @@ def print_game_photo(
     print_result: Callable[[Any], None],
 ) -> None:
     """A game read from a photo: with ``as_json`` one line, ``{"image": PHOTO}`` and the
-    photo's JSON (as the HTTP API answers); else the result as the command prints it for card
+    photo's JSON (as the HTTP API answers, its ``problem`` in the command line's words:
+    :func:`as_options`); else the result as the command prints it for card
     codes (``print_result``), or the hands found when there is none, then the problem and the
     cards left over."""
     if as_json:
         record = {"image": json_text(photo)} | game.to_dict()
+        if record.get("problem"):
+            record["problem"] = as_options(record["problem"])
         print(json.dumps(record, ensure_ascii=False), flush=True)
         return
     if game.result is not None:

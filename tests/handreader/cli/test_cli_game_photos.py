@@ -162,6 +162,9 @@ def test_photo_that_makes_no_round_prints_the_groups_and_the_problem(
     assert lines[3].startswith("problem: found 3 groups of cards (9H 5C | KD 6S | 2C 3C)")
     # the command line's own option names, not the API's
     assert lines[3].endswith("give --player-region and --banker-region")
+    status, out, _ = run(capsys, "baccarat", str(_photo(tmp_path)), "--json")
+    assert status == 0
+    assert json.loads(out)["problem"].endswith("give --player-region and --banker-region")
 
 
 def test_uncertain_card_and_left_over_cards_are_named(
