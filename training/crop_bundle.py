@@ -363,7 +363,11 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     pack = commands.add_parser("pack", help="pack .npz crop files into a bundle folder")
     pack.add_argument("out", type=Path)
-    pack.add_argument("parts", nargs="+", help="FILE.npz, FILE.npz:COPIES or FILE.npz:valid")
+    pack.add_argument(
+        "parts",
+        nargs="+",
+        help="FILE.npz, FILE.npz:COPIES or FILE.npz:valid; FILE.npz@N takes N of its crops",
+    )
     pack.add_argument("--quality", type=int, default=90, help="JPEG quality (default 90)")
     info = commands.add_parser("info", help="count a bundle's crops by role")
     info.add_argument("folder", type=Path)

@@ -4,7 +4,11 @@ With ``--json`` each photo prints one line::
 
     {"image": "PATH-AS-GIVEN",
      "cards": [{"card": "10H", "confidence": 0.97, "box": [x1, y1, x2, y2],
-     "corners": 2, "uncertain": false}, ...], "size": [w, h], "flags": [...], "ms": 21.3}
+     "corners": 2, "uncertain": false}, ...], "size": [w, h], "flags": [...], "problem": null,
+     "ms": 21.3}
+
+``"problem"`` is ``"no cards found"`` for a photo with none, as ``POST /v1/read`` answers;
+``"ms"`` is the read's total time (the API's ``timings_ms`` holds its parts).
 
 ``"image"`` is the path as given; a name that is no UTF-8 has its bytes written ``\\xNN``
 (``h\\xe9\\xff.jpg``), so that every line is valid UTF-8.
@@ -33,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from handreader.cli.photos import json_text
+from handreader.tables.scoring import NO_CARDS
 from vision.detections import Reading
 
 if TYPE_CHECKING:
@@ -123,6 +128,7 @@ def _print_reading(photo: str, reading: Reading, as_json: bool) -> None:
         record: dict[str, Any] = {
             "image": json_text(photo),
             **reading.to_dict(),
+            "problem": None if reading.cards else NO_CARDS,
             "ms": round(reading.timings_ms.get("total", 0.0), 1),
         }
         print(json.dumps(record, ensure_ascii=False), flush=True)

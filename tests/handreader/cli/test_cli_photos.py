@@ -73,6 +73,16 @@ def test_read_prints_boxes_in_photo_pixels(
     assert reader.sizes == [seen]
     assert record["size"] == [4000, 3000]
     assert {tuple(card["box"]) for card in record["cards"]} == _expected_boxes(hands, 4000, 3000)
+    assert record["problem"] is None
+
+
+def test_read_json_of_a_photo_without_cards_names_the_problem_as_the_api_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _use(monkeypatch, CliFakeReader({}))
+    assert main(["read", str(_photo(tmp_path, ".jpg")), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["cards"] == [] and record["problem"] == "no cards found"
 
 
 def test_read_annotates_at_the_photos_size_with_the_boxes_in_place(
