@@ -9,9 +9,10 @@ readings come back in the photos' order. A photo that cannot be read comes back 
 
 Where: ``address`` None (or ``"local"``) starts a local Ray instance (all the machine's CPUs)
 unless this process already joined one (``ray.init`` called before); ``"auto"`` joins the
-cluster the local machine is part of; ``ray://HOST:10001`` is a remote cluster through Ray
-Client. Every worker must see the photos at the paths given (a shared folder), and have
-handreader installed with the models (or ``models`` at a path it sees).
+cluster the local machine is part of; ``HOST:PORT`` is a cluster's head; ``ray://HOST:10001``
+is a remote cluster through Ray Client (:func:`cluster_address` tells an address from a photo).
+Every worker must see the photos at the paths given (a shared folder), and have handreader
+installed with the models (or ``models`` at a path it sees).
 
 This module imports Ray (the ``scale`` extra: ``pip install -e '.[scale]'``); the commands
 import it only when ``--ray`` is given.
@@ -39,17 +40,56 @@ __all__ = [
     "RayRunError",
     "ReadOutcome",
     "check_reachable",
+    "cluster_address",
     "is_ray_address",
     "read_on_ray",
 ]
 
-_ADDRESS = re.compile(r"^(auto|local|ray://\S+|[A-Za-z0-9.\-]+:\d{1,5}|\[[0-9A-Fa-f:]+\]:\d{1,5})$")
+_KEYWORDS = ("auto", "local")
+_HOST_PORT = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9.\-]*|\[[0-9A-Fa-f:.]+\]):(?P<port>\d+)")
+_ADDRESS_FORMS = "auto, local, HOST:PORT or ray://HOST:PORT"
+
+
+def _address_problem(text: str) -> str | None:
+    """Why ``text``, written as a cluster's address, names none (None: it names one)."""
+    if text in _KEYWORDS:
+        return None
+    place = text.removeprefix("ray://").removesuffix("/") if text.startswith("ray://") else text
+    if "://" in place or not (found := _HOST_PORT.fullmatch(place)):
+        return f"not a Ray address ({_ADDRESS_FORMS})"
+    if not 1 <= int(found["port"]) <= 65535:
+        return f"the port must be 1 to 65535, got {int(found['port'])}"
+    return None
+
+
+def _written_as_address(text: str) -> bool:
+    """Whether ``text`` can only be meant as an address: a scheme (``ray://``), a host in
+    brackets, or no path separator and a last ``:`` followed by digits or nothing
+    (``head:99999``, ``head:``). Any other name is a photo's."""
+    if "://" in text or text.startswith("["):
+        return True
+    return "/" not in text and "\\" not in text and re.fullmatch(r".*:\d*", text) is not None
 
 
 def is_ray_address(text: str) -> bool:
-    """Whether ``text`` names a Ray cluster (``auto``, ``local``, ``ray://...`` or
-    ``HOST:PORT``) rather than a photo: ``--ray PHOTO`` reads PHOTO on a local instance."""
-    return bool(_ADDRESS.match(text))
+    """Whether ``text`` names a Ray cluster: ``auto``, ``local``, ``HOST:PORT`` or
+    ``ray://HOST:PORT`` (``[IPV6]`` as the host), the port from 1 to 65535."""
+    return _address_problem(text) is None
+
+
+def cluster_address(text: str) -> str | None:
+    """What ``--ray TEXT`` names: ``text`` when it is a cluster's address
+    (:func:`is_ray_address`), None when it is a photo's name (``--ray PHOTO`` reads PHOTO on a
+    local instance); ValueError naming ``text`` when it can only be meant as an address (a
+    scheme such as ``ray://``, a host in brackets, or no path separator and a last ``:``
+    followed by digits or nothing) but names no cluster: ``ray://``, ``head:99999``. A photo
+    whose name looks like an address is given with its folder: ``./head:1``."""
+    problem = _address_problem(text)
+    if problem is None:
+        return text
+    if _written_as_address(text):
+        raise ValueError(f"--ray {text!r}: {problem}")
+    return None
 
 
 class RayRunError(ValueError):

@@ -23,7 +23,7 @@ import cv2
 import pytest
 from live_scene import render_frame
 
-from handreader.cli import main
+from handreader.cli import main, ray_runner
 from handreader.cli.ray_runner import RayRunError, check_reachable, is_ray_address
 from handreader.cli.read import ray_address
 
@@ -54,8 +54,11 @@ def test_a_plain_read_never_imports_ray() -> None:
     ("text", "address"),
     [
         ("auto", True), ("local", True), ("ray://head.floor:10001", True),
-        ("10.0.0.5:6379", True), ("[::1]:6379", True),
+        ("10.0.0.5:6379", True), ("[::1]:6379", True), ("head:65535", True),
         ("photos/", False), ("table.jpg", False), ("night/2026-12-01", False), ("", False),
+        # a port is 1 to 65535 (RFC 6335); Ray Client's address is ray://HOST:PORT
+        ("10.0.0.5:99999", False), ("ray://head:0", False), ("ray://", False),
+        ("ray://head", False),
     ],
 )  # fmt: skip
 def test_a_ray_address_is_told_from_a_photo(text: str, address: bool) -> None:
@@ -68,12 +71,57 @@ def test_a_ray_address_is_told_from_a_photo(text: str, address: bool) -> None:
         ("", None, ["b.jpg"]),
         ("auto", "auto", ["b.jpg"]),
         ("a.jpg", None, ["a.jpg", "b.jpg"]),  # --ray a.jpg b.jpg: a local run of both
+        ("./head:99999", None, ["./head:99999", "b.jpg"]),  # a folder named: a photo's name
+        ("head:6379", "head:6379", ["b.jpg"]),
     ],
 )
 def test_ray_takes_an_optional_address(given: str, address: str | None, photos: list[str]) -> None:
     args = argparse.Namespace(ray=given, photos=["b.jpg"])
     assert ray_address(args, "photos") == address
     assert args.photos == photos
+
+
+@pytest.fixture
+def ray_never_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any start of, or connection to, Ray fails the test (and starts nothing)."""
+
+    def refuse(address: str | None) -> None:
+        raise AssertionError(f"Ray was started or joined (address {address!r})")
+
+    monkeypatch.setattr(ray_runner, "_connect", refuse)
+
+
+def _manifest(folder: Path) -> Path:
+    manifest = folder / "manifest.jsonl"
+    manifest.write_text(json.dumps({"image": str(EXAMPLE), "cards": ["AS"]}) + "\n")
+    return manifest
+
+
+@pytest.mark.parametrize(
+    ("address", "problem"),
+    [
+        ("ray://", "not a Ray address (auto, local, HOST:PORT or ray://HOST:PORT)"),
+        ("ray:", "not a Ray address (auto, local, HOST:PORT or ray://HOST:PORT)"),
+        ("ray://head", "not a Ray address (auto, local, HOST:PORT or ray://HOST:PORT)"),
+        ("http://head:8265", "not a Ray address (auto, local, HOST:PORT or ray://HOST:PORT)"),
+        ("[::1]", "not a Ray address (auto, local, HOST:PORT or ray://HOST:PORT)"),
+        ("head:", "not a Ray address (auto, local, HOST:PORT or ray://HOST:PORT)"),
+        ("127.0.0.1:99999", "the port must be 1 to 65535, got 99999"),
+        ("ray://head.floor:0", "the port must be 1 to 65535, got 0"),
+    ],
+)
+@pytest.mark.parametrize("command", ["read", "eval"])
+def test_a_malformed_address_is_a_one_line_error(
+    command: str,
+    address: str,
+    problem: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    ray_never_started: None,
+) -> None:
+    given = str(EXAMPLE) if command == "read" else str(_manifest(tmp_path))
+    assert main([command, "--ray", address, given]) == 2
+    assert capsys.readouterr().err == f"handreader {command}: error: --ray {address!r}: {problem}\n"
 
 
 @pytest.mark.parametrize("command", [["read"], ["read", "--ray"], ["eval", "--ray", "auto"]])
