@@ -6,7 +6,9 @@ confusion-matrix picture per manifest; ``--split valid`` keeps only that split's
 ``--game NAME`` and ``--decks N`` read with that deck in play (``handreader.cli.in_play``).
 
 ``--ray [ADDRESS]`` reads the photos on a Ray cluster (as ``handreader read --ray``; the
-``scale`` extra): the same figures. Without ``--ray`` Ray is never imported.
+``scale`` extra): the same figures; a bad ADDRESS is named before anything else, and a model
+folder that fails the plain command's check is named before Ray starts. Without ``--ray`` Ray is
+never imported.
 
 A photo that cannot be read is named on standard error and counted as failed, and makes the
 exit status 2 once every manifest is measured; a manifest line that is no entry (a card label
@@ -115,8 +117,7 @@ def _score_on_ray(
     from handreader.cli.ray_runner import RayJob, read_on_ray
     from vision.evaluate import EvalTotals
 
-    models = args.models.resolve() if args.models else None
-    job = RayJob(address, models, deck, args.readers, in_play, args.indices)
+    job = RayJob(address, args.models, deck, args.readers, in_play, args.indices)
     totals = EvalTotals()
     photos = [str(entry.image) for entry in entries]
     for entry, outcome in zip(entries, read_on_ray(photos, job, progress), strict=True):

@@ -12,7 +12,8 @@ unless this process already joined one (``ray.init`` called before); ``"auto"`` 
 cluster the local machine is part of; ``HOST:PORT`` is a cluster's head; ``ray://HOST:10001``
 is a remote cluster through Ray Client (:func:`cluster_address` tells an address from a photo).
 Every worker must see the photos at the paths given (a shared folder), and have handreader
-installed with the models (or ``models`` at a path it sees).
+installed with the models (or ``models`` at the same path as here: the folder is checked here
+first, as the plain command checks it, before Ray starts).
 
 This module imports Ray (the ``scale`` extra: ``pip install -e '.[scale]'``); the commands
 import it only when ``--ray`` is given.
@@ -26,13 +27,17 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rules.decks import Deck
 from vision.calibration import DeckProfile
 from vision.detections import Reading
+from vision.model_files import ModelError, model_paths
+
+if TYPE_CHECKING:
+    from vision.reader import Reader
 
 __all__ = [
     "REACH_TIMEOUT_S",
@@ -99,9 +104,9 @@ class RayRunError(ValueError):
 @dataclass(frozen=True, slots=True)
 class RayJob:
     """Where and how to read: the cluster's ``address`` (see the module docstring), the model
-    folder (None: the shipped models), the deck profile, how many readers (None: one per
-    CPU of the cluster, at most one per photo), the deck in play (None: any card)
-    and its index letters (``vision.index_letters``)."""
+    folder (None: the shipped models; the workers see it at the same path), the deck profile,
+    how many readers (None: one per CPU of the cluster, at most one per photo), the deck in
+    play (None: any card) and its index letters (``vision.index_letters``)."""
 
     address: str | None = None
     models: Path | None = None
@@ -121,7 +126,11 @@ class ReadOutcome:
 
 
 class PhotoReader:
-    """A reader actor: the models loaded once, then photos read one batch at a time."""
+    """A reader actor: the models loaded once, then photos read one batch at a time.
+
+    A worker that cannot load the models (a folder it does not see) fails its first batch with
+    RayRunError saying why, and so the run, rather than its own start: Ray would start it again
+    and print each failure's traceback on the command's standard output."""
 
     def __init__(
         self,
@@ -134,13 +143,21 @@ class PhotoReader:
         from vision.settings import ReaderSettings
 
         folder = Path(models) if models else None
-        self.reader = Reader.load(folder, ReaderSettings(in_play=in_play, indices=indices))
+        self.problem: ModelError | None = None
+        self.reader: Reader | None = None
+        try:
+            self.reader = Reader.load(folder, ReaderSettings(in_play=in_play, indices=indices))
+        except ModelError as error:
+            self.problem = error
         self.deck = deck
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """``{"index", "photo"}`` in; ``{"index", "reading" (pickled), "code", "message"}``
         out, one row per photo (an empty reading and the error when it failed)."""
         from handreader.cli.photos import open_photo
+
+        if self.reader is None:
+            raise RayRunError(f"a worker cannot load the models: {self.problem}")
 
         readings: list[bytes] = []
         codes: list[str] = []
@@ -217,12 +234,29 @@ def _connect(address: str | None) -> Any:
     return ray
 
 
+_RAISED = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$", re.MULTILINE)
+
+
+def _failure_reason(error: BaseException) -> str:
+    """What stopped a Ray run, in one line: the message of the last error raised by other code
+    than Ray's in the tracebacks the error carries (a worker's own, without its class), else
+    the error's last line."""
+    text = str(error).strip()
+    raised = [found[2] for found in _RAISED.finditer(text) if not found[1].startswith("ray.")]
+    if raised:
+        return raised[-1].strip()
+    return text.splitlines()[-1] if text else repr(error)
+
+
 def read_on_ray(
     photos: Sequence[str], job: RayJob, progress: str | None = None
 ) -> Iterator[ReadOutcome]:
     """Each photo's outcome, in the order given (see the module docstring); ``progress`` names
-    a progress bar on standard error (None: none). RayRunError when Ray is missing, the
-    cluster cannot be reached, or the readers cannot load the models."""
+    a progress bar on standard error (None: none). ModelError, before Ray is started or
+    joined, when the model folder fails the plain command's check
+    (:func:`vision.model_files.model_paths`); RayRunError when Ray is missing, the cluster
+    cannot be reached, or the readers cannot load the models."""
+    model_paths(job.models)
     if not photos:
         return
     ray = _connect(job.address)
@@ -243,7 +277,7 @@ def read_on_ray(
     outcomes = dataset.map_batches(
         PhotoReader,
         fn_constructor_kwargs={
-            "models": str(job.models) if job.models else None,
+            "models": str(job.models.resolve()) if job.models else None,
             "deck": job.deck,
             "in_play": job.in_play,
             "indices": job.indices,
@@ -263,7 +297,6 @@ def read_on_ray(
             else:
                 yield ReadOutcome(photos[index], pickle.loads(row["reading"]))
     except ray.exceptions.RayError as error:
-        first = str(error).strip().splitlines()[-1] if str(error).strip() else repr(error)
-        raise RayRunError(f"the Ray run failed: {first}") from None
+        raise RayRunError(f"the Ray run failed: {_failure_reason(error)}") from None
     finally:
         bar.close()

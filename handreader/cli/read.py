@@ -21,8 +21,9 @@ if any failed.
 ``scale`` extra; no ADDRESS: a local instance, ``auto``: the local machine's cluster,
 ``HOST:PORT``: a cluster's head, ``ray://HOST:10001``: a remote one), one reader per worker
 process (``--readers N``: how many), with a progress bar on standard error; the output is the
-same lines in the same order. An ADDRESS that names no cluster (``ray://``, ``HOST:99999``) is a
-one-line error before Ray starts. Without ``--ray`` Ray is never imported.
+same lines in the same order. An ADDRESS that names no cluster (``ray://``, ``HOST:99999``) and
+a model folder that fails the plain command's check are one-line errors before Ray starts.
+Without ``--ray`` Ray is never imported.
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
         raise ValueError(f"--readers must be at least 1, got {args.readers}")
     job = RayJob(
         address=address,
-        models=args.models.resolve() if args.models else None,
+        models=args.models,
         deck=load_deck(args.deck) if args.deck is not None else None,
         readers=args.readers,
         in_play=deck_from_arguments(args),

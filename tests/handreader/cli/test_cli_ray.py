@@ -20,11 +20,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 from live_scene import render_frame
 
 from handreader.cli import main, ray_runner
-from handreader.cli.ray_runner import RayRunError, check_reachable, is_ray_address
+from handreader.cli.ray_runner import (
+    PhotoReader,
+    RayRunError,
+    check_reachable,
+    is_ray_address,
+)
 from handreader.cli.read import ray_address
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -97,6 +103,23 @@ def _manifest(folder: Path) -> Path:
     return manifest
 
 
+@pytest.mark.parametrize("command", ["read", "eval"])
+def test_a_bad_model_folder_is_named_before_ray_starts(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], ray_never_started: None
+) -> None:
+    # the same line and status as the command without --ray, which checks the folder first
+    given = str(EXAMPLE) if command == "read" else str(_manifest(tmp_path))
+    plain = [command, "--models", str(tmp_path / "nowhere"), given]
+    assert main(plain) == 2
+    expected = capsys.readouterr().err
+    assert expected == (
+        f"handreader {command}: error: no model manifest at "
+        f"{str(tmp_path / 'nowhere' / 'manifest.json')!r}\n"
+    )
+    assert main([command, "--ray", "--readers", "1", *plain[1:]]) == 2
+    assert capsys.readouterr().err == expected
+
+
 @pytest.mark.parametrize(
     ("address", "problem"),
     [
@@ -122,6 +145,31 @@ def test_a_malformed_address_is_a_one_line_error(
     given = str(EXAMPLE) if command == "read" else str(_manifest(tmp_path))
     assert main([command, "--ray", address, given]) == 2
     assert capsys.readouterr().err == f"handreader {command}: error: --ray {address!r}: {problem}\n"
+
+
+def test_a_worker_that_cannot_load_the_models_fails_its_first_batch(tmp_path: Path) -> None:
+    # its start succeeds: Ray would start a reader that fails there again and again
+    reader = PhotoReader(str(tmp_path), None)
+    batch = {"index": np.array([0]), "photo": np.array([str(EXAMPLE)], dtype=object)}
+    where = str(tmp_path / "manifest.json")
+    with pytest.raises(RayRunError) as raised:
+        reader(batch)
+    assert str(raised.value) == f"a worker cannot load the models: no model manifest at {where!r}"
+
+
+def test_a_failed_run_is_told_by_the_workers_own_error() -> None:
+    # the shape of a Ray Data failure whose worker raised RayRunError (Ray 2.60)
+    told = (
+        "ray::MapWorker(MapBatches(PhotoReader)).submit() (pid=1, ip=10.0.0.2)\n"
+        '  File "ray_runner.py", line 166, in __call__\n'
+        "handreader.cli.ray_runner.RayRunError: a worker cannot load the models: no manifest\n"
+        "\nThe above exception was the direct cause of the following exception:\n\n"
+        "ray.exceptions.UserCodeException: UDF failed to process a data block.\n"
+        "To change retry attempts, configure `ray.data.DataContext.get_current()`."
+    )
+    reason = ray_runner._failure_reason(RuntimeError(told))
+    assert reason == "a worker cannot load the models: no manifest"
+    assert ray_runner._failure_reason(RuntimeError("the head went away")) == "the head went away"
 
 
 @pytest.mark.parametrize("command", [["read"], ["read", "--ray"], ["eval", "--ray", "auto"]])
@@ -166,6 +214,7 @@ def test_a_cluster_address_nobody_answers_is_named_at_once() -> None:
     check_reachable("auto")  # no port to try: Ray finds its cluster itself
 
 
+@needs_models  # the model folder is checked before the cluster is tried
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs the scale extra")
 def test_read_on_a_cluster_nobody_answers_is_a_one_line_error(
     capsys: pytest.CaptureFixture[str],
