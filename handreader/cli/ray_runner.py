@@ -15,13 +15,19 @@ Every worker must see the photos at the paths given (a shared folder), and have 
 installed with the models (or ``models`` at the same path as here: the folder is checked here
 first, as the plain command checks it, before Ray starts).
 
+What Ray prints of its own is kept to what a user needs: its Python loggers at ERROR, Ray
+Data's at CRITICAL (the run's failure is one line), the workers' output left in their log
+files, and the C++ core's log lines at FATAL (``RAY_BACKEND_LOG_LEVEL``, unless it is set).
+
 This module imports Ray (the ``scale`` extra: ``pip install -e '.[scale]'``); the commands
 import it only when ``--ray`` is given.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import pickle
 import re
 from collections.abc import Iterator, Sequence
@@ -212,19 +218,46 @@ def check_reachable(address: str, timeout_s: float = REACH_TIMEOUT_S) -> None:
         ) from None
 
 
+_CORE_LOG_LEVEL = "RAY_BACKEND_LOG_LEVEL"
+"""The variable that sets the level of Ray's C++ core's log lines, read as the core starts."""
+
+
+@contextlib.contextmanager
+def _quiet_core() -> Iterator[None]:
+    """Ray started with its C++ core's log lines at FATAL, unless ``RAY_BACKEND_LOG_LEVEL``
+    says otherwise: on a terminal they are notices for Ray's developers (an actor pool's
+    ``max_restarts > 0`` warning on every run). The core announces a level so set on standard
+    error as it starts, which is therefore sent nowhere meanwhile (a failed start is an
+    exception). The variable is unset again after (the processes started keep it)."""
+    if _CORE_LOG_LEVEL in os.environ:
+        yield
+        return
+    from handreader.cli.video_source import quiet_stderr
+
+    os.environ[_CORE_LOG_LEVEL] = "fatal"
+    try:
+        with quiet_stderr():
+            yield
+    finally:
+        os.environ.pop(_CORE_LOG_LEVEL, None)
+
+
 def _connect(address: str | None) -> Any:
     try:
-        import ray
+        import ray.data
     except ImportError:
         raise RayRunError("--ray needs Ray: pip install -e '.[scale]'") from None
     if ray.is_initialized():
         return ray
+    quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
     try:
         if address is None or address == "local":
-            ray.init(include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+            with _quiet_core():
+                ray.init(include_dashboard=False, **quiet)
         else:
             check_reachable(address)
-            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+            with _quiet_core():
+                ray.init(address=address, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as error:
         if isinstance(error, RayRunError):
             raise
@@ -263,7 +296,9 @@ def read_on_ray(
     from tqdm import tqdm
 
     # the command's output is the readings and its errors, not Ray Data's notices of its plan
-    logging.getLogger("ray.data._internal").setLevel(logging.ERROR)
+    # nor its tracebacks of a failed run (RayRunError says it in one line); set after Ray Data
+    # configures its logger on import (_connect imports it)
+    logging.getLogger("ray.data").setLevel(logging.CRITICAL)
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True
     context.enable_progress_bars = False

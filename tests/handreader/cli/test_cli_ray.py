@@ -13,6 +13,7 @@ import argparse
 import importlib.util
 import json
 import logging
+import re
 import shutil
 import subprocess
 import sys
@@ -298,3 +299,25 @@ def test_eval_on_ray_gives_the_plain_figures(
     assert json.loads(captured.out) == plain
     assert plain["failed"] == 1 and plain["photos"] == 6
     assert "broken.jpg" in captured.err  # named on the cluster's run too
+
+
+@pytest.mark.slow
+@needs_models
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs the scale extra")
+def test_a_run_on_ray_prints_only_its_readings_and_progress_bar() -> None:
+    # the command starts its own local instance (ray.init in the command's process): none of
+    # Ray's notices (core_worker.cc's max_restarts warning, Ray Data's plan) reach the terminal
+    command = [sys.executable, "-m", "handreader.cli", "read", "--ray", "--readers", "1"]
+    done = subprocess.run(
+        [*command, str(EXAMPLE)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    plain = subprocess.run(
+        [sys.executable, "-m", "handreader.cli", "read", str(EXAMPLE)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.stdout == plain.stdout
+    # the bar's redraws (tqdm: "read:  50%|#####     | 1/2 [00:06<00:06,  7.00s/photo]") run
+    # on without a newline: what follows one on its line is something else's
+    left = re.sub(r"read:\s+\d+%\|[^|]*\| \d+/\d+ \[[^\]]*\]", "", done.stderr)
+    assert left.strip() == "", left
