@@ -13,7 +13,7 @@ never imported.
 A photo that cannot be read is named on standard error and counted as failed, and makes the
 exit status 2 once every manifest is measured; a manifest line that is no entry (a card label
 that is no code) stops the command before the models load. The progress bar shows only on a
-terminal.
+terminal, with ``--ray`` too.
 """
 
 from __future__ import annotations
@@ -109,9 +109,10 @@ def changed_settings(base: Any, assignments: list[str]) -> Any:
 
 def _score_on_ray(
     entries: list[ManifestEntry], address: str | None, args: argparse.Namespace,
-    deck: DeckProfile | None, progress: str, in_play: Deck | None = None,
+    deck: DeckProfile | None, progress: str | None, in_play: Deck | None = None,
 ) -> EvalTotals:  # fmt: skip
-    """The totals of ``entries`` read on a Ray cluster; failed photos named on stderr."""
+    """The totals of ``entries`` read on a Ray cluster, with a progress bar named ``progress``
+    (None: none); failed photos named on stderr."""
     import sys
 
     from handreader.cli.ray_runner import RayJob, read_on_ray
@@ -170,14 +171,12 @@ def run(args: argparse.Namespace) -> int:
 
         reader = Reader.load(args.models, settings)
     for manifest, entries in manifests:
+        progress = manifest.parent.name if sys.stderr.isatty() else None
         if reader is None:
-            totals = _score_on_ray(entries, address, args, deck, manifest.parent.name, in_play)
+            totals = _score_on_ray(entries, address, args, deck, progress, in_play)
         else:
             totals = score_manifest(
-                entries,
-                partial(reader.read, deck=deck),
-                progress=manifest.parent.name if sys.stderr.isatty() else None,
-                unreadable=unreadable,
+                entries, partial(reader.read, deck=deck), progress=progress, unreadable=unreadable
             )
         failed += totals.failed  # each named on standard error as it was read
         summary = {

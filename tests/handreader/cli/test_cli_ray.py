@@ -29,6 +29,7 @@ from handreader.cli import main, ray_runner
 from handreader.cli.ray_runner import (
     PhotoReader,
     RayRunError,
+    ReadOutcome,
     check_reachable,
     is_ray_address,
 )
@@ -171,6 +172,34 @@ def test_a_failed_run_is_told_by_the_workers_own_error() -> None:
     reason = ray_runner._failure_reason(RuntimeError(told))
     assert reason == "a worker cannot load the models: no manifest"
     assert ray_runner._failure_reason(RuntimeError("the head went away")) == "the head went away"
+
+
+@pytest.mark.parametrize(("terminal", "bar"), [(False, None), (True, "labelled")])
+def test_eval_on_ray_shows_its_progress_bar_only_on_a_terminal(
+    terminal: bool,
+    bar: str | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # as without --ray (the eval command's docstring): a log file gets no bar's redraws
+    folder = tmp_path / "labelled"
+    folder.mkdir()
+    manifest = _manifest(folder)
+    asked: list[str | None] = []
+
+    def read_on_ray(
+        photos: list[str], job: object, progress: str | None = None
+    ) -> Iterator[ReadOutcome]:
+        asked.append(progress)
+        for photo in photos:
+            yield ReadOutcome(photo, None, ("unreadable", f"{photo}: not read here"))
+
+    monkeypatch.setattr(ray_runner, "read_on_ray", read_on_ray)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
+    assert main(["eval", "--ray", str(manifest)]) == 2  # its one photo failed
+    assert asked == [bar]
+    assert "not read here" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", [["read"], ["read", "--ray"], ["eval", "--ray", "auto"]])
