@@ -19,13 +19,10 @@ from numpy.typing import NDArray
 
 from vision.detections import Detections
 from vision.letterbox import PAD_VALUE, Letterbox, letterbox
+from vision.model_files import ModelError
 from vision.settings import PANORAMA, ReaderSettings
 
 __all__ = ["Glance", "IndexDetector", "ModelError", "box_iou", "non_max_suppression", "session"]
-
-
-class ModelError(ValueError):
-    """The shipped models are missing, corrupt, or disagree with the project's label table."""
 
 
 STRIDE = 32

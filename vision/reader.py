@@ -33,14 +33,13 @@ from vision.exposure import bgr_image, brightened
 from vision.frame_memory import FrameMemory, MemorySettings, Recalled, box_thumbnails
 from vision.index_detector import (
     IndexDetector,
-    ModelError,
     model_input,
     non_max_suppression,
     session,
     softmax,
 )
 from vision.index_letters import classifier_letters, deck_letters, fold_letters
-from vision.model_files import default_models_dir, file_sha256
+from vision.model_files import ModelError, default_models_dir, file_sha256, model_paths
 from vision.retries import look_again, unsure_rows
 from vision.settings import ReaderSettings
 from vision.verifier import IndexVerifier
@@ -134,36 +133,11 @@ class Reader:
         verify_hashes: bool = True,
         threads: int | None = None,
     ) -> Reader:
-        """Load the models named by ``models_dir/manifest.json``, checking their hashes; each
-        model runs on ``threads`` threads (None: one a core; 1 when several readings share the
-        cores, as the live overlay's frames read at once do)."""
-        folder = models_dir or default_models_dir()
-        manifest_path = folder / "manifest.json"
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except FileNotFoundError as error:
-            raise ModelError(f"no model manifest at {str(manifest_path)!r}") from error
-        except (OSError, json.JSONDecodeError) as error:
-            raise ModelError(
-                f"model manifest {str(manifest_path)!r} is unreadable: {error}"
-            ) from error
-        paths = {}
-        optional = tuple(part for part in ("card_classifier", "verifier") if part in manifest)
-        for part in ("detector", "classifier", *optional):
-            try:
-                entry = manifest[part]
-                path = folder / entry["file"]
-            except (KeyError, TypeError) as error:
-                raise ModelError(
-                    f"model manifest {str(manifest_path)!r} lacks {part}.file"
-                ) from error
-            if not path.is_file():
-                raise ModelError(f"{part} model {str(path)!r} named in the manifest is missing")
-            if verify_hashes and entry.get("sha256") and file_sha256(path) != entry["sha256"]:
-                raise ModelError(
-                    f"{part} model {str(path)!r} does not match its sha256 in the manifest"
-                )
-            paths[part] = path
+        """Load the models named by ``models_dir/manifest.json``, the folder checked first
+        (:func:`vision.model_files.model_paths`: ModelError; their hashes too unless
+        ``verify_hashes`` is off); each model runs on ``threads`` threads (None: one a core; 1
+        when several readings share the cores, as the live overlay's frames read at once do)."""
+        manifest, paths = model_paths(models_dir, verify_hashes)
         return cls(
             paths["detector"],
             paths["classifier"],

@@ -6,12 +6,14 @@ confusion-matrix picture per manifest; ``--split valid`` keeps only that split's
 ``--game NAME`` and ``--decks N`` read with that deck in play (``handreader.cli.in_play``).
 
 ``--ray [ADDRESS]`` reads the photos on a Ray cluster (as ``handreader read --ray``; the
-``scale`` extra): the same figures. Without ``--ray`` Ray is never imported.
+``scale`` extra): the same figures; a bad ADDRESS is named before anything else, and a model
+folder that fails the plain command's check is named before Ray starts. Without ``--ray`` Ray is
+never imported.
 
 A photo that cannot be read is named on standard error and counted as failed, and makes the
 exit status 2 once every manifest is measured; a manifest line that is no entry (a card label
 that is no code) stops the command before the models load. The progress bar shows only on a
-terminal.
+terminal, with ``--ray`` too.
 """
 
 from __future__ import annotations
@@ -107,16 +109,16 @@ def changed_settings(base: Any, assignments: list[str]) -> Any:
 
 def _score_on_ray(
     entries: list[ManifestEntry], address: str | None, args: argparse.Namespace,
-    deck: DeckProfile | None, progress: str, in_play: Deck | None = None,
+    deck: DeckProfile | None, progress: str | None, in_play: Deck | None = None,
 ) -> EvalTotals:  # fmt: skip
-    """The totals of ``entries`` read on a Ray cluster; failed photos named on stderr."""
+    """The totals of ``entries`` read on a Ray cluster, with a progress bar named ``progress``
+    (None: none); failed photos named on stderr."""
     import sys
 
     from handreader.cli.ray_runner import RayJob, read_on_ray
     from vision.evaluate import EvalTotals
 
-    models = args.models.resolve() if args.models else None
-    job = RayJob(address, models, deck, args.readers, in_play, args.indices)
+    job = RayJob(address, args.models, deck, args.readers, in_play, args.indices)
     totals = EvalTotals()
     photos = [str(entry.image) for entry in entries]
     for entry, outcome in zip(entries, read_on_ray(photos, job, progress), strict=True):
@@ -169,14 +171,12 @@ def run(args: argparse.Namespace) -> int:
 
         reader = Reader.load(args.models, settings)
     for manifest, entries in manifests:
+        progress = manifest.parent.name if sys.stderr.isatty() else None
         if reader is None:
-            totals = _score_on_ray(entries, address, args, deck, manifest.parent.name, in_play)
+            totals = _score_on_ray(entries, address, args, deck, progress, in_play)
         else:
             totals = score_manifest(
-                entries,
-                partial(reader.read, deck=deck),
-                progress=manifest.parent.name if sys.stderr.isatty() else None,
-                unreadable=unreadable,
+                entries, partial(reader.read, deck=deck), progress=progress, unreadable=unreadable
             )
         failed += totals.failed  # each named on standard error as it was read
         summary = {

@@ -23,9 +23,11 @@ if any failed.
 
 ``--ray [ADDRESS]`` spreads the photos over a Ray cluster (``handreader.cli.ray_runner``: the
 ``scale`` extra; no ADDRESS: a local instance, ``auto``: the local machine's cluster,
-``ray://HOST:10001``: a remote one), one reader per worker process (``--readers N``: how many),
-with a progress bar on standard error; the output is the same lines in the same order. Without
-``--ray`` Ray is never imported.
+``HOST:PORT``: a cluster's head, ``ray://HOST:10001``: a remote one), one reader per worker
+process (``--readers N``: how many), with a progress bar on standard error; the output is the
+same lines in the same order. An ADDRESS that names no cluster (``ray://``, ``HOST:99999``) and
+a model folder that fails the plain command's check are one-line errors before Ray starts.
+Without ``--ray`` Ray is never imported.
 """
 
 from __future__ import annotations
@@ -137,13 +139,18 @@ def _print_reading(photo: str, reading: Reading, as_json: bool) -> None:
 
 
 def ray_address(args: argparse.Namespace, inputs: str) -> str | None:
-    """The cluster address of ``--ray`` (None: a local instance); a value that names no
-    cluster is the first of ``args.<inputs>`` (``--ray PHOTO ...``), put back in front."""
-    from handreader.cli.ray_runner import is_ray_address
+    """The cluster address of ``--ray`` (None: a local instance); a value that is no address
+    but a photo's name is the first of ``args.<inputs>`` (``--ray PHOTO ...``), put back in
+    front; ValueError naming a value written as an address that names no cluster (``ray://``,
+    ``HOST:99999``: ``handreader.cli.ray_runner.cluster_address``)."""
+    from handreader.cli.ray_runner import cluster_address
 
     given = str(args.ray)
-    if not given or is_ray_address(given):
-        return given or None
+    if not given:
+        return None
+    address = cluster_address(given)
+    if address is not None:
+        return address
     kind = Path if inputs == "manifests" else str
     setattr(args, inputs, [kind(given), *getattr(args, inputs)])
     return None
@@ -171,7 +178,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
         raise ValueError(f"--readers must be at least 1, got {args.readers}")
     job = RayJob(
         address=address,
-        models=args.models.resolve() if args.models else None,
+        models=args.models,
         deck=load_deck(args.deck) if args.deck is not None else None,
         readers=args.readers,
         in_play=deck_from_arguments(args),
