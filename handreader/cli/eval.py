@@ -2,7 +2,8 @@
 
 Manifests are JSON lines of labelled photos (the format of :mod:`vision.evaluate`). Prints one block
 per manifest and, with ``--json``, one JSON object per manifest; ``--report DIR`` also writes a
-confusion-matrix picture per manifest; ``--split valid`` keeps only that split's entries;
+confusion-matrix picture per manifest, each under its own name (:func:`report_names`);
+``--split valid`` keeps only that split's entries;
 ``--game NAME`` and ``--decks N`` read with that deck in play (``handreader.cli.in_play``).
 
 ``--ray [ADDRESS]`` reads the photos on a Ray cluster (as ``handreader read --ray``; the
@@ -10,8 +11,9 @@ confusion-matrix picture per manifest; ``--split valid`` keeps only that split's
 
 A photo that cannot be read is named on standard error and counted as failed, and makes the
 exit status 2 once every manifest is measured; a manifest line that is no entry (a card label
-that is no code) stops the command before the models load. The progress bar shows only on a
-terminal.
+that is no code), a photo listed twice, a manifest or split that selects no photo, or a
+``--report`` that is a file stops the command before the models load. The progress bar shows
+only on a terminal.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handreader.cli._amounts import at_least
+from handreader.cli._amounts import at_least, folder
 from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from handreader.cli.read import add_ray_arguments, require_inputs
 
@@ -49,7 +51,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--split", help="only entries whose 'split' is this (e.g. valid)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per manifest")
     parser.add_argument(
-        "--report", type=Path, metavar="DIR", help="write confusion-matrix pictures here"
+        "--report", type=folder, metavar="DIR", help="write confusion-matrix pictures here"
     )
     parser.add_argument(
         "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
@@ -132,7 +134,7 @@ def _score_on_ray(
 def run(args: argparse.Namespace) -> int:
     """Evaluate every manifest and print its figures."""
     from handreader.store.decks import load_deck
-    from vision.evaluate import confusion_image, load_manifest, score_manifest
+    from vision.evaluate import confusion_image, score_manifest
     from vision.imageio import write_image
 
     address = None
@@ -145,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.readers is not None:
         raise ValueError("--readers counts the readers of a Ray cluster: give it with --ray")
     require_inputs(args.manifests, "MANIFEST")
+    if args.report is not None and args.report.exists() and not args.report.is_dir():
+        raise ValueError(f"--report {str(args.report)!r} is a file: name a folder for the pictures")
     in_play = deck_from_arguments(args)  # a bad --decks is named before the models load
     from vision.settings import ReaderSettings
 
@@ -155,7 +159,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--set reads with the settings of this process: not with --ray")
     deck = load_deck(args.deck) if args.deck is not None else None
     # every manifest is checked before the models load and any photo is read
-    manifests = [(path, load_manifest(path, args.split)[: args.limit]) for path in args.manifests]
+    manifests = [(path, selected(path, args.split)[: args.limit]) for path in args.manifests]
+    pictures = report_names(args.manifests)
+    if args.report:
+        args.report.mkdir(parents=True, exist_ok=True)
     failed = 0
 
     def unreadable(entry: ManifestEntry, error: Exception) -> None:
@@ -168,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         from vision.reader import Reader
 
         reader = Reader.load(args.models, settings)
-    for manifest, entries in manifests:
+    for (manifest, entries), picture in zip(manifests, pictures, strict=True):
         if reader is None:
             totals = _score_on_ray(entries, address, args, deck, manifest.parent.name, in_play)
         else:
@@ -211,21 +218,51 @@ def run(args: argparse.Namespace) -> int:
             pairs = ", ".join(f"{t}->{p} x{n}" for t, p, n in summary["confusions"])
             print(f"  most frequent confusions: {pairs or 'none'}")
         if args.report:
-            args.report.mkdir(parents=True, exist_ok=True)
-            picture = confusion_image(totals.confusions.items())
-            target = args.report / report_name(manifest)
-            if not write_image(target, picture):
+            target = args.report / picture
+            if not write_image(target, confusion_image(totals.confusions.items())):
                 raise ValueError(
                     f"--report: the confusion picture could not be written to {str(target)!r}"
                 )
     return 2 if failed else 0
 
 
-def report_name(manifest: Path) -> str:
-    """The confusion picture's file name of a manifest: its folder's name, and its own when it
-    is not ``manifest.jsonl`` (a scene folder's ``manifest.jsonl`` and ``legible.jsonl`` side
-    by side)."""
-    name = manifest.resolve().parent.name or "manifest"
-    if manifest.stem != "manifest":
-        name = f"{name}-{manifest.stem}"
-    return f"confusion_{name}.png"
+def selected(manifest: Path, split: str | None) -> list[ManifestEntry]:
+    """The entries of ``manifest`` (:func:`vision.evaluate.load_manifest`), of ``split`` when
+    given; a ValueError naming the manifest (and the split, with those it has) when that
+    selects no photo."""
+    from vision.evaluate import load_manifest
+
+    entries = load_manifest(manifest)
+    if not entries:
+        raise ValueError(f"{manifest}: no photo listed")
+    chosen = [entry for entry in entries if split is None or entry.split == split]
+    if not chosen:
+        splits = sorted({str(entry.split) for entry in entries if entry.split is not None})
+        has = f"its splits: {', '.join(splits)}" if splits else "it names no split"
+        raise ValueError(f"{manifest}: no photo of split {split!r} ({has})")
+    return chosen
+
+
+def report_names(manifests: list[Path]) -> list[str]:
+    """The confusion pictures' file names of ``manifests``, one each and no two alike (nor
+    alike but for case): ``confusion_FOLDER.png`` after the manifest's folder, or after the
+    folder above one named ``manifest`` (``SCENES/manifest/manifest.jsonl``, as ``handreader
+    synth`` writes it, is ``confusion_SCENES.png``), ``confusion_FOLDER-NAME.png`` for a
+    manifest not named ``manifest.jsonl``; a name an earlier manifest took is followed by
+    ``-2``, ``-3``... in the order given."""
+    taken: set[str] = set()
+    names = []
+    for manifest in manifests:
+        folder = manifest.resolve().parent
+        if folder.name == "manifest" and folder.parent.name:
+            folder = folder.parent
+        stem = folder.name or "manifest"
+        if manifest.stem != "manifest":
+            stem = f"{stem}-{manifest.stem}"
+        name, number = stem, 1
+        while name.casefold() in taken:
+            number += 1
+            name = f"{stem}-{number}"
+        taken.add(name.casefold())
+        names.append(f"confusion_{name}.png")
+    return names
