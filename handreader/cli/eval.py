@@ -76,18 +76,38 @@ def register(subparsers: Any) -> None:
 _SWITCH = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}
 
 
+_OWN_OPTIONS = {"in_play": "--game and --decks", "indices": "--indices"}
+"""Settings that have options of their own, named when ``--set`` is given one."""
+
+
+def _range_text(low: float, high: float) -> str:
+    """``from 0 to 1`` or ``at least 1``: a setting's range of :data:`SETTING_RANGES`."""
+    if high == math.inf:
+        return f"at least {low:g}"
+    return f"from {low:g} to {high:g}"
+
+
 def changed_settings(base: Any, assignments: list[str]) -> Any:
     """``base`` (a ReaderSettings) with each ``NAME=VALUE`` applied: a switch takes on/off
-    (true/false, 1/0), a number a number; anything else is a ValueError naming it."""
+    (true/false, 1/0), a number a finite number in its range of
+    :data:`vision.settings.SETTING_RANGES`; anything else is a ValueError naming it, with the
+    names that can be set (switches and numbers) when NAME is none of them."""
     import dataclasses
+
+    from vision.settings import SETTING_RANGES
 
     changes: dict[str, object] = {}
     fields = {field.name: field for field in dataclasses.fields(base)}
+    settable = sorted(
+        name for name in fields if isinstance(getattr(base, name), bool | int | float)
+    )
     for assignment in assignments:
         name, equals, text = assignment.partition("=")
         name, text = name.strip(), text.strip()
+        if equals and name in _OWN_OPTIONS:
+            raise ValueError(f"--set {assignment!r}: {name} is set with {_OWN_OPTIONS[name]}")
         if not equals or name not in fields:
-            known = ", ".join(sorted(fields))
+            known = ", ".join(settable)
             raise ValueError(f"--set {assignment!r}: expected NAME=VALUE with NAME one of {known}")
         current = getattr(base, name)
         if isinstance(current, bool):
@@ -101,6 +121,11 @@ def changed_settings(base: Any, assignments: list[str]) -> Any:
                 raise ValueError(f"--set {assignment!r}: {name} takes a number") from None
             if not math.isfinite(number):
                 raise ValueError(f"--set {assignment!r}: {name} takes a finite number")
+            low, high = SETTING_RANGES.get(name, (-math.inf, math.inf))
+            if not low <= number <= high:
+                raise ValueError(
+                    f"--set {assignment!r}: {name} takes a number {_range_text(low, high)}"
+                )
             changes[name] = number
         else:
             raise ValueError(f"--set {assignment!r}: {name} cannot be set here")
