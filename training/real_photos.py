@@ -21,6 +21,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.evaluate import manifest_lines
+
 __all__ = [
     "LabelledPhoto",
     "PseudoBoxes",
@@ -44,9 +46,10 @@ class LabelledPhoto:
 
 def train_photos(manifest: Path) -> list[LabelledPhoto]:
     """The ``split: train`` rows of a real-photo manifest (``cards``; ``objects`` of
-    ``kind: index`` with ``box_xyxy`` where the folder has them)."""
+    ``kind: index`` with ``box_xyxy`` where the folder has them), read as
+    :func:`vision.evaluate.manifest_lines` reads it."""
     photos = []
-    for number, line in enumerate(manifest.read_text().splitlines(), 1):
+    for number, line in enumerate(manifest_lines(manifest), 1):
         if not line.strip():
             continue
         try:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import sys
 import time
 from collections.abc import Iterator
@@ -32,9 +31,18 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from training.round_options import add_round_arguments, check_round_arguments, plan_changes
 from training.round_plan import RoundPlan, log, pseudo_labelled
 
-__all__ = ["RoundPlan", "prepare_data", "pseudo_labelled", "train_round_detector"]
+__all__ = [
+    "RoundPlan",
+    "add_round_arguments",
+    "check_round_arguments",
+    "plan_changes",
+    "prepare_data",
+    "pseudo_labelled",
+    "train_round_detector",
+]
 
 
 def _draw(plan: RoundPlan, config: str, folder: Path, count: int, first: int) -> None:
@@ -440,111 +448,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return run_from_arguments(arguments)
-
-
-def add_round_arguments(parser: Any) -> None:
-    """The round's options (shared with ``handreader train --round``)."""
-    parser.add_argument(
-        "--work",
-        type=Path,
-        default=Path("runs-round"),
-        help="the round's folder (default runs-round); a rerun resumes",
-    )
-    parser.add_argument("--realdata", type=Path,
-                        help="real-photo folders (boxes/, tables/...): train splits train, "
-                             "valid splits measure")  # fmt: skip
-    parser.add_argument(
-        "--minutes",
-        type=float,
-        default=120.0,
-        help="time budget on a 2-core CPU (default 120; under 5: a smoke round)",
-    )
-    parser.add_argument(
-        "--models",
-        type=Path,
-        default=Path("models"),
-        help="the models the round starts from and is measured against",
-    )
-    parser.add_argument(
-        "--promote",
-        action="store_true",
-        help="copy the round's models over --models when its gate passes",
-    )
-    parser.add_argument("--device", default="auto", help="auto (default), cpu, cuda, cuda:N")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="FIELD=VALUE",
-        help="change one number of the round's plan after --minutes scaled it, for example "
-        "closeup_scenes=600 or detector_epochs=5 (repeatable; training.round_plan.RoundPlan "
-        "names them)",
-    )
-    parser.add_argument(
-        "--evaluate",
-        type=Path,
-        metavar="MODELS",
-        help="train nothing: read the models folder MODELS beside --models on every set and "
-        "let the gate decide (a folder made otherwise: a stage's models, a GPU run's)",
-    )
-
-
-def check_round_arguments(arguments: Any) -> None:
-    """A ValueError naming the first bad option of a round (before anything heavy loads)."""
-    from training.fitting import parse_device
-
-    if not math.isfinite(arguments.minutes) or arguments.minutes <= 0:
-        raise ValueError(f"--minutes must be a positive number, got {arguments.minutes}")
-    if arguments.realdata is not None and not arguments.realdata.is_dir():
-        raise ValueError(f"--realdata {str(arguments.realdata)!r} is not a folder")
-    if not (arguments.models / "manifest.json").is_file():
-        raise ValueError(f"--models {str(arguments.models)!r} holds no manifest.json")
-    parse_device(arguments.device)
-    plan_changes(getattr(arguments, "set", []))
-
-
-_FIXED_FIELDS = {"work_dir", "realdata", "shipped_models", "device"}
-"""Plan fields that have options of their own and so cannot be ``--set``."""
-
-_KEEPABLE = {"detector_epochs", "classifier_epochs", "verifier_epochs"}
-"""Plan fields that may be 0: that stage trains nothing and the shipped model is kept."""
-
-
-def plan_changes(items: list[str]) -> dict[str, int | float]:
-    """The plan fields ``--set FIELD=VALUE`` items name, as numbers of the field's type; a
-    ValueError names an unknown field, a field that has its own option, or a bad value."""
-    kinds = {item.name: item.type for item in dataclasses.fields(RoundPlan)}
-    numeric = sorted(
-        name
-        for name, kind in kinds.items()
-        if name not in _FIXED_FIELDS and kind in ("int", "float")
-    )
-    changes: dict[str, int | float] = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or name not in numeric:
-            raise ValueError(
-                f"--set {item!r}: expected FIELD=VALUE with FIELD one of {', '.join(numeric)}"
-            )
-        try:
-            value: int | float = int(text) if kinds[name] == "int" else float(text)
-        except ValueError:
-            wanted = "an integer" if kinds[name] == "int" else "a number"
-            raise ValueError(f"--set {item!r}: {text!r} is not {wanted}") from None
-        keeps_shipped = name in _KEEPABLE  # 0 epochs: the shipped model goes with the round
-        if value < 0 or (
-            value == 0
-            and not keeps_shipped
-            and name.endswith(("epochs", "batch", "imgsz", "copies", "rate"))
-        ):
-            raise ValueError(
-                f"--set {item!r}: must be {'positive' if value == 0 else 'at least 0'}"
-            )
-        if name == "classifier_strided" and value > 3:
-            raise ValueError(f"--set {item!r}: the classifier has 3 blocks to stride")
-        changes[name] = value
-    return changes
 
 
 def run_from_arguments(arguments: Any) -> int:

@@ -12,6 +12,7 @@ reported, not guessed.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ __all__ = [
     "drop_optional",
     "f1_score",
     "load_manifest",
+    "manifest_lines",
     "match_cards",
     "optional_cards",
     "scenes_manifest",
@@ -70,11 +72,27 @@ def _label_problem(cards: object, name: str) -> str | None:
     return None
 
 
+def manifest_lines(path: Path) -> list[str]:
+    """The lines of a manifest: UTF-8 text, a byte-order mark at its start allowed (a file
+    saved by a Windows editor); ValueError naming the file when it is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte 0x{data[error.start]:02x} at position {error.start})"
+        ) from None
+    return text.splitlines()
+
+
 def load_manifest(path: Path, split: str | None = None) -> list[ManifestEntry]:
     """The entries of a JSON-lines manifest (images relative to its folder), maybe one split;
-    ValueError names a line that is no entry or labels a card with no code of :data:`LABELS`."""
+    ValueError names a line that is no entry or labels a card with no code of :data:`LABELS`,
+    both lines of a photo named twice (whatever their splits), or a file that is not UTF-8
+    text (:func:`manifest_lines`)."""
     entries = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    first_line: dict[str, int] = {}  # each photo's line, by its path as normalised
+    for number, line in enumerate(manifest_lines(path), start=1):
         if not line.strip():
             continue
         try:
@@ -87,6 +105,12 @@ def load_manifest(path: Path, split: str | None = None) -> list[ManifestEntry]:
         if problem is not None or not isinstance(image, str):
             problem = problem or f"'image' must be a file name, got {image!r}"
             raise ValueError(f"{path}: line {number}: {problem}")
+        seen = first_line.setdefault(os.path.normpath(image), number)
+        if seen != number:
+            raise ValueError(
+                f"{path}: lines {seen} and {number} both name the photo {image!r} "
+                "(a photo is listed once)"
+            )
         if split is not None and raw.get("split") != split:
             continue
         entries.append(

@@ -5,11 +5,12 @@ How each default was chosen, with the figures it was chosen on, is in ``docs/rea
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from rules.decks import Deck
 
-__all__ = ["PANORAMA", "ReaderSettings"]
+__all__ = ["PANORAMA", "SETTING_RANGES", "ReaderSettings"]
 
 PANORAMA = 2.0
 """A photo whose longer side is over this many times its shorter is a panorama: it is decoded
@@ -170,3 +171,34 @@ class ReaderSettings:
     and a card that loses its reading (a joker in Niu Niu, a second KD of one deck) is
     uncertain under its next reading unless that reading alone passes ``uncertain_below``.
     Chosen on the real folders (``docs/reading.md``, "Deck-aware decoding")."""
+
+
+_SHARE = (0.0, 1.0)
+_NOT_NEGATIVE = (0.0, math.inf)
+SETTING_RANGES: dict[str, tuple[float, float]] = {
+    "detection_threshold": _SHARE,
+    "nms_iou": _SHARE,
+    "uncertain_below": _SHARE,
+    "none_above": _SHARE,
+    "merge_distance": _NOT_NEGATIVE,
+    "tile_above_px": _NOT_NEGATIVE,
+    "closeup_index_share": _NOT_NEGATIVE,
+    "closeup_surest_share": _NOT_NEGATIVE,
+    "closeup_margin": _NOT_NEGATIVE,
+    "closeup_union_from": _NOT_NEGATIVE,
+    "fine_imgsz": (32.0, math.inf),  # the detector's stride: no smaller input is a pass
+    "fine_below_px": _NOT_NEGATIVE,
+    "exposure_target": (0.0, 255.0),  # a grey level
+    "other_corner_slant": _SHARE,  # the smaller side of an offset over the larger
+    "whole_card_above": _SHARE,
+    "whole_card_sure": _SHARE,
+    "max_detections": (1.0, math.inf),
+    "turns": (1.0, 4.0),  # quarter turns: a fifth is the first again
+    "retry_below": _SHARE,
+    "retry_none_below": _SHARE,
+    "verify_below": _SHARE,
+    "dark_face_threshold": _SHARE,
+}
+"""The values each number of :class:`ReaderSettings` means something for, (lowest, highest),
+both included: a probability, score or share of one thing in another from 0 to 1, a count or
+a distance from 0, a grey level to 255. ``handreader eval --set`` refuses a value outside."""

@@ -1,11 +1,12 @@
-"""Argument types (amounts, rates, counts) and signed money text shared by the commands (a
-helper of the commands, not a command)."""
+"""Argument types (amounts, rates, counts, output folders) and signed money text shared by the
+commands (a helper of the commands, not a command)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
 from rules.cards import MAX_PACKS
 from rules.money import (
@@ -16,7 +17,7 @@ from rules.money import (
     to_money,
 )
 
-__all__ = ["amount", "at_least", "money", "packs", "rate"]
+__all__ = ["amount", "at_least", "folder", "money", "packs", "rate"]
 
 
 def _decimal(text: str) -> Decimal:
@@ -82,3 +83,11 @@ def packs(text: str) -> int:
     if value > MAX_PACKS:
         raise argparse.ArgumentTypeError(f"expected at most {MAX_PACKS}, got {text!r}")
     return value
+
+
+def folder(text: str) -> Path:
+    """An argparse type: a folder to write into, named by a path that is not blank (``''``
+    would be the current folder, the files written among whatever it holds)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"an empty path names no folder, got {text!r}")
+    return Path(text)

@@ -2,7 +2,8 @@
 
 Manifests are JSON lines of labelled photos (the format of :mod:`vision.evaluate`). Prints one block
 per manifest and, with ``--json``, one JSON object per manifest; ``--report DIR`` also writes a
-confusion-matrix picture per manifest; ``--split valid`` keeps only that split's entries;
+confusion-matrix picture per manifest, each under its own name (:func:`report_names`);
+``--split valid`` keeps only that split's entries;
 ``--game NAME`` and ``--decks N`` read with that deck in play (``handreader.cli.in_play``).
 
 ``--ray [ADDRESS]`` reads the photos on a Ray cluster (as ``handreader read --ray``; the
@@ -12,8 +13,9 @@ never imported.
 
 A photo that cannot be read is named on standard error and counted as failed, and makes the
 exit status 2 once every manifest is measured; a manifest line that is no entry (a card label
-that is no code) stops the command before the models load. The progress bar shows only on a
-terminal, with ``--ray`` too.
+that is no code), a photo listed twice, a manifest or split that selects no photo, or a
+``--report`` that is a file stops the command before the models load. The progress bar shows
+only on a terminal, with ``--ray`` too.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from handreader.cli._amounts import at_least
+from handreader.cli._amounts import at_least, folder
 from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from handreader.cli.read import add_ray_arguments, require_inputs
 
@@ -51,7 +53,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--split", help="only entries whose 'split' is this (e.g. valid)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per manifest")
     parser.add_argument(
-        "--report", type=Path, metavar="DIR", help="write confusion-matrix pictures here"
+        "--report", type=folder, metavar="DIR", help="write confusion-matrix pictures here"
     )
     parser.add_argument(
         "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
@@ -76,18 +78,38 @@ def register(subparsers: Any) -> None:
 _SWITCH = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}
 
 
+_OWN_OPTIONS = {"in_play": "--game and --decks", "indices": "--indices"}
+"""Settings that have options of their own, named when ``--set`` is given one."""
+
+
+def _range_text(low: float, high: float) -> str:
+    """``from 0 to 1`` or ``at least 1``: a setting's range of :data:`SETTING_RANGES`."""
+    if high == math.inf:
+        return f"at least {low:g}"
+    return f"from {low:g} to {high:g}"
+
+
 def changed_settings(base: Any, assignments: list[str]) -> Any:
     """``base`` (a ReaderSettings) with each ``NAME=VALUE`` applied: a switch takes on/off
-    (true/false, 1/0), a number a number; anything else is a ValueError naming it."""
+    (true/false, 1/0), a number a finite number in its range of
+    :data:`vision.settings.SETTING_RANGES`; anything else is a ValueError naming it, with the
+    names that can be set (switches and numbers) when NAME is none of them."""
     import dataclasses
+
+    from vision.settings import SETTING_RANGES
 
     changes: dict[str, object] = {}
     fields = {field.name: field for field in dataclasses.fields(base)}
+    settable = sorted(
+        name for name in fields if isinstance(getattr(base, name), bool | int | float)
+    )
     for assignment in assignments:
         name, equals, text = assignment.partition("=")
         name, text = name.strip(), text.strip()
+        if equals and name in _OWN_OPTIONS:
+            raise ValueError(f"--set {assignment!r}: {name} is set with {_OWN_OPTIONS[name]}")
         if not equals or name not in fields:
-            known = ", ".join(sorted(fields))
+            known = ", ".join(settable)
             raise ValueError(f"--set {assignment!r}: expected NAME=VALUE with NAME one of {known}")
         current = getattr(base, name)
         if isinstance(current, bool):
@@ -101,6 +123,11 @@ def changed_settings(base: Any, assignments: list[str]) -> Any:
                 raise ValueError(f"--set {assignment!r}: {name} takes a number") from None
             if not math.isfinite(number):
                 raise ValueError(f"--set {assignment!r}: {name} takes a finite number")
+            low, high = SETTING_RANGES.get(name, (-math.inf, math.inf))
+            if not low <= number <= high:
+                raise ValueError(
+                    f"--set {assignment!r}: {name} takes a number {_range_text(low, high)}"
+                )
             changes[name] = number
         else:
             raise ValueError(f"--set {assignment!r}: {name} cannot be set here")
@@ -134,7 +161,7 @@ def _score_on_ray(
 def run(args: argparse.Namespace) -> int:
     """Evaluate every manifest and print its figures."""
     from handreader.store.decks import load_deck
-    from vision.evaluate import confusion_image, load_manifest, score_manifest
+    from vision.evaluate import confusion_image, score_manifest
     from vision.imageio import write_image
 
     address = None
@@ -147,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.readers is not None:
         raise ValueError("--readers counts the readers of a Ray cluster: give it with --ray")
     require_inputs(args.manifests, "MANIFEST")
+    if args.report is not None and args.report.exists() and not args.report.is_dir():
+        raise ValueError(f"--report {str(args.report)!r} is a file: name a folder for the pictures")
     in_play = deck_from_arguments(args)  # a bad --decks is named before the models load
     from vision.settings import ReaderSettings
 
@@ -157,7 +186,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--set reads with the settings of this process: not with --ray")
     deck = load_deck(args.deck) if args.deck is not None else None
     # every manifest is checked before the models load and any photo is read
-    manifests = [(path, load_manifest(path, args.split)[: args.limit]) for path in args.manifests]
+    manifests = [(path, selected(path, args.split)[: args.limit]) for path in args.manifests]
+    pictures = report_names(args.manifests)
+    if args.report:
+        args.report.mkdir(parents=True, exist_ok=True)
     failed = 0
 
     def unreadable(entry: ManifestEntry, error: Exception) -> None:
@@ -170,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
         from vision.reader import Reader
 
         reader = Reader.load(args.models, settings)
-    for manifest, entries in manifests:
+    for (manifest, entries), picture in zip(manifests, pictures, strict=True):
         progress = manifest.parent.name if sys.stderr.isatty() else None
         if reader is None:
             totals = _score_on_ray(entries, address, args, deck, progress, in_play)
@@ -211,21 +243,51 @@ def run(args: argparse.Namespace) -> int:
             pairs = ", ".join(f"{t}->{p} x{n}" for t, p, n in summary["confusions"])
             print(f"  most frequent confusions: {pairs or 'none'}")
         if args.report:
-            args.report.mkdir(parents=True, exist_ok=True)
-            picture = confusion_image(totals.confusions.items())
-            target = args.report / report_name(manifest)
-            if not write_image(target, picture):
+            target = args.report / picture
+            if not write_image(target, confusion_image(totals.confusions.items())):
                 raise ValueError(
                     f"--report: the confusion picture could not be written to {str(target)!r}"
                 )
     return 2 if failed else 0
 
 
-def report_name(manifest: Path) -> str:
-    """The confusion picture's file name of a manifest: its folder's name, and its own when it
-    is not ``manifest.jsonl`` (a scene folder's ``manifest.jsonl`` and ``legible.jsonl`` side
-    by side)."""
-    name = manifest.resolve().parent.name or "manifest"
-    if manifest.stem != "manifest":
-        name = f"{name}-{manifest.stem}"
-    return f"confusion_{name}.png"
+def selected(manifest: Path, split: str | None) -> list[ManifestEntry]:
+    """The entries of ``manifest`` (:func:`vision.evaluate.load_manifest`), of ``split`` when
+    given; a ValueError naming the manifest (and the split, with those it has) when that
+    selects no photo."""
+    from vision.evaluate import load_manifest
+
+    entries = load_manifest(manifest)
+    if not entries:
+        raise ValueError(f"{manifest}: no photo listed")
+    chosen = [entry for entry in entries if split is None or entry.split == split]
+    if not chosen:
+        splits = sorted({str(entry.split) for entry in entries if entry.split is not None})
+        has = f"its splits: {', '.join(splits)}" if splits else "it names no split"
+        raise ValueError(f"{manifest}: no photo of split {split!r} ({has})")
+    return chosen
+
+
+def report_names(manifests: list[Path]) -> list[str]:
+    """The confusion pictures' file names of ``manifests``, one each and no two alike (nor
+    alike but for case): ``confusion_FOLDER.png`` after the manifest's folder, or after the
+    folder above one named ``manifest`` (``SCENES/manifest/manifest.jsonl``, as ``handreader
+    synth`` writes it, is ``confusion_SCENES.png``), ``confusion_FOLDER-NAME.png`` for a
+    manifest not named ``manifest.jsonl``; a name an earlier manifest took is followed by
+    ``-2``, ``-3``... in the order given."""
+    taken: set[str] = set()
+    names = []
+    for manifest in manifests:
+        folder = manifest.resolve().parent
+        if folder.name == "manifest" and folder.parent.name:
+            folder = folder.parent
+        stem = folder.name or "manifest"
+        if manifest.stem != "manifest":
+            stem = f"{stem}-{manifest.stem}"
+        name, number = stem, 1
+        while name.casefold() in taken:
+            number += 1
+            name = f"{stem}-{number}"
+        taken.add(name.casefold())
+        names.append(f"confusion_{name}.png")
+    return names

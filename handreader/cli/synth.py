@@ -12,7 +12,9 @@ otherwise, with a progress bar on standard error. Scene ``i`` depends only on th
 seed included) and ``i``, so runs can be split with ``--start`` and the files are the same
 whatever the number of workers. ``--preview`` then writes ``DIR/contact_sheet.png``: the first
 scenes in ``DIR`` with their labelled index quads and card codes drawn, for a person to check;
-``--preview-only`` writes only that sheet, from scenes already in ``DIR``.
+``--preview-only`` writes only that sheet, from scenes already in ``DIR``, and refuses the
+options of a generation (``--config``, ``--count``, ``--start``, ``--workers``), which it would
+not heed. An empty ``--out`` is refused (it would be the current folder).
 
 A summary line goes to standard output. Exit status 0 on success, 2 for a bad config (the
 message names the file and the field), missing card art or bad arguments.
@@ -27,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from handreader.cli._amounts import at_least
+from handreader.cli._amounts import at_least, folder
 from training.synth.config import SceneConfig, load_config
 from vision.imageio import write_image
 
@@ -57,11 +59,9 @@ def register(subparsers: Any) -> None:
         epilog="exit status: 0 done, 2 bad config (the field is named), missing card art",
     )
     parser.add_argument("--config", type=Path, help="dataset config, e.g. datasets/scenes.yaml")
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument("--out", type=folder, required=True, help="output folder")
     parser.add_argument("--count", type=_positive, help="number of scenes to write")
-    parser.add_argument(
-        "--start", type=_non_negative, default=0, help="index of the first scene (default 0)"
-    )
+    parser.add_argument("--start", type=_non_negative, help="index of the first scene (default 0)")
     parser.add_argument(
         "--workers",
         type=_positive,
@@ -133,6 +133,13 @@ def run(args: argparse.Namespace) -> int:
     """Generate (and/or preview) scenes as the arguments say; returns the exit status."""
     out: Path = args.out
     if args.preview_only:
+        generation = ("config", "count", "start", "workers")
+        given = [f"--{name}" for name in generation if getattr(args, name) is not None]
+        if given:  # a generation's options, which the sheet of scenes already written ignores
+            raise ValueError(
+                f"--preview-only draws the scenes already in {str(out)!r} and takes no "
+                f"{', '.join(given)} (--preview writes scenes, then their sheet)"
+            )
         path = write_contact_sheet(out, args.preview_count)
         print(f"wrote {path}")
         return 0
@@ -140,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--config is required (or use --preview-only)")
     if args.count is None:
         raise ValueError("--count is required (or use --preview-only)")
+    start = args.start if args.start is not None else 0
     config = load_config(args.config)
     check_card_art(config)
     from training.synth.generate import generate
@@ -147,12 +155,12 @@ def run(args: argparse.Namespace) -> int:
     workers = args.workers or os.cpu_count() or 1
     started = time.perf_counter()
     labels = generate(
-        config, out, args.count, start=args.start, workers=workers, progress=not args.quiet
+        config, out, args.count, start=start, workers=workers, progress=not args.quiet
     )
     seconds = time.perf_counter() - started
-    last = args.start + args.count - 1
+    last = start + args.count - 1
     print(
-        f"wrote scenes {args.start}..{last} ({args.count} images, {labels} index labels) "
+        f"wrote scenes {start}..{last} ({args.count} images, {labels} index labels) "
         f"to {out} in {seconds:.1f} s with {workers} workers "
         f"({args.count / max(seconds, 1e-9):.1f} img/s)"
     )

@@ -271,6 +271,18 @@ def test_load_config_missing_file(tmp_path: Path) -> None:
         load_config(tmp_path / "absent.yaml")
 
 
+def test_load_config_names_a_file_that_is_not_utf8_and_reads_a_byte_order_mark(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "saved.yaml"
+    path.write_bytes("seed: 7\n".encode("utf-16"))  # starts with the mark ff fe
+    with pytest.raises(ConfigError) as refused:
+        load_config(path)
+    assert str(refused.value) == f"config {str(path)!r} is not UTF-8 text (byte 0xff at position 0)"
+    path.write_bytes(b"\xef\xbb\xbfseed: 7\n")  # UTF-8 saved with a byte-order mark
+    assert load_config(path).seed == 7
+
+
 def test_a_shipped_config_is_found_from_any_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -334,6 +346,13 @@ def test_cli_bad_config_exits_2_naming_the_field(
             "expected at least 0",
         ),
         (["--preview-only", "--out", "OUT"], "no scenes to preview"),
+        # a generation's options, which the sheet of scenes already written would not heed
+        (
+            ["--preview-only", "--out", "OUT", "--config", "datasets/scenes.yaml", "--count", "1"],
+            "takes no --config, --count (--preview writes scenes, then their sheet)",
+        ),
+        (["--preview-only", "--out", "OUT", "--start", "0"], "takes no --start"),
+        (["--preview-only", "--out", "OUT", "--workers", "2"], "takes no --workers"),
     ],
 )
 def test_cli_bad_arguments_exit_2(
@@ -343,7 +362,45 @@ def test_cli_bad_arguments_exit_2(
     argv = [str(ROOT / item) if item.startswith("datasets/") else item for item in argv]
     status, _, err = run_cli(capsys, "synth", *argv)
     assert status == 2
-    assert expected in err
+    assert expected in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--config", "datasets/scenes.yaml", "--out", "", "--count", "1"],
+        ["--config", "datasets/scenes.yaml", "--out", " ", "--count", "1"],
+        ["--preview-only", "--out", ""],
+    ],
+)
+def test_cli_refuses_an_empty_out_which_would_be_the_current_folder(
+    argv: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = [str(ROOT / item) if item.startswith("datasets/") else item for item in argv]
+    status, out, err = run_cli(capsys, "synth", *argv)
+    assert status == 2 and out == ""
+    assert "argument --out: an empty path names no folder" in err and len(err.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []  # nothing written here
+
+
+def test_cli_names_a_config_that_is_not_utf8(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "saved.yaml"
+    config.write_bytes(b"\xffseed: 7\n")
+    status, _, err = run_cli(
+        capsys, "synth", "--config", str(config), "--out", str(tmp_path / "out"), "--count", "1"
+    )
+    assert status == 2
+    assert err == (
+        f"handreader synth: error: config {str(config)!r} is not UTF-8 text "
+        "(byte 0xff at position 0)\n"
+    )
 
 
 @pytest.mark.parametrize(

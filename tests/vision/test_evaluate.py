@@ -202,6 +202,41 @@ def test_a_manifest_label_that_is_no_card_is_named(
     assert load_manifest(manifest)[0].cards == ("10H", "K?", "JOKER", "JB")
 
 
+@pytest.mark.parametrize(
+    ("second", "split"),
+    [
+        ({"image": "a.jpg", "cards": ["7H"]}, None),  # the same line twice
+        ({"image": "./a.jpg", "cards": ["KS"]}, None),  # the same photo, other labels
+        ({"image": "sub/../a.jpg", "cards": ["7H"], "split": "valid"}, "valid"),
+    ],
+)
+def test_a_photo_listed_twice_is_refused_with_both_lines(
+    tmp_path: Path, second: dict[str, object], split: str | None
+) -> None:
+    """Counted twice it would weigh double in every figure, and with two labels one of them
+    is wrong: the manifest is refused, whatever split either line is in."""
+    manifest = tmp_path / "manifest.jsonl"
+    first = {"image": "a.jpg", "cards": ["7H"], "split": "train"}
+    other = {"image": "b.jpg", "cards": ["2D"]}
+    lines = [json.dumps(first), json.dumps(other), "", json.dumps(second)]
+    manifest.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"lines 1 and 4 both name the photo '[^']*a\.jpg'"):
+        load_manifest(manifest, split)
+
+
+def test_a_manifest_that_is_not_utf8_is_named_and_one_with_a_byte_order_mark_is_read(
+    tmp_path: Path,
+) -> None:
+    manifest = tmp_path / "manifest.jsonl"
+    line = json.dumps({"image": "a.jpg", "cards": ["7H"]}) + "\n"
+    manifest.write_bytes(b"\xff\xfe" + line.encode("utf-16-le"))  # saved as UTF-16
+    with pytest.raises(ValueError) as refused:
+        load_manifest(manifest)
+    assert str(refused.value) == f"{manifest}: not UTF-8 text (byte 0xff at position 0)"
+    manifest.write_bytes(b"\xef\xbb\xbf" + line.encode())  # UTF-8 with a byte-order mark
+    assert load_manifest(manifest)[0].cards == ("7H",)
+
+
 def test_a_bad_manifest_stops_eval_before_the_models_load(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -216,12 +251,31 @@ def test_a_bad_manifest_stops_eval_before_the_models_load(
     assert "bad.jsonl: line 1: 'cards' must be a list" in capsys.readouterr().err
 
 
-def test_confusion_pictures_of_two_manifests_in_one_folder_have_two_names() -> None:
-    from handreader.cli.eval import report_name
+def test_confusion_pictures_of_the_manifests_given_have_a_name_each() -> None:
+    """A manifest is named after its folder, a synthetic set's (``SCENES/manifest/``, as
+    ``handreader synth`` writes it) after its scenes' folder; a name taken by an earlier
+    manifest is numbered, so that no picture is written over another."""
+    from handreader.cli.eval import report_names
 
-    assert report_name(Path("scenes/manifest/manifest.jsonl")) == "confusion_manifest.png"
-    assert report_name(Path("scenes/manifest/legible.jsonl")) == "confusion_manifest-legible.png"
-    assert report_name(Path("realdata/boxes/manifest.jsonl")) == "confusion_boxes.png"
+    assert report_names(
+        [
+            Path("scenes/manifest/manifest.jsonl"),
+            Path("scenes/manifest/legible.jsonl"),
+            Path("realdata/boxes/manifest.jsonl"),
+            Path("other/scenes/manifest/manifest.jsonl"),
+            Path("copy/Boxes/manifest.jsonl"),  # alike but for case: one file on some disks
+            Path("scenes-2/manifest.jsonl"),  # the name the second "scenes" would take
+            Path("/manifest/manifest.jsonl"),  # no folder above: named as any other
+        ]
+    ) == [
+        "confusion_scenes.png",
+        "confusion_scenes-legible.png",
+        "confusion_boxes.png",
+        "confusion_scenes-2.png",
+        "confusion_Boxes-2.png",
+        "confusion_scenes-2-2.png",
+        "confusion_manifest.png",
+    ]
 
 
 def test_eval_command_prints_one_json_line_per_manifest(

@@ -330,12 +330,18 @@ def project_file(path: str | Path) -> Path:
 
 def load_config(path: str | Path) -> SceneConfig:
     """Read and validate a config file (a relative path found as :func:`project_file` finds
-    it); errors name the file as given and the field."""
+    it): UTF-8 text, a byte-order mark at its start allowed; errors name the file as given
+    and the field, or the first byte that is not UTF-8."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(project_file(path).read_text(encoding="utf-8"))
+        raw = yaml.safe_load(project_file(path).read_bytes().decode("utf-8"))
     except OSError as error:
         raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from error
+    except UnicodeDecodeError as error:
+        byte = error.object[error.start]
+        raise ConfigError(
+            f"config {str(path)!r} is not UTF-8 text (byte 0x{byte:02x} at position {error.start})"
+        ) from None
     except yaml.YAMLError as error:
         where = getattr(error, "problem_mark", None)
         line = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""

@@ -34,6 +34,18 @@ def test_switches_and_numbers_are_set() -> None:
         ("verify_below=low", "verify_below takes a number"),
         ("turns=2.5", "turns takes a number"),
         ("retry_contexts=1", "retry_contexts cannot be set here"),
+        # outside the range of vision.settings.SETTING_RANGES
+        ("turns=-3", "turns takes a number from 1 to 4"),
+        ("turns=0", "turns takes a number from 1 to 4"),
+        ("max_detections=-1", "max_detections takes a number at least 1"),
+        ("detection_threshold=1.5", "detection_threshold takes a number from 0 to 1"),
+        ("verify_below=-0.1", "verify_below takes a number from 0 to 1"),
+        ("exposure_target=300", "exposure_target takes a number from 0 to 255"),
+        ("fine_imgsz=0", "fine_imgsz takes a number at least 32"),
+        ("merge_distance=-1", "merge_distance takes a number at least 0"),
+        # settings of their own options
+        ("in_play=niuniu", "in_play is set with --game and --decks"),
+        ("indices=french", "indices is set with --indices"),
     ],
 )
 def test_a_bad_setting_is_a_one_line_error(
@@ -44,6 +56,32 @@ def test_a_bad_setting_is_a_one_line_error(
     assert main(["eval", str(manifest), "--set", assignment]) == 2
     error = capsys.readouterr().err.strip()
     assert message in error and "\n" not in error
+
+
+def test_every_number_has_a_range_and_only_what_can_be_set_is_offered() -> None:
+    """The list of names offers switches and numbers alone (in_play and indices have options
+    of their own; a tuple cannot be given as one value); each bound of a range is taken."""
+    import dataclasses
+
+    from vision.settings import SETTING_RANGES
+
+    numbers = {
+        field.name for field in dataclasses.fields(ReaderSettings) if field.type in ("int", "float")
+    }
+    assert numbers == set(SETTING_RANGES)
+    with pytest.raises(ValueError) as refused:
+        changed_settings(ReaderSettings(), ["colour=3"])
+    offered = str(refused.value).split("NAME one of ")[1].split(", ")
+    assert "card_evidence" in offered and "turns" in offered
+    for unsettable in ("in_play", "indices", "retry_contexts", "other_corner_reach"):
+        assert unsettable not in offered
+    for name, (low, high) in SETTING_RANGES.items():
+        integer = isinstance(getattr(ReaderSettings(), name), int)
+        for bound in (low, high):
+            if bound != float("inf"):
+                text = str(int(bound)) if integer else str(bound)
+                changed = changed_settings(ReaderSettings(), [f"{name}={text}"])
+                assert getattr(changed, name) == bound
 
 
 def test_eval_reads_with_the_setting_changed(
