@@ -25,11 +25,12 @@ Routes (added to ``handreader.service.routes.reading``'s router by :func:`add_de
   (``sheet``: a PNG ``data:`` URL). No training runs: seconds on two cores.
 - ``DELETE /v1/decks/NAME``: remove the deck (operator token; 404 when there is none).
 
-Errors: a grid photo with a card missing or a card twice, codes that do not match the photos,
-or a bad deck name are 400 ``bad_options`` with a message naming the photo and the positions
-(``deck.jpg: no card found at row 2, column 7 (7H)``); no photo is 422 ``missing_image``; a
-photo that is no image has the image errors of the other endpoints, its name in the message.
-A deck changes only the readings that name it.
+Errors: a grid photo with a card missing or a card twice, turned or mirrored, or with many cards
+out of place (``vision.calibrate_deck.check_turn``, ``misplaced_cards``), codes that do not
+match the photos, or a bad deck name are 400 ``bad_options`` with a message naming the photo
+and the positions (``deck.jpg: no card found at row 2, column 7 (7H)``); no photo is 422
+``missing_image``; a photo that is no image has the image errors of the other endpoints, its
+name in the message. A deck changes only the readings that name it.
 """
 
 import base64
