@@ -20,6 +20,7 @@ from vision.calibration import (
     assign_cells,
     code_from_filename,
     grid_order,
+    model_sha,
     new_profile,
     save_profile,
 )
@@ -93,12 +94,6 @@ class CalibrationResult:
     path: Path | str
     sheet: NDArray[np.uint8]
     warnings: tuple[str, ...]
-
-
-def model_sha(manifest: Mapping[str, Any]) -> str:
-    """The sha256 that names the classifier of a models manifest (what a profile is made for)."""
-    entry = manifest.get("classifier", {})
-    return str(entry.get("sha256") or hashlib.sha256(repr(entry).encode()).hexdigest())
 
 
 def card_faces(

@@ -57,7 +57,11 @@ def register(subparsers: Any) -> None:
     decks = subparsers.add_parser(
         "decks",
         help="list calibrated deck profiles",
-        description="List the deck profiles made by handreader calibrate.",
+        description="List the deck profiles made by handreader calibrate; a deck calibrated "
+        "with other models than those read with is marked.",
+    )
+    decks.add_argument(
+        "--models", type=Path, metavar="DIR", help="model folder the decks are checked against"
     )
     decks.set_defaults(func=run_decks)
 
@@ -194,19 +198,28 @@ def _stage_sheet(sheet: Path, image: NDArray[np.uint8]) -> Path:
 
 
 def run_decks(args: argparse.Namespace) -> int:
-    """Print one line per saved profile; exit 2 when a profile's file cannot be read."""
+    """Print one line per saved profile, with a remark when it was calibrated with other
+    models than ``--models`` (default: the shipped ones; no remark when their manifest cannot
+    be read); exit 2 when a profile's file cannot be read."""
+    from handreader.cli.deck_models import models_manifest
     from handreader.store.database import StoreError
     from handreader.store.decks import open_deck_store
+    from vision.calibration import made_for
 
     store = open_deck_store()
     names = store.names()
     if not names:
         print(f"no deck profiles under {store.location}")
+    manifest = models_manifest(args.models)
+    which = "--models" if args.models else "the shipped ones"
     unreadable = 0
     for name in names:
         try:
             profile = store.get(name)
-            print(f"{name}: {len(profile.prototypes)} cards, made {profile.created}")
+            line = f"{name}: {len(profile.prototypes)} cards, made {profile.created}"
+            if manifest is not None and not made_for(profile, manifest):
+                line += f"; calibrated with other models than {which}: calibrate it again"
+            print(line)
         except ValueError as error:
             print(f"{name}: unusable ({error})")
             unreadable += isinstance(error, StoreError)  # (the store's fault, not the deck's)

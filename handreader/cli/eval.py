@@ -168,6 +168,10 @@ def run(args: argparse.Namespace) -> int:
         from vision.reader import Reader
 
         reader = Reader.load(args.models, settings)
+    from handreader.cli.deck_models import models_manifest, warn_other_models
+
+    manifest = getattr(reader, "manifest", None) if reader else models_manifest(args.models)
+    warn_other_models("eval", deck, manifest)
     for manifest, entries in manifests:
         if reader is None:
             totals = _score_on_ray(entries, address, args, deck, manifest.parent.name, in_play)

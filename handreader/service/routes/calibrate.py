@@ -79,7 +79,6 @@ from vision.calibrate_deck import (
     CalibrationPhoto,
     CalibrationReader,
     calibrate_photos,
-    model_sha,
 )
 from vision.calibration import (
     DeckProfile,
@@ -87,6 +86,7 @@ from vision.calibration import (
     check_deck_name,
     code_from_filename,
     grid_order,
+    made_for,
     profile_json,
 )
 from vision.imageio import ImageError
@@ -201,7 +201,7 @@ def _decode(label: str, data: bytes, runtime: RuntimeLike) -> NDArray[np.uint8]:
 
 def _summary(profile: DeckProfile, reader: object) -> dict[str, Any]:
     manifest = getattr(reader, "manifest", None)
-    fits = profile.model_sha256 == model_sha(manifest) if isinstance(manifest, dict) else None
+    fits = made_for(profile, manifest) if isinstance(manifest, dict) else None
     return {
         "name": profile.name,
         "usable": True,

@@ -197,3 +197,37 @@ def test_the_contact_sheet_is_written_once_the_deck_is_saved(
     assert cv2.imread(str(sheet)) is not None and _cards("mine") == 1
     assert capsys.readouterr().out.rstrip().endswith(f"contact sheet {sheet}")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["AS.png", "data", "sheet.png"]
+
+
+def test_a_deck_made_with_other_models_is_read_with_after_a_warning(
+    fake: DeckFakeReader, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was used silently; the API reports it as ``models_match``."""
+    from vision.calibration import new_profile
+
+    assert main(["calibrate", "--name", "mine", *_photos(tmp_path, "AS.png")]) == 0
+    vector = np.eye(1, 128, dtype=np.float32)[0]
+    FolderDeckStore().put(new_profile("old", {"AS": [vector]}, "another-classifier", []))
+    capsys.readouterr()
+    photo = _photos(tmp_path, "hand.png")[0]
+    assert main(["read", photo, "--deck", "mine"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["read", photo, "--deck", "old"]) == 0
+    assert capsys.readouterr().err == (
+        "handreader read: warning: deck 'old' was calibrated with other models than those "
+        "loaded and may read worse than no deck: calibrate it again\n"
+    )
+    assert fake.deck_calls[-1] == "old"  # read with all the same
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text('{"image": "hand.png", "cards": ["AS"]}\n')
+    main(["eval", str(manifest), "--deck", "old"])
+    assert capsys.readouterr().err.startswith("handreader eval: warning: deck 'old' was calibrated")
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "manifest.json").write_text('{"classifier": {"sha256": "fake-classifier"}}')
+    assert main(["decks", "--models", str(models)]) == 0
+    mine, old = capsys.readouterr().out.splitlines()  # sorted by name
+    assert old.endswith("; calibrated with other models than --models: calibrate it again")
+    assert old.startswith("old: 1 cards, made ") and mine.startswith("mine: 1 cards, made ")
+    assert "other models" not in mine
