@@ -20,6 +20,7 @@ from vision.calibration import (
     assign_cells,
     code_from_filename,
     grid_order,
+    model_sha,
     new_profile,
     save_profile,
 )
@@ -34,11 +35,15 @@ __all__ = [
     "CalibrationPhoto",
     "CalibrationReader",
     "CalibrationResult",
+    "GridTurn",
     "calibrate",
     "calibrate_photos",
     "card_faces",
+    "check_turn",
     "embed_card_photo",
+    "misplaced_cards",
     "model_sha",
+    "sure_readings",
 ]
 
 GRID_ROWS, GRID_COLUMNS = 4, 13
@@ -89,12 +94,6 @@ class CalibrationResult:
     path: Path | str
     sheet: NDArray[np.uint8]
     warnings: tuple[str, ...]
-
-
-def model_sha(manifest: Mapping[str, Any]) -> str:
-    """The sha256 that names the classifier of a models manifest (what a profile is made for)."""
-    entry = manifest.get("classifier", {})
-    return str(entry.get("sha256") or hashlib.sha256(repr(entry).encode()).hexdigest())
 
 
 def card_faces(
@@ -174,6 +173,126 @@ def _position(cell: int) -> str:
     return f"row {row + 1}, column {column + 1} ({grid_order()[cell]})"
 
 
+SURE_ABOVE = 0.9
+"""How sure every index of a grid cell must be of one card for the cell to be read for certain
+(documented as "every corner over 0.9")."""
+
+
+def sure_readings(probabilities: NDArray[np.float32], cells: NDArray[np.int64]) -> dict[int, str]:
+    """The card each grid cell is read as for certain, by cell: the card its indices read
+    together (probabilities multiplied) when every index gives it over :data:`SURE_ABOVE`.
+    Cells read less surely, or holding no index, are left out: a deck of its own design may be
+    read so, and that is what calibrating is for."""
+    sure: dict[int, str] = {}
+    for cell in np.unique(cells):
+        chosen = probabilities[cells == cell, : len(CARD_CLASSES)]  # the cards, not "none"
+        best = int(np.log(chosen + 1e-9).sum(axis=0).argmax())
+        if float(chosen[:, best].min()) > SURE_ABOVE:
+            sure[int(cell)] = CARD_CLASSES[best]
+    return sure
+
+
+@dataclass(frozen=True)
+class GridTurn:
+    """A way a grid photo can show the documented layout turned or mirrored: the card lying at
+    ``cell`` is the documented layout's card at ``source[cell]``; ``what`` names the way and
+    ``advice`` tells the user what to do."""
+
+    what: str
+    advice: str
+    source: tuple[int, ...]
+
+
+def _grid_turns() -> tuple[GridTurn, ...]:
+    places = [divmod(cell, GRID_COLUMNS) for cell in range(GRID_ROWS * GRID_COLUMNS)]
+    last_row, last_column = GRID_ROWS - 1, GRID_COLUMNS - 1
+    return (
+        GridTurn(
+            "upside down",
+            "turn the photo a half turn, AS at the top left",
+            tuple((last_row - row) * GRID_COLUMNS + last_column - column for row, column in places),
+        ),
+        GridTurn(
+            "mirrored left to right (its rows run K to A)",
+            "flip the photo left to right, or lay each row A to K from the left",
+            tuple(row * GRID_COLUMNS + last_column - column for row, column in places),
+        ),
+        GridTurn(
+            "mirrored top to bottom (its rows run C, D, H, S from the top)",
+            "flip the photo top to bottom, or lay the rows S, H, D, C from the top",
+            tuple((last_row - row) * GRID_COLUMNS + column for row, column in places),
+        ),
+    )
+
+
+GRID_TURNS = _grid_turns()
+"""The turned and mirrored grids a photo is checked for: a half turn, and either mirror."""
+TURN_EVIDENCE = 4
+"""Cells read for certain that must hold the card a turned or mirrored grid puts there (also
+over half of those cells, and more than hold the documented layout's card) for a photo to be
+refused as turned: one or two misplaced cards of a deck read poorly never make a photo turned,
+nor do the few cells a layout out of order shares with a turned one."""
+MISPLACED_REFUSED_FROM = 4
+"""Cells read for certain as another card than their place's from which, when they are also
+over a third of the cells read for certain, a grid is refused (:func:`misplaced_cards`)."""
+
+
+NAMED_AT_MOST = 4
+"""Misplaced cells a refusal names (the contact sheet shows them all)."""
+
+
+def check_turn(label: str, sure: Mapping[int, str]) -> None:
+    """CalibrationError (one line naming ``label``, saying how to turn the photo) when the
+    cells read for certain (:func:`sure_readings`) show the documented layout turned or
+    mirrored (:data:`GRID_TURNS`): at least :data:`TURN_EVIDENCE` of them, over half of them
+    and more than hold the documented layout's card, hold the card that way puts there."""
+    order = grid_order()
+    upright = sum(card == order[cell] for cell, card in sure.items())
+    turned = [
+        (sum(card == order[turn.source[cell]] for cell, card in sure.items()), turn)
+        for turn in GRID_TURNS
+    ]
+    most, turn = max(turned, key=lambda pair: pair[0])
+    if most >= TURN_EVIDENCE and 2 * most > len(sure) and most > upright:
+        raise CalibrationError(
+            f"{label}: the grid is {turn.what}: {most} of the {len(sure)} cards read for "
+            f"certain lie where that puts them; {turn.advice}, and calibrate again"
+        )
+
+
+def misplaced_cards(label: str, sure: Mapping[int, str]) -> list[str]:
+    """Warnings naming each cell read for certain (:func:`sure_readings`) as another card than
+    the documented layout puts there; CalibrationError (one line naming ``label`` and the
+    cells) when they are many.
+
+    The rule: one card out of place, or two swapped, spoil only their own samples, and a deck
+    with other index letters may show a letter the classifier takes for another card for
+    certain (the Russian jack's letter read as an 8), which is what calibrating is for: such
+    cells are warnings, and the contact sheet shows them. When they are at least
+    :data:`MISPLACED_REFUSED_FROM` and over a third of the cells read for certain, the deck
+    does not lie as documented (two rows swapped make half the cells misplaced): most of those
+    samples would be taken for the wrong card, and the photo is refused. A deck whose court and
+    ace letters alone are misread (16 cells at most) still has its 36 number cards read in
+    place, over twice as many. Cells read unsurely, or not read, are never questioned.
+    """
+    order = grid_order()
+    misplaced = {cell: card for cell, card in sure.items() if card != order[cell]}
+    if len(misplaced) >= MISPLACED_REFUSED_FROM and 3 * len(misplaced) > len(sure):
+        shown = [f"{card} at {_position(cell)}" for cell, card in misplaced.items()]
+        more = len(shown) - NAMED_AT_MOST
+        named = ", ".join(shown[:NAMED_AT_MOST]) + (f" and {more} more" if more > 0 else "")
+        raise CalibrationError(
+            f"{label}: {len(misplaced)} of the {len(sure)} cards read for certain lie where the "
+            f"documented layout has another ({named}): lay the deck out in 4 rows S, H, D, C "
+            "of A to K, and calibrate again"
+        )
+    return [
+        f"{label}: {_position(cell)} taken for {order[cell]}, but its corners read {card} for "
+        f"certain: is {card} in the place of {order[cell]}?"
+        for cell, card in misplaced.items()
+    ]
+
+
 def _from_grid(
     reader: CalibrationReader, photo: CalibrationPhoto
 ) -> tuple[dict[str, list[NDArray[np.float32]]], list[tuple[NDArray[np.uint8], str]], list[str]]:
@@ -182,22 +301,26 @@ def _from_grid(
         raise CalibrationError(
             f"{photo.label}: found {len(detections)} indices, a 13 x 4 deck shows at least 52"
         )
-    probabilities, embeddings = reader.classify(image, detections.xyxy)
     centers = (detections.xyxy[:, :2] + detections.xyxy[:, 2:]) / 2
+    width, height = centers.max(axis=0) - centers.min(axis=0)
+    if height > width:  # 13 columns of cards lie far wider than 4 rows lie tall
+        raise CalibrationError(
+            f"{photo.label}: the grid is taller than wide: turn the photo a quarter turn so that "
+            "its 13 columns run across, AS at the top left, and calibrate again"
+        )
+    probabilities, embeddings = reader.classify(image, detections.xyxy)
     cells, _ = assign_cells(centers, GRID_ROWS, GRID_COLUMNS)
+    sure = sure_readings(probabilities, cells)
+    check_turn(photo.label, sure)  # first: a turned photo's cards are all there once turned
     order = grid_order()
     missing = [cell for cell in range(len(order)) if not (cells == cell).any()]
     if missing:
         where = "; ".join(_position(cell) for cell in missing)
         raise CalibrationError(f"{photo.label}: no card found at {where}")
-    # a card twice: two cells whose indices the classifier reads confidently as the same card
+    # a card twice: two cells whose indices the classifier reads for certain as the same card
     confident: dict[str, list[int]] = {}
-    for cell in range(len(order)):
-        chosen = probabilities[cells == cell, :-1]
-        joint = np.log(chosen + 1e-9).sum(axis=0)
-        best = int(joint.argmax())
-        if float(chosen[:, best].min()) > 0.9:
-            confident.setdefault(CARD_CLASSES[best], []).append(cell)
+    for cell, card in sorted(sure.items()):
+        confident.setdefault(card, []).append(cell)
     doubles = {code: places for code, places in confident.items() if len(places) > 1}
     if doubles:
         parts = [
@@ -205,13 +328,14 @@ def _from_grid(
             for code, places in doubles.items()
         ]
         raise CalibrationError(f"{photo.label}: the same card appears twice: {'; '.join(parts)}")
+    warnings = misplaced_cards(photo.label, sure)
     prototypes: dict[str, list[NDArray[np.float32]]] = {}
     tiles = []
     for index, cell in enumerate(cells):
         code = order[int(cell)]
         prototypes.setdefault(code, []).append(embeddings[index])
         tiles.append((crop_index(image, detections.xyxy[index]), code))
-    return prototypes, tiles, []
+    return prototypes, tiles, warnings
 
 
 def _load(path: Path) -> NDArray[np.uint8]:
@@ -229,7 +353,10 @@ def calibrate(
 ) -> CalibrationResult:
     """Build the profile ``name`` from the photos (one card each, or one grid photo) and
     ``save`` it (default: a file in the data folder; it returns where the profile went); a
-    one-card photo's card comes from its file name, else from its place in the order."""
+    one-card photo's card comes from its file name, else from its place in the order. A grid
+    photo is refused (CalibrationError) with a card missing or twice, turned or mirrored
+    (:func:`check_turn`) or with many cards out of place (:func:`misplaced_cards`), which also
+    gives the warnings naming fewer."""
     return calibrate_photos(
         reader,
         name,

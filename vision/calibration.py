@@ -21,6 +21,7 @@ never in ``models/``. Reading without a profile is unchanged.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -46,6 +47,8 @@ __all__ = [
     "grid_order",
     "list_profiles",
     "load_profile",
+    "made_for",
+    "model_sha",
     "parse_profile",
     "profile_json",
     "save_profile",
@@ -88,6 +91,19 @@ class DeckProfile:
             rows.append(vectors)
             owners += [CARD_CLASSES.index(code)] * len(vectors)
         return np.concatenate(rows).astype(np.float32), np.array(owners, np.int64)
+
+
+def model_sha(manifest: Mapping[str, Any]) -> str:
+    """The sha256 that names the classifier of a models manifest (what a profile is made for)."""
+    entry = manifest.get("classifier", {})
+    return str(entry.get("sha256") or hashlib.sha256(repr(entry).encode()).hexdigest())
+
+
+def made_for(profile: DeckProfile, manifest: Mapping[str, Any]) -> bool:
+    """Whether ``profile`` was calibrated with the classifier the models ``manifest`` names:
+    a profile made with another compares embeddings of a classifier that is not reading, and
+    may read worse than no profile."""
+    return profile.model_sha256 == model_sha(manifest)
 
 
 def data_dir() -> Path:

@@ -202,6 +202,10 @@ def run(args: argparse.Namespace) -> int:
         from vision.reader import Reader
 
         reader = Reader.load(args.models, settings)
+    from handreader.cli.deck_models import models_manifest, warn_other_models
+
+    loaded = getattr(reader, "manifest", None) if reader else models_manifest(args.models)
+    warn_other_models("eval", deck, loaded)
     for (manifest, entries), picture in zip(manifests, pictures, strict=True):
         progress = manifest.parent.name if sys.stderr.isatty() else None
         if reader is None:

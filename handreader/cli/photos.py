@@ -118,9 +118,12 @@ def read_photos(
     ``models`` when given), with the deck profile ``deck`` names and the deck in play
     ``in_play`` and the index letters ``indices`` (``handreader.cli.in_play``), and hand each
     photo, its decoded image and its reading (boxes in the photo's own pixels) to ``answer``.
+    A deck calibrated with other models is read with, after a warning line
+    (``handreader.cli.deck_models``).
     With ``headers`` and several photos, each photo's answer follows a ``== PHOTO`` line (not with
     ``as_json``). A photo that cannot be read is reported and skipped; returns 2 if any was,
     else 0."""
+    from handreader.cli.deck_models import warn_other_models
     from handreader.store.decks import load_deck
     from vision.imageio import ImageError
     from vision.reader import Reader
@@ -128,6 +131,7 @@ def read_photos(
 
     deck_profile = load_deck(deck) if deck is not None else None  # named before the models load
     reader = Reader.load(models, ReaderSettings(in_play=in_play, indices=indices))
+    warn_other_models(command, deck_profile, getattr(reader, "manifest", None))
     expanded = expand_photos(photos)
     status = 0
     for photo in expanded:

@@ -166,6 +166,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
     """``read --ray``: the same lines, the photos read on a Ray cluster."""
     import sys
 
+    from handreader.cli.deck_models import models_manifest, warn_other_models
     from handreader.cli.photos import expand_photos
     from handreader.cli.ray_runner import RayJob, read_on_ray
     from handreader.store.decks import load_deck
@@ -184,6 +185,7 @@ def _run_on_ray(args: argparse.Namespace) -> int:
         in_play=deck_from_arguments(args),
         indices=args.indices,
     )
+    warn_other_models("read", job.deck, models_manifest(job.models))
     status = 0
     for outcome in read_on_ray(expand_photos(args.photos), job, progress="read"):
         if outcome.reading is not None:

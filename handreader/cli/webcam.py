@@ -495,8 +495,10 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
             capture.release()
             raise
     if profile is not None:  # the video's frame reader, reading each frame with the deck
+        from handreader.cli.deck_models import warn_other_models
         from handreader.service.routes.decks import DeckReader, ReaderWithDecks
 
+        warn_other_models("webcam", profile, getattr(reader, "manifest", None))
         # the reader loaded reads with a deck (a stand-in given by a caller must too)
         reader = DeckReader(cast(ReaderWithDecks, frame_reader(reader, settings.remember)), profile)
     stats = run_webcam(

@@ -326,7 +326,8 @@ def open_deck_store(environ: Mapping[str, str] = os.environ) -> DeckStore:
 def load_deck(name_or_path: str) -> DeckProfile:
     """A deck for the command line's ``--deck``: a profile file's path (``*.json``), else a
     deck's name in the store of :func:`open_deck_store`. DeckProfileError for an empty name, a
-    folder named as a profile file, or no such deck."""
+    folder named as a profile file, a profile file that is not there (named as the file, not as
+    a bad deck name), or no such deck."""
     if not name_or_path.strip():
         raise DeckProfileError("--deck is empty: name a calibrated deck (handreader decks)")
     path = Path(name_or_path)
@@ -334,4 +335,28 @@ def load_deck(name_or_path: str) -> DeckProfile:
         return load_profile(path)
     if path.suffix == ".json" and path.is_dir():
         raise DeckProfileError(f"--deck {name_or_path!r} is a folder: name a profile file")
-    return open_deck_store().get(name_or_path)
+    named = _is_deck_name(name_or_path)
+    if path.suffix == ".json" and not named:
+        raise DeckProfileError(f"--deck {name_or_path!r}: no such profile file")
+    if not named and ("/" in name_or_path or os.sep in name_or_path):
+        raise DeckProfileError(
+            f"--deck {name_or_path!r}: no deck has that name, and a profile file's name ends "
+            "in .json"
+        )
+    store = open_deck_store()
+    if path.suffix == ".json" and name_or_path not in store.names():
+        known = ", ".join(store.names()) or "none"
+        raise DeckProfileError(
+            f"--deck {name_or_path!r}: no such profile file, nor a deck of that name "
+            f"(known: {known})"
+        )
+    return store.get(name_or_path)
+
+
+def _is_deck_name(text: str) -> bool:
+    """Whether ``text`` can name a deck (:func:`vision.calibration.check_deck_name`)."""
+    try:
+        check_deck_name(text)
+    except DeckProfileError:
+        return False
+    return True

@@ -25,11 +25,12 @@ Routes (added to ``handreader.service.routes.reading``'s router by :func:`add_de
   (``sheet``: a PNG ``data:`` URL). No training runs: seconds on two cores.
 - ``DELETE /v1/decks/NAME``: remove the deck (operator token; 404 when there is none).
 
-Errors: a grid photo with a card missing or a card twice, codes that do not match the photos,
-or a bad deck name are 400 ``bad_options`` with a message naming the photo and the positions
-(``deck.jpg: no card found at row 2, column 7 (7H)``); no photo is 422 ``missing_image``; a
-photo that is no image has the image errors of the other endpoints, its name in the message.
-A deck changes only the readings that name it.
+Errors: a grid photo with a card missing or a card twice, turned or mirrored, or with many cards
+out of place (``vision.calibrate_deck.check_turn``, ``misplaced_cards``), codes that do not
+match the photos, or a bad deck name are 400 ``bad_options`` with a message naming the photo
+and the positions (``deck.jpg: no card found at row 2, column 7 (7H)``); no photo is 422
+``missing_image``; a photo that is no image has the image errors of the other endpoints, its
+name in the message. A deck changes only the readings that name it.
 """
 
 import base64
@@ -78,7 +79,6 @@ from vision.calibrate_deck import (
     CalibrationPhoto,
     CalibrationReader,
     calibrate_photos,
-    model_sha,
 )
 from vision.calibration import (
     DeckProfile,
@@ -86,6 +86,7 @@ from vision.calibration import (
     check_deck_name,
     code_from_filename,
     grid_order,
+    made_for,
     profile_json,
 )
 from vision.imageio import ImageError
@@ -200,7 +201,7 @@ def _decode(label: str, data: bytes, runtime: RuntimeLike) -> NDArray[np.uint8]:
 
 def _summary(profile: DeckProfile, reader: object) -> dict[str, Any]:
     manifest = getattr(reader, "manifest", None)
-    fits = profile.model_sha256 == model_sha(manifest) if isinstance(manifest, dict) else None
+    fits = made_for(profile, manifest) if isinstance(manifest, dict) else None
     return {
         "name": profile.name,
         "usable": True,

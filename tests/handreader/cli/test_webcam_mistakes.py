@@ -174,8 +174,13 @@ def test_webcam_reads_every_frame_with_a_calibrated_deck(
     kept.write_text(profile_json(profile))
     argv = ["webcam", "--source", str(video), "--headless", "--max-frames", "5"]
     assert cli.main([*argv, "--deck", str(kept)]) == 0
-    capsys.readouterr()
+    assert "warning" not in capsys.readouterr().err  # a stand-in names no models
     assert len(recorder.decks) >= 1 and all(deck.name == "mine" for deck in recorder.decks)
+    recorder.manifest = {"classifier": {"sha256": "another"}}  # the deck was made for "sha"
+    assert cli.main([*argv, "--deck", str(kept)]) == 0
+    assert capsys.readouterr().err.startswith(
+        "handreader webcam: warning: deck 'mine' was calibrated with other models"
+    )
     monkeypatch.setenv("HANDREADER_DATA", str(tmp_path / "data"))
     for name, message in (("nosuch", "no deck profile 'nosuch'"), ("", "--deck is empty")):
         assert cli.main([*argv, "--deck", name]) == 2

@@ -421,6 +421,26 @@ def test_a_grid_with_a_card_twice_names_both_positions(
     )
 
 
+def test_a_grid_turned_a_half_turn_is_refused_and_a_swapped_pair_named(
+    client: TestClient, fake: DeckFakeReader
+) -> None:
+    """The page and the API share the command's grid checks (vision.calibrate_deck)."""
+    fake.grid_reads = {cell: grid_order()[51 - cell] for cell in range(52)}
+    response = client.post("/v1/decks/grid", files=[_grid_photo()], data={"layout": "grid"})
+    message = error_message(response, 400, "bad_options")
+    assert "deck.jpg: the grid is upside down" in message and "turn the photo a half" in message
+    assert client.get("/v1/decks").json()["decks"] == []  # nothing saved
+    fake.grid_reads = {19: "8H", 20: "7H"}
+    response = client.post("/v1/decks/grid", files=[_grid_photo()], data={"layout": "grid"})
+    assert response.status_code == 200, response.text
+    assert response.json()["warnings"] == [
+        "deck.jpg: row 2, column 7 (7H) taken for 7H, but its corners read 8H for certain: "
+        "is 8H in the place of 7H?",
+        "deck.jpg: row 2, column 8 (8H) taken for 8H, but its corners read 7H for certain: "
+        "is 7H in the place of 8H?",
+    ]
+
+
 @pytest.mark.parametrize(
     ("name", "files", "data", "status", "code", "text"),
     [

@@ -268,3 +268,40 @@ def test_a_deck_file_that_cannot_be_read_is_the_stores_fault_not_corrupt(
     assert (
         "table: unusable (cannot read deck 'table': Permission denied)" in capsys.readouterr().out
     )
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("./nosuch.json", "--deck './nosuch.json': no such profile file"),
+        ("kept/nosuch.json", "--deck 'kept/nosuch.json': no such profile file"),
+        (
+            "nosuch.json",  # a deck could have that name: both named
+            "--deck 'nosuch.json': no such profile file, nor a deck of that name (known: house)",
+        ),
+        ("./kept/house", "no deck has that name, and a profile file's name ends in .json"),
+        ("nobody", "no deck profile 'nobody' (known: house)"),
+        ("a b", "bad deck name 'a b'"),
+    ],
+)
+def test_a_deck_option_naming_nothing_says_what_it_looked_for(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    given: str,
+    message: str,
+) -> None:
+    """A missing profile file was called a bad deck name."""
+    from handreader import cli
+
+    monkeypatch.setenv("HANDREADER_DATA", str(tmp_path))
+    monkeypatch.delenv("HANDREADER_DATABASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    save_profile(profile("house"))
+    with pytest.raises(DeckProfileError) as error:
+        load_deck(given)
+    assert message in str(error.value)
+    photo = tmp_path / "hand.png"
+    photo.write_bytes(b"")
+    assert cli.main(["read", str(photo), "--deck", given]) == 2  # named before any photo
+    assert capsys.readouterr().err == f"handreader read: error: {error.value}\n"
