@@ -1,0 +1,148 @@
+"""The store's database on PostgreSQL, through psycopg 3 (the ``postgres`` extra): one
+connection, opened again when it broke; see :mod:`handreader.store.database`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from handreader.store.database_base import (
+    FULL_MESSAGE,
+    CommitGate,
+    Database,
+    Dialect,
+    StoreError,
+    StoreFullError,
+    StoreUnavailableError,
+    Transaction,
+    enter_commit,
+)
+from handreader.store.database_url import redact_url
+from handreader.store.schema import MIGRATIONS, Migration
+
+__all__ = ["PostgresDatabase"]
+
+Result = TypeVar("Result")
+
+_PLACEHOLDER = re.compile(r"\?")
+
+
+def _postgres_sql(sql: str) -> str:
+    """``?`` placeholders as psycopg's ``%s`` (the store's SQL holds no literal ``%`` or ``?``)."""
+    return _PLACEHOLDER.sub("%s", sql)
+
+
+class PostgresDatabase(Database):
+    """The PostgreSQL database at ``url`` (psycopg 3).
+
+    ``timeout_s`` bounds connecting and waiting for a lock (``lock_timeout``).
+    """
+
+    dialect: Dialect = "postgresql"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float = 30.0,
+        migrations: Sequence[Migration] = MIGRATIONS,
+    ) -> None:
+        super().__init__()
+        try:
+            import psycopg
+        except ImportError:
+            raise StoreError(
+                "a postgresql:// database needs psycopg 3: pip install 'handreader[postgres]'"
+            ) from None
+        self._psycopg = psycopg
+        self._url = url
+        self.location = redact_url(url)
+        self._timeout_s = timeout_s
+        self._connection: Any = None
+        with self._lock:
+            self._connect()
+        try:
+            self._migrate(migrations)
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self) -> Any:
+        """The open connection (opened again when it was closed or broke); call under the lock."""
+        connection = self._connection
+        if connection is not None and not connection.closed and not connection.broken:
+            return connection
+        if connection is not None:
+            connection.close()
+            self._connection = None
+        psycopg = self._psycopg
+        try:
+            connection = psycopg.connect(
+                self._url, autocommit=True, connect_timeout=max(1, round(self._timeout_s))
+            )
+            connection.execute(f"SET lock_timeout = {int(self._timeout_s * 1000)}")
+        except psycopg.Error as error:
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            raise StoreUnavailableError(
+                f"cannot reach database {self.location!r}: {reason}"
+            ) from None
+        self._connection = connection
+        return connection
+
+    def _failure(self, doing: str, error: Exception) -> StoreError:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        if isinstance(error, self._psycopg.OperationalError):
+            return StoreUnavailableError(f"cannot {doing} database {self.location!r}: {reason}")
+        return StoreError(f"cannot {doing} database {self.location!r}: {reason}")
+
+    def read(self, sql: str, values: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one query; a connection the server dropped (a restart of PostgreSQL)
+        is opened again and the query asked once more, as a read may be."""
+        with self._lock:
+            for again in (True, False):
+                connection = self._connect()
+                try:
+                    cursor = connection.execute(_postgres_sql(sql), tuple(values))
+                    return list(cursor.fetchall()) if cursor.description is not None else []
+                except self._psycopg.Error as error:
+                    if not (again and connection.broken):
+                        raise self._failure("read", error) from None
+            raise AssertionError("unreachable")  # (the second pass returns or raises)
+
+    def write(
+        self, work: Callable[[Transaction], Result], *, serialize: int | None = None
+    ) -> Result:
+        with self._lock:
+            connection = self._connect()
+
+            def run(sql: str, values: Sequence[object]) -> list[tuple[Any, ...]]:
+                cursor = connection.execute(_postgres_sql(sql), tuple(values))
+                return list(cursor.fetchall()) if cursor.description is not None else []
+
+            gate: CommitGate | None = None
+            try:
+                with connection.transaction():
+                    if serialize is not None:
+                        connection.execute("SELECT pg_advisory_xact_lock(%s)", (serialize,))
+                    result = work(Transaction(run))
+                    gate = enter_commit()  # raised inside the block: it rolls back
+                return result  # (committed as the block closed)
+            except self._psycopg.Error as error:
+                if getattr(error, "sqlstate", None) == "53100":  # disk_full
+                    raise StoreFullError(FULL_MESSAGE) from None
+                raise self._failure("write to", error) from None
+            finally:
+                if gate is not None:
+                    gate.leave_commit()
+
+    def integrity_check(self, table: str) -> str:
+        if not re.fullmatch(r"[a-z_]+", table):
+            raise StoreError(f"bad table name {table!r}")
+        self.read(f"SELECT count(*), sum(length(CAST({table} AS TEXT))) FROM {table}")
+        return "ok"
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
