@@ -26,8 +26,9 @@ and the head hash at a moment, signed with HMAC-SHA256 under an operator secret
 ``handreader audit checkpoint``). Verifying against it checks the signature, that the record it
 counted is still there and that its hash is still the head it signed. Appends are serialized in
 the database (SQLite's write lock; PostgreSQL's advisory lock :data:`CHAIN_LOCK`, held by the
-appending transaction), and each record's id is the previous one's plus one: any number of
-processes on any number of machines writing to one database keep one chain without gaps.
+appending transaction, which the server ends if it stalls), and each record's id is the
+previous one's plus one: any number of processes on any number of machines writing to one
+database keep one chain without gaps.
 
 Access: every read and write needs the operator token, set by the operator through the
 constructor or the environment variable ``HANDREADER_AUDIT_TOKEN``, and compared in constant
@@ -87,6 +88,7 @@ from vision.detections import Reading
 
 __all__ = [
     "CHAIN_LOCK",
+    "CHAIN_LOCK_NAME",
     "EXPORT_PAGE_ROWS",
     "KEY_ENV",
     "TOKEN_ENV",
@@ -111,6 +113,9 @@ KEY_ENV = "HANDREADER_AUDIT_KEY"
 
 CHAIN_LOCK = 0x68616E6400000002
 """The PostgreSQL advisory lock key that serializes appends to the chain."""
+
+CHAIN_LOCK_NAME = "the audit trail's lock"
+""":data:`CHAIN_LOCK` in messages (a write that waits for it past the deadline says so)."""
 
 EXPORT_PAGE_ROWS = 1000
 """Records a page of :meth:`AuditLog.csv_chunks` reads at once."""
@@ -262,7 +267,7 @@ class AuditLog:
             return record_id
 
         with self._guard():
-            return self.database.write(add, serialize=CHAIN_LOCK)
+            return self.database.write(add, serialize=CHAIN_LOCK, lock_name=CHAIN_LOCK_NAME)
 
     def _check_mode(self, first: Sequence[Any] | None) -> None:
         """AuditError when the trail's first record is chained otherwise than this log would
@@ -312,7 +317,7 @@ class AuditLog:
             return len(rows)
 
         with self._guard():
-            count = self.database.write(again, serialize=CHAIN_LOCK)
+            count = self.database.write(again, serialize=CHAIN_LOCK, lock_name=CHAIN_LOCK_NAME)
         return count
 
     # --- reading ---------------------------------------------------------------------------------

@@ -6,7 +6,11 @@ or a ``postgresql://`` URL (PostgreSQL through psycopg 3, the ``postgres`` extra
 committed. A write may ask to be *serialized*: on SQLite every write transaction is (``BEGIN
 IMMEDIATE``), on PostgreSQL a serialized write first takes a transaction-level advisory lock
 (``pg_advisory_xact_lock``), so writers in any number of processes, on any number of machines,
-run one after the other; the lock lives in the database, never in a process's memory.
+run one after the other; the lock lives in the database, never in a process's memory. A write
+that waits for its lock says so when its caller gives up (:meth:`CommitGate.waiting_for`), and
+on PostgreSQL the server ends a connection of the store left idle inside a transaction
+(:data:`~handreader.store.postgres_database.IDLE_IN_TRANSACTION_TIMEOUT_S`), so a writer stalled
+while holding a lock gives it up.
 
 SQL is written once with ``?`` placeholders; the PostgreSQL backend turns them into ``%s``.
 
@@ -195,16 +199,21 @@ class SqliteDatabase(Database):
                 raise StoreError(f"cannot read database {self.location!r}: {error}") from None
 
     def write(
-        self, work: Callable[[Transaction], Result], *, serialize: int | None = None
+        self,
+        work: Callable[[Transaction], Result],
+        *,
+        serialize: int | None = None,
+        lock_name: str = "its write lock",
     ) -> Result:
         connection = self.connection
 
         def run(sql: str, values: Sequence[object]) -> list[tuple[Any, ...]]:
             return connection.execute(sql, tuple(values)).fetchall()
 
-        with self._lock:
+        with self._watched(), self._lock:
             try:
-                connection.execute("BEGIN IMMEDIATE")
+                with self._lock_wait(lock_name):  # (another process's write transaction)
+                    connection.execute("BEGIN IMMEDIATE")
                 try:
                     self._check_path()  # (under the write lock: no write slips past a swap)
                     result = work(Transaction(run))

@@ -18,6 +18,7 @@ from handreader.store.schema import MIGRATIONS, Migration
 __all__ = [
     "FULL_MESSAGE",
     "MIGRATION_LOCK",
+    "MIGRATION_LOCK_NAME",
     "CommitGate",
     "Database",
     "Dialect",
@@ -27,10 +28,14 @@ __all__ = [
     "Transaction",
     "enter_commit",
     "gated",
+    "thread_gate",
 ]
 
 MIGRATION_LOCK = 0x68616E6400000001
 """The advisory lock key that serializes migrations on PostgreSQL."""
+
+MIGRATION_LOCK_NAME = "the lock of its migrations"
+""":data:`MIGRATION_LOCK` in messages."""
 
 Dialect = Literal["sqlite", "postgresql"]
 Result = TypeVar("Result")
@@ -58,6 +63,18 @@ class CommitGate:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state = "open"
+        self._waiting: Callable[[], str | None] | None = None
+
+    def watch(self, waiting: Callable[[], str | None] | None) -> None:
+        """What the write waits on while it runs, asked when its caller gives up
+        (:meth:`waiting_for`); None: nothing to say."""
+        self._waiting = waiting
+
+    def waiting_for(self) -> str | None:
+        """What the write waits on now (``"another writer holds the audit trail's lock"``);
+        None when it waits on nothing known."""
+        waiting = self._waiting
+        return waiting() if waiting is not None else None
 
     def give_up(self) -> bool:
         """The caller stops waiting: True when no commit has begun (none will), False when
@@ -96,10 +113,16 @@ def gated(gate: CommitGate) -> Iterator[None]:
         _GATES.gate = None
 
 
+def thread_gate() -> CommitGate | None:
+    """The gate this thread's writes commit through (None: no gate)."""
+    gate: CommitGate | None = getattr(_GATES, "gate", None)
+    return gate
+
+
 def enter_commit() -> CommitGate | None:
     """The thread's gate, entered for a commit (None: no gate); StoreUnavailableError (the
     write is then rolled back) when the caller gave up."""
-    gate: CommitGate | None = getattr(_GATES, "gate", None)
+    gate = thread_gate()
     if gate is not None and not gate.enter_commit():
         raise StoreUnavailableError("the caller stopped waiting: the write was rolled back")
     return gate
@@ -130,6 +153,7 @@ class Database(ABC):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._waiting_for: str | None = None
 
     @abstractmethod
     def read(self, sql: str, values: Sequence[object] = ()) -> list[tuple[Any, ...]]:
@@ -137,12 +161,19 @@ class Database(ABC):
 
     @abstractmethod
     def write(
-        self, work: Callable[[Transaction], Result], *, serialize: int | None = None
+        self,
+        work: Callable[[Transaction], Result],
+        *,
+        serialize: int | None = None,
+        lock_name: str = "its write lock",
     ) -> Result:
         """Run ``work`` in one transaction and commit it; its result once committed.
 
         ``serialize``: an advisory lock key (PostgreSQL) taken first, so that writes with the
-        same key never overlap; on SQLite every write is serialized anyway.
+        same key never overlap; on SQLite every write is serialized anyway. ``lock_name`` names
+        the lock in messages: while the write waits for it, a caller that gives up is told
+        that another writer holds it (:meth:`CommitGate.waiting_for`), and a wait past the
+        database's lock timeout is StoreUnavailableError saying so.
         """
 
     @abstractmethod
@@ -240,4 +271,29 @@ class Database(ABC):
                 if self.dialect == "sqlite":  # what the first release read its version from
                     transaction.all(f"PRAGMA user_version={int(migration.version)}")
 
-        self.write(migrate, serialize=MIGRATION_LOCK)
+        self.write(migrate, serialize=MIGRATION_LOCK, lock_name=MIGRATION_LOCK_NAME)
+
+    @contextlib.contextmanager
+    def _watched(self) -> Iterator[None]:
+        """Inside the block, a caller of this thread's write that gives up learns what the
+        database waits for (:meth:`_lock_wait`), also while the write waits for the
+        connection's lock behind another thread's write that waits for a database lock."""
+        gate = thread_gate()
+        if gate is None:
+            yield
+            return
+        gate.watch(lambda: self._waiting_for)
+        try:
+            yield
+        finally:
+            gate.watch(None)
+
+    @contextlib.contextmanager
+    def _lock_wait(self, lock_name: str) -> Iterator[None]:
+        """The block waits for ``lock_name``, which another writer may hold (call holding
+        the connection's lock)."""
+        self._waiting_for = f"another writer holds {lock_name}"
+        try:
+            yield
+        finally:
+            self._waiting_for = None

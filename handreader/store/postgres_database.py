@@ -21,9 +21,20 @@ from handreader.store.database_base import (
 from handreader.store.database_url import redact_url
 from handreader.store.schema import MIGRATIONS, Migration
 
-__all__ = ["PostgresDatabase"]
+__all__ = ["IDLE_IN_TRANSACTION_TIMEOUT_S", "PostgresDatabase"]
 
 Result = TypeVar("Result")
+
+IDLE_IN_TRANSACTION_TIMEOUT_S = 3.0
+"""How long the server lets a connection of the store sit idle inside a transaction before it
+ends the connection (``idle_in_transaction_session_timeout``, set on each connection): a writer
+stalled inside a write (a frozen process, a machine lost) gives up the locks it holds, the
+audit trail's among them, within these seconds, under the service's 5 s wait for the store.
+The store's own transactions send their statements one after the other, never idle that long;
+one cut off is rolled back and nothing of it is written."""
+
+LOCK_NOT_AVAILABLE = "55P03"
+"""PostgreSQL's SQLSTATE for a lock wait that ran past ``lock_timeout``."""
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -36,7 +47,8 @@ def _postgres_sql(sql: str) -> str:
 class PostgresDatabase(Database):
     """The PostgreSQL database at ``url`` (psycopg 3).
 
-    ``timeout_s`` bounds connecting and waiting for a lock (``lock_timeout``).
+    ``timeout_s`` bounds connecting and waiting for a lock (``lock_timeout``); a transaction
+    of its connection idle for :data:`IDLE_IN_TRANSACTION_TIMEOUT_S` is ended by the server.
     """
 
     dialect: Dialect = "postgresql"
@@ -82,6 +94,8 @@ class PostgresDatabase(Database):
                 self._url, autocommit=True, connect_timeout=max(1, round(self._timeout_s))
             )
             connection.execute(f"SET lock_timeout = {int(self._timeout_s * 1000)}")
+            idle_ms = int(IDLE_IN_TRANSACTION_TIMEOUT_S * 1000)
+            connection.execute(f"SET idle_in_transaction_session_timeout = {idle_ms}")
         except psycopg.Error as error:
             reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
             raise StoreUnavailableError(
@@ -91,8 +105,12 @@ class PostgresDatabase(Database):
         return connection
 
     def _failure(self, doing: str, error: Exception) -> StoreError:
+        """``error`` in one line: StoreUnavailableError when the server could not be reached
+        or ended the connection (a restart, a transaction cut off for idling)."""
         reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        if isinstance(error, self._psycopg.OperationalError):
+        connection = self._connection
+        broken = connection is not None and bool(connection.broken)
+        if broken or isinstance(error, self._psycopg.OperationalError):
             return StoreUnavailableError(f"cannot {doing} database {self.location!r}: {reason}")
         return StoreError(f"cannot {doing} database {self.location!r}: {reason}")
 
@@ -111,9 +129,13 @@ class PostgresDatabase(Database):
             raise AssertionError("unreachable")  # (the second pass returns or raises)
 
     def write(
-        self, work: Callable[[Transaction], Result], *, serialize: int | None = None
+        self,
+        work: Callable[[Transaction], Result],
+        *,
+        serialize: int | None = None,
+        lock_name: str = "its write lock",
     ) -> Result:
-        with self._lock:
+        with self._watched(), self._lock:
             connection = self._connect()
 
             def run(sql: str, values: Sequence[object]) -> list[tuple[Any, ...]]:
@@ -124,7 +146,7 @@ class PostgresDatabase(Database):
             try:
                 with connection.transaction():
                     if serialize is not None:
-                        connection.execute("SELECT pg_advisory_xact_lock(%s)", (serialize,))
+                        self._take_lock(connection, serialize, lock_name)
                     result = work(Transaction(run))
                     gate = enter_commit()  # raised inside the block: it rolls back
                 return result  # (committed as the block closed)
@@ -135,6 +157,21 @@ class PostgresDatabase(Database):
             finally:
                 if gate is not None:
                     gate.leave_commit()
+
+    def _take_lock(self, connection: Any, key: int, lock_name: str) -> None:
+        """The transaction-level advisory lock ``key``, waited for up to ``lock_timeout``:
+        StoreUnavailableError saying that another writer holds it when the wait runs out (the
+        transaction is then rolled back)."""
+        try:
+            with self._lock_wait(lock_name):
+                connection.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+        except self._psycopg.Error as error:
+            if getattr(error, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+                raise
+            raise StoreUnavailableError(
+                f"another writer holds {lock_name} of database {self.location!r}: waited "
+                f"{self._timeout_s:g} s, nothing was written"
+            ) from None
 
     def integrity_check(self, table: str) -> str:
         if not re.fullmatch(r"[a-z_]+", table):
