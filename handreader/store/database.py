@@ -21,7 +21,10 @@ this release knows is refused.
 
 Errors: :class:`StoreUnavailableError` when the database cannot be reached (a server down, a
 refused login, a file that cannot be opened), :class:`StoreError` for anything else the
-database refuses. A PostgreSQL connection that broke is opened again on the next call.
+database refuses. A PostgreSQL connection that broke is opened again on the next call; a read,
+and a write whose connection is found broken as its transaction begins (the server restarted),
+is made on the new connection at once, while a write whose transaction had begun is not made
+again.
 
 Threads: one connection per :class:`Database`, guarded by a lock: one object serves a pool.
 

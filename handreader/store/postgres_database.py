@@ -3,6 +3,7 @@ connection, opened again when it broke; see :mod:`handreader.store.database`."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -42,6 +43,12 @@ _PLACEHOLDER = re.compile(r"\?")
 def _postgres_sql(sql: str) -> str:
     """``?`` placeholders as psycopg's ``%s`` (the store's SQL holds no literal ``%`` or ``?``)."""
     return _PLACEHOLDER.sub("%s", sql)
+
+
+def _run(connection: Any, sql: str, values: Sequence[object]) -> list[tuple[Any, ...]]:
+    """The rows of one statement on ``connection`` (none for a statement that returns none)."""
+    cursor = connection.execute(_postgres_sql(sql), tuple(values))
+    return list(cursor.fetchall()) if cursor.description is not None else []
 
 
 class PostgresDatabase(Database):
@@ -135,28 +142,33 @@ class PostgresDatabase(Database):
         serialize: int | None = None,
         lock_name: str = "its write lock",
     ) -> Result:
+        """See :meth:`Database.write`. A connection found broken as the transaction begins
+        (the server restarted since the last call) is opened again and the write made on the
+        new one; once the transaction has begun, a connection that breaks fails the write
+        (StoreUnavailableError), which is never made twice."""
         with self._watched(), self._lock:
-            connection = self._connect()
-
-            def run(sql: str, values: Sequence[object]) -> list[tuple[Any, ...]]:
-                cursor = connection.execute(_postgres_sql(sql), tuple(values))
-                return list(cursor.fetchall()) if cursor.description is not None else []
-
-            gate: CommitGate | None = None
-            try:
-                with connection.transaction():
-                    if serialize is not None:
-                        self._take_lock(connection, serialize, lock_name)
-                    result = work(Transaction(run))
-                    gate = enter_commit()  # raised inside the block: it rolls back
-                return result  # (committed as the block closed)
-            except self._psycopg.Error as error:
-                if getattr(error, "sqlstate", None) == "53100":  # disk_full
-                    raise StoreFullError(FULL_MESSAGE) from None
-                raise self._failure("write to", error) from None
-            finally:
-                if gate is not None:
-                    gate.leave_commit()
+            for again in (True, False):
+                connection = self._connect()
+                begun = False
+                gate: CommitGate | None = None
+                try:
+                    with connection.transaction():
+                        begun = True
+                        if serialize is not None:
+                            self._take_lock(connection, serialize, lock_name)
+                        result = work(Transaction(functools.partial(_run, connection)))
+                        gate = enter_commit()  # raised inside the block: it rolls back
+                    return result  # (committed as the block closed)
+                except self._psycopg.Error as error:
+                    if again and not begun and connection.broken:
+                        continue  # (nothing was sent but BEGIN: a new connection)
+                    if getattr(error, "sqlstate", None) == "53100":  # disk_full
+                        raise StoreFullError(FULL_MESSAGE) from None
+                    raise self._failure("write to", error) from None
+                finally:
+                    if gate is not None:
+                        gate.leave_commit()
+            raise AssertionError("unreachable")  # (the second pass returns or raises)
 
     def _take_lock(self, connection: Any, key: int, lock_name: str) -> None:
         """The transaction-level advisory lock ``key``, waited for up to ``lock_timeout``:

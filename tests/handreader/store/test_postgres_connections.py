@@ -14,8 +14,10 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from store_databases import raw
 from test_audit import TOKEN, record
 
 from handreader.service.routes import verification as routes
@@ -125,4 +127,41 @@ def test_a_write_waiting_on_another_writers_lock_says_so(
     assert log.count(TOKEN) == 0
     assert record(log) == 1
     holder.close()
+    log.close()
+
+
+def test_the_first_write_after_a_restart_of_the_server_is_made(postgres_cluster: Any) -> None:
+    """``pg_ctl restart -m fast`` ends every connection: the log's next write finds its
+    connection broken as its transaction begins and is made on a new one (as a read is)."""
+    log = AuditLog(postgres_cluster.url, token=TOKEN)
+    assert record(log) == 1
+    postgres_cluster.restart()
+    assert record(log) == 2
+    postgres_cluster.restart()
+    assert log.count(TOKEN) == 2
+    assert record(log) == 3 and log.verify(TOKEN).records == 3
+    log.close()
+
+
+def test_a_write_whose_connection_breaks_once_begun_is_not_made_again(
+    postgres_schema: str,
+) -> None:
+    """A connection the server ends inside the write's transaction fails that write (503), and
+    its work is not run a second time; the connection dropped while idle is not a failure."""
+    log = AuditLog(postgres_schema, token=TOKEN)
+    (pid,) = log.database.read("SELECT pg_backend_pid()")[0]
+    raw(postgres_schema, "SELECT pg_terminate_backend(?, 5000)", (pid,))
+    assert record(log) == 1  # dropped while idle: made on a new connection
+    runs: list[int] = []
+
+    def cut_off(transaction: Transaction) -> None:
+        (backend,) = transaction.one("SELECT pg_backend_pid()") or (None,)
+        runs.append(backend)
+        raw(postgres_schema, "SELECT pg_terminate_backend(?, 5000)", (backend,))
+        transaction.all("SELECT 1")
+
+    with pytest.raises(StoreUnavailableError, match=r"^cannot write to database"):
+        log.database.write(cut_off)
+    assert len(runs) == 1
+    assert record(log) == 2 and log.verify(TOKEN).ok
     log.close()
