@@ -57,7 +57,13 @@ from handreader.store.database_base import (
     enter_commit,
     gated,
 )
-from handreader.store.database_url import DATABASE_URL_ENV, is_database_url, redact_url
+from handreader.store.database_url import (
+    DATABASE_URL_ENV,
+    configured_url,
+    is_database_url,
+    redact_url,
+    url_problem,
+)
 from handreader.store.postgres_database import PostgresDatabase
 from handreader.store.schema import MIGRATIONS, Migration
 
@@ -73,10 +79,12 @@ __all__ = [
     "StoreFullError",
     "StoreUnavailableError",
     "Transaction",
+    "configured_url",
     "gated",
     "is_database_url",
     "open_database",
     "redact_url",
+    "url_problem",
 ]
 
 Result = TypeVar("Result")
@@ -250,8 +258,12 @@ class SqliteDatabase(Database):
 def open_database(location: str | Path, *, timeout_s: float = 30.0) -> Database:
     """The database at ``location``: a ``postgresql://`` URL, or an SQLite file path; the
     schema is migrated to this release's version. StoreUnavailableError when it cannot be
-    reached, StoreError when it cannot be used."""
+    reached, StoreError when it cannot be used (a URL whose hosts and ports do not read
+    among them: :func:`~handreader.store.database_url.url_problem`)."""
     if is_database_url(location):
+        problem = url_problem(str(location))
+        if problem is not None:
+            raise StoreError(f"database URL {redact_url(str(location))!r}: {problem}")
         return PostgresDatabase(str(location), timeout_s=timeout_s)
     if isinstance(location, str) and "://" in location:
         raise StoreError(
