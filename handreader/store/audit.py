@@ -56,6 +56,7 @@ from typing import Any
 
 from handreader.store.audit_trail import (
     GENESIS,
+    KEY_ENV,
     REKEY_HINT,
     AuditAuthError,
     AuditError,
@@ -67,6 +68,7 @@ from handreader.store.audit_trail import (
     chain_hash,
     format_time,
     parse_time,
+    walk_chain,
 )
 from handreader.store.database import (
     Database,
@@ -89,6 +91,7 @@ from vision.detections import Reading
 __all__ = [
     "CHAIN_LOCK",
     "CHAIN_LOCK_NAME",
+    "CHAIN_PAGE_ROWS",
     "EXPORT_PAGE_ROWS",
     "KEY_ENV",
     "TOKEN_ENV",
@@ -108,9 +111,6 @@ __all__ = [
 TOKEN_ENV = "HANDREADER_AUDIT_TOKEN"
 """The environment variable that holds the operator token when none is passed."""
 
-KEY_ENV = "HANDREADER_AUDIT_KEY"
-"""The environment variable that holds the operator secret that signs checkpoints."""
-
 CHAIN_LOCK = 0x68616E6400000002
 """The PostgreSQL advisory lock key that serializes appends to the chain."""
 
@@ -119,6 +119,10 @@ CHAIN_LOCK_NAME = "the audit trail's lock"
 
 EXPORT_PAGE_ROWS = 1000
 """Records a page of :meth:`AuditLog.csv_chunks` reads at once."""
+
+CHAIN_PAGE_ROWS = 1000
+"""Records a chain check (:meth:`AuditLog.verify`, a checkpoint, a rekey's check) reads at once:
+its memory is a page's, whatever the trail's length."""
 
 _COLUMNS = (
     "id, time_utc, image_sha256, profile, verdict, reading, declared, computed, differences, "
@@ -470,7 +474,9 @@ class AuditLog:
         """Check the whole trail: ids 1, 2, 3... with no gap, each hash following from the
         record before it, and, given a ``checkpoint`` (with the ``secret`` that signed it),
         that its signature holds, that the record it counted is still there and still has
-        the head hash it signed. Names the first bad or missing record."""
+        the head hash it signed. Names the first bad or missing record. The trail is read a
+        page of :data:`CHAIN_PAGE_ROWS` records at a time, so a check holds one page of memory
+        whatever the trail's length."""
         self.authorize(token)
         if checkpoint is not None:
             if not secret:
@@ -483,45 +489,27 @@ class AuditLog:
         return self._walk(self._key, checkpoint)
 
     def _walk(self, key: bytes | None, checkpoint: Checkpoint | None = None) -> ChainReport:
-        """:meth:`verify`'s walk over the records, each hash checked under ``key``."""
-        previous, expected, count = GENESIS, 1, 0
-        rows = self._query(f"SELECT {_COLUMNS} FROM verification ORDER BY id", [])
-        for row in rows:
-            record_id = int(row[0])
-            if record_id != expected:
-                missing = f"record {expected} is missing" + (
-                    "" if record_id == expected + 1 else f" (and up to {record_id - 1})"
-                )
-                return ChainReport(count, previous, expected, missing)
-            fields = [str(value) for value in row[1:9]]
-            if chain_hash(previous, fields, key) != row[9]:
-                why = f"record {record_id} does not follow from the records before it"
-                if record_id == 1 and key and chain_hash(previous, fields) == row[9]:
-                    why = f"the records are chained without the operator secret: {REKEY_HINT}"
-                elif record_id == 1 and not key and self._key is None:
-                    why += f" (a trail chained under the operator secret needs {KEY_ENV})"
-                else:
-                    why += " (edited, or re-hashed)"
-                return ChainReport(count, previous, record_id, why)
-            if (
-                checkpoint is not None
-                and record_id == checkpoint.count
-                and row[9] != checkpoint.head
-            ):
-                why = f"record {record_id} is not the one the checkpoint signed (rewritten)"
-                return ChainReport(count, previous, record_id, why)
-            previous, expected, count = row[9], expected + 1, count + 1
-        if checkpoint is not None and count < checkpoint.count:
-            gone = (
-                f"record {count + 1} was deleted"
-                if count + 1 == checkpoint.count
-                else f"records {count + 1} to {checkpoint.count} were deleted"
+        """:meth:`verify`'s walk over the records, each hash checked under ``key``
+        (:func:`~handreader.store.audit_trail.walk_chain`), read :data:`CHAIN_PAGE_ROWS` at a
+        time."""
+        return walk_chain(self._pages(), key, checkpoint, secret_set=self._key is not None)
+
+    def _pages(self) -> Iterator[Any]:
+        """Every stored row, ids ascending, read a page of :data:`CHAIN_PAGE_ROWS` at a time,
+        each after the last one's id: one page is held at once. A record appended meanwhile
+        is read when its page comes."""
+        page_rows = CHAIN_PAGE_ROWS
+        after: list[object] = []
+        while True:
+            where = " WHERE id > ?" if after else ""
+            rows = self._query(
+                f"SELECT {_COLUMNS} FROM verification{where} ORDER BY id LIMIT ?",
+                [*after, page_rows],
             )
-            why = (
-                f"the checkpoint counted {checkpoint.count} records, the log holds {count}: {gone}"
-            )
-            return ChainReport(count, previous, count + 1, why)
-        return ChainReport(count, previous, None, None)
+            yield from rows
+            if len(rows) < page_rows:
+                return
+            after = [int(rows[-1][0])]
 
     def checkpoint(self, token: str | None, secret: str) -> Checkpoint:
         """The chain's head now, signed with the operator ``secret``: keep it outside the
