@@ -72,6 +72,7 @@ from handreader.store.audit_trail import (
 )
 from handreader.store.database import (
     Database,
+    NotAStoreError,
     StoreError,
     StoreFullError,
     StoreUnavailableError,
@@ -129,6 +130,7 @@ _COLUMNS = (
     "record_sha256"
 )
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+AUDIT_STORE = "handreader audit store"
 
 
 def _json(value: object, what: str) -> str:
@@ -144,8 +146,11 @@ class AuditLog:
 
     ``token`` is the operator token that callers must present (None: ``$HANDREADER_AUDIT_TOKEN``;
     when neither is set every call is refused). ``timeout_s`` is how long a write waits for
-    another process's lock. AuditError when the database cannot be used,
-    StoreUnavailableError when it cannot be reached.
+    another process's lock. ``create`` False opens only a store that is there, as it is: the
+    database is read, never written, to open it (no file, schema or journal mode made, nothing
+    migrated), and one that is not a handreader audit store (another program's database) is
+    AuditError, with nothing changed; what checks a trail opens it so. AuditError when the
+    database cannot be used, StoreUnavailableError when it cannot be reached.
     """
 
     def __init__(
@@ -156,6 +161,7 @@ class AuditLog:
         timeout_s: float = 30.0,
         database: Database | None = None,
         key: str | None = None,
+        create: bool = True,
     ) -> None:
         configured = token if token is not None else os.environ.get(TOKEN_ENV)
         self._token = configured.encode("utf-8") if configured else None
@@ -165,11 +171,24 @@ class AuditLog:
             if location is None:
                 raise AuditError("an audit log needs a location or an open database")
             with self._guard():
-                database = open_database(location, timeout_s=timeout_s)
+                database = self._open(location, timeout_s, create)
         self.database = database
         self.location = database.location
         self.path = Path(database.location) if database.dialect == "sqlite" else None
         """The SQLite file (None on PostgreSQL)."""
+
+    @staticmethod
+    def _open(location: str | Path, timeout_s: float, create: bool) -> Database:
+        """The database at ``location``, migrated when ``create``, else only checked to be an
+        audit store (see the class docstring)."""
+        try:
+            database = open_database(location, timeout_s=timeout_s, migrate=create)
+        except NotAStoreError as error:
+            raise NotAStoreError(error.location, error.missing, AUDIT_STORE) from None
+        if not create and not database.has_table("verification"):
+            database.close()
+            raise NotAStoreError(database.location, "verification", AUDIT_STORE)
+        return database
 
     @staticmethod
     @contextmanager

@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from handreader.store.database_base import (
     FULL_MESSAGE,
@@ -50,6 +51,7 @@ from handreader.store.database_base import (
     CommitGate,
     Database,
     Dialect,
+    NotAStoreError,
     StoreError,
     StoreFullError,
     StoreUnavailableError,
@@ -73,6 +75,7 @@ __all__ = [
     "MIGRATION_LOCK",
     "CommitGate",
     "Database",
+    "NotAStoreError",
     "PostgresDatabase",
     "SqliteDatabase",
     "StoreError",
@@ -123,7 +126,9 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
 
 
 class SqliteDatabase(Database):
-    """The SQLite file ``path`` (created when missing), in WAL mode with ``synchronous=FULL``.
+    """The SQLite file ``path`` (created when missing), in WAL mode with ``synchronous=FULL``;
+    ``migrate`` False opens the file as it is, only read to open it (no file made, no journal
+    mode set, no schema made or migrated: :meth:`Database._open`).
 
     ``timeout_s`` is how long a write waits for another process's lock. The file or its
     ``-wal`` file removed or replaced while open (a restore moved into place) is found before
@@ -139,13 +144,20 @@ class SqliteDatabase(Database):
         *,
         timeout_s: float = 30.0,
         migrations: Sequence[Migration] = MIGRATIONS,
+        migrate: bool = True,
     ) -> None:
         super().__init__()
         self.path = Path(path)
         self.location = str(path)
+        if not migrate and not self.path.is_file():
+            raise StoreError(f"cannot open database {self.location!r}: no such file")
         try:
             connection = sqlite3.connect(
-                self.location, timeout=timeout_s, isolation_level=None, check_same_thread=False
+                self.location if migrate else f"file:{quote(self.location)}?mode=rw",
+                timeout=timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=not migrate,
             )
         except sqlite3.Error as error:
             why = _why_unopened(self.path)  # (a setting to mend, not a database to wait for)
@@ -155,14 +167,14 @@ class SqliteDatabase(Database):
         self._wal_path = Path(f"{self.location}-wal")
         self._wal: tuple[int, int] | None = None  # (taken when the log is first there)
         try:
-            mode = self._pragma_waiting("PRAGMA journal_mode=WAL", timeout_s)
+            mode = self._pragma_waiting("PRAGMA journal_mode=WAL", timeout_s) if migrate else "wal"
             if str(mode).lower() != "wal":
                 raise StoreError(
                     f"database {self.location!r} cannot use WAL (journal mode {mode!r})"
                 )
             self.connection.execute("PRAGMA synchronous=FULL")
             legacy = int(self._pragma_waiting("PRAGMA user_version", timeout_s))
-            self._migrate(migrations, legacy)
+            self._open(migrations, legacy, migrate=migrate)
         except (sqlite3.Error, StoreError) as error:
             self.connection.close()
             if isinstance(error, StoreError):
@@ -255,19 +267,23 @@ class SqliteDatabase(Database):
             self.connection.close()
 
 
-def open_database(location: str | Path, *, timeout_s: float = 30.0) -> Database:
+def open_database(
+    location: str | Path, *, timeout_s: float = 30.0, migrate: bool = True
+) -> Database:
     """The database at ``location``: a ``postgresql://`` URL, or an SQLite file path; the
-    schema is migrated to this release's version. StoreUnavailableError when it cannot be
-    reached, StoreError when it cannot be used (a URL whose hosts and ports do not read
-    among them: :func:`~handreader.store.database_url.url_problem`)."""
+    schema is migrated to this release's version, or, ``migrate`` False, the database is only
+    read to open it (an SQLite file must exist; NotAStoreError when it is no store).
+    StoreUnavailableError when it cannot be reached, StoreError when it cannot be used (a URL
+    whose hosts and ports do not read among them:
+    :func:`~handreader.store.database_url.url_problem`)."""
     if is_database_url(location):
         problem = url_problem(str(location))
         if problem is not None:
             raise StoreError(f"database URL {redact_url(str(location))!r}: {problem}")
-        return PostgresDatabase(str(location), timeout_s=timeout_s)
+        return PostgresDatabase(str(location), timeout_s=timeout_s, migrate=migrate)
     if isinstance(location, str) and "://" in location:
         raise StoreError(
             f"unsupported database {redact_url(location)!r}: give a postgresql:// URL "
             "or an SQLite file's path"
         )
-    return SqliteDatabase(location, timeout_s=timeout_s)
+    return SqliteDatabase(location, timeout_s=timeout_s, migrate=migrate)

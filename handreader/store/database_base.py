@@ -22,6 +22,7 @@ __all__ = [
     "CommitGate",
     "Database",
     "Dialect",
+    "NotAStoreError",
     "StoreError",
     "StoreFullError",
     "StoreUnavailableError",
@@ -47,6 +48,18 @@ class StoreError(ValueError):
 
 class StoreUnavailableError(StoreError):
     """The store's database cannot be reached or opened."""
+
+
+class NotAStoreError(StoreError):
+    """A database opened as it is (not migrated) lacks a table of the store: another program's
+    database, or an empty one; nothing was changed."""
+
+    def __init__(self, location: str, missing: str, kind: str = "handreader store") -> None:
+        super().__init__(
+            f"database {location!r} is not a {kind} (it has no {missing} table): nothing was "
+            "changed"
+        )
+        self.location, self.missing = location, missing
 
 
 class StoreFullError(StoreError):
@@ -226,6 +239,44 @@ class Database(ABC):
             report["ok"] = False
             report["error"] = str(error)
         return report
+
+    def has_table(self, name: str) -> bool:
+        """Whether the database has the table ``name`` (on PostgreSQL, one its search path
+        finds); only read."""
+        if self.dialect == "sqlite":
+            sql = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+        else:
+            sql = "SELECT CAST(to_regclass(CAST(? AS text)) IS NOT NULL AS integer)"
+        rows = self.read(sql, [name])
+        return bool(rows and rows[0][0])
+
+    def _open(
+        self, migrations: Sequence[Migration], legacy_version: int = 0, *, migrate: bool = True
+    ) -> None:
+        """Make the schema this release knows (:meth:`_migrate`), or, ``migrate`` False, only
+        check the database as it is: NotAStoreError when it records no schema version (no
+        table of the store), StoreError when its version is not this release's (newer:
+        upgrade; older: the service's start migrates it). Nothing is written then."""
+        if migrate:
+            self._migrate(migrations, legacy_version)
+            return
+        latest = migrations[-1].version
+        current = legacy_version
+        if self.has_table("schema_version"):
+            row = self.read("SELECT max(version) FROM schema_version")
+            current = max(int(row[0][0] or 0) if row else 0, legacy_version)
+        if current == 0:
+            raise NotAStoreError(self.location, "schema_version")
+        if current > latest:
+            raise StoreError(
+                f"database {self.location!r} has schema {current}, newer than {latest}: "
+                "upgrade handreader"
+            )
+        if current < latest:
+            raise StoreError(
+                f"database {self.location!r} has schema {current}, older than {latest}: the "
+                "service migrates it when it starts"
+            )
 
     def _migrate(self, migrations: Sequence[Migration], legacy_version: int = 0) -> None:
         """Apply the migrations the database lacks (each in the write transaction that

@@ -54,6 +54,7 @@ def _run(connection: Any, sql: str, values: Sequence[object]) -> list[tuple[Any,
 class PostgresDatabase(Database):
     """The PostgreSQL database at ``url`` (psycopg 3).
 
+    ``migrate`` False only reads the database to open it (:meth:`Database._open`).
     ``timeout_s`` bounds connecting and waiting for a lock (``lock_timeout``); a transaction
     of its connection idle for :data:`IDLE_IN_TRANSACTION_TIMEOUT_S` is ended by the server.
     """
@@ -66,6 +67,7 @@ class PostgresDatabase(Database):
         *,
         timeout_s: float = 30.0,
         migrations: Sequence[Migration] = MIGRATIONS,
+        migrate: bool = True,
     ) -> None:
         super().__init__()
         try:
@@ -82,7 +84,7 @@ class PostgresDatabase(Database):
         with self._lock:
             self._connect()
         try:
-            self._migrate(migrations)
+            self._open(migrations, migrate=migrate)
         except BaseException:
             self.close()
             raise
