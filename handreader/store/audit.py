@@ -57,7 +57,6 @@ from typing import Any
 from handreader.store.audit_trail import (
     GENESIS,
     KEY_ENV,
-    REKEY_HINT,
     AuditAuthError,
     AuditError,
     AuditRecord,
@@ -66,6 +65,7 @@ from handreader.store.audit_trail import (
     Checkpoint,
     CheckpointError,
     chain_hash,
+    check_chained_as,
     format_time,
     parse_time,
     walk_chain,
@@ -275,7 +275,9 @@ class AuditLog:
             # every time, in the transaction: another process may have migrated the database
             # or rekeyed the trail
             self.database.check_schema(transaction)
-            self._check_mode(transaction.one(f"SELECT {_COLUMNS} FROM verification WHERE id = 1"))
+            check_chained_as(
+                transaction.one(f"SELECT {_COLUMNS} FROM verification WHERE id = 1"), self._key
+            )
             last = transaction.one(
                 "SELECT id, record_sha256 FROM verification ORDER BY id DESC LIMIT 1"
             )
@@ -292,28 +294,6 @@ class AuditLog:
         with self._guard():
             return self.database.write(add, serialize=CHAIN_LOCK, lock_name=CHAIN_LOCK_NAME)
 
-    def _check_mode(self, first: Sequence[Any] | None) -> None:
-        """AuditError when the trail's first record is chained otherwise than this log would
-        append (under the operator secret, under another secret, or without one): a chain of
-        two kinds would not hold. Checked in every append's transaction."""
-        if first is not None:
-            fields = [str(value) for value in first[1:9]]
-            if chain_hash(GENESIS, fields, self._key) != first[9]:
-                if self._key and chain_hash(GENESIS, fields) == first[9]:
-                    raise AuditError(
-                        f"the trail's records are chained without the operator secret "
-                        f"({KEY_ENV}): {REKEY_HINT}, or unset it"
-                    )
-                if not self._key:
-                    raise AuditError(
-                        f"the trail is chained under the operator secret: set {KEY_ENV}"
-                    )
-                raise AuditError(
-                    f"the trail is chained under another operator secret ({KEY_ENV} is not "
-                    "the one it was written with), or its first record was altered "
-                    "(handreader audit verify tells which)"
-                )
-
     def rekey(self, token: str | None) -> int:
         """Chain every record under the operator secret this log was given (after checking
         that the trail holds as it is chained now, without one); the number of records
@@ -322,8 +302,10 @@ class AuditLog:
         self.authorize(token)
         if not self._key:
             raise AuditError(f"chaining the trail under the operator secret needs {KEY_ENV}")
-        keyed = self.verify(token)
-        if keyed.ok:
+        damage = self._damage()
+        if damage is not None:
+            raise AuditError(f"the trail does not hold, nothing chained again: {damage}")
+        if self._walk(self._key).ok:
             return 0
         plain = self._walk(None)
         if not plain.ok:
@@ -493,7 +475,9 @@ class AuditLog:
         """Check the whole trail: ids 1, 2, 3... with no gap, each hash following from the
         record before it, and, given a ``checkpoint`` (with the ``secret`` that signed it),
         that its signature holds, that the record it counted is still there and still has
-        the head hash it signed. Names the first bad or missing record. The trail is read a
+        the head hash it signed. Names the first bad or missing record. The database's own
+        integrity check (:meth:`integrity_check`) runs first: a damaged database does not hold
+        either, whatever the records read, and says what the check found. The trail is read a
         page of :data:`CHAIN_PAGE_ROWS` records at a time, so a check holds one page of memory
         whatever the trail's length."""
         self.authorize(token)
@@ -505,7 +489,30 @@ class AuditLog:
             wanted = Checkpoint.sign(checkpoint.count, checkpoint.head, secret)
             if not hmac.compare_digest(wanted, checkpoint.signature):
                 raise CheckpointError("the checkpoint's signature does not hold under this secret")
-        return self._walk(self._key, checkpoint)
+        damage = self._damage()
+        try:
+            report = self._walk(self._key, checkpoint)
+        except AuditError:  # (a damaged file may refuse the records' pages too)
+            if damage is None:
+                raise
+            report = ChainReport(0, GENESIS, None, None)
+        if damage is None:
+            return report
+        problem = "; ".join(filter(None, (damage, report.problem)))
+        return ChainReport(report.records, report.head, report.first_bad, problem)
+
+    def _damage(self) -> str | None:
+        """What the database's integrity check (:meth:`Database.integrity_check`) finds, in one
+        line; None when the database is sound."""
+        with self._guard():
+            found = self.database.integrity_check("verification")
+        if found == "ok":
+            return None
+        lines = found.replace("; ", "\n").splitlines()  # (SQLite: rows of lines)
+        problems = [line.strip() for line in lines if line.strip() and line[:3] != "***"]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        first = problems[0] if problems else "no answer"
+        return f"the database does not pass its integrity check: {first}{more}"
 
     def _walk(self, key: bytes | None, checkpoint: Checkpoint | None = None) -> ChainReport:
         """:meth:`verify`'s walk over the records, each hash checked under ``key``

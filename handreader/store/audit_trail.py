@@ -29,6 +29,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointError",
     "chain_hash",
+    "check_chained_as",
     "format_time",
     "parse_time",
     "walk_chain",
@@ -262,3 +263,26 @@ def walk_chain(
         why = f"the checkpoint counted {checkpoint.count} records, the log holds {count}: {gone}"
         return ChainReport(count, previous, count + 1, why)
     return ChainReport(count, previous, None, None)
+
+
+def check_chained_as(first: Sequence[Any] | None, key: bytes | None) -> None:
+    """AuditError when the trail's first record (its stored row; None: no record yet) is
+    chained otherwise than a log with the operator secret ``key`` appends (under the secret,
+    under another secret, or without one): a chain of two kinds would not hold. Checked in
+    every append's transaction."""
+    if first is None:
+        return
+    fields = [str(value) for value in first[1:9]]
+    if chain_hash(GENESIS, fields, key) == first[9]:
+        return
+    if key and chain_hash(GENESIS, fields) == first[9]:
+        raise AuditError(
+            f"the trail's records are chained without the operator secret ({KEY_ENV}): "
+            f"{REKEY_HINT}, or unset it"
+        )
+    if not key:
+        raise AuditError(f"the trail is chained under the operator secret: set {KEY_ENV}")
+    raise AuditError(
+        f"the trail is chained under another operator secret ({KEY_ENV} is not the one it was "
+        "written with), or its first record was altered (handreader audit verify tells which)"
+    )

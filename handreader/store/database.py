@@ -259,7 +259,18 @@ class SqliteDatabase(Database):
         return result
 
     def integrity_check(self, table: str) -> str:
-        rows = self.read("PRAGMA integrity_check")
+        """SQLite's ``PRAGMA integrity_check``: ``"ok"``, or what it finds, its rows joined by
+        ``"; "``; a file too damaged for the check to run (``database disk image is
+        malformed``) answers SQLite's error."""
+        self._check_path()
+        with self._lock:
+            try:
+                rows = self.connection.execute("PRAGMA integrity_check").fetchall()
+            except sqlite3.DatabaseError as error:
+                code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+                if code not in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+                    raise StoreError(f"cannot read database {self.location!r}: {error}") from None
+                return str(error)
         return "; ".join(str(row[0]) for row in rows)
 
     def close(self) -> None:

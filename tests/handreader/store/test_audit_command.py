@@ -10,18 +10,26 @@ bad setting or input; no action starts, migrates or writes to what is not an aud
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import sqlite3
 from contextlib import closing
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from store_databases import raw
-from test_audit import TOKEN, record
+from test_audit import T0, TOKEN, record
 
 from handreader import cli
-from handreader.store.audit import AuditError, AuditLog
+from handreader.store.audit import AuditError, AuditLog, format_time
+from handreader.store.audit_trail import GENESIS, chain_hash
 
 NOT_A_STORE = "is not a handreader audit store (it has no {table} table): nothing was changed"
+COLUMNS = (
+    "id, time_utc, image_sha256, profile, verdict, reading, declared, computed, differences, "
+    "record_sha256"
+)
 
 
 @pytest.fixture
@@ -145,3 +153,88 @@ def test_opening_as_it_is_never_makes_a_file(tmp_path: Path) -> None:
     AuditLog(missing, token=TOKEN).close()  # the service's first start makes it
     with AuditLog(missing, token=TOKEN, create=False) as log:
         assert log.count(TOKEN) == 0
+
+
+# --- a damaged SQLite file -----------------------------------------------------------------------
+
+
+def _filled(path: Path, records: int = 400) -> None:
+    """A store of ``records`` chained records, written in one transaction: enough for the
+    table and its time index to span pages below an interior root page."""
+    with AuditLog(path, token=TOKEN, key="") as log:
+        previous = GENESIS
+        rows = []
+        for number in range(1, records + 1):
+            moment = format_time(T0 + timedelta(seconds=number))
+            fields = [moment, "ab" * 32, "trainer", "match", "{}", "{}", "{}", "[]"]
+            previous = chain_hash(previous, fields)
+            rows.append((number, *fields, previous))
+        log.database.write(
+            lambda transaction: [
+                transaction.all(
+                    f"INSERT INTO verification ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+                for row in rows
+            ]
+        )
+        assert log.verify(TOKEN).records == records
+
+
+def _overwrite(path: Path, name: str, *, leaf: bool) -> None:
+    """The root page of table or index ``name`` overwritten whole, or (``leaf``) the cells of
+    the last page below it (the right-most child the interior root page points to), as a disk
+    that lost a block would leave it."""
+    with closing(sqlite3.connect(path)) as connection:
+        (root,) = connection.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = ?", (name,)
+        ).fetchone()
+        (size,) = connection.execute("PRAGMA page_size").fetchone()
+    data = bytearray(path.read_bytes())
+    page, start = root, 0
+    if leaf:
+        assert data[(root - 1) * size] in (0x02, 0x05)  # an interior b-tree page
+        page = int.from_bytes(data[(root - 1) * size + 8 : (root - 1) * size + 12], "big")
+        start = 8
+    data[(page - 1) * size + start : page * size] = b"\x55" * (size - start)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    ("name", "leaf", "found"),
+    [
+        ("verification_time", True, r"On tree page \d+ cell \d+: .+ \(and \d+ more\)"),
+        ("verification_time", False, "database disk image is malformed"),
+        ("verification", True, r".+"),  # the records' own pages: their walk fails too
+    ],
+)
+def test_a_damaged_sqlite_file_fails_the_check_in_one_line(
+    name: str,
+    leaf: bool,
+    found: str,
+    tmp_path: Path,
+    environment: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A block of the file overwritten where the walk over the records does not read (an
+    index) was reported as a sound trail, exit 0; the check now runs SQLite's integrity check
+    and fails, exit 1, in one line."""
+    path = tmp_path / "audit.sqlite3"
+    _filled(path)
+    _overwrite(path, name, leaf=leaf)
+    environment.setenv("HANDREADER_AUDIT_DB", str(path))
+    assert _run("verify") == 1
+    out = capsys.readouterr().out
+    assert re.fullmatch(
+        f"the trail does not hold: the database does not pass its integrity check: {found}\n",
+        out,
+    ), out
+    assert _run("verify", "--json") == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and report["first_bad"] is None
+    assert report["problem"].startswith("the database does not pass its integrity check: ")
+    environment.setenv("HANDREADER_AUDIT_KEY", "operator secret")
+    assert _run("checkpoint") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("handreader audit: error: the trail does not hold, no checkpoint made")
+    assert err.count("\n") == 1
