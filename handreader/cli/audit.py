@@ -92,6 +92,11 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--checkpoint {str(args.checkpoint)!r}: not JSON (not UTF-8 text)"
             ) from None
+        except RecursionError:  # (a checkpoint is one flat object)
+            raise ValueError(
+                f"--checkpoint {str(args.checkpoint)!r}: not a checkpoint (its JSON nests "
+                "arrays or objects too deeply)"
+            ) from None
     with AuditLog(settings.location, settings.token, create=False) as log:
         if args.action == "rekey":
             count = log.rekey(settings.token)

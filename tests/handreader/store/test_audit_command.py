@@ -238,3 +238,41 @@ def test_a_damaged_sqlite_file_fails_the_check_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith("handreader audit: error: the trail does not hold, no checkpoint made")
     assert err.count("\n") == 1
+
+
+# --- a checkpoint file that is no checkpoint -----------------------------------------------------
+
+
+DEEP = "--checkpoint '{file}': not a checkpoint (its JSON nests arrays or objects too deeply)"
+NOT_JSON = "--checkpoint '{file}': not JSON "
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 100_000, DEEP),
+        ('{"a": ' * 100_000, DEEP),
+        ("[" * 50 + "]" * 50, "a checkpoint is a JSON object with count, head and signature"),
+        ("{", NOT_JSON + "(Expecting property name enclosed in double quotes)"),
+    ],
+)
+def test_a_checkpoint_file_that_is_no_checkpoint_is_one_line_exit_2(
+    text: str,
+    message: str,
+    tmp_path: Path,
+    environment: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A deeply nested file gave a RecursionError traceback (exit 1); the HTTP route answers
+    the same body a 400."""
+    path = tmp_path / "audit.sqlite3"
+    with AuditLog(path, token=TOKEN, key="") as log:
+        record(log)
+    environment.setenv("HANDREADER_AUDIT_DB", str(path))
+    environment.setenv("HANDREADER_AUDIT_KEY", "operator secret")
+    kept = tmp_path / "cp.json"
+    kept.write_text(text)
+    assert _run("verify", "--checkpoint", str(kept)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"handreader audit: error: {message.format(file=kept)}\n"
