@@ -86,7 +86,7 @@ def _wait_idle(holder: routes.AuditLogHolder) -> None:
 def test_a_write_waiting_on_another_writers_lock_says_so(
     postgres_schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Another session holds the trail's lock inside its transaction: an append waits for it
+    """Another connection holds the trail's lock inside its transaction: an append waits for it
     until the database's lock timeout, or the service's deadline, and either answer says
     that another writer holds the trail's lock; nothing is written."""
     log = AuditLog(postgres_schema, token=TOKEN, timeout_s=1)
