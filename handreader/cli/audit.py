@@ -8,14 +8,15 @@ Usage::
 
 The store is the service's (``HANDREADER_DATABASE_URL``, a ``postgresql://`` URL, else
 ``HANDREADER_AUDIT_DB``, else the data folder's SQLite file, which must exist: no action starts a
-new trail), the operator token ``HANDREADER_AUDIT_TOKEN``, the operator secret
-that signs checkpoints ``HANDREADER_AUDIT_KEY``. ``verify`` checks every record (ids with no
-gap, each hash following from the one before) and, with ``--checkpoint``, that the checkpoint's
+new trail, migrates one, or writes to a database that is not a handreader audit store, which is
+refused in one line), the operator token ``HANDREADER_AUDIT_TOKEN``, the operator secret that
+signs checkpoints ``HANDREADER_AUDIT_KEY``. ``verify`` checks every record (ids with no gap,
+each hash following from the one before) and, with ``--checkpoint``, that the checkpoint's
 signature holds and its record still has the head it signed; it prints the first bad or missing
 record (or the checkpoint's signature that does not hold) and exits 1 when the trail does not
-hold, 0 when it does. ``checkpoint`` prints (or
-writes) the head now, signed: keep it outside the database, for instance after each shift.
-With ``HANDREADER_AUDIT_KEY`` set, the records are chained under it (a keyed chain); ``rekey``
+hold, 0 when it does. ``checkpoint`` prints (or writes) the head now, signed: keep it outside
+the database, for instance after each shift. Both only read the database. With
+``HANDREADER_AUDIT_KEY`` set, the records are chained under it (a keyed chain); ``rekey``
 chains a trail kept without it under it, once the trail holds (sign a new checkpoint after).
 """
 
@@ -66,13 +67,10 @@ def run(args: argparse.Namespace) -> int:
     from handreader.service.routes.verification import DB_ENV, AuditSettings
     from handreader.store.audit import KEY_ENV, AuditError, AuditLog, Checkpoint
     from handreader.store.audit_trail import ChainReport, CheckpointError
-    from handreader.store.database import DATABASE_URL_ENV, is_database_url
 
-    settings = AuditSettings.from_env()
+    settings = AuditSettings.from_env()  # (a database URL that does not read is refused there)
     if settings.token is None:
         raise ValueError("the audit trail needs the operator token: set HANDREADER_AUDIT_TOKEN")
-    if settings.database_url is not None and not is_database_url(settings.database_url):
-        raise ValueError(f"{DATABASE_URL_ENV} must be a postgresql:// URL")
     if settings.database_url is None and not settings.path.is_file():
         # an action on a trail never opens a new, empty one: a mistyped name would pass
         raise ValueError(
@@ -94,7 +92,12 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--checkpoint {str(args.checkpoint)!r}: not JSON (not UTF-8 text)"
             ) from None
-    with AuditLog(settings.location, settings.token) as log:
+        except RecursionError:  # (a checkpoint is one flat object)
+            raise ValueError(
+                f"--checkpoint {str(args.checkpoint)!r}: not a checkpoint (its JSON nests "
+                "arrays or objects too deeply)"
+            ) from None
+    with AuditLog(settings.location, settings.token, create=False) as log:
         if args.action == "rekey":
             count = log.rekey(settings.token)
             print(

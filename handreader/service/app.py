@@ -112,7 +112,7 @@ from handreader.service.settings import (
     add_server_arguments,
     server_numbers,
 )
-from handreader.store.database import DATABASE_URL_ENV, is_database_url
+from handreader.store.database import configured_url
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -282,11 +282,12 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
     the settings reach every worker by the environment.
 
     ValueError, before anything starts, for an address, a port (in use, privileged), TLS
-    files, models or settings that cannot be used. Returns 0 after a clean stop, 1 when uvicorn
-    still refuses to start (its reason in its log, then one line), and 130
-    after Ctrl-C (SIGINT) with one line on stderr (``handreader serve: interrupted``), with one
-    worker or several. SIGTERM ends it as uvicorn does: one worker re-raises the signal after
-    its shutdown (the process ends by SIGTERM), several workers' supervisor returns 0.
+    files, models or settings that cannot be used (``HANDREADER_DATABASE_URL`` among them).
+    Returns 0 after a clean stop, 1 when uvicorn still refuses to start (its reason in its
+    log, then one line), and 130 after Ctrl-C (SIGINT) with one line on stderr (``handreader
+    serve: interrupted``), with one worker or several. SIGTERM ends it as uvicorn does: one
+    worker re-raises the signal after its shutdown (the process ends by SIGTERM), several
+    workers' supervisor returns 0.
     """
     import uvicorn
 
@@ -296,15 +297,13 @@ def run_server(args: argparse.Namespace, factory: str = "handreader.service.app:
     check_tls(getattr(args, "ssl_keyfile", None), getattr(args, "ssl_certfile", None))
     check_host(args.host)
     check_port(args.host, args.port)
+    configured_url(os.environ)  # a URL that is no postgresql:// one, or does not read
     if args.models is not None:
         os.environ["HANDREADER_MODELS"] = str(args.models.resolve())
     settings = Settings.from_env()  # fail here, once, on a bad HANDREADER_* value
     if settings.models_dir is not None:
         check_models(settings.models_dir)
     os.environ[BIND_ENV] = args.host  # the workers answer the names of the address they bind
-    database_url = os.environ.get(DATABASE_URL_ENV)
-    if database_url and not is_database_url(database_url):
-        raise ValueError(f"{DATABASE_URL_ENV} must be a postgresql:// URL")
     ConnectionLimits()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     config = uvicorn.Config(

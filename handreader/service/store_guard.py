@@ -68,15 +68,18 @@ def gated_result(
 ) -> _T:
     """The result of a :func:`submit_gated` call, waited for at most ``deadline_s``:
     StoreUnavailableError naming ``store`` when it runs out of time before its write begins to
-    commit (nothing is written: the write rolls back when it gets there); a commit under way
+    commit (nothing is written: the write rolls back when it gets there), saying what the write
+    waited for when the database told (another writer holding a lock); a commit under way
     then is waited for up to :data:`COMMIT_WAIT_S` more, and its outcome is the answer, else a
     503 that says the write may have happened (``shows``: where to look)."""
     try:
         return future.result(timeout=deadline_s)
     except FutureTimeout:
+        waiting = gate.waiting_for()
         if gate.give_up():
+            why = f" ({waiting})" if waiting else ""
             raise StoreUnavailableError(
-                f"{store} did not answer within {deadline_s:g} s: nothing was written"
+                f"{store} did not answer within {deadline_s:g} s{why}: nothing was written"
             ) from None
     try:
         return future.result(timeout=COMMIT_WAIT_S)

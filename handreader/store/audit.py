@@ -26,8 +26,9 @@ and the head hash at a moment, signed with HMAC-SHA256 under an operator secret
 ``handreader audit checkpoint``). Verifying against it checks the signature, that the record it
 counted is still there and that its hash is still the head it signed. Appends are serialized in
 the database (SQLite's write lock; PostgreSQL's advisory lock :data:`CHAIN_LOCK`, held by the
-appending transaction), and each record's id is the previous one's plus one: any number of
-processes on any number of machines writing to one database keep one chain without gaps.
+appending transaction, which the server ends if it stalls), and each record's id is the
+previous one's plus one: any number of processes on any number of machines writing to one
+database keep one chain without gaps.
 
 Access: every read and write needs the operator token, set by the operator through the
 constructor or the environment variable ``HANDREADER_AUDIT_TOKEN``, and compared in constant
@@ -55,7 +56,7 @@ from typing import Any
 
 from handreader.store.audit_trail import (
     GENESIS,
-    REKEY_HINT,
+    KEY_ENV,
     AuditAuthError,
     AuditError,
     AuditRecord,
@@ -64,11 +65,14 @@ from handreader.store.audit_trail import (
     Checkpoint,
     CheckpointError,
     chain_hash,
+    check_chained_as,
     format_time,
     parse_time,
+    walk_chain,
 )
 from handreader.store.database import (
     Database,
+    NotAStoreError,
     StoreError,
     StoreFullError,
     StoreUnavailableError,
@@ -87,6 +91,8 @@ from vision.detections import Reading
 
 __all__ = [
     "CHAIN_LOCK",
+    "CHAIN_LOCK_NAME",
+    "CHAIN_PAGE_ROWS",
     "EXPORT_PAGE_ROWS",
     "KEY_ENV",
     "TOKEN_ENV",
@@ -106,20 +112,25 @@ __all__ = [
 TOKEN_ENV = "HANDREADER_AUDIT_TOKEN"
 """The environment variable that holds the operator token when none is passed."""
 
-KEY_ENV = "HANDREADER_AUDIT_KEY"
-"""The environment variable that holds the operator secret that signs checkpoints."""
-
 CHAIN_LOCK = 0x68616E6400000002
 """The PostgreSQL advisory lock key that serializes appends to the chain."""
 
+CHAIN_LOCK_NAME = "the audit trail's lock"
+""":data:`CHAIN_LOCK` in messages (a write that waits for it past the deadline says so)."""
+
 EXPORT_PAGE_ROWS = 1000
 """Records a page of :meth:`AuditLog.csv_chunks` reads at once."""
+
+CHAIN_PAGE_ROWS = 1000
+"""Records a chain check (:meth:`AuditLog.verify`, a checkpoint, a rekey's check) reads at once:
+its memory is a page's, whatever the trail's length."""
 
 _COLUMNS = (
     "id, time_utc, image_sha256, profile, verdict, reading, declared, computed, differences, "
     "record_sha256"
 )
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+AUDIT_STORE = "handreader audit store"
 
 
 def _json(value: object, what: str) -> str:
@@ -135,8 +146,11 @@ class AuditLog:
 
     ``token`` is the operator token that callers must present (None: ``$HANDREADER_AUDIT_TOKEN``;
     when neither is set every call is refused). ``timeout_s`` is how long a write waits for
-    another process's lock. AuditError when the database cannot be used,
-    StoreUnavailableError when it cannot be reached.
+    another process's lock. ``create`` False opens only a store that is there, as it is: the
+    database is read, never written, to open it (no file, schema or journal mode made, nothing
+    migrated), and one that is not a handreader audit store (another program's database) is
+    AuditError, with nothing changed; what checks a trail opens it so. AuditError when the
+    database cannot be used, StoreUnavailableError when it cannot be reached.
     """
 
     def __init__(
@@ -147,6 +161,7 @@ class AuditLog:
         timeout_s: float = 30.0,
         database: Database | None = None,
         key: str | None = None,
+        create: bool = True,
     ) -> None:
         configured = token if token is not None else os.environ.get(TOKEN_ENV)
         self._token = configured.encode("utf-8") if configured else None
@@ -156,11 +171,24 @@ class AuditLog:
             if location is None:
                 raise AuditError("an audit log needs a location or an open database")
             with self._guard():
-                database = open_database(location, timeout_s=timeout_s)
+                database = self._open(location, timeout_s, create)
         self.database = database
         self.location = database.location
         self.path = Path(database.location) if database.dialect == "sqlite" else None
         """The SQLite file (None on PostgreSQL)."""
+
+    @staticmethod
+    def _open(location: str | Path, timeout_s: float, create: bool) -> Database:
+        """The database at ``location``, migrated when ``create``, else only checked to be an
+        audit store (see the class docstring)."""
+        try:
+            database = open_database(location, timeout_s=timeout_s, migrate=create)
+        except NotAStoreError as error:
+            raise NotAStoreError(error.location, error.missing, AUDIT_STORE) from None
+        if not create and not database.has_table("verification"):
+            database.close()
+            raise NotAStoreError(database.location, "verification", AUDIT_STORE)
+        return database
 
     @staticmethod
     @contextmanager
@@ -247,7 +275,9 @@ class AuditLog:
             # every time, in the transaction: another process may have migrated the database
             # or rekeyed the trail
             self.database.check_schema(transaction)
-            self._check_mode(transaction.one(f"SELECT {_COLUMNS} FROM verification WHERE id = 1"))
+            check_chained_as(
+                transaction.one(f"SELECT {_COLUMNS} FROM verification WHERE id = 1"), self._key
+            )
             last = transaction.one(
                 "SELECT id, record_sha256 FROM verification ORDER BY id DESC LIMIT 1"
             )
@@ -262,29 +292,7 @@ class AuditLog:
             return record_id
 
         with self._guard():
-            return self.database.write(add, serialize=CHAIN_LOCK)
-
-    def _check_mode(self, first: Sequence[Any] | None) -> None:
-        """AuditError when the trail's first record is chained otherwise than this log would
-        append (under the operator secret, under another secret, or without one): a chain of
-        two kinds would not hold. Checked in every append's transaction."""
-        if first is not None:
-            fields = [str(value) for value in first[1:9]]
-            if chain_hash(GENESIS, fields, self._key) != first[9]:
-                if self._key and chain_hash(GENESIS, fields) == first[9]:
-                    raise AuditError(
-                        f"the trail's records are chained without the operator secret "
-                        f"({KEY_ENV}): {REKEY_HINT}, or unset it"
-                    )
-                if not self._key:
-                    raise AuditError(
-                        f"the trail is chained under the operator secret: set {KEY_ENV}"
-                    )
-                raise AuditError(
-                    f"the trail is chained under another operator secret ({KEY_ENV} is not "
-                    "the one it was written with), or its first record was altered "
-                    "(handreader audit verify tells which)"
-                )
+            return self.database.write(add, serialize=CHAIN_LOCK, lock_name=CHAIN_LOCK_NAME)
 
     def rekey(self, token: str | None) -> int:
         """Chain every record under the operator secret this log was given (after checking
@@ -294,8 +302,10 @@ class AuditLog:
         self.authorize(token)
         if not self._key:
             raise AuditError(f"chaining the trail under the operator secret needs {KEY_ENV}")
-        keyed = self.verify(token)
-        if keyed.ok:
+        damage = self._damage()
+        if damage is not None:
+            raise AuditError(f"the trail does not hold, nothing chained again: {damage}")
+        if self._walk(self._key).ok:
             return 0
         plain = self._walk(None)
         if not plain.ok:
@@ -312,7 +322,7 @@ class AuditLog:
             return len(rows)
 
         with self._guard():
-            count = self.database.write(again, serialize=CHAIN_LOCK)
+            count = self.database.write(again, serialize=CHAIN_LOCK, lock_name=CHAIN_LOCK_NAME)
         return count
 
     # --- reading ---------------------------------------------------------------------------------
@@ -465,7 +475,11 @@ class AuditLog:
         """Check the whole trail: ids 1, 2, 3... with no gap, each hash following from the
         record before it, and, given a ``checkpoint`` (with the ``secret`` that signed it),
         that its signature holds, that the record it counted is still there and still has
-        the head hash it signed. Names the first bad or missing record."""
+        the head hash it signed. Names the first bad or missing record. The database's own
+        integrity check (:meth:`integrity_check`) runs first: a damaged database does not hold
+        either, whatever the records read, and says what the check found. The trail is read a
+        page of :data:`CHAIN_PAGE_ROWS` records at a time, so a check holds one page of memory
+        whatever the trail's length."""
         self.authorize(token)
         if checkpoint is not None:
             if not secret:
@@ -475,48 +489,53 @@ class AuditLog:
             wanted = Checkpoint.sign(checkpoint.count, checkpoint.head, secret)
             if not hmac.compare_digest(wanted, checkpoint.signature):
                 raise CheckpointError("the checkpoint's signature does not hold under this secret")
-        return self._walk(self._key, checkpoint)
+        damage = self._damage()
+        try:
+            report = self._walk(self._key, checkpoint)
+        except AuditError:  # (a damaged file may refuse the records' pages too)
+            if damage is None:
+                raise
+            report = ChainReport(0, GENESIS, None, None)
+        if damage is None:
+            return report
+        problem = "; ".join(filter(None, (damage, report.problem)))
+        return ChainReport(report.records, report.head, report.first_bad, problem)
+
+    def _damage(self) -> str | None:
+        """What the database's integrity check (:meth:`Database.integrity_check`) finds, in one
+        line; None when the database is sound."""
+        with self._guard():
+            found = self.database.integrity_check("verification")
+        if found == "ok":
+            return None
+        lines = found.replace("; ", "\n").splitlines()  # (SQLite: rows of lines)
+        problems = [line.strip() for line in lines if line.strip() and line[:3] != "***"]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        first = problems[0] if problems else "no answer"
+        return f"the database does not pass its integrity check: {first}{more}"
 
     def _walk(self, key: bytes | None, checkpoint: Checkpoint | None = None) -> ChainReport:
-        """:meth:`verify`'s walk over the records, each hash checked under ``key``."""
-        previous, expected, count = GENESIS, 1, 0
-        rows = self._query(f"SELECT {_COLUMNS} FROM verification ORDER BY id", [])
-        for row in rows:
-            record_id = int(row[0])
-            if record_id != expected:
-                missing = f"record {expected} is missing" + (
-                    "" if record_id == expected + 1 else f" (and up to {record_id - 1})"
-                )
-                return ChainReport(count, previous, expected, missing)
-            fields = [str(value) for value in row[1:9]]
-            if chain_hash(previous, fields, key) != row[9]:
-                why = f"record {record_id} does not follow from the records before it"
-                if record_id == 1 and key and chain_hash(previous, fields) == row[9]:
-                    why = f"the records are chained without the operator secret: {REKEY_HINT}"
-                elif record_id == 1 and not key and self._key is None:
-                    why += f" (a trail chained under the operator secret needs {KEY_ENV})"
-                else:
-                    why += " (edited, or re-hashed)"
-                return ChainReport(count, previous, record_id, why)
-            if (
-                checkpoint is not None
-                and record_id == checkpoint.count
-                and row[9] != checkpoint.head
-            ):
-                why = f"record {record_id} is not the one the checkpoint signed (rewritten)"
-                return ChainReport(count, previous, record_id, why)
-            previous, expected, count = row[9], expected + 1, count + 1
-        if checkpoint is not None and count < checkpoint.count:
-            gone = (
-                f"record {count + 1} was deleted"
-                if count + 1 == checkpoint.count
-                else f"records {count + 1} to {checkpoint.count} were deleted"
+        """:meth:`verify`'s walk over the records, each hash checked under ``key``
+        (:func:`~handreader.store.audit_trail.walk_chain`), read :data:`CHAIN_PAGE_ROWS` at a
+        time."""
+        return walk_chain(self._pages(), key, checkpoint, secret_set=self._key is not None)
+
+    def _pages(self) -> Iterator[Any]:
+        """Every stored row, ids ascending, read a page of :data:`CHAIN_PAGE_ROWS` at a time,
+        each after the last one's id: one page is held at once. A record appended meanwhile
+        is read when its page comes."""
+        page_rows = CHAIN_PAGE_ROWS
+        after: list[object] = []
+        while True:
+            where = " WHERE id > ?" if after else ""
+            rows = self._query(
+                f"SELECT {_COLUMNS} FROM verification{where} ORDER BY id LIMIT ?",
+                [*after, page_rows],
             )
-            why = (
-                f"the checkpoint counted {checkpoint.count} records, the log holds {count}: {gone}"
-            )
-            return ChainReport(count, previous, count + 1, why)
-        return ChainReport(count, previous, None, None)
+            yield from rows
+            if len(rows) < page_rows:
+                return
+            after = [int(rows[-1][0])]
 
     def checkpoint(self, token: str | None, secret: str) -> Checkpoint:
         """The chain's head now, signed with the operator ``secret``: keep it outside the

@@ -1,7 +1,8 @@
 """The audit trail's records and chain, and what checking it gives
-(:meth:`handreader.store.audit.AuditLog.verify`): a record as read back, each record's hash, a
-report naming the first bad or missing record, and the signed checkpoints of the chain's head
-that an operator keeps outside the database (re-exported by :mod:`handreader.store.audit`)."""
+(:meth:`handreader.store.audit.AuditLog.verify`): a record as read back, each record's hash, the
+walk over the records that names the first bad or missing one in a report, and the signed
+checkpoints of the chain's head that an operator keeps outside the database (re-exported by
+:mod:`handreader.store.audit`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +19,7 @@ from handreader.store.database import StoreError
 
 __all__ = [
     "GENESIS",
+    "KEY_ENV",
     "REKEY_HINT",
     "AuditAuthError",
     "AuditError",
@@ -27,9 +29,14 @@ __all__ = [
     "Checkpoint",
     "CheckpointError",
     "chain_hash",
+    "check_chained_as",
     "format_time",
     "parse_time",
+    "walk_chain",
 ]
+
+KEY_ENV = "HANDREADER_AUDIT_KEY"
+"""The environment variable that holds the operator secret that signs checkpoints."""
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -210,3 +217,72 @@ class AuditRecord:
             "differences": self.differences,
             "record_sha256": self.record_sha256,
         } | ({"damaged": list(self.damaged)} if self.damaged else {})
+
+
+def walk_chain(
+    rows: Iterable[Sequence[Any]],
+    key: bytes | None,
+    checkpoint: Checkpoint | None = None,
+    *,
+    secret_set: bool = False,
+) -> ChainReport:
+    """The report of the stored records ``rows`` (the columns of the ``verification`` table, in
+    order, ids ascending), each hash checked under ``key`` and, given a ``checkpoint``, that
+    the record it counted still has the head it signed: the first record bad or missing and
+    why. ``secret_set``: the log has an operator secret (a first record that does not follow
+    then needs no hint to set one). The rows are taken one at a time and the walk stops at the
+    first bad one: what it holds does not grow with the trail."""
+    previous, expected, count = GENESIS, 1, 0
+    for row in rows:
+        record_id = int(row[0])
+        if record_id != expected:
+            missing = f"record {expected} is missing" + (
+                "" if record_id == expected + 1 else f" (and up to {record_id - 1})"
+            )
+            return ChainReport(count, previous, expected, missing)
+        fields = [str(value) for value in row[1:9]]
+        if chain_hash(previous, fields, key) != row[9]:
+            why = f"record {record_id} does not follow from the records before it"
+            if record_id == 1 and key and chain_hash(previous, fields) == row[9]:
+                why = f"the records are chained without the operator secret: {REKEY_HINT}"
+            elif record_id == 1 and not key and not secret_set:
+                why += f" (a trail chained under the operator secret needs {KEY_ENV})"
+            else:
+                why += " (edited, or re-hashed)"
+            return ChainReport(count, previous, record_id, why)
+        if checkpoint is not None and record_id == checkpoint.count and row[9] != checkpoint.head:
+            why = f"record {record_id} is not the one the checkpoint signed (rewritten)"
+            return ChainReport(count, previous, record_id, why)
+        previous, expected, count = row[9], expected + 1, count + 1
+    if checkpoint is not None and count < checkpoint.count:
+        gone = (
+            f"record {count + 1} was deleted"
+            if count + 1 == checkpoint.count
+            else f"records {count + 1} to {checkpoint.count} were deleted"
+        )
+        why = f"the checkpoint counted {checkpoint.count} records, the log holds {count}: {gone}"
+        return ChainReport(count, previous, count + 1, why)
+    return ChainReport(count, previous, None, None)
+
+
+def check_chained_as(first: Sequence[Any] | None, key: bytes | None) -> None:
+    """AuditError when the trail's first record (its stored row; None: no record yet) is
+    chained otherwise than a log with the operator secret ``key`` appends (under the secret,
+    under another secret, or without one): a chain of two kinds would not hold. Checked in
+    every append's transaction."""
+    if first is None:
+        return
+    fields = [str(value) for value in first[1:9]]
+    if chain_hash(GENESIS, fields, key) == first[9]:
+        return
+    if key and chain_hash(GENESIS, fields) == first[9]:
+        raise AuditError(
+            f"the trail's records are chained without the operator secret ({KEY_ENV}): "
+            f"{REKEY_HINT}, or unset it"
+        )
+    if not key:
+        raise AuditError(f"the trail is chained under the operator secret: set {KEY_ENV}")
+    raise AuditError(
+        f"the trail is chained under another operator secret ({KEY_ENV} is not the one it was "
+        "written with), or its first record was altered (handreader audit verify tells which)"
+    )

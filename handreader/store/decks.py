@@ -35,13 +35,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from handreader.store.database import (
-    DATABASE_URL_ENV,
     FULL_MESSAGE,
     Database,
     StoreError,
     StoreFullError,
     Transaction,
-    is_database_url,
+    configured_url,
     open_database,
 )
 from vision.calibration import (
@@ -315,11 +314,9 @@ class DatabaseDeckStore(DeckStore):
 def open_deck_store(environ: Mapping[str, str] = os.environ) -> DeckStore:
     """The deck store the environment names: the PostgreSQL database of
     ``HANDREADER_DATABASE_URL`` when set, else the data folder's ``decks/``."""
-    url = environ.get(DATABASE_URL_ENV)
-    if not url:
+    url = configured_url(environ)
+    if url is None:
         return FolderDeckStore()
-    if not is_database_url(url):
-        raise StoreError(f"{DATABASE_URL_ENV} must be a postgresql:// URL")
     return DatabaseDeckStore(open_database(url))
 
 

@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from handreader.service.requests import BadOptionsError, NotReadyError
 from handreader.service.store_guard import GuardedDeckStore
-from handreader.store.database import DATABASE_URL_ENV, StoreError, is_database_url, redact_url
+from handreader.store.database import DATABASE_URL_ENV, configured_url, redact_url
 from handreader.store.decks import DeckStore, FolderDeckStore, open_deck_store
 from rules.decks import Deck
 from vision.calibration import DeckProfile, DeckProfileError
@@ -100,11 +100,9 @@ def environment_deck_store() -> DeckStore:
     a database store is opened once per URL and kept, each call bounded in time and its errors
     told without the database's user or host (``handreader.service.store_guard``); the folder
     store follows ``$HANDREADER_DATA``."""
-    url = os.environ.get(DATABASE_URL_ENV)
-    if not url:
+    url = configured_url(os.environ)
+    if url is None:
         return FolderDeckStore()
-    if not is_database_url(url):
-        raise StoreError(f"{DATABASE_URL_ENV} must be a postgresql:// URL")
     with _STORES_LOCK:
         if url not in _STORES:
             _STORES[url] = GuardedDeckStore(

@@ -82,10 +82,10 @@ from handreader.store.audit import (
     verify_and_log,
 )
 from handreader.store.database import (
-    DATABASE_URL_ENV,
     CommitGate,
     StoreError,
     StoreUnavailableError,
+    configured_url,
     redact_url,
 )
 from handreader.tables.verification import image_sha256
@@ -137,12 +137,14 @@ class AuditSettings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Self:
         """From ``HANDREADER_DATABASE_URL``, ``HANDREADER_AUDIT_DB`` and
-        ``HANDREADER_AUDIT_TOKEN`` (see the module docstring)."""
+        ``HANDREADER_AUDIT_TOKEN`` (see the module docstring); StoreError naming
+        ``HANDREADER_DATABASE_URL`` when it is set to a URL that is no ``postgresql://`` one or
+        whose hosts and ports do not read (``handreader.store.database_url.configured_url``)."""
         path = environ.get(DB_ENV)
         return cls(
             Path(path) if path else default_audit_path(environ),
             environ.get(TOKEN_ENV) or None,
-            environ.get(DATABASE_URL_ENV) or None,
+            configured_url(environ),
         )
 
 

@@ -15,6 +15,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from benchmark_modules import load_benchmark
@@ -45,6 +46,20 @@ def postgres_url() -> Iterator[str]:
         _missing(f"PostgreSQL cases need Debian's postgresql server binaries or ${TEST_URL_ENV}")
     with cluster.throwaway_cluster() as url:
         yield url
+
+
+@pytest.fixture
+def postgres_cluster() -> Iterator[Any]:
+    """A throw-away cluster of the test's own, which it may restart (``cluster.url``,
+    ``cluster.restart()``: ``benchmarks/postgres_cluster.py``); needs the server binaries even
+    when ``$HANDREADER_TEST_DATABASE_URL`` names a server."""
+    if importlib.util.find_spec("psycopg") is None:
+        _missing("PostgreSQL cases need psycopg: pip install -e '.[postgres]'")
+    cluster = load_benchmark("postgres_cluster")
+    if cluster.server_binaries() is None:
+        _missing("a PostgreSQL restart needs Debian's postgresql server binaries")
+    with cluster.running_cluster() as running:
+        yield running
 
 
 @pytest.fixture
