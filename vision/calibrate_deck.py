@@ -28,6 +28,7 @@ from vision.crops import crop_index
 from vision.dark_faces import negative
 from vision.detections import Detections
 from vision.imageio import load_reduced
+from vision.index_letters import ENGLISH, INDEX_LETTERS
 from vision.settings import ReaderSettings
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "calibrate_photos",
     "card_faces",
     "check_turn",
+    "check_twice",
     "embed_card_photo",
     "misplaced_cards",
     "model_sha",
@@ -293,6 +295,48 @@ def misplaced_cards(label: str, sure: Mapping[int, str]) -> list[str]:
     ]
 
 
+LETTERED_RANKS = frozenset(INDEX_LETTERS[ENGLISH])
+"""The ranks whose index differs from deck to deck (the ace and the court cards:
+:data:`vision.index_letters.INDEX_LETTERS`); 2 to 10 are printed as digits in every deck."""
+
+
+def check_twice(label: str, sure: Mapping[int, str]) -> None:
+    """CalibrationError (one line naming ``label``, each such card and all its cells) when a
+    card is read for certain (:func:`sure_readings`) in two or more cells, one of which is
+    not its own place in the documented layout and is a number card's (2 to 10).
+
+    The rule: a deck with other index letters may print one that the classifier takes for
+    another card for certain, in every suit: the Russian jack's letter reads as an 8, so the
+    JS cell reads 8S for certain as the 8S cell does. Such a cell holds the layout's card,
+    misread; it is named in a warning by :func:`misplaced_cards` (which refuses a photo with
+    many), and refusing it here would refuse every correctly laid-out grid of that deck.
+    These letters are on the aces and court cards alone (:data:`LETTERED_RANKS`); 2 to 10 are
+    digits in every deck, so a number card's place read for certain as a card also read for
+    certain elsewhere holds that card a second time and its own card is not in the photo: it
+    is refused, as a grid with a card missing is. A card read twice whose other places are
+    aces' or court cards' cannot be told from a misread letter by its readings (nor by its
+    embeddings, which the classifier makes alike for what it reads alike): it is left to the
+    warning, as a card in another's place is. One-card photos keep their warnings alone
+    (:func:`calibrate_photos`).
+    """
+    order = grid_order()
+    cells_by_card: dict[str, list[int]] = {}
+    for cell, card in sorted(sure.items()):
+        cells_by_card.setdefault(card, []).append(cell)
+    doubles = {
+        card: cells
+        for card, cells in cells_by_card.items()
+        if len(cells) > 1
+        and any(order[cell] != card and order[cell][:-1] not in LETTERED_RANKS for cell in cells)
+    }
+    if doubles:
+        parts = [
+            f"{card} at " + " and ".join(_position(cell) for cell in cells)
+            for card, cells in doubles.items()
+        ]
+        raise CalibrationError(f"{label}: the same card appears twice: {'; '.join(parts)}")
+
+
 def _from_grid(
     reader: CalibrationReader, photo: CalibrationPhoto
 ) -> tuple[dict[str, list[NDArray[np.float32]]], list[tuple[NDArray[np.uint8], str]], list[str]]:
@@ -317,17 +361,7 @@ def _from_grid(
     if missing:
         where = "; ".join(_position(cell) for cell in missing)
         raise CalibrationError(f"{photo.label}: no card found at {where}")
-    # a card twice: two cells whose indices the classifier reads for certain as the same card
-    confident: dict[str, list[int]] = {}
-    for cell, card in sorted(sure.items()):
-        confident.setdefault(card, []).append(cell)
-    doubles = {code: places for code, places in confident.items() if len(places) > 1}
-    if doubles:
-        parts = [
-            f"{code} at " + " and ".join(_position(c) for c in places)
-            for code, places in doubles.items()
-        ]
-        raise CalibrationError(f"{photo.label}: the same card appears twice: {'; '.join(parts)}")
+    check_twice(photo.label, sure)
     warnings = misplaced_cards(photo.label, sure)
     prototypes: dict[str, list[NDArray[np.float32]]] = {}
     tiles = []
@@ -354,9 +388,9 @@ def calibrate(
     """Build the profile ``name`` from the photos (one card each, or one grid photo) and
     ``save`` it (default: a file in the data folder; it returns where the profile went); a
     one-card photo's card comes from its file name, else from its place in the order. A grid
-    photo is refused (CalibrationError) with a card missing or twice, turned or mirrored
-    (:func:`check_turn`) or with many cards out of place (:func:`misplaced_cards`), which also
-    gives the warnings naming fewer."""
+    photo is refused (CalibrationError) with a card missing, a card twice (:func:`check_twice`),
+    turned or mirrored (:func:`check_turn`) or with many cards out of place
+    (:func:`misplaced_cards`), which also gives the warnings naming fewer."""
     return calibrate_photos(
         reader,
         name,
@@ -376,7 +410,14 @@ def calibrate_photos(
     grid: bool = False,
     save: Callable[[DeckProfile], Path | str] = save_profile,
 ) -> CalibrationResult:
-    """Build and ``save`` the profile ``name`` from photos in memory (see :func:`calibrate`)."""
+    """Build and ``save`` the profile ``name`` from photos in memory (see :func:`calibrate`).
+
+    One-card photos are never refused for what their indices read: each is taken for the card
+    its name (or place in the order) gives, one read for certain as another card is named in a
+    warning (:func:`surely_another_card`), and two photos of one card are both kept, with a
+    warning. A grid refuses a card read twice in a number card's place (:func:`check_twice`)
+    because that place's own card is then not in the photo, as a grid with a card missing is
+    refused; one-card photos may cover any part of a deck, so a misnamed photo is a warning."""
     warnings: list[str] = []
     if grid:
         if len(photos) != 1:

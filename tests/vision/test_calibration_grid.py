@@ -1,10 +1,13 @@
 """Grid calibration checks each cell's reading against the card the documented layout puts
 there (4 rows S, H, D, C of 13 cards A to K): a turned or mirrored photo is refused with how to
 turn it, a card read for certain in another's place is named, and many are refused; cells read
-unsurely are always taken."""
+unsurely are always taken. A card read twice for certain is refused when a number card's place
+holds it (digits read alike in every deck), named in a warning when an ace's or a court card's
+does (a deck's own letters, as a Russian jack read as an 8)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from vision.calibrate_deck import (
     CalibrationError,
     calibrate,
     check_turn,
+    check_twice,
     misplaced_cards,
 )
 from vision.calibration import grid_order
@@ -195,24 +199,82 @@ def test_when_misplaced_cards_are_too_many(misplaced: int, in_place: int, refuse
         assert len(misplaced_cards("deck.jpg", sure)) == misplaced
 
 
-def test_a_rendered_deck_turned_a_half_turn_is_refused(tmp_path: Path) -> None:
-    """The shipped models on a drawn 13 x 4 grid of a standard deck: taken the right way up,
-    refused turned a half turn."""
+RUSSIAN_JACKS = {10: "8S", 23: "8H", 36: "8D", 49: "8C"}
+"""A Russian deck's jack letter (В) read as an 8 of its suit for certain, as the shipped
+classifier reads the drawn ``slavic_costumes-russian`` deck, in every suit."""
+
+
+def test_a_grid_whose_jack_letters_read_as_8s_for_certain_is_taken_with_warnings(
+    photo: Path,
+) -> None:
+    """Each 8 is read twice for certain (its own cell and its suit's jack's), yet the grid lies
+    as documented: the jack cells are named, the deck is calibrated."""
+    cards = [RUSSIAN_JACKS.get(cell, card) for cell, card in enumerate(ORDER)]
+    result = _calibrate(_LaidOut(cards), photo)
+    assert result.warnings == tuple(
+        f"{photo}: row {row}, column 11 (J{suit}) taken for J{suit}, but its corners read 8{suit} "
+        f"for certain: is 8{suit} in the place of J{suit}?"
+        for row, suit in enumerate("SHDC", start=1)
+    )
+    assert set(result.profile.prototypes) == set(ORDER)
+
+
+@pytest.mark.parametrize(
+    ("reads", "named"),
+    [
+        ({1: "AS"}, "AS at row 1, column 1 (AS) and row 1, column 2 (2S)"),  # a second AS at 2S
+        ({8: "8S"}, "8S at row 1, column 8 (8S) and row 1, column 9 (9S)"),
+        (
+            {8: "8S", 10: "8S"},  # at the 9S place and the JS place
+            "8S at row 1, column 8 (8S) and row 1, column 9 (9S) and row 1, column 11 (JS)",
+        ),
+    ],
+    ids=["AS at 2S", "8S at 9S", "8S at 9S and JS"],
+)
+def test_a_card_twice_in_a_number_cards_place_is_refused(
+    photo: Path, reads: dict[int, str], named: str
+) -> None:
+    """2 to 10 print as digits in every deck: a number card's place read for certain as a card
+    read for certain elsewhere holds that card a second time."""
+    cards = [reads.get(cell, card) for cell, card in enumerate(ORDER)]
+    with pytest.raises(CalibrationError, match=re.escape(f"the same card appears twice: {named}")):
+        _calibrate(_LaidOut(cards), photo)
+
+
+@pytest.mark.parametrize(
+    ("sure", "refused"),
+    [
+        ({7: "8S", 10: "8S"}, False),  # the jack's place: a letter, maybe misread
+        ({0: "AS", 12: "AS"}, False),  # the king's place
+        ({7: "8S", 8: "8S"}, True),  # the 9's place: digits read alike in every deck
+        ({10: "8S", 11: "8S"}, False),  # neither is its own place; both lettered
+        ({9: "8S", 11: "8S"}, True),  # neither is its own place; the 10's place is a number's
+        ({7: "8S", 20: "8H"}, False),  # two cards, once each
+    ],
+    ids=["J place", "K place", "9 place", "J and Q places", "10 and Q places", "once each"],
+)
+def test_which_cards_read_twice_are_refused(sure: dict[int, str], refused: bool) -> None:
+    if refused:
+        with pytest.raises(CalibrationError, match="the same card appears twice: 8S at"):
+            check_twice("deck.jpg", sure)
+    else:
+        check_twice("deck.jpg", sure)
+
+
+def _drawn_grid(deck: str, cards: list[str], path: Path) -> Path:
+    """``cards`` of the synthetic deck ``deck`` drawn in a 13 x 4 grid, saved at ``path``
+    (skips without the card art)."""
     import cv2
 
-    from vision.reader import Reader, default_models_dir
-
-    if not (default_models_dir() / "manifest.json").is_file():
-        pytest.skip("no shipped models")
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     try:
         import synth_drawing
     finally:
         sys.path.pop(0)
-    missing = synth_drawing.art_missing(["anglo"])
+    missing = synth_drawing.art_missing([deck])
     if missing:
         pytest.skip(missing)
-    assets = synth_drawing.deck("anglo")
+    assets = synth_drawing.deck(deck)
     width = assets.cards["AS"].shape[1]
     pitch_x, pitch_y = width * 1.12, synth_drawing.HEIGHT * 1.1
     placements = [
@@ -224,15 +286,50 @@ def test_a_rendered_deck_turned_a_half_turn_is_refused(tmp_path: Path) -> None:
                 40 + synth_drawing.HEIGHT / 2 + cell // 13 * pitch_y,
             ),
         )
-        for cell, code in enumerate(ORDER)
+        for cell, code in enumerate(cards)
     ]
     size = (int(80 + 13 * pitch_x), int(80 + 4 * pitch_y))
-    image = synth_drawing.draw(placements, size).image
-    upright, turned = tmp_path / "upright.png", tmp_path / "turned.png"
-    cv2.imwrite(str(upright), image)
-    cv2.imwrite(str(turned), image[::-1, ::-1])
-    reader = Reader.load()
+    cv2.imwrite(str(path), synth_drawing.draw(placements, size).image)
+    return path
+
+
+def _shipped_reader() -> Any:
+    from vision.reader import Reader, default_models_dir
+
+    if not (default_models_dir() / "manifest.json").is_file():
+        pytest.skip("no shipped models")
+    return Reader.load()
+
+
+def test_a_rendered_deck_turned_a_half_turn_is_refused(tmp_path: Path) -> None:
+    """The shipped models on a drawn 13 x 4 grid of a standard deck: taken the right way up,
+    refused turned a half turn."""
+    import cv2
+
+    reader = _shipped_reader()
+    upright = _drawn_grid("anglo", ORDER, tmp_path / "upright.png")
+    turned = tmp_path / "turned.png"
+    cv2.imwrite(str(turned), cv2.imread(str(upright))[::-1, ::-1])
     result = calibrate(reader, "drawn", [upright], grid=True, save=lambda _: "")
     assert set(result.profile.prototypes) == set(ORDER) and result.warnings == ()
     with pytest.raises(CalibrationError, match="the grid is upside down"):
         calibrate(reader, "drawn", [turned], grid=True, save=lambda _: "")
+
+
+def test_a_rendered_russian_deck_is_calibrated_and_a_card_twice_refused(tmp_path: Path) -> None:
+    """The shipped classifier reads the drawn Russian deck's jack letter as an 8 for certain
+    (the premise, checked): its grid laid out as documented is calibrated, the jack cells
+    named; the same grid with a second 8S in the 9S place is refused."""
+    reader = _shipped_reader()
+    deck = "slavic_costumes-russian"
+    laid_out = _drawn_grid(deck, ORDER, tmp_path / "laid_out.png")
+    result = calibrate(reader, "russian", [laid_out], grid=True, save=lambda _: "")
+    assert set(result.profile.prototypes) == set(ORDER)
+    assert result.warnings, "the classifier no longer misreads this deck for certain"
+    for warning in result.warnings:
+        assert re.search(r"column 11 \(J(.)\) taken for J\1, but its corners read 8\1 ", warning)
+    cards = list(ORDER)
+    cards[8] = "8S"
+    doubled = _drawn_grid(deck, cards, tmp_path / "doubled.png")
+    with pytest.raises(CalibrationError, match=r"8S at row 1, column 8 \(8S\) and row 1, column 9"):
+        calibrate(reader, "russian", [doubled], grid=True, save=lambda _: "")
