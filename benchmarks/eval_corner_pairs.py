@@ -140,7 +140,8 @@ def main() -> None:
     parser.add_argument("--embeddings", action="store_true", help="also the embeddings' rule")
     args = parser.parse_args()
     for models in args.models:
-        counts = measure(Reader.load(models), args.realdata, args.split)
+        reader = Reader.load(models)
+        counts = measure(reader, args.realdata, args.split)
         print(
             f"{models}: {counts['right']}/{counts['boxes']} boxes read right; "
             f"{counts['pairs']} pairs of one card's corners, {counts['disagree']} read as two "
@@ -148,7 +149,7 @@ def main() -> None:
             f"{counts['reported_twice']} pairs reported as two certain cards"
         )
         if args.embeddings:
-            joins = embedding_joins(Reader.load(models), args.realdata, args.split)
+            joins = embedding_joins(reader, args.realdata, args.split)
             for threshold, (one, two) in joins.items():
                 print(
                     f"  joining certain, disagreeing corners whose embeddings' cosine is at "

@@ -241,8 +241,7 @@ def settle_blackjack_hand(
 ) -> BlackjackSettlement:
     """Settle one player hand (2+ cards) against the dealer's cards (1+ cards).
 
-    Raises HandError for too few cards, a joker, more copies of a card than ``rules.decks``
-    hold, or a stake that is not positive; IllegalPlayError when the dealer drew past a stand.
+    Raises as :func:`play_blackjack_round`.
     """
     return play_blackjack_round(dealer, [player], stake, rules).players[0]
 
@@ -271,9 +270,11 @@ def play_blackjack_round(
 ) -> BlackjackRound:
     """Read the dealer's cards and settle every player hand (same stake each) against them.
 
-    Raises as :func:`settle_blackjack_hand`; also HandError when no player hand is given, and
-    IllegalPlayError for a player hand that drew after busting or after a blackjack (its first
-    two cards: splits are not modelled, so no later ace and ten is one).
+    Raises HandError for too few cards (a player hand needs 2, the dealer 1), no player hand,
+    a joker, more copies of a card than ``rules.decks`` hold, or a stake that is not positive;
+    IllegalPlayError when the dealer drew past a stand, or a player hand drew after busting or
+    after a blackjack (its first two cards: splits are not modelled, so no later ace and ten is
+    one).
     """
     amount = _stake(stake)
     if not players:

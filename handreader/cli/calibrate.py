@@ -199,25 +199,25 @@ def _stage_sheet(sheet: Path, image: NDArray[np.uint8]) -> Path:
 
 def run_decks(args: argparse.Namespace) -> int:
     """Print one line per saved profile, with a remark when it was calibrated with other
-    models than ``--models`` (default: the shipped ones; no remark when their manifest cannot
-    be read); exit 2 when a profile's file cannot be read."""
+    models than ``--models`` (default: the shipped ones); exit 2 when a profile's file cannot
+    be read, or the model folder fails its check (ModelError, before any line)."""
     from handreader.cli.deck_models import models_manifest
     from handreader.store.database import StoreError
     from handreader.store.decks import open_deck_store
     from vision.calibration import made_for
 
+    manifest = models_manifest(args.models)
     store = open_deck_store()
     names = store.names()
     if not names:
         print(f"no deck profiles under {store.location}")
-    manifest = models_manifest(args.models)
     which = "--models" if args.models else "the shipped ones"
     unreadable = 0
     for name in names:
         try:
             profile = store.get(name)
             line = f"{name}: {len(profile.prototypes)} cards, made {profile.created}"
-            if manifest is not None and not made_for(profile, manifest):
+            if not made_for(profile, manifest):
                 line += f"; calibrated with other models than {which}: calibrate it again"
             print(line)
         except ValueError as error:

@@ -9,11 +9,10 @@ first photo, and a remark on the deck's line of ``handreader decks``.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from vision.calibration import DeckProfile
@@ -21,17 +20,14 @@ if TYPE_CHECKING:
 __all__ = ["models_manifest", "warn_other_models"]
 
 
-def models_manifest(models: Path | None) -> Mapping[str, Any] | None:
+def models_manifest(models: Path | None) -> Mapping[str, Any]:
     """The manifest of the model folder ``models`` (None: the shipped models), read without
-    loading the models; None when it cannot be read (the models' loading names why)."""
-    from vision.reader import default_models_dir
+    loading the models; ModelError (a ValueError: one line, exit 2) when the folder fails the
+    check every command makes of it (:func:`vision.model_files.model_paths`)."""
+    from vision.model_files import model_paths
 
-    path = (models or default_models_dir()) / "manifest.json"
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    return manifest if isinstance(manifest, dict) else None
+    manifest, _ = model_paths(models, verify_hashes=False)
+    return cast("Mapping[str, Any]", manifest)
 
 
 def warn_other_models(command: str, deck: DeckProfile | None, manifest: object) -> None:

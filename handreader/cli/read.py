@@ -37,9 +37,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handreader.cli._amounts import folder
 from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from handreader.cli.photos import json_text
-from handreader.tables.scoring import NO_CARDS
+from handreader.tables.scoring import reading_problem
 from vision.detections import Reading
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object per photo")
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
     parser.add_argument(
-        "--annotate", type=Path, metavar="DIR", help="also write annotated copies into DIR"
+        "--annotate", type=folder, metavar="DIR", help="also write annotated copies into DIR"
     )
     parser.add_argument(
         "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
@@ -130,7 +131,7 @@ def _print_reading(photo: str, reading: Reading, as_json: bool) -> None:
         record: dict[str, Any] = {
             "image": json_text(photo),
             **reading.to_dict(),
-            "problem": None if reading.cards else NO_CARDS,
+            "problem": reading_problem(reading),
             "ms": round(reading.timings_ms.get("total", 0.0), 1),
         }
         print(json.dumps(record, ensure_ascii=False), flush=True)

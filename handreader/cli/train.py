@@ -10,6 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from handreader.cli._amounts import folder
+
 __all__ = ["register", "run"]
 
 
@@ -22,7 +24,7 @@ def register(subparsers: Any) -> None:
         "classifier -> index verifier -> ONNX + manifest.",
     )
     parser.add_argument(
-        "--work", type=Path, default=Path("runs"), help="working folder (default: runs)"
+        "--work", type=folder, default=Path("runs"), help="working folder (default: runs)"
     )
     parser.add_argument(
         "--models",

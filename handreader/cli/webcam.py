@@ -45,6 +45,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from handreader.cli._amounts import folder
 from handreader.cli.in_play import add_deck_options
 from handreader.cli.video_source import (
     WebcamError,
@@ -377,7 +378,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--output", type=Path, metavar="OUT.mp4", help="write the annotated video")
     parser.add_argument("--max-frames", type=int, metavar="N", help="stop after N frames")
     parser.add_argument(
-        "--snapshots", type=Path, metavar="DIR", help="folder for snapshots (default: cwd)"
+        "--snapshots", type=folder, metavar="DIR", help="folder for snapshots (default: cwd)"
     )
     parser.add_argument(
         "--read-every",

@@ -209,8 +209,6 @@ def _union_problems(problems: list[Any]) -> list[Any]:
             continue
         wanted = [str(listed[0].get("msg", "")).removeprefix("Input should be ")
                   for listed in members.values()]  # fmt: skip
-        if "a valid number" in wanted:  # a whole number is a number
-            wanted = [text for text in wanted if text != "a valid integer"]
         kept.append({"loc": place, "msg": "Input should be " + " or ".join(dict.fromkeys(wanted))})
     return kept
 

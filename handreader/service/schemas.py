@@ -24,7 +24,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
 from handreader.tables.grouping import DEFAULT_LINK_FACTOR, Region
@@ -113,15 +113,11 @@ def amount_option(value: object, info: ValidationInfo) -> Decimal:
         raise PydanticCustomError(REFUSED_BY_RULES, "{reason}", {"reason": str(error)}) from None
 
 
-Stake = (
-    int
-    | Annotated[float, Field(allow_inf_nan=False)]
-    | Annotated[str, Field(max_length=AMOUNT_TEXT_LENGTH)]
-)
-"""A stake: a number (a whole one kept whole) or exact decimal text; zero, negative and too
-large stakes pass the schema so that the rules refuse them in words, whichever form they take
-("stake must be a positive number, got -1", "stake 1e+16 is over the largest amount, ..."), in
-the words every game's amounts are refused in (:func:`amount_option`)."""
+Amount = Annotated[Decimal, Field(gt=0), BeforeValidator(amount_option)]
+"""A positive amount (a stake, a payout ratio), a number or exact decimal text, at most
+:data:`rules.money.MAX_AMOUNT` and as fine as the command line takes it: a value the rules
+refuse is a 400 in their words, the same on every endpoint ("stake must be a positive number,
+got -1", "stake '1e16' is over the largest amount, ...")."""
 DeckOption = Annotated[
     str | None,
     Field(
@@ -181,7 +177,9 @@ class _Options(BaseModel):
     bet: str | None = Field(
         None, max_length=20, description="equal or double; default: the profile's bet"
     )
-    stake: Stake = Field(1, description="amount bet by each player (exact decimals as text)")
+    stake: Amount = Field(
+        Decimal(1), description="amount bet by each player (exact decimals as text)"
+    )
 
 
 class TableOptionsIn(_Options):

@@ -66,6 +66,7 @@ __all__ = [
     "TableOptions",
     "TableResult",
     "flag_names",
+    "reading_problem",
     "score_codes",
     "score_groups",
     "score_reading",
@@ -75,6 +76,12 @@ Box = tuple[float, float, float, float]
 
 NO_CARDS = "no cards found"
 """The problem of a photo with no card read at all (a blank photo), in every game's answer."""
+
+
+def reading_problem(reading: Reading) -> str | None:
+    """A reading's own problem, as ``/v1/read`` and ``read --json`` give it: :data:`NO_CARDS`
+    for a photo with no card read, else None."""
+    return None if reading.cards else NO_CARDS
 
 
 class Role(enum.Enum):

@@ -38,7 +38,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from handreader.service.deps import (
     ReaderLike,
@@ -51,12 +51,12 @@ from handreader.service.deps import (
 from handreader.service.errors import ERROR_RESPONSES
 from handreader.service.requests import Upload, read_upload, request_body_doc
 from handreader.service.schemas import (
+    Amount,
     CardCodes,
     DeckOption,
     GameOption,
     IndicesOption,
     RegionIn,
-    amount_option,
 )
 from handreader.tables.games import (
     GamePhoto,
@@ -88,9 +88,6 @@ __all__ = [
     "add_game_routes",
 ]
 
-Amount = Annotated[Decimal, BeforeValidator(amount_option)]
-"""A positive amount, at most :data:`rules.money.MAX_AMOUNT` and as fine as the command line
-takes it; a value the rules refuse is a 400 naming it, as a stake on ``/v1/score``."""
 Rate = Annotated[Decimal, Field(ge=0, lt=1)]
 Side = Literal["left", "right", "top", "bottom"]
 

@@ -64,7 +64,12 @@ from handreader.service.token_guard import (
 )
 from handreader.tables.grouping import Region
 from handreader.tables.pits import judge_play, judge_reading
-from handreader.tables.scoring import NO_CARDS, TableCard, score_codes, score_reading
+from handreader.tables.scoring import (
+    TableCard,
+    reading_problem,
+    score_codes,
+    score_reading,
+)
 from rules.cards import AnyCard, check_distinct, parse_cards
 from rules.decks import Deck
 from rules.errors import HandError
@@ -103,8 +108,7 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
         unless a game's deck is named)."""
         in_play = validate(ReadOptionsIn, upload.options).in_play()
         _, reading, timings = read_photo(upload, reader, runtime, in_play)
-        problem = None if reading.cards else NO_CARDS
-        return json_response({**reading.to_dict(), "problem": problem}, timings)
+        return json_response({**reading.to_dict(), "problem": reading_problem(reading)}, timings)
 
     @app.post(
         "/v1/score",

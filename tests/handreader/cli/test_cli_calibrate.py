@@ -220,14 +220,30 @@ def test_a_deck_made_with_other_models_is_read_with_after_a_warning(
     assert fake.deck_calls[-1] == "old"  # read with all the same
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text('{"image": "hand.png", "cards": ["AS"]}\n')
-    main(["eval", str(manifest), "--deck", "old"])
+    assert main(["eval", str(manifest), "--deck", "old"]) == 0
     assert capsys.readouterr().err.startswith("handreader eval: warning: deck 'old' was calibrated")
 
     models = tmp_path / "models"
     models.mkdir()
-    (models / "manifest.json").write_text('{"classifier": {"sha256": "fake-classifier"}}')
+    for name in ("detector.onnx", "classifier.onnx"):
+        (models / name).write_bytes(b"")
+    (models / "manifest.json").write_text(
+        '{"detector": {"file": "detector.onnx"}, '
+        '"classifier": {"file": "classifier.onnx", "sha256": "fake-classifier"}}'
+    )
     assert main(["decks", "--models", str(models)]) == 0
     mine, old = capsys.readouterr().out.splitlines()  # sorted by name
     assert old.endswith("; calibrated with other models than --models: calibrate it again")
     assert old.startswith("old: 1 cards, made ") and mine.startswith("mine: 1 cards, made ")
     assert "other models" not in mine
+
+
+def test_decks_with_a_models_folder_that_is_none_is_one_line(
+    fake: DeckFakeReader, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped --models silently turned off the remark on decks made with other models."""
+    assert main(["decks", "--models", str(tmp_path / "nope")]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    missing = str(tmp_path / "nope" / "manifest.json")
+    assert err == f"handreader decks: error: no model manifest at {missing!r}\n"

@@ -393,3 +393,24 @@ def test_ctrl_c_while_the_parser_is_built_is_one_line_and_exit_130(
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert main(argv) == 130
     assert capsys.readouterr().err == f"{line}\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["read", "examples/hand.jpg", "--annotate", ""], "--annotate"),
+        (
+            ["webcam", "--source", "examples/hand.jpg", "--headless", "--snapshots", " "],
+            "--snapshots",
+        ),
+        (["train", "--work", ""], "--work"),
+    ],
+)
+def test_an_empty_folder_to_write_into_is_refused(
+    argv: list[str], option: str, capsys: pytest.CaptureFixture[str], no_models: None
+) -> None:
+    """An empty path would be the current folder, the files written among whatever it holds."""
+    with pytest.raises(SystemExit) as refused:
+        main(argv)
+    assert refused.value.code == 2
+    assert f"argument {option}: an empty path names no folder" in _one_line_error(capsys, argv[0])

@@ -88,7 +88,8 @@ GAMES = (
 
 
 @pytest.mark.parametrize(
-    "stake", [-1, 0, -2.5, "abc", "1e16", 1e16, 10**16, "0.0000000001", "1e-400", "1,000"]
+    "stake",
+    [-1, 0, -2.5, "abc", "1e16", 1e16, 10**16, "0.0000000001", "1e-400", "1,000"],
 )
 def test_a_stake_the_rules_refuse_is_the_same_400_on_every_game(
     client: TestClient, stake: float | str
@@ -130,3 +131,18 @@ def test_a_stake_in_the_query_of_a_game_photo_is_refused_in_the_same_words(
     assert response.json()["error"] == {
         "code": "bad_options", "message": "stake must be a positive number, got '-1'"
     }  # fmt: skip
+
+
+def test_a_stake_of_nan_is_refused_alike_on_every_endpoint(client: TestClient) -> None:
+    headers = {"Content-Type": "application/json"}
+    answers = [
+        client.post("/v1/score", content='{"hands": ["3H 7S KD 8C 6D"], "stake": NaN}',
+                    headers=headers),
+        client.post("/v1/baccarat", content='{"player": "9H 5C", "banker": "KD 6S", "stake": NaN}',
+                    headers=headers),
+    ]  # fmt: skip
+    for answer in answers:
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"] == {
+            "code": "bad_options", "message": "stake must be a positive number, got nan"
+        }  # fmt: skip

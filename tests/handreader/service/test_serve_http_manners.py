@@ -83,7 +83,7 @@ def test_two_photos_in_one_multipart_body_are_refused(client: TestClient) -> Non
     [
         (
             {"hands": ["3H 7S KD 8C 6D"], "stake": [1]},
-            "stake: Input should be a valid number or a valid string",
+            "stake: Input should be a valid number or text",
         ),
         # a hand is codes in a list or in one text: the message is the member the value meant
         (
