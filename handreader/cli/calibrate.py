@@ -136,42 +136,17 @@ def _refuse_a_photo_as_sheet(sheet: Path, photos: list[Path]) -> None:
 
 
 def _replaced(store: DeckStore, profile: DeckProfile, replace: bool) -> str | None:
-    """What saving ``profile`` replaces: None when the store has no deck of its name, else the
-    deck's cards and when it was made. ValueError, unless ``replace``, when that deck has cards
-    the new one lacks (calibrating again from fewer photos would lose them) or cannot be read
-    (what it holds is unknown)."""
-    from rules.cards import CARD_CLASSES
-    from vision.calibration import DeckProfileError
+    """What saving ``profile`` replaces (:func:`handreader.store.decks.check_replacement`, the
+    rule the service follows too): None when the store has no deck of its name, else the deck's
+    cards and when it was made. ValueError, unless ``replace``, when that deck has cards the new
+    one lacks or cannot be read, naming them and ``--replace``."""
+    from handreader.store.decks import DeckExistsError, check_replacement
 
-    name = profile.name
-    if name not in store.names():
-        return None
     try:
-        old = store.get(name)
-    except DeckProfileError as error:
-        if not replace:
-            raise ValueError(
-                f"deck {name!r} exists but cannot be read ({error}): give --replace to replace "
-                "it, or another --name"
-            ) from None
-        return "a profile that could not be read"
-    lost = [
-        code for code in CARD_CLASSES if code in old.prototypes and code not in profile.prototypes
-    ]
-    if lost and not replace:
-        shown = ", ".join(lost[:LOST_NAMED]) + (
-            f" and {len(lost) - LOST_NAMED} more" if len(lost) > LOST_NAMED else ""
-        )
-        raise ValueError(
-            f"deck {name!r} has {len(old.prototypes)} cards; this calibration has "
-            f"{len(profile.prototypes)} and would lose {shown}: give --replace to replace it, "
-            "or another --name"
-        )
-    return f"{len(old.prototypes)} cards, made {old.created}"
-
-
-LOST_NAMED = 6
-"""Cards a refused replacement names (the rest are counted)."""
+        replaced = check_replacement(store, profile, replace)
+    except DeckExistsError as error:
+        raise ValueError(f"{error}: give --replace to replace it, or another --name") from None
+    return None if replaced is None else str(replaced)
 
 
 def _stage_sheet(sheet: Path, image: NDArray[np.uint8]) -> Path:

@@ -39,7 +39,9 @@ that :func:`create_app` installs); the body is always ``{"error": {"code": ..., 
       message and the ``Allow`` header name the methods the path answers)
 406   ``not_acceptable``: the annotated image in no format the client accepts
 408   ``request_timeout``: a request body slower than ``HANDREADER_BODY_TIMEOUT``
-409   ``quota_exceeded``: a deck past the number of decks or the storage they may take
+409   ``quota_exceeded``: a deck past the number of decks or the storage they may take;
+      ``deck_exists``: a calibration over a deck of its name that would lose cards of it,
+      or over one that cannot be read, without ``replace``
 429   ``too_many_attempts``: too many wrong operator tokens from one address in a minute
       (``Retry-After`` says when to try again; :mod:`handreader.service.token_guard`)
 413   ``too_large`` (bytes), ``too_many_pixels`` (pixels, or the decoded array's bytes: read

@@ -86,6 +86,7 @@ ERROR_STATUS: Mapping[str, int] = {
     "not_acceptable": 406,
     "request_timeout": 408,
     "quota_exceeded": 409,
+    "deck_exists": 409,
     "too_many_attempts": 429,
     "too_large": 413,
     "too_many_pixels": 413,
@@ -405,6 +406,8 @@ ERROR_EXAMPLES: Mapping[str, str] = {
     "request_timeout": "the request body did not arrive within 30 s",
     "quota_exceeded": "the service keeps at most 50 decks: delete one first "
     "(DELETE /v1/decks/NAME)",
+    "deck_exists": "deck 'casino-red' has 52 cards; this calibration has 1 and would lose 2S, 3S, "
+    "4S, 5S, 6S, 7S and 45 more: send replace=true to replace it, or calibrate another name",
     "too_large": "request body of 31,457,280 bytes is over the limit of 20,971,520 bytes",
     "unsupported_type": "not a supported image (JPEG, PNG, WebP, BMP, GIF or TIFF): first bytes "
     "25 50 44 46 2d 31 2e 37",

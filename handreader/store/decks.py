@@ -15,9 +15,13 @@ values by name. Two backends:
 cheap token that changes whenever a deck is written (the file's identity and time, or the
 text's SHA-256), so that callers may keep loaded profiles until it changes.
 
+:func:`check_replacement` is the one rule for saving over a deck of the same name, which
+``handreader calibrate`` and ``POST /v1/decks/NAME`` both follow: the deck is replaced when the
+new profile keeps every card it has, otherwise (or when it cannot be read) only when asked.
+
 Errors: DeckProfileError for a bad name, an unknown deck (the message names the known ones) or
 a corrupt profile; StoreError when the database refuses, StoreUnavailableError when it cannot be
-reached.
+reached; DeckExistsError for a replacement that would lose cards, not asked for.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from handreader.store.database import (
     configured_url,
     open_database,
 )
+from rules.cards import CARD_CLASSES
 from vision.calibration import (
     DeckProfile,
     DeckProfileError,
@@ -54,10 +59,14 @@ from vision.calibration import (
 )
 
 __all__ = [
+    "LOST_NAMED",
     "MAX_PROFILE_BYTES",
     "DatabaseDeckStore",
+    "DeckExistsError",
     "DeckStore",
     "FolderDeckStore",
+    "ReplacedDeck",
+    "check_replacement",
     "load_deck",
     "open_deck_store",
 ]
@@ -309,6 +318,72 @@ class DatabaseDeckStore(DeckStore):
             return bool(rows)
 
         return self.database.write(remove)
+
+
+LOST_NAMED = 6
+"""Cards a refused replacement names (the rest are counted)."""
+
+
+class DeckExistsError(ValueError):
+    """A save over the deck of its name refused: the new profile lacks cards that deck has
+    (``lost``, in the order of ``rules.cards.CARD_CLASSES``), or that deck cannot be read
+    (``lost`` empty). The message names the deck and the cards, not how to ask for the
+    replacement: each caller adds that in its own terms."""
+
+    def __init__(self, message: str, name: str, lost: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.name = name
+        self.lost = lost
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReplacedDeck:
+    """The deck a save replaces: its name and number of cards and when it was made, or, for
+    a profile that could not be read, ``problem`` (why) with ``cards`` and ``created`` None."""
+
+    name: str
+    cards: int | None = None
+    created: str | None = None
+    problem: str | None = None
+
+    def __str__(self) -> str:
+        if self.problem is not None:
+            return "a profile that could not be read"
+        return f"{self.cards} cards, made {self.created}"
+
+
+def check_replacement(store: DeckStore, profile: DeckProfile, replace: bool) -> ReplacedDeck | None:
+    """What saving ``profile`` in ``store`` replaces: None when the store has no deck of its
+    name, else that deck. DeckExistsError, unless ``replace``, when that deck has cards the new
+    profile lacks (calibrating again from fewer photos would lose them) or cannot be read (what
+    it holds is unknown). Reads only: the caller saves (:meth:`DeckStore.put`, atomic) once
+    this has passed, so a refused save changes nothing stored. StoreError when the store
+    cannot be read."""
+    name = profile.name
+    if name not in store.names():
+        return None
+    try:
+        old = store.get(name)
+    except DeckProfileError as error:
+        if not replace:
+            raise DeckExistsError(
+                f"deck {name!r} exists but cannot be read ({error})", name
+            ) from None
+        return ReplacedDeck(name, problem=str(error))
+    lost = tuple(
+        code for code in CARD_CLASSES if code in old.prototypes and code not in profile.prototypes
+    )
+    if lost and not replace:
+        shown = ", ".join(lost[:LOST_NAMED]) + (
+            f" and {len(lost) - LOST_NAMED} more" if len(lost) > LOST_NAMED else ""
+        )
+        raise DeckExistsError(
+            f"deck {name!r} has {len(old.prototypes)} cards; this calibration has "
+            f"{len(profile.prototypes)} and would lose {shown}",
+            name,
+            lost,
+        )
+    return ReplacedDeck(name, len(old.prototypes), old.created)
 
 
 def open_deck_store(environ: Mapping[str, str] = os.environ) -> DeckStore:

@@ -18,11 +18,19 @@ Routes (added to ``handreader.service.routes.reading``'s router by :func:`add_de
     the whole deck, 4 rows of 13);
   - ``codes`` (optional, ``cards`` only): the card of each photo, one code per photo separated
     by spaces or commas (``"AS 2S 3S"``). Without it a photo's card comes from its file name
-    (``10C.jpg``, ``qs_2.png``), else from its place in ``card_order``, as on the CLI.
+    (``10C.jpg``, ``qs_2.png``), else from its place in ``card_order``, as on the CLI;
+  - ``replace`` (optional): ``true`` (or ``1``, ``yes``, ``on``) to replace a deck of that
+    name even when the new one lacks some of its cards, as the CLI's ``--replace``.
 
-  The answer: the deck as ``GET /v1/decks/NAME`` gives it, the warnings (a photo without an
-  index is left out), the card of each photo, and the contact sheet of what was assigned
-  (``sheet``: a PNG ``data:`` URL). No training runs: seconds on two cores.
+  A deck of that name is replaced when the new one keeps all its cards; otherwise, or when it
+  cannot be read, only with ``replace`` (``handreader.store.decks.check_replacement``, the rule
+  of ``handreader calibrate``): without it the request is 409 ``deck_exists`` naming the deck
+  and the cards it would lose, and nothing stored changes. The answer: the deck as
+  ``GET /v1/decks/NAME`` gives it, the deck it replaced (``replaced``: its name, cards and when
+  it was made, or the problem of a profile that could not be read; null for a new deck), the
+  warnings (a photo without an index is left out), the card of each photo, and the contact
+  sheet of what was assigned (``sheet``: a PNG ``data:`` URL). No training runs: seconds on two
+  cores.
 - ``DELETE /v1/decks/NAME``: remove the deck (operator token; 404 when there is none).
 
 Errors: a grid photo with a card missing or a card twice, turned or mirrored, or with many cards
@@ -37,7 +45,7 @@ import base64
 import re
 import time
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path as FilePath
 from typing import Annotated, Any, cast
@@ -66,10 +74,12 @@ from handreader.service.requests import (
     MissingImageError,
     NotReadyError,
     PayloadTooLargeError,
+    ServiceError,
 )
 from handreader.service.routes.deck_access import DeckAccess
 from handreader.service.routes.decks import DECKS, DeckOptionError
 from handreader.store.database import StoreError, StoreUnavailableError
+from handreader.store.decks import DeckExistsError, ReplacedDeck, check_replacement
 from rules.cards import parse_card
 from rules.errors import CardError
 from vision.calibrate_deck import (
@@ -95,6 +105,7 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_PHOTOS",
     "CalibrationUpload",
+    "DeckReplaceError",
     "add_deck_routes",
     "deck_summary",
     "read_calibration_upload",
@@ -108,13 +119,26 @@ _DECK_NAME = Path(min_length=1, max_length=64, description="the deck's name, use
 _FULL_DECK = frozenset(grid_order())
 
 
+_YES = frozenset({"true", "1", "yes", "on"})
+_NO = frozenset({"false", "0", "no", "off", ""})
+
+
+class DeckReplaceError(ServiceError, ValueError):
+    """A calibration over a deck of its name that would lose cards that deck has, or over a
+    deck that cannot be read, without ``replace`` (409)."""
+
+    code = "deck_exists"
+
+
 @dataclass(frozen=True, slots=True)
 class CalibrationUpload:
-    """A calibration request: the photos (file name, bytes) in order, the layout, the codes."""
+    """A calibration request: the photos (file name, bytes) in order, the layout, the codes,
+    and whether a deck of the name may be replaced though cards of it would be lost."""
 
     photos: tuple[tuple[str, bytes], ...]
     layout: str = "cards"
     codes: tuple[str, ...] | None = None
+    replace: bool = False
 
 
 async def _body(request: Request) -> bytes:
@@ -177,17 +201,34 @@ async def read_calibration_upload(request: Request) -> CalibrationUpload:
                 photos.append((f"photo {position + 1}", item.encode()))
         layout = form.get("layout") or "cards"
         codes = form.get("codes")
+        replace = form.get("replace")
     finally:
         await form.close()
     if not photos:
         raise MissingImageError("a calibration needs at least one 'photo' file")
     if layout not in ("cards", "grid"):
         raise DeckOptionError(f"unknown layout {layout!r}: cards or grid")
+    replacing = _replace(replace)
     if isinstance(codes, str) and codes.strip():
         if layout == "grid":
             raise DeckOptionError("codes are for one card per photo; a grid's order is fixed")
-        return CalibrationUpload(tuple(photos), layout, _codes(codes, len(photos)))
-    return CalibrationUpload(tuple(photos), layout)
+        return CalibrationUpload(tuple(photos), layout, _codes(codes, len(photos)), replacing)
+    return CalibrationUpload(tuple(photos), layout, replace=replacing)
+
+
+def _replace(value: object) -> bool:
+    """The ``replace`` field: absent or ``false`` (``0``, ``no``, ``off``, empty) is False,
+    ``true`` (``1``, ``yes``, ``on``: a ticked checkbox) True; DeckOptionError for anything
+    else (a file included)."""
+    if value is None:
+        return False
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text in _YES:
+        return True
+    if text in _NO:
+        return False
+    shown = repr(value) if isinstance(value, str) else "a file"
+    raise DeckOptionError(f"replace is {shown}: true or false")
 
 
 def _decode(label: str, data: bytes, runtime: RuntimeLike) -> NDArray[np.uint8]:
@@ -248,7 +289,10 @@ def calibrate_upload(
     """Calibrate and save the deck ``name`` from the upload; the API's answer.
     ``within_quota(name, size, put)`` saves the profile of ``size`` bytes with ``put`` once
     the quota allows it
-    (:meth:`handreader.service.routes.deck_access.DeckAccess.save_within_quota`)."""
+    (:meth:`handreader.service.routes.deck_access.DeckAccess.save_within_quota`); ``put``
+    checks the deck it would replace first (:func:`handreader.store.decks.check_replacement`,
+    under the quota's lock): DeckReplaceError, nothing saved, for one that would lose cards or
+    cannot be read, unless ``upload.replace``."""
     try:
         check_deck_name(name)
     except DeckProfileError as error:
@@ -263,13 +307,23 @@ def calibrate_upload(
             code = code_from_filename(FilePath(label.replace("\\", "/")))
         photos.append(CalibrationPhoto(label, partial(_decode, label, data, runtime), code))
     start = time.perf_counter()
+    replaced: list[ReplacedDeck | None] = [None]
     try:
 
         def save(profile: DeckProfile) -> str:
-            if within_quota is None:
+            def put() -> str:
+                try:
+                    replaced[0] = check_replacement(store, profile, upload.replace)
+                except DeckExistsError as error:
+                    raise DeckReplaceError(
+                        f"{error}: send replace=true to replace it, or calibrate another name"
+                    ) from None
                 return store.put(profile)
+
+            if within_quota is None:
+                return put()
             size = len(profile_json(profile).encode("utf-8"))
-            return within_quota(name, size, lambda: store.put(profile))
+            return within_quota(name, size, put)
 
         result = calibrate_photos(recognizer, name, photos, grid=upload.layout == "grid", save=save)
     except DeckProfileError as error:
@@ -286,8 +340,10 @@ def calibrate_upload(
             {"photo": label, "card": code}
             for (label, _), code in zip(upload.photos, order, strict=True)
         ]
+    old = replaced[0]
     return {
         "deck": _summary(result.profile, reader),
+        "replaced": None if old is None else asdict(old),
         "layout": upload.layout,
         "photos": assigned,
         "warnings": list(result.warnings),
@@ -346,7 +402,9 @@ def add_deck_routes(
         runtime: Annotated[RuntimeLike, Depends(hooks.get_runtime)],
     ) -> Response:
         """Calibrate the deck ``name`` (made, or made again) from photos: one card per photo,
-        or one photo of the whole deck in a 13 x 4 grid (operator token required)."""
+        or one photo of the whole deck in a 13 x 4 grid (operator token required). A deck of
+        that name is replaced when the new one keeps all its cards, else only with
+        ``replace`` (409 ``deck_exists``)."""
         answer = calibrate_upload(name, upload, reader, runtime, writes.save_within_quota)
         return json_response(answer)
 
@@ -378,6 +436,12 @@ _BODY_DOC: dict[str, Any] = {
                         "codes": {
                             "type": "string",
                             "description": "one card code per photo: 'AS 2S 3S'",
+                        },
+                        "replace": {
+                            "type": "boolean",
+                            "default": False,
+                            "description": "replace a deck of that name even when the new one "
+                            "lacks some of its cards",
                         },
                     },
                 }

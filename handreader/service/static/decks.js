@@ -2,14 +2,15 @@
 // calibrated decks, and the calibration wizard (one card per photo, or the whole deck in a 13 x 4
 // grid) that uploads the photos to POST /v1/decks/NAME and shows what was assigned.
 
-import { $, el, request, showError, cardChip, cardText, table, disableKeepingFocus } from "./common.js";
+import { $, el, ApiError, request, showError, cardChip, cardText, table, disableKeepingFocus } from "./common.js";
 
 const CARD_SIDE = 1600; // longest side of a one-card photo sent (the corners stay sharp)
 const GRID_SIDE = 4096; // a grid photo holds 52 cards: keep it large
 const STORED = "handreader.deck";
 // checks: each card's photo whose pixels the browser is still looking at (checkPixels);
-// resume: where the cards went on before a photo was given back and its card shown again
-const wizard = { order: [], grid: null, codes: [], index: 0, photos: new Map(), urls: new Map(), checks: new Map(), resume: null, existing: new Set() };
+// resume: where the cards went on before a photo was given back and its card shown again;
+// replace: the user ticked "replace" for a name in use (sent as the API's ``replace``)
+const wizard = { order: [], grid: null, codes: [], index: 0, photos: new Map(), urls: new Map(), checks: new Map(), resume: null, existing: new Set(), replace: false };
 const listeners = [];
 
 /** The deck chosen at the top ("" for the standard reading). */
@@ -214,6 +215,7 @@ function start(event) {
     $("wizard-replace").focus();
     return;
   }
+  wizard.replace = wizard.existing.has(name) && $("wizard-replace").checked;
   $("wizard-replace-choice").hidden = true;
   $("wizard-replace").checked = false;
   if (layout() === "grid") {
@@ -261,6 +263,8 @@ function resultView(name, answer) {
   const parts = [
     el("p", { class: "summary", id: "wizard-done" }, `Deck ${name}: ${deck.cards} card${deck.cards === 1 ? "" : "s"} from ${deck.samples} corner${deck.samples === 1 ? "" : "s"}, in ${answer.seconds} s. It is now chosen at the top.`),
   ];
+  const old = answer.replaced;
+  if (old) parts.push(el("p", { id: "wizard-replaced" }, old.problem ? `It replaced the deck ${old.name}, whose profile could not be read.` : `It replaced the deck ${old.name} of ${old.cards} card${old.cards === 1 ? "" : "s"}, made ${old.created.replace("T", " ").replace("Z", " UTC")}.`));
   if (deck.missing.length) parts.push(el("p", {}, "Not calibrated (read as the standard deck): ", el("span", { class: "cards" }, deck.missing.map(cardChip))));
   if (answer.warnings.length) parts.push(el("ul", { class: "warnings" }, answer.warnings.map((text) => el("li", {}, text))));
   parts.push(el("p", { class: "status" }, "What each corner was taken for (check that every label matches its picture):"));
@@ -279,6 +283,8 @@ async function send(form) {
   try {
     const token = $("wizard-token").value.trim();
     const headers = token ? { Authorization: `Bearer ${token}` } : {};
+    // the server refuses (409 deck_exists) a replacement that loses cards unless asked
+    if (wizard.replace) form.set("replace", "true");
     const response = await request(`/v1/decks/${encodeURIComponent(name)}`, { method: "POST", headers, body: form });
     const answer = await response.json();
     await refreshDecks(name);
@@ -301,6 +307,8 @@ async function send(form) {
     });
   } catch (error) {
     $("wizard-status").textContent = "";
+    // a deck of that name made meanwhile: the next Start asks before replacing it
+    if (error instanceof ApiError && error.code === "deck_exists") wizard.existing.add(name);
     showError($("wizard-error"), error);
   } finally {
     $("wizard-grid-file").disabled = false;

@@ -1,8 +1,8 @@
 # ruff: noqa: F401, F811
 """The page in Chromium against mistakes a user makes: a double click, a bad stake, a typo in
-an option, a wrong operator token in the deck wizard, a file that is no photo, the keyboard in
-the enlarged photo, an audit query that cannot match. The server, browser and fakes are
-``test_browser``'s."""
+an option, a wrong operator token in the deck wizard, a deck of the wizard's name made
+meanwhile, a file that is no photo, the keyboard in the enlarged photo, an audit query that
+cannot match. The server, browser and fakes are ``test_browser``'s."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ from test_browser import (  # the fixtures, used by name: pytest's imports, not 
     server,
 )
 from web_fakes import DeckFakeReader, image_bytes
+
+from vision.calibration import load_profile
 
 pytestmark = pytest.mark.browser
 
@@ -155,6 +157,30 @@ def test_a_wrong_token_in_the_deck_wizard_is_mended_without_losing_the_photos(
     page.click("#wizard-finish")
     page.wait_for_selector("#wizard-done")
     assert "Deck mended: 2 cards" in page.inner_text("#wizard-done")
+
+
+def test_a_deck_made_meanwhile_is_not_replaced_unasked_and_the_page_says_why(
+    page: Any, server: Server, tmp_path: Path
+) -> None:
+    """The page's list predates the deck: it asks nothing, the service refuses (409)."""
+    photo = _card_photos(tmp_path, 1)[0]
+    start_wizard(page, "meanwhile")
+    saved = page.request.post(
+        f"{server.url}/v1/decks/meanwhile",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        multipart={"photo": {"name": "AS.png", "mimeType": "image/png",
+                             "buffer": Path(photo).read_bytes()}},
+    )  # fmt: skip
+    assert saved.ok, saved.text()
+    page.click("#wizard-skip")
+    page.set_input_files("#wizard-file", photo)  # 2S: the deck's AS would be lost
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-error:not([hidden])")
+    message = page.inner_text("#wizard-error")
+    assert "deck 'meanwhile' has 1 cards; this calibration has 1 and would lose AS" in message
+    assert message.endswith("(deck_exists)")
+    assert list(load_profile("meanwhile").prototypes) == ["AS"]  # nothing changed
+    assert page.is_visible("#wizard-finish")  # the photos kept
 
 
 def test_a_wrong_token_keeps_the_seats_read_in_view(page: Any, tmp_path: Path) -> None:

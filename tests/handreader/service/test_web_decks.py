@@ -452,6 +452,7 @@ def test_a_grid_turned_a_half_turn_is_refused_and_a_swapped_pair_named(
         ("a b", 1, {}, 400, "bad_options", "bad deck name 'a b'"),
         ("new", 0, {"codes": "AS"}, 422, "missing_image", "at least one 'photo'"),
         ("new", 55, {}, 400, "bad_options", "55 unnamed photos"),
+        ("new", 1, {"replace": "maybe"}, 400, "bad_options", "replace is 'maybe': true or false"),
     ],
 )  # fmt: skip
 def test_calibration_bad_requests(
@@ -482,12 +483,75 @@ def test_calibration_needs_a_multipart_body(client: TestClient) -> None:
 
 
 def test_calibrating_again_replaces_the_deck(client: TestClient, fake: DeckFakeReader) -> None:
-    first = client.post("/v1/decks/mine", files=[_card_photo("AS.png")])
-    assert first.json()["deck"]["cards"] == 1
+    """A deck made again keeping all its cards is replaced, and the answer says what it had."""
+    first = client.post("/v1/decks/mine", files=[_card_photo("AS.png")]).json()
+    assert first["deck"]["cards"] == 1 and first["replaced"] is None  # a new deck
     assert client.post("/v1/read?deck=mine", content=image_bytes()).status_code == 200
     files = [_card_photo("AS.png"), _card_photo("KH.png")]
-    assert client.post("/v1/decks/mine", files=files).json()["deck"]["cards"] == 2
+    again = client.post("/v1/decks/mine", files=files).json()
+    assert again["deck"]["cards"] == 2
+    assert again["replaced"] == {
+        "name": "mine",
+        "cards": 1,
+        "created": first["deck"]["created"],
+        "problem": None,
+    }
     assert client.get("/v1/decks/mine").json()["cards"] == 2  # the cache saw the new file
+
+
+def _stored(data_dir: Path, name: str) -> bytes:
+    return (data_dir / "decks" / f"{name}.json").read_bytes()
+
+
+@pytest.mark.parametrize("replace", [None, "false", "0", ""])
+def test_a_calibration_that_would_lose_cards_is_a_409_and_changes_nothing(
+    client: TestClient, data_dir: Path, replace: str | None
+) -> None:
+    """A 52-card deck became a 1-card deck, silently: now refused as the CLI refuses it
+    (handreader.store.decks.check_replacement: six lost cards named, the rest counted)."""
+    made = client.post("/v1/decks/mine", files=[_grid_photo()], data={"layout": "grid"})
+    assert made.json()["deck"]["cards"] == 52
+    before = _stored(data_dir, "mine")
+    data = {} if replace is None else {"replace": replace}
+    response = client.post("/v1/decks/mine", files=[_card_photo("AS.png")], data=data)
+    assert error_message(response, 409, "deck_exists") == (
+        "deck 'mine' has 52 cards; this calibration has 1 and would lose 2S, 3S, 4S, 5S, 6S, 7S "
+        "and 45 more: send replace=true to replace it, or calibrate another name"
+    )
+    assert _stored(data_dir, "mine") == before  # nothing stored changed
+    assert client.get("/v1/decks/mine").json()["cards"] == 52
+
+
+@pytest.mark.parametrize("replace", ["true", "1", "on", "YES"])
+def test_a_calibration_that_loses_cards_is_taken_with_replace(
+    client: TestClient, data_dir: Path, replace: str
+) -> None:
+    first = client.post("/v1/decks/mine", files=[_card_photo("AS.png"), _card_photo("KH.png")])
+    made = first.json()["deck"]["created"]
+    files = [_card_photo("QD.png")]
+    error_message(client.post("/v1/decks/mine", files=files), 409, "deck_exists")
+    answer = client.post("/v1/decks/mine", files=files, data={"replace": replace}).json()
+    assert answer["deck"]["cards"] == 1
+    assert answer["replaced"] == {"name": "mine", "cards": 2, "created": made, "problem": None}
+    assert list(parse_profile(_stored(data_dir, "mine").decode(), "mine").prototypes) == ["QD"]
+
+
+def test_a_deck_that_cannot_be_read_is_replaced_only_with_replace(
+    client: TestClient, data_dir: Path
+) -> None:
+    path = _write_broken(data_dir, "mine")
+    message = error_message(
+        client.post("/v1/decks/mine", files=[_card_photo("AS.png")]), 409, "deck_exists"
+    )
+    assert message.startswith("deck 'mine' exists but cannot be read (deck profile 'mine' is ")
+    assert message.endswith(": send replace=true to replace it, or calibrate another name")
+    assert path.read_text() == "{not json"
+    files = [_card_photo("AS.png")]
+    answer = client.post("/v1/decks/mine", files=files, data={"replace": "true"}).json()
+    assert answer["deck"]["cards"] == 1
+    replaced = answer["replaced"]
+    assert (replaced["cards"], replaced["created"]) == (None, None)
+    assert "corrupt" in replaced["problem"]
 
 
 def test_a_live_stream_follows_its_deck_calibrated_again_or_deleted(

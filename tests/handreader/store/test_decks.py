@@ -17,11 +17,15 @@ from store_databases import raw
 from handreader.store.database import StoreError, open_database
 from handreader.store.decks import (
     DatabaseDeckStore,
+    DeckExistsError,
     DeckStore,
     FolderDeckStore,
+    ReplacedDeck,
+    check_replacement,
     load_deck,
     open_deck_store,
 )
+from rules.cards import CARD_CLASSES
 from vision.calibration import DeckProfile, DeckProfileError, save_profile
 
 
@@ -305,3 +309,57 @@ def test_a_deck_option_naming_nothing_says_what_it_looked_for(
     photo.write_bytes(b"")
     assert cli.main(["read", str(photo), "--deck", given]) == 2  # named before any photo
     assert capsys.readouterr().err == f"handreader read: error: {error.value}\n"
+
+
+# --- replacing a deck (check_replacement: the rule of handreader calibrate and POST /v1/decks) ---
+
+FULL = tuple(CARD_CLASSES[:52])
+"""A deck of 52 cards, S, H, D, C from A to K (rules.cards)."""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "replace", "expected"),
+    [
+        (None, ("AS",), False, None),  # a new deck replaces nothing
+        (("AS", "10H"), ("AS", "10H", "KD"), False, 2),  # keeps every card: replaced
+        (("AS", "10H"), ("10H", "AS"), False, 2),  # the same cards
+        (("AS", "10H"), ("AS",), False, "would lose 10H"),
+        (("AS", "10H"), ("AS",), True, 2),  # asked for: replaced
+        (FULL, ("AS",), False, "has 52 cards; this calibration has 1 and would lose 2S, 3S, "
+         "4S, 5S, 6S, 7S and 45 more"),  # six named (LOST_NAMED), the rest counted
+        (("JB", "AS"), ("AS",), False, "would lose JB"),  # a joker is a card too
+    ],
+)  # fmt: skip
+def test_a_deck_is_replaced_only_when_it_loses_no_card_or_when_asked(
+    store: DeckStore,
+    old: tuple[str, ...] | None,
+    new: tuple[str, ...],
+    replace: bool,
+    expected: int | str | None,
+) -> None:
+    if old is not None:
+        store.put(profile("house", cards=old))
+    stamp = store.stamp("house")
+    if isinstance(expected, str):
+        with pytest.raises(DeckExistsError) as error:
+            check_replacement(store, profile("house", seed=1, cards=new), replace)
+        assert str(error.value).startswith(f"deck 'house' has {len(old or ())} cards; ")
+        assert expected in str(error.value)
+        assert error.value.name == "house" and set(error.value.lost) == set(old or ()) - set(new)
+    else:
+        found = check_replacement(store, profile("house", seed=1, cards=new), replace)
+        made = "2026-12-01T10:00:00Z"  # profile()'s
+        assert found == (None if expected is None else ReplacedDeck("house", expected, made))
+    assert store.stamp("house") == stamp  # it only reads: the caller saves
+
+
+def test_a_deck_that_cannot_be_read_is_replaced_only_when_asked(tmp_path: Path) -> None:
+    store = FolderDeckStore(tmp_path / "decks")
+    (tmp_path / "decks").mkdir()
+    (tmp_path / "decks" / "house.json").write_text("{not json")
+    with pytest.raises(DeckExistsError, match=r"deck 'house' exists but cannot be read \(deck "):
+        check_replacement(store, profile("house"), replace=False)
+    found = check_replacement(store, profile("house"), replace=True)
+    assert found is not None and found.cards is None and "corrupt" in str(found.problem)
+    assert str(found) == "a profile that could not be read"
+    assert (tmp_path / "decks" / "house.json").read_text() == "{not json"
