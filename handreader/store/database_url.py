@@ -50,14 +50,22 @@ def _end_of(text: str, marks: str) -> int:
     return min(found, default=len(text))
 
 
+def _hosts_at(rest: str) -> int:
+    """Where the hosts of ``rest`` (a URL after ``scheme://``) begin, as libpq reads it: after
+    the first ``@`` that comes before any ``/`` (the user and password before it may hold
+    ``?`` or ``#``), else at its start."""
+    at = _end_of(rest, "@/")
+    return at + 1 if rest[at : at + 1] == "@" else 0
+
+
 def url_problem(url: str) -> str | None:
     """What keeps the hosts and ports of ``url`` (a ``postgresql://`` URL) from reading as
     libpq reads them, in words that hold nothing of the URL; None when they read. Each host of
     the comma-separated list is a name, an IPv4 address or an IPv6 address in brackets, each
     port (optional) a number from 1 to 65535."""
     rest = _after_scheme(url)
-    authority = rest[: _end_of(rest, "/?#")]
-    for host in authority.rpartition("@")[2].split(","):
+    hosts = rest[_hosts_at(rest) :]
+    for host in hosts[: _end_of(hosts, "/?")].split(","):
         if host.startswith("["):
             close = host.find("]")
             if close < 0:
@@ -92,12 +100,12 @@ def configured_url(environ: Mapping[str, str] = os.environ) -> str | None:
 
 def redact_url(url: str) -> str:
     """``url`` without its passwords (for messages, logs and ``/health``): the one before the
-    last ``@`` ahead of the query, and libpq's ``password`` and ``sslpassword`` parameters in
-    the query. Any text is shown so, a malformed URL too."""
+    ``@`` that ends the user and password as libpq reads them (the first ahead of any ``/``),
+    and libpq's ``password`` and ``sslpassword`` parameters in the query. Any text is shown so,
+    a malformed URL too."""
     head = url[: len(url) - len(_after_scheme(url))]
     rest = _after_scheme(url)
-    query_at = _end_of(rest, "?#")
-    at = rest.rfind("@", 0, query_at)
+    at = _hosts_at(rest) - 1
     if at >= 0 and ":" in rest[:at]:
         rest = rest[:at].partition(":")[0] + ":***" + rest[at:]
     before, mark, after = rest.partition("?")

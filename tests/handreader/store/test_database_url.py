@@ -53,6 +53,8 @@ WELL_FORMED = [
     "postgresql://u@db1,db2/hr",
     "postgresql://u@db:/hr",  # an empty port: the default
     "postgres://u@db:65535/hr?options=-csearch_path%3Dfloor",
+    f"postgresql://u:{PASSWORD}?x@db:5432/hr",  # libpq: the password holds '?' and '#'
+    f"postgresql://u:{PASSWORD}#x@db/hr",
 ]
 
 
@@ -76,6 +78,17 @@ def test_a_malformed_url_is_refused_naming_the_variable_never_the_password(
 @pytest.mark.parametrize("url", WELL_FORMED)
 def test_a_well_formed_url_is_taken_as_it_is(url: str) -> None:
     assert configured_url({DATABASE_URL_ENV: url}) == url
+    assert PASSWORD not in redact_url(url)
+
+
+def test_the_hosts_and_the_password_are_told_apart_as_libpq_tells_them() -> None:
+    """libpq ends the user and password at the first '@' ahead of any '/': a password may hold
+    '?' or '#' (``psycopg.conninfo.conninfo_to_dict`` reads such a URL's host and port)."""
+    conninfo = pytest.importorskip("psycopg.conninfo")
+    for url in WELL_FORMED[-2:]:
+        assert conninfo.conninfo_to_dict(url)["host"] == "db"
+    assert redact_url(f"postgresql://u:{PASSWORD}?x@db:5432/hr") == "postgresql://u:***@db:5432/hr"
+    assert redact_url(f"postgresql://u:{PASSWORD}#x@db/hr") == "postgresql://u:***@db/hr"
 
 
 def test_an_unset_or_empty_variable_is_no_database_and_another_scheme_is_refused() -> None:
