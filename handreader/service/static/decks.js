@@ -9,8 +9,9 @@ const GRID_SIDE = 4096; // a grid photo holds 52 cards: keep it large
 const STORED = "handreader.deck";
 // checks: each card's photo whose pixels the browser is still looking at (checkPixels);
 // resume: where the cards went on before a photo was given back and its card shown again;
-// replace: the user ticked "replace" for a name in use (sent as the API's ``replace``)
-const wizard = { order: [], grid: null, codes: [], index: 0, photos: new Map(), urls: new Map(), checks: new Map(), resume: null, existing: new Set(), replace: false };
+// replace: the user ticked "replace" for a name in use (sent as the API's ``replace``);
+// renaming: back at the first step after the service refused the name, the photos kept
+const wizard = { order: [], grid: null, codes: [], index: 0, photos: new Map(), urls: new Map(), checks: new Map(), resume: null, existing: new Set(), replace: false, renaming: false };
 const listeners = [];
 
 /** The deck chosen at the top ("" for the standard reading). */
@@ -94,6 +95,31 @@ function forget() {
   wizard.urls.clear();
   wizard.checks.clear();
   wizard.resume = null;
+  wizard.renaming = false;
+}
+
+/** Hide the choice offered for a name in use (untick it). */
+function closeReplaceChoice() {
+  $("wizard-replace-choice").hidden = true;
+  $("wizard-replace").checked = false;
+  $("wizard-rename").hidden = true;
+}
+
+/** What the person reads when the service refused to replace the deck ``name`` (409
+ *  ``deck_exists``): the cards its message names as lost, what to do on this page. */
+function replaceMessage(name, error, again) {
+  const lost = /would lose (.+?)(?::|$)/.exec(error.message);
+  let what = "exists";
+  if (lost) {
+    const more = /^(.*) and (\d+) more$/.exec(lost[1]);
+    const named = (more ? more[1] : lost[1]).split(", ").filter(Boolean);
+    const count = named.length + (more ? Number(more[2]) : 0);
+    const list = named.map(cardText).join(" ") + (more ? ` and ${more[2]} more` : "");
+    what = `exists and would lose ${count} card${count === 1 ? "" : "s"} (${list})`;
+  } else if (/cannot be read/.test(error.message)) {
+    what = "exists but cannot be read";
+  }
+  return new Error(`a deck named ${name} ${what}: tick "replace" and ${again}, or choose another name`);
 }
 
 function showStep(step) {
@@ -205,7 +231,9 @@ function start(event) {
   showError($("wizard-error"), null);
   $("wizard-result").hidden = true;
   $("wizard-status").textContent = "";
-  forget();
+  // another name for the photos taken (the service refused the first): they are kept
+  const keep = wizard.renaming && wizard.photos.size > 0 && layout() === "cards";
+  if (!keep) forget();
   if (!$("wizard-setup").reportValidity()) return;
   // calibrating a name again replaces that deck: only when the replacement is asked for
   const name = $("wizard-name").value.trim();
@@ -216,8 +244,14 @@ function start(event) {
     return;
   }
   wizard.replace = wizard.existing.has(name) && $("wizard-replace").checked;
-  $("wizard-replace-choice").hidden = true;
-  $("wizard-replace").checked = false;
+  closeReplaceChoice();
+  if (keep) {
+    wizard.renaming = false;
+    showStep("cards");
+    showCard();
+    $("wizard-finish").focus();
+    return;
+  }
   if (layout() === "grid") {
     showStep("grid");
     const rows = [];
@@ -283,12 +317,15 @@ async function send(form) {
   try {
     const token = $("wizard-token").value.trim();
     const headers = token ? { Authorization: `Bearer ${token}` } : {};
-    // the server refuses (409 deck_exists) a replacement that loses cards unless asked
-    if (wizard.replace) form.set("replace", "true");
+    // the server refuses (409 deck_exists) a replacement that loses cards unless asked: at
+    // the start, or here after such a refusal
+    const replace = wizard.replace || (!$("wizard-replace-choice").hidden && $("wizard-replace").checked);
+    if (replace) form.set("replace", "true");
     const response = await request(`/v1/decks/${encodeURIComponent(name)}`, { method: "POST", headers, body: form });
     const answer = await response.json();
     await refreshDecks(name);
     forget();
+    closeReplaceChoice();
     showStep("setup");
     $("wizard-result").replaceChildren(...resultView(name, answer));
     $("wizard-result").hidden = false;
@@ -307,15 +344,25 @@ async function send(form) {
     });
   } catch (error) {
     $("wizard-status").textContent = "";
-    // a deck of that name made meanwhile: the next Start asks before replacing it
-    if (error instanceof ApiError && error.code === "deck_exists") wizard.existing.add(name);
-    showError($("wizard-error"), error);
+    if (error instanceof ApiError && error.code === "deck_exists") {
+      // a deck of that name made meanwhile: replaced here if ticked, the photos kept
+      wizard.existing.add(name);
+      const grid = !$("wizard-grid").hidden;
+      $("wizard-replace-choice").hidden = false;
+      $("wizard-replace").checked = false;
+      $("wizard-rename").hidden = grid; // the grid step goes back to the name itself
+      showError($("wizard-error"), replaceMessage(name, error, grid ? "choose the photo again" : "press Calibrate again"));
+    } else {
+      showError($("wizard-error"), error);
+    }
   } finally {
     $("wizard-grid-file").disabled = false;
     if (!$("wizard-cards").hidden) showCard();
     if (document.activeElement === $("wizard-status")) {
-      // (a failed calibration: the focus goes back to the step's control)
-      if (!$("wizard-cards").hidden) $("wizard-finish").focus();
+      // (a failed calibration: the focus goes back to the step's control, or to the choice
+      // of replacing the deck the service would not replace unasked)
+      if (!$("wizard-replace-choice").hidden) $("wizard-replace").focus();
+      else if (!$("wizard-cards").hidden) $("wizard-finish").focus();
       else if (!$("wizard-grid").hidden) $("wizard-grid-file").focus();
     }
   }
@@ -352,9 +399,15 @@ async function finishGrid(file) {
 }
 
 export function setupDecks() {
-  $("wizard-name").addEventListener("input", () => {
-    $("wizard-replace-choice").hidden = true;
-    $("wizard-replace").checked = false;
+  $("wizard-name").addEventListener("input", closeReplaceChoice);
+  $("wizard-rename").addEventListener("click", () => {
+    // back to the name, the photos kept: Start goes on from them under the new name
+    wizard.renaming = true;
+    closeReplaceChoice();
+    showError($("wizard-error"), null);
+    showStep("setup");
+    $("wizard-name").focus();
+    $("wizard-name").select();
   });
   $("deck-select").addEventListener("change", () => choose($("deck-select").value));
   $("wizard-setup").addEventListener("submit", start);
@@ -400,6 +453,9 @@ export function setupDecks() {
     if (input.files && input.files[0]) finishGrid(input.files[0]);
     input.value = "";
   });
-  $("wizard-grid-back").addEventListener("click", () => showStep("setup"));
+  $("wizard-grid-back").addEventListener("click", () => {
+    closeReplaceChoice();
+    showStep("setup");
+  });
   refreshDecks().catch((error) => showError($("wizard-error"), error));
 }

@@ -1,8 +1,9 @@
 # ruff: noqa: F401, F811
 """The page in Chromium against mistakes a user makes: a double click, a bad stake, a typo in
 an option, a wrong operator token in the deck wizard, a deck of the wizard's name made
-meanwhile, a file that is no photo, the keyboard in the enlarged photo, an audit query that
-cannot match. The server, browser and fakes are ``test_browser``'s."""
+meanwhile (replaced once asked, or another name chosen, the photos kept), a file that is no
+photo, the keyboard in the enlarged photo, an audit query that cannot match. The server,
+browser and fakes are ``test_browser``'s."""
 
 from __future__ import annotations
 
@@ -159,10 +160,11 @@ def test_a_wrong_token_in_the_deck_wizard_is_mended_without_losing_the_photos(
     assert "Deck mended: 2 cards" in page.inner_text("#wizard-done")
 
 
-def test_a_deck_made_meanwhile_is_not_replaced_unasked_and_the_page_says_why(
+def test_a_deck_made_meanwhile_is_not_replaced_unasked_and_is_replaced_once_ticked(
     page: Any, server: Server, tmp_path: Path
 ) -> None:
-    """The page's list predates the deck: it asks nothing, the service refuses (409)."""
+    """The page's list predates the deck: it asks nothing, the service refuses (409); the page
+    then offers the replacement there, the photos kept, and Calibrate sends it when ticked."""
     photo = _card_photos(tmp_path, 1)[0]
     start_wizard(page, "meanwhile")
     saved = page.request.post(
@@ -175,12 +177,53 @@ def test_a_deck_made_meanwhile_is_not_replaced_unasked_and_the_page_says_why(
     page.click("#wizard-skip")
     page.set_input_files("#wizard-file", photo)  # 2S: the deck's AS would be lost
     page.click("#wizard-finish")
-    page.wait_for_selector("#wizard-error:not([hidden])")
+    page.wait_for_selector("#wizard-replace-choice:not([hidden])")
     message = page.inner_text("#wizard-error")
-    assert "deck 'meanwhile' has 1 cards; this calibration has 1 and would lose AS" in message
-    assert message.endswith("(deck_exists)")
+    assert message.startswith("a deck named meanwhile exists and would lose 1 card (A\u2660)")
+    assert 'tick "replace" and press Calibrate again' in message
+    assert "replace=true" not in message and "deck_exists" not in message
     assert list(load_profile("meanwhile").prototypes) == ["AS"]  # nothing changed
-    assert page.is_visible("#wizard-finish")  # the photos kept
+    # the photos kept, in the step they were taken in
+    assert page.is_visible("#wizard-cards")
+    assert page.locator("#wizard-taken li").count() == 1
+    assert page.get_attribute("#wizard-taken li", "data-code") == "2S"
+    assert page.inner_text("#wizard-finish") == "Calibrate with 1 photo"
+    assert page.evaluate("() => document.activeElement.id") == "wizard-replace"
+    page.check("#wizard-replace")
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-done")
+    assert page.inner_text("#wizard-replaced").startswith("It replaced the deck meanwhile of 1")
+    assert page.locator("#wizard-replace-choice").is_hidden()
+    deck = page.request.get(f"{server.url}/v1/decks/meanwhile").json()
+    assert deck["cards"] == 1 and "AS" in deck["missing"] and "2S" not in deck["missing"]
+
+
+def test_after_a_refused_replacement_another_name_keeps_the_photos(
+    page: Any, server: Server, tmp_path: Path
+) -> None:
+    photo = _card_photos(tmp_path, 1)[0]
+    start_wizard(page, "taken")
+    saved = page.request.post(
+        f"{server.url}/v1/decks/taken",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        multipart={"photo": {"name": "AS.png", "mimeType": "image/png",
+                             "buffer": Path(photo).read_bytes()}},
+    )  # fmt: skip
+    assert saved.ok, saved.text()
+    page.click("#wizard-skip")
+    page.set_input_files("#wizard-file", photo)
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-rename:not([hidden])")
+    page.click("#wizard-rename")
+    page.wait_for_selector("#wizard-setup:not([hidden])")
+    page.fill("#wizard-name", "other")
+    page.click("#wizard-start")
+    page.wait_for_selector("#wizard-cards:not([hidden])")
+    assert page.get_attribute("#wizard-taken li", "data-code") == "2S"  # not taken again
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-done")
+    assert "Deck other: 1 card" in page.inner_text("#wizard-done")
+    assert list(load_profile("taken").prototypes) == ["AS"]
 
 
 def test_a_wrong_token_keeps_the_seats_read_in_view(page: Any, tmp_path: Path) -> None:
