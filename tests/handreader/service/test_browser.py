@@ -396,6 +396,10 @@ def test_deck_wizard_calibrates_and_photo_mode_reads_with_the_deck(
     # the standard reading again, the photo read again by itself: no deck reaches the recognizer
     fake.deck_calls.clear()
     page.select_option("#deck-select", "")
+    deadline = time.monotonic() + 20  # (the status still says the last read's "Read in")
+    while not fake.deck_calls:
+        assert time.monotonic() < deadline, "the photo was not read again"
+        page.wait_for_timeout(100)
     page.wait_for_function(
         "() => document.getElementById('photo-status').textContent.startsWith('Read in')"
     )
