@@ -97,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
                 f"--checkpoint {str(args.checkpoint)!r}: not a checkpoint (its JSON nests "
                 "arrays or objects too deeply)"
             ) from None
-    with AuditLog(settings.location, settings.token, create=False) as log:
+    checking = args.action != "rekey"  # (verify and checkpoint open the store read-only)
+    with AuditLog(settings.location, settings.token, create=False, read_only=checking) as log:
         if args.action == "rekey":
             count = log.rekey(settings.token)
             print(

@@ -66,6 +66,7 @@ from handreader.store.audit_trail import (
     CheckpointError,
     chain_hash,
     check_chained_as,
+    filter_clause,
     format_time,
     parse_time,
     walk_chain,
@@ -122,8 +123,9 @@ EXPORT_PAGE_ROWS = 1000
 """Records a page of :meth:`AuditLog.csv_chunks` reads at once."""
 
 CHAIN_PAGE_ROWS = 1000
-"""Records a chain check (:meth:`AuditLog.verify`, a checkpoint, a rekey's check) reads at once:
-its memory is a page's, whatever the trail's length."""
+"""Records a chain check (:meth:`AuditLog.verify`, a checkpoint) reads at once: its memory is a
+page's, whatever the trail's length (:meth:`AuditLog.rekey` reads the whole trail in its
+transaction)."""
 
 _COLUMNS = (
     "id, time_utc, image_sha256, profile, verdict, reading, declared, computed, differences, "
@@ -149,7 +151,10 @@ class AuditLog:
     another process's lock. ``create`` False opens only a store that is there, as it is: the
     database is read, never written, to open it (no file, schema or journal mode made, nothing
     migrated), and one that is not a handreader audit store (another program's database) is
-    AuditError, with nothing changed; what checks a trail opens it so. AuditError when the
+    AuditError, with nothing changed; what checks a trail opens it so. ``read_only`` (with
+    ``create`` False) opens the database read-only, for a check: nothing of it is written, an
+    SQLite file's leftover ``-wal`` included (:class:`~handreader.store.database.SqliteDatabase`),
+    and appending or rekeying is refused. AuditError when the
     database cannot be used, StoreUnavailableError when it cannot be reached.
     """
 
@@ -162,6 +167,7 @@ class AuditLog:
         database: Database | None = None,
         key: str | None = None,
         create: bool = True,
+        read_only: bool = False,
     ) -> None:
         configured = token if token is not None else os.environ.get(TOKEN_ENV)
         self._token = configured.encode("utf-8") if configured else None
@@ -171,24 +177,22 @@ class AuditLog:
             if location is None:
                 raise AuditError("an audit log needs a location or an open database")
             with self._guard():
-                database = self._open(location, timeout_s, create)
+                if read_only and create:
+                    raise AuditError("an audit log opened read-only cannot create its store")
+                database = self._open(location, timeout_s, create, read_only)
         self.database = database
         self.location = database.location
         self.path = Path(database.location) if database.dialect == "sqlite" else None
         """The SQLite file (None on PostgreSQL)."""
 
     @staticmethod
-    def _open(location: str | Path, timeout_s: float, create: bool) -> Database:
+    def _open(location: str | Path, timeout_s: float, create: bool, read_only: bool) -> Database:
         """The database at ``location``, migrated when ``create``, else only checked to be an
-        audit store (see the class docstring)."""
+        audit store (see the class docstring), opened read-only when ``read_only``."""
         try:
-            database = open_database(location, timeout_s=timeout_s, migrate=create)
+            return open_database(location, timeout_s=timeout_s, migrate=create, read_only=read_only)
         except NotAStoreError as error:
             raise NotAStoreError(error.location, error.missing, AUDIT_STORE) from None
-        if not create and not database.has_table("verification"):
-            database.close()
-            raise NotAStoreError(database.location, "verification", AUDIT_STORE)
-        return database
 
     @staticmethod
     @contextmanager
@@ -296,8 +300,9 @@ class AuditLog:
 
     def rekey(self, token: str | None) -> int:
         """Chain every record under the operator secret this log was given (after checking
-        that the trail holds as it is chained now, without one); the number of records
-        chained again (0 when they already were). Checkpoints signed before no longer match
+        that the trail holds as it is chained now, without one, on the rows it re-chains, in
+        the same transaction); the number of records chained again (0 when they already
+        were). It reads the whole trail at once. Checkpoints signed before no longer match
         the head: sign a new one."""
         self.authorize(token)
         if not self._key:
@@ -305,14 +310,15 @@ class AuditLog:
         damage = self._damage()
         if damage is not None:
             raise AuditError(f"the trail does not hold, nothing chained again: {damage}")
-        if self._walk(self._key).ok:
-            return 0
-        plain = self._walk(None)
-        if not plain.ok:
-            raise AuditError(f"the trail does not hold, nothing chained again: {plain.problem}")
 
         def again(transaction: Transaction) -> int:
+            # the check and the re-chaining read the same rows, in the write's transaction
             rows = transaction.all(f"SELECT {_COLUMNS} FROM verification ORDER BY id")
+            if walk_chain(rows, self._key, secret_set=True).ok:
+                return 0
+            plain = walk_chain(rows, None, secret_set=True)
+            if not plain.ok:
+                raise AuditError(f"the trail does not hold, nothing chained again: {plain.problem}")
             previous = GENESIS
             for row in rows:
                 previous = chain_hash(previous, [str(value) for value in row[1:9]], self._key)
@@ -326,33 +332,6 @@ class AuditLog:
         return count
 
     # --- reading ---------------------------------------------------------------------------------
-
-    @staticmethod
-    def _where(
-        verdict: Verdict | str | None,
-        since: datetime | str | None,
-        until: datetime | str | None,
-        profile: str | None,
-    ) -> tuple[str, list[object]]:
-        clauses: list[str] = []
-        values: list[object] = []
-        if verdict is not None:
-            try:
-                values.append(Verdict(verdict).value)
-            except ValueError:
-                known = ", ".join(v.value for v in Verdict)
-                raise AuditError(f"unknown verdict {verdict!r}: known are {known}") from None
-            clauses.append("verdict = ?")
-        if since is not None:
-            clauses.append("time_utc >= ?")
-            values.append(format_time(parse_time(since)))
-        if until is not None:
-            clauses.append("time_utc < ?")
-            values.append(format_time(parse_time(until)))
-        if profile is not None:
-            clauses.append("profile = ?")
-            values.append(profile)
-        return (" WHERE " + " AND ".join(clauses) if clauses else ""), values
 
     def _query(self, sql: str, values: Sequence[object]) -> list[Any]:
         with self._guard():
@@ -380,7 +359,7 @@ class AuditLog:
         stored). ``since`` is inclusive and ``until`` exclusive (times with a zone); ``limit``
         and ``offset`` page through the result, ``after_id`` starts it past a record's id."""
         self.authorize(token)
-        where, values = self._where(verdict, since, until, profile)
+        where, values = filter_clause(verdict, since, until, profile)
         if after_id:
             where = f"{where} AND id > ?" if where else " WHERE id > ?"
             values.append(after_id)
@@ -405,7 +384,7 @@ class AuditLog:
     ) -> int:
         """How many records match the filters (as :meth:`records`)."""
         self.authorize(token)
-        where, values = self._where(verdict, since, until, profile)
+        where, values = filter_clause(verdict, since, until, profile)
         return int(self._query(f"SELECT count(*) FROM verification{where}", values)[0][0])
 
     def get(self, token: str | None, record_id: int) -> AuditRecord:
@@ -517,13 +496,28 @@ class AuditLog:
     def _walk(self, key: bytes | None, checkpoint: Checkpoint | None = None) -> ChainReport:
         """:meth:`verify`'s walk over the records, each hash checked under ``key``
         (:func:`~handreader.store.audit_trail.walk_chain`), read :data:`CHAIN_PAGE_ROWS` at a
-        time."""
-        return walk_chain(self._pages(), key, checkpoint, secret_set=self._key is not None)
+        time. A walk that fails reads the first record again: when its hash changed meanwhile
+        (a rekey re-chained the trail between two pages, which would read as a record that
+        does not follow), the trail is walked once more, so a failure reported is one of the
+        trail as it was chained when read (a rekey happens once, so one more walk suffices)."""
+        report = ChainReport(0, GENESIS, None, None)
+        for again in (True, False):
+            first: list[str] = []
+            report = walk_chain(
+                self._pages(first), key, checkpoint, secret_set=self._key is not None
+            )
+            if report.ok or not again:
+                break
+            now = self._query("SELECT record_sha256 FROM verification WHERE id = 1", [])
+            if [str(row[0]) for row in now] == first:
+                break  # (not re-chained since the walk began: the failure stands)
+        return report
 
-    def _pages(self) -> Iterator[Any]:
+    def _pages(self, first: list[str] | None = None) -> Iterator[Any]:
         """Every stored row, ids ascending, read a page of :data:`CHAIN_PAGE_ROWS` at a time,
         each after the last one's id: one page is held at once. A record appended meanwhile
-        is read when its page comes."""
+        is read when its page comes. ``first``, given, receives the first record's hash as
+        the first page reads it."""
         page_rows = CHAIN_PAGE_ROWS
         after: list[object] = []
         while True:
@@ -532,6 +526,8 @@ class AuditLog:
                 f"SELECT {_COLUMNS} FROM verification{where} ORDER BY id LIMIT ?",
                 [*after, page_rows],
             )
+            if first is not None and not after and rows and int(rows[0][0]) == 1:
+                first.append(str(rows[0][9]))
             yield from rows
             if len(rows) < page_rows:
                 return
@@ -550,8 +546,8 @@ class AuditLog:
         )
 
     def integrity_check(self, token: str | None) -> str:
-        """``"ok"`` for a sound database: SQLite's ``PRAGMA integrity_check``; on PostgreSQL
-        every record read back in full."""
+        """``"ok"`` for a sound database, else what SQLite's ``PRAGMA integrity_check`` finds;
+        on PostgreSQL, which has no such check, ``"ok"`` (:meth:`verify` reads every record)."""
         self.authorize(token)
         with self._guard():
             return self.database.integrity_check("verification")

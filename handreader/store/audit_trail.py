@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from handreader.store.database import StoreError
+from handreader.tables.verification import Verdict
 
 __all__ = [
     "GENESIS",
@@ -30,6 +31,7 @@ __all__ = [
     "CheckpointError",
     "chain_hash",
     "check_chained_as",
+    "filter_clause",
     "format_time",
     "parse_time",
     "walk_chain",
@@ -286,3 +288,32 @@ def check_chained_as(first: Sequence[Any] | None, key: bytes | None) -> None:
         f"the trail is chained under another operator secret ({KEY_ENV} is not the one it was "
         "written with), or its first record was altered (handreader audit verify tells which)"
     )
+
+
+def filter_clause(
+    verdict: Verdict | str | None,
+    since: datetime | str | None,
+    until: datetime | str | None,
+    profile: str | None,
+) -> tuple[str, list[object]]:
+    """The ``WHERE`` clause (with ``?`` placeholders; "" for no filter) and its values for the
+    records matching every filter given; AuditError for an unknown verdict."""
+    clauses: list[str] = []
+    values: list[object] = []
+    if verdict is not None:
+        try:
+            values.append(Verdict(verdict).value)
+        except ValueError:
+            known = ", ".join(v.value for v in Verdict)
+            raise AuditError(f"unknown verdict {verdict!r}: known are {known}") from None
+        clauses.append("verdict = ?")
+    if since is not None:
+        clauses.append("time_utc >= ?")
+        values.append(format_time(parse_time(since)))
+    if until is not None:
+        clauses.append("time_utc < ?")
+        values.append(format_time(parse_time(until)))
+    if profile is not None:
+        clauses.append("profile = ?")
+        values.append(profile)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), values

@@ -128,7 +128,11 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
 class SqliteDatabase(Database):
     """The SQLite file ``path`` (created when missing), in WAL mode with ``synchronous=FULL``;
     ``migrate`` False opens the file as it is, only read to open it (no file made, no journal
-    mode set, no schema made or migrated: :meth:`Database._open`).
+    mode set, no schema made or migrated: :meth:`Database._open`); ``read_only`` too (with
+    ``migrate`` False) opens it read-only (``mode=ro``), for what only checks it: nothing of
+    the file or its ``-wal`` is written, not even the ``-wal`` left by a crash or copied with
+    a backup, which a read-write connection folds into the file as it closes (SQLite may make
+    the ``-shm`` index beside them), and every write is refused (StoreError).
 
     ``timeout_s`` is how long a write waits for another process's lock. The file or its
     ``-wal`` file removed or replaced while open (a restore moved into place) is found before
@@ -145,15 +149,20 @@ class SqliteDatabase(Database):
         timeout_s: float = 30.0,
         migrations: Sequence[Migration] = MIGRATIONS,
         migrate: bool = True,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
+        if read_only and migrate:
+            raise StoreError("a database opened read-only cannot be migrated")
         self.path = Path(path)
         self.location = str(path)
         if not migrate and not self.path.is_file():
             raise StoreError(f"cannot open database {self.location!r}: no such file")
         try:
             connection = sqlite3.connect(
-                self.location if migrate else f"file:{quote(self.location)}?mode=rw",
+                self.location
+                if migrate
+                else f"file:{quote(self.location)}?mode={'ro' if read_only else 'rw'}",
                 timeout=timeout_s,
                 isolation_level=None,
                 check_same_thread=False,
@@ -279,11 +288,13 @@ class SqliteDatabase(Database):
 
 
 def open_database(
-    location: str | Path, *, timeout_s: float = 30.0, migrate: bool = True
+    location: str | Path, *, timeout_s: float = 30.0, migrate: bool = True, read_only: bool = False
 ) -> Database:
     """The database at ``location``: a ``postgresql://`` URL, or an SQLite file path; the
     schema is migrated to this release's version, or, ``migrate`` False, the database is only
-    read to open it (an SQLite file must exist; NotAStoreError when it is no store).
+    read to open it (an SQLite file must exist; NotAStoreError when it is no store), and,
+    ``read_only`` too, opened read-only (every write refused; SQLite: ``mode=ro``, PostgreSQL:
+    ``default_transaction_read_only``).
     StoreUnavailableError when it cannot be reached, StoreError when it cannot be used (a URL
     whose hosts and ports do not read among them:
     :func:`~handreader.store.database_url.url_problem`)."""
@@ -291,10 +302,12 @@ def open_database(
         problem = url_problem(str(location))
         if problem is not None:
             raise StoreError(f"database URL {redact_url(str(location))!r}: {problem}")
-        return PostgresDatabase(str(location), timeout_s=timeout_s, migrate=migrate)
+        return PostgresDatabase(
+            str(location), timeout_s=timeout_s, migrate=migrate, read_only=read_only
+        )
     if isinstance(location, str) and "://" in location:
         raise StoreError(
             f"unsupported database {redact_url(location)!r}: give a postgresql:// URL "
             "or an SQLite file's path"
         )
-    return SqliteDatabase(location, timeout_s=timeout_s, migrate=migrate)
+    return SqliteDatabase(location, timeout_s=timeout_s, migrate=migrate, read_only=read_only)

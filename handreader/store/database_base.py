@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
-from handreader.store.schema import MIGRATIONS, Migration
+from handreader.store.schema import MIGRATIONS, STORE_TABLE, Migration
 
 __all__ = [
     "FULL_MESSAGE",
@@ -185,14 +185,17 @@ class Database(ABC):
         ``serialize``: an advisory lock key (PostgreSQL) taken first, so that writes with the
         same key never overlap; on SQLite every write is serialized anyway. ``lock_name`` names
         the lock in messages: while the write waits for it, a caller that gives up is told
-        that another writer holds it (:meth:`CommitGate.waiting_for`), and a wait past the
-        database's lock timeout is StoreUnavailableError saying so.
+        that another writer holds it (:meth:`CommitGate.waiting_for`). A wait past the
+        database's lock timeout is, on PostgreSQL, StoreUnavailableError saying that another
+        writer holds ``lock_name``; on SQLite, StoreError with SQLite's own "database is
+        locked" (no holder named).
         """
 
     @abstractmethod
     def integrity_check(self, table: str) -> str:
-        """``"ok"`` when the database reads back sound (SQLite's ``PRAGMA integrity_check``;
-        on PostgreSQL every row of ``table`` read back in full)."""
+        """``"ok"`` when the database reads back sound, else what is found: SQLite's ``PRAGMA
+        integrity_check``; PostgreSQL has none to ask and answers ``"ok"`` without reading
+        (a check of ``table``'s rows, such as a chain walk, reads each of them)."""
 
     @abstractmethod
     def close(self) -> None:
@@ -256,15 +259,27 @@ class Database(ABC):
         """Make the schema this release knows (:meth:`_migrate`), or, ``migrate`` False, only
         check the database as it is: NotAStoreError when it records no schema version (no
         table of the store), StoreError when its version is not this release's (newer:
-        upgrade; older: the service's start migrates it). Nothing is written then."""
+        upgrade; older: the service's start migrates it). The store's own table
+        (:data:`~handreader.store.schema.STORE_TABLE`) is looked for first, so another
+        program's database is NotAStoreError whatever versions it records. Nothing is written
+        then."""
         if migrate:
             self._migrate(migrations, legacy_version)
             return
+        if not self.has_table(STORE_TABLE):
+            raise NotAStoreError(self.location, STORE_TABLE)
         latest = migrations[-1].version
         current = legacy_version
         if self.has_table("schema_version"):
             row = self.read("SELECT max(version) FROM schema_version")
-            current = max(int(row[0][0] or 0) if row else 0, legacy_version)
+            found = row[0][0] if row else None
+            try:
+                current = max(int(found or 0), legacy_version)
+            except (TypeError, ValueError):
+                raise StoreError(
+                    f"database {self.location!r} records schema version {found!r}, not a "
+                    "number: not a schema of handreader"
+                ) from None
         if current == 0:
             raise NotAStoreError(self.location, "schema_version")
         if current > latest:

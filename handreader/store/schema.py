@@ -14,7 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["MIGRATIONS", "Migration"]
+__all__ = ["MIGRATIONS", "STORE_TABLE", "Migration"]
+
+STORE_TABLE = "verification"
+"""The store's own table, which every schema version has on both backends: a database
+without it is no handreader store, whatever else it holds."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,7 +66,7 @@ def _run(*arguments: str) -> int:
     return cli.main(["audit", *arguments])
 
 
-@pytest.mark.parametrize(("user_version", "missing"), [(0, "schema_version"), (1, "verification")])
+@pytest.mark.parametrize(("user_version", "missing"), [(0, "verification"), (1, "verification")])
 def test_another_programs_sqlite_database_is_refused_and_left_as_it_was(
     user_version: int,
     missing: str,
@@ -98,12 +98,74 @@ def test_another_programs_postgresql_schema_is_refused_and_left_as_it_was(
     raw(postgres_schema, "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
     environment.setenv("HANDREADER_DATABASE_URL", postgres_schema)
     assert _run("verify") == 2
-    assert NOT_A_STORE.format(table="schema_version") in capsys.readouterr().err
+    assert NOT_A_STORE.format(table="verification") in capsys.readouterr().err
     tables = raw(
         postgres_schema,
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()",
     )
     assert tables == [("customers",)]
+
+
+@pytest.mark.parametrize("version", ["'2.0-beta'", "99"])
+def test_another_programs_schema_version_table_is_not_read_as_the_stores(
+    version: str,
+    tmp_path: Path,
+    environment: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Another program may keep a schema_version table of its own: its versions (a text, a
+    number above this release's) were read as the store's ("invalid literal for int()",
+    "newer than 1: upgrade handreader") before the store was recognised."""
+    path = _customers(tmp_path / "crm.db")
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute("CREATE TABLE schema_version (version, applied_utc, description)")
+        connection.execute(f"INSERT INTO schema_version VALUES ({version}, 'x', 'y')")
+        connection.commit()
+    before = _digest(path)
+    environment.setenv("HANDREADER_AUDIT_DB", str(path))
+    environment.setenv("HANDREADER_AUDIT_KEY", "operator secret")
+    for action in ("verify", "checkpoint", "rekey"):
+        assert _run(action) == 2
+        expected = f"database '{path}' " + NOT_A_STORE.format(table="verification")
+        assert capsys.readouterr().err == f"handreader audit: error: {expected}\n"
+    assert _digest(path) == before
+
+
+def test_a_check_leaves_a_leftover_wal_file_as_it_was(
+    tmp_path: Path, environment: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store copied while open (or left by a crash) keeps committed records in its -wal
+    file: verify and checkpoint read them without folding the -wal into the file (a
+    read-write connection did so as it closed, changing the file's bytes and deleting the
+    -wal); rekey, which writes, may."""
+    live, copy = tmp_path / "live.sqlite3", tmp_path / "copy.sqlite3"
+    with AuditLog(live, token=TOKEN, key="operator secret") as log:
+        log.database.read("PRAGMA wal_autocheckpoint=0")
+        assert record(log) == 1 and record(log) == 2
+        for suffix in ("", "-wal"):  # (copied while open: the records are in the -wal)
+            Path(f"{copy}{suffix}").write_bytes(Path(f"{live}{suffix}").read_bytes())
+    wal = Path(f"{copy}-wal")
+    assert wal.stat().st_size > 0
+    before = (_digest(copy), _digest(wal))
+    environment.setenv("HANDREADER_AUDIT_DB", str(copy))
+    environment.setenv("HANDREADER_AUDIT_KEY", "operator secret")
+    assert _run("verify") == 0
+    assert "the trail holds: 2 records" in capsys.readouterr().out
+    assert _run("checkpoint") == 0
+    assert '"count": 2' in capsys.readouterr().out
+    assert wal.exists() and (_digest(copy), _digest(wal)) == before
+
+
+def test_a_log_opened_read_only_refuses_every_write(location: str) -> None:
+    with AuditLog(location, token=TOKEN, key="") as log:
+        assert record(log) == 1
+    with AuditLog(location, token=TOKEN, key="", create=False, read_only=True) as log:
+        assert log.verify(TOKEN).records == 1
+        with pytest.raises(AuditError, match=r"read-only|readonly"):
+            record(log)
+    with pytest.raises(AuditError, match="read-only cannot create"):
+        AuditLog(location, token=TOKEN, read_only=True)
+    assert raw(location, "SELECT count(*) FROM verification") == [(1,)]
 
 
 def test_the_checks_only_read_a_store(
