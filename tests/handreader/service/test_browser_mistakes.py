@@ -160,15 +160,16 @@ def test_a_wrong_token_in_the_deck_wizard_is_mended_without_losing_the_photos(
     assert "Deck mended: 2 cards" in page.inner_text("#wizard-done")
 
 
-def test_a_deck_made_meanwhile_is_not_replaced_unasked_and_is_replaced_once_ticked(
-    page: Any, server: Server, tmp_path: Path
+def _calibrate_over_a_deck_made_meanwhile(
+    page: Any, server: Server, tmp_path: Path, name: str
 ) -> None:
-    """The page's list predates the deck: it asks nothing, the service refuses (409); the page
-    then offers the replacement there, the photos kept, and Calibrate sends it when ticked."""
+    """The wizard started for ``name``, a deck of that name holding AS saved over the API
+    after it (the page's list predates it), then a photo taken for 2S and Calibrate pressed:
+    a replacement that would lose the AS."""
     photo = _card_photos(tmp_path, 1)[0]
-    start_wizard(page, "meanwhile")
+    start_wizard(page, name)
     saved = page.request.post(
-        f"{server.url}/v1/decks/meanwhile",
+        f"{server.url}/v1/decks/{name}",
         headers={"Authorization": f"Bearer {TOKEN}"},
         multipart={"photo": {"name": "AS.png", "mimeType": "image/png",
                              "buffer": Path(photo).read_bytes()}},
@@ -177,6 +178,14 @@ def test_a_deck_made_meanwhile_is_not_replaced_unasked_and_is_replaced_once_tick
     page.click("#wizard-skip")
     page.set_input_files("#wizard-file", photo)  # 2S: the deck's AS would be lost
     page.click("#wizard-finish")
+
+
+def test_a_deck_made_meanwhile_is_not_replaced_unasked_and_is_replaced_once_ticked(
+    page: Any, server: Server, tmp_path: Path
+) -> None:
+    """The page's list predates the deck: it asks nothing, the service refuses (409); the page
+    then offers the replacement there, the photos kept, and Calibrate sends it when ticked."""
+    _calibrate_over_a_deck_made_meanwhile(page, server, tmp_path, "meanwhile")
     page.wait_for_selector("#wizard-replace-choice:not([hidden])")
     message = page.inner_text("#wizard-error")
     assert message.startswith("a deck named meanwhile exists and would lose 1 card (A\u2660)")
@@ -201,18 +210,7 @@ def test_a_deck_made_meanwhile_is_not_replaced_unasked_and_is_replaced_once_tick
 def test_after_a_refused_replacement_another_name_keeps_the_photos(
     page: Any, server: Server, tmp_path: Path
 ) -> None:
-    photo = _card_photos(tmp_path, 1)[0]
-    start_wizard(page, "taken")
-    saved = page.request.post(
-        f"{server.url}/v1/decks/taken",
-        headers={"Authorization": f"Bearer {TOKEN}"},
-        multipart={"photo": {"name": "AS.png", "mimeType": "image/png",
-                             "buffer": Path(photo).read_bytes()}},
-    )  # fmt: skip
-    assert saved.ok, saved.text()
-    page.click("#wizard-skip")
-    page.set_input_files("#wizard-file", photo)
-    page.click("#wizard-finish")
+    _calibrate_over_a_deck_made_meanwhile(page, server, tmp_path, "taken")
     page.wait_for_selector("#wizard-rename:not([hidden])")
     page.click("#wizard-rename")
     page.wait_for_selector("#wizard-setup:not([hidden])")
