@@ -10,6 +10,9 @@ depending on the models' accuracy:
   single indices: the layout that once split live readings into 1 + 4 + ... groups;
 - :func:`render_fan` draws it on green felt with the cards of a deck of ``training.synth``
   (Debian's card art, when installed) or, without them, with plain drawn cards;
+- :func:`tight_table` lays out three small fans of five (a banker above, two players below):
+  on a phone the codes written at their cards would overlap, the scene of the code layout's
+  tests;
 - :class:`FanReader` "reads" the fan from any image (boxes scaled to the image, so any frame
   size works): a photo as it lies, video frames with per-call noise drawn from
   ``default_rng([seed, call])``: boxes jittered by a few pixels, a card missed now and then,
@@ -43,6 +46,7 @@ __all__ = [
     "fan_layout",
     "fan_reading",
     "render_fan",
+    "tight_table",
     "write_fixture",
 ]
 
@@ -129,6 +133,25 @@ def fan_layout(
             boxes.append(_bounds(image_points(turned)))
         cards.append(FanCard(code, quad, tuple(boxes), matrix))
     return cards
+
+
+TIGHT_HANDS = (
+    (FAN_HAND, (0.5, 0.52)),
+    (("AH", "2H", "3H", "4H", "6H"), (0.2, 0.98)),
+    (("7C", "8C", "9C", "JC", "QC"), (0.8, 0.98)),
+)
+"""The hands of :func:`tight_table` and their fans' pivots (fractions of the image): Niu 7 for
+the banker on top, Niu 6 (A+3+6, 2+4) and No Niu below (seed 002's rules)."""
+
+
+def tight_table(size_wh: tuple[int, int] = SIZE_WH) -> list[FanCard]:
+    """Three fans of five, cards 0.3 of the image's height, 8 degrees apart (see the module
+    docstring), every hand's cards after the previous hand's."""
+    return [
+        card
+        for codes, pivot in TIGHT_HANDS
+        for card in fan_layout(size_wh, codes, pivot=pivot, card_height=0.3, step_degrees=8.0)
+    ]
 
 
 def _jittered(box: Box, rng: np.random.Generator, jitter_px: float) -> Box:

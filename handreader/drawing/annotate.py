@@ -6,7 +6,9 @@ draws a Niu Niu table (``handreader.tables.scoring.TableResult``) or a Pits verd
 
 - each hand has a colour (the banker's is gold); every card box is outlined in it, the cards
   of the bull (the three that make the multiple of ten) are filled lightly as well, and each
-  card's code is written at its box;
+  card's code is written at its box, or, where the codes of a hand would overlap (a tight fan
+  on a small photo), in a row beside the hand with a leader line to each card
+  (:func:`handreader.drawing.layout.place_codes`);
 - a card read with low confidence is outlined in the uncertain colour with ``?`` after its code;
 - each hand's label (seat and role, score, outcome and net for a settled player, ``WINNER`` in
   the trainer, or why the hand is not scored) goes where it covers no card's index or code and
@@ -29,7 +31,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from handreader.drawing.layout import LabelPlace, place_labels
+from handreader.drawing.layout import LabelPlace, place_codes, place_labels
 
 if TYPE_CHECKING:
     from handreader.tables.pits import PitsResult
@@ -69,10 +71,13 @@ def bgr(colour: Rgb) -> tuple[int, int, int]:
 
 @dataclass(frozen=True, slots=True)
 class TableLayout:
-    """What a drawing of a table holds, in image pixels: each card's code box and index box,
-    each hand's box, and each hand's label (the hand, its text, its place)."""
+    """What a drawing of a table holds, in image pixels: each card's code box and index box
+    (the hands' cards in order, then the cards left over), each code's leader line to its card
+    (``None`` at its card), each hand's box, and each hand's label (the hand, its text, its
+    place)."""
 
     codes: tuple[tuple[int, int, int, int], ...]
+    code_leaders: tuple[tuple[tuple[float, float], tuple[float, float]] | None, ...]
     cards: tuple[tuple[float, float, float, float], ...]
     hands: tuple[tuple[float, float, float, float], ...]
     labels: tuple[tuple[HandResult, str, LabelPlace], ...]
@@ -171,8 +176,14 @@ class Annotator:
         cv2.addWeighted(patch, 1 - self.fill_opacity, tint, self.fill_opacity, 0.0, dst=patch)
 
     def _card(
-        self, image: NDArray[np.uint8], card: TableCard, colour: Rgb, part: str | None
+        self,
+        image: NDArray[np.uint8],
+        card: TableCard,
+        colour: Rgb,
+        part: str | None,
+        with_code: bool = True,
     ) -> None:
+        """The card's box (filled for the bull) and, ``with_code``, its code at the card."""
         if card.box_xyxy is None:
             return
         line = self._line(image)
@@ -180,8 +191,31 @@ class Annotator:
             self._fill(image, card.box_xyxy, colour)
         outline = self.uncertain_colour if card.uncertain else colour
         self._box(image, card.box_xyxy, outline, line)
-        x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])
-        self._text(image, card.shown, (x1, y1 - line), outline)
+        if with_code:
+            x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])
+            self._text(image, card.shown, (x1, y1 - line), outline)
+
+    def _code(
+        self,
+        image: NDArray[np.uint8],
+        card: TableCard,
+        colour: Rgb,
+        box: tuple[int, int, int, int],
+        leader: tuple[tuple[float, float], tuple[float, float]] | None,
+    ) -> None:
+        """The card's code in ``box`` (a place of the layout), its leader line drawn first."""
+        outline = self.uncertain_colour if card.uncertain else colour
+        if leader is not None:
+            start, end = leader
+            cv2.line(
+                image,
+                (round(start[0]), round(start[1])),
+                (round(end[0]), round(end[1])),
+                bgr(outline),
+                max(1, self._line(image) // 2),
+                cv2.LINE_AA,
+            )
+        self._text(image, card.shown, (box[0], box[3]), outline)
 
     def _code_box(self, image: NDArray[np.uint8], card: TableCard) -> tuple[int, int, int, int]:
         assert card.box_xyxy is not None
@@ -199,10 +233,19 @@ class Annotator:
         clear of the summary line and of the ``reserved`` boxes (drawn over afterwards: the
         live overlay's status line)."""
         line = self._line(image)
-        cards = [
-            card for hand in result.hands for card in hand.cards if card.box_xyxy is not None
-        ] + [card for card in result.left_over if card.box_xyxy is not None]
-        codes = [self._code_box(image, card) for card in cards]
+        owners = [
+            (number, card)
+            for number, hand in enumerate(result.hands)
+            for card in hand.cards
+            if card.box_xyxy is not None
+        ]
+        count = len(result.hands)
+        owners += [
+            (count + number, card)  # a card of no hand is a group of its own
+            for number, card in enumerate(result.left_over)
+            if card.box_xyxy is not None
+        ]
+        cards = [card for _, card in owners]
         clear: list[tuple[float, float, float, float]] = [
             (float(x1), float(y1), float(x2), float(y2))
             for x1, y1, x2, y2 in (card.box_xyxy for card in cards if card.box_xyxy)
@@ -223,19 +266,33 @@ class Annotator:
         if summary is not None:
             sx1, sy1, sx2, sy2 = self._summary_box(image, summary)
             drawn_over.append((float(sx1), float(sy1), float(sx2), float(sy2)))
-        places = place_labels(
-            hands,
-            sizes,
-            [
-                *clear,
-                *((float(a), float(b), float(c), float(d)) for a, b, c, d in codes),
-                *drawn_over,
-            ],
+        at_cards = [self._code_box(image, card) for card in cards]
+        code_places = place_codes(
+            clear,
+            [(float(a), float(b), float(c), float(d)) for a, b, c, d in at_cards],
+            [number for number, _ in owners],
+            drawn_over,
             (float(image.shape[1]), float(image.shape[0])),
             float(2 * line),
         )
+        # the boxes as drawn: text whose bottom-left corner is the place's, in whole pixels
+        codes = [
+            box
+            if place.leader is None
+            else self._text_box(image, card.shown, (round(place.box[0]), round(place.box[3])))
+            for card, box, place in zip(cards, at_cards, code_places, strict=True)
+        ]
+        places = place_labels(
+            hands,
+            sizes,
+            [*((float(a), float(b), float(c), float(d)) for a, b, c, d in codes), *drawn_over],
+            (float(image.shape[1]), float(image.shape[0])),
+            float(2 * line),
+            clear,
+        )
         return TableLayout(
             codes=tuple(codes),
+            code_leaders=tuple(place.leader for place in code_places),
             cards=tuple(clear),
             hands=tuple(hands),
             labels=tuple(
@@ -321,14 +378,22 @@ class Annotator:
     ) -> None:
         line = self._line(image)
         layout = self.layout(image, result, reserved)
+        coloured = []  # each card with a box, and its colour, in the layout's order
         for hand in result.hands:
             colour = self._colour(hand, result.banker)
             for card, part in zip(hand.cards, hand.parts(), strict=True):
-                self._card(image, card, colour, part)
+                self._card(image, card, colour, part, with_code=False)
+                coloured.append((card, colour))
         for hand_box, (hand, _, _) in zip(layout.hands, layout.labels, strict=True):
             self._box(image, hand_box, self._colour(hand, result.banker), max(1, line // 2))
         for card in result.left_over:
-            self._card(image, card, self.left_over_colour, None)
+            self._card(image, card, self.left_over_colour, None, with_code=False)
+            coloured.append((card, self.left_over_colour))
+        shown = [(card, colour) for card, colour in coloured if card.box_xyxy is not None]
+        for (card, colour), box, leader in zip(
+            shown, layout.codes, layout.code_leaders, strict=True
+        ):
+            self._code(image, card, colour, box, leader)
         for hand, text, place in layout.labels:
             colour = self._colour(hand, result.banker)
             x1, _, _, y2 = (round(value) for value in place.box)

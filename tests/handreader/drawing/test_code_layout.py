@@ -1,0 +1,105 @@
+"""Where the annotated image writes the card codes (handreader/drawing/layout.py, place_codes).
+
+Expectations from the drawing's contract (docs/page.md, "Drawing"): no code's box overlaps
+another code's box or a label, every code stays inside the frame, a code moved from its card
+is joined to it by a leader line, and a hand whose codes fit at their cards keeps them there.
+The scene is ``tests/fan_scene.py``'s tight table: three fans of five cards 8 degrees apart,
+whose codes written at their cards overlap at every size the annotator draws them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fan_scene import SIZE_WH, fan_reading, tight_table
+
+from handreader.drawing.annotate import Annotator
+from handreader.drawing.layout import overlap_area, place_codes
+from handreader.tables.scoring import TableOptions, score_reading
+from vision.detections import CardReading, Reading
+
+Box = tuple[float, float, float, float]
+
+
+def _overlapping(boxes: list[Box]) -> list[tuple[Box, Box]]:
+    return [
+        (box, other)
+        for number, box in enumerate(boxes)
+        for other in boxes[number + 1 :]
+        if overlap_area(box, other) > 0
+    ]
+
+
+@pytest.mark.parametrize("width", [320, 640, 1280])
+def test_no_code_of_a_tight_fan_covers_another_code_or_a_label(width: int) -> None:
+    size = (width, width * SIZE_WH[1] // SIZE_WH[0])
+    reading = fan_reading(tight_table(size), size)
+    result = score_reading(reading, TableOptions.create(stake=10))
+    assert [len(hand.cards) for hand in result.hands] == [5, 5, 5]
+    image = np.full((size[1], size[0], 3), 90, np.uint8)
+    annotator = Annotator()
+    layout = annotator.layout(image, result)
+    codes: list[Box] = [tuple(map(float, box)) for box in layout.codes]  # type: ignore[misc]
+    assert len(codes) == 15
+    assert _overlapping(codes) == []
+    labels = [place.box for _, _, place in layout.labels]
+    assert [(code, label) for code in codes for label in labels if overlap_area(code, label)] == []
+    for box in codes:
+        assert box[0] >= 0 and box[1] >= 0 and box[2] <= size[0] and box[3] <= size[1]
+    # every code was moved (each hand's codes at their cards overlap): each has its leader,
+    # which ends on its card's index box
+    for leader, card in zip(layout.code_leaders, layout.cards, strict=True):
+        assert leader is not None
+        (x, y) = leader[1]
+        assert card[0] <= x <= card[2] and card[1] <= y <= card[3]
+    # the drawing is that layout: each code's box is painted
+    drawn = annotator.annotate(image, result)
+    for box in codes:
+        x, y = round(box[0]) + 1, round(box[1]) + 1
+        assert tuple(drawn[y, x]) != (90, 90, 90), box
+
+
+def test_codes_that_fit_at_their_cards_stay_there() -> None:
+    # cards 60 px apart: each code fits above its own card, no leader
+    reading = Reading(
+        (800, 600),
+        tuple(
+            CardReading(code, 0.9, (100 + 60 * i, 300, 140 + 60 * i, 360))
+            for i, code in enumerate(["AS", "2S", "3S", "4S", "8S"])
+        ),
+    )
+    result = score_reading(reading, TableOptions.create())
+    layout = Annotator().layout(np.full((600, 800, 3), 90, np.uint8), result)
+    assert layout.code_leaders == (None,) * 5
+    assert all(box[3] <= 300 and box[0] == 100 + 60 * i for i, box in enumerate(layout.codes))
+
+
+def test_a_crowded_hand_is_spread_in_the_order_of_its_cards_and_the_rest_kept() -> None:
+    # hand 0: three cards 10 px apart whose 30 px codes overlap; hand 1 far off, roomy
+    cards: list[Box] = [(100.0, 200.0, 120.0, 230.0), (110.0, 200.0, 130.0, 230.0),
+                        (120.0, 200.0, 140.0, 230.0), (500.0, 200.0, 520.0, 230.0)]  # fmt: skip
+    at_cards: list[Box] = [(x1, 180.0, x1 + 30.0, 198.0) for x1, _, _, _ in cards]
+    places = place_codes(cards, at_cards, [0, 0, 0, 1], [], (800.0, 600.0), 4.0)
+    assert places[3].box == at_cards[3] and places[3].leader is None
+    moved = [place.box for place in places[:3]]
+    assert _overlapping([*moved, places[3].box]) == []
+    assert [box for box in moved for card in cards if overlap_area(box, card)] == []
+    assert [box[0] for box in moved] == sorted(box[0] for box in moved)  # left to right
+    assert moved[1][0] - moved[0][2] == 4.0  # a gap apart, in one row
+    assert all(place.leader is not None for place in places[:3])
+
+
+def test_a_row_wider_than_the_frame_breaks_into_rows() -> None:
+    cards: list[Box] = [(10.0 + 5 * i, 100.0, 25.0 + 5 * i, 120.0) for i in range(5)]
+    at_cards: list[Box] = [(x1, 80.0, x1 + 40.0, 98.0) for x1, _, _, _ in cards]
+    places = place_codes(cards, at_cards, [0] * 5, [], (100.0, 300.0), 4.0)
+    boxes = [place.box for place in places]
+    assert _overlapping(boxes) == []
+    assert [box for box in boxes for card in cards if overlap_area(box, card)] == []
+    assert all(box[0] >= 0 and box[2] <= 100 for box in boxes)
+    assert len({box[1] for box in boxes}) == 3  # 2 + 2 + 1 codes of 40 px in 100 px
+
+
+def test_place_codes_wants_one_entry_per_card() -> None:
+    with pytest.raises(ValueError, match="one entry per card, got 2, 1 and 2"):
+        place_codes([(0, 0, 1, 1)] * 2, [(0, 0, 1, 1)], [0, 0], [], (10.0, 10.0), 1.0)
