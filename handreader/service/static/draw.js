@@ -7,8 +7,14 @@
 // wide, so that they read at a glance on a phone held at arm's length. The labels are placed
 // as the annotated image places them (handreader/drawing/layout.py, the same steps): above the
 // hand, below it, beside it, then farther out with a leader line, the first place that covers
-// no card's index or code, no other label and no other hand; when none is free, the one that
-// covers least. A label wider than the frame is broken into lines at " · ", then between words.
+// no code, no other label, no card's index and no other hand; when none is free, the one that
+// covers least of the codes and labels, then of the cards' indices, then of the other hands. A label wider than the frame is broken into lines at " · ", then between words.
+//
+// The codes are placed first, as the annotated image places them (layout.py's place_codes, the
+// same steps): at the card, unless a code there would overlap another code, a card's index or
+// the frame's edge pushes it onto its card; then the whole hand's codes go in a row, in the
+// cards' order from left to right, placed as a label is (above, below, beside, farther out),
+// each joined to its card by a leader line. A tight fan on a phone shows every code apart.
 
 import { ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
 
@@ -131,19 +137,31 @@ function labelCandidates(box, w, h, gap) {
   return places;
 }
 
-/** Where a label box of ``w`` x ``h`` goes for a hand box (see the module comment): the place
- *  and, when it lies away from its hand, the leader line's two ends. */
-export function placeLabel(box, w, h, gap, keepClear, placed, hands, width, height) {
-  const asRect = ([a, b, c, d]) => ({ x: a, y: b, w: c - a, h: d - b });
-  const others = hands.filter((other) => other !== box).map(asRect);
+/** The first place of a ``w`` x ``h`` box around ``box`` (moved inside the frame) covering
+ *  nothing of any of ``tiers`` (lists of boxes), else the one covering least of the first tier,
+ *  then of the next...; with whether it lies away from the box. */
+function bestPlace(box, w, h, gap, tiers, width, height) {
   let best = null;
+  const less = (a, b) => {
+    for (let index = 0; index < a.length; index += 1) if (a[index] !== b[index]) return a[index] < b[index];
+    return false;
+  };
   for (const candidate of labelCandidates(box, w, h, gap)) {
     const rect = clampInside(candidate, width, height);
-    const hard = [...keepClear, ...placed].reduce((sum, other) => sum + area(rect, other), 0);
-    const soft = others.reduce((sum, other) => sum + area(rect, other), 0);
-    if (!best || hard < best.hard || (hard === best.hard && soft < best.soft)) best = { rect, hard, soft, away: candidate.away };
-    if (hard === 0 && soft === 0) break;
+    const covered = tiers.map((tier) => tier.reduce((sum, other) => sum + area(rect, other), 0));
+    if (!best || less(covered, best.covered)) best = { rect, covered, away: candidate.away };
+    if (covered.every((value) => value === 0)) break;
   }
+  return best;
+}
+
+const asRect = ([a, b, c, d]) => ({ x: a, y: b, w: c - a, h: d - b });
+
+/** Where a label box of ``w`` x ``h`` goes for a hand box (see the module comment): the place
+ *  and, when it lies away from its hand, the leader line's two ends. */
+export function placeLabel(box, w, h, gap, keepClear, placed, hands, width, height, indices = []) {
+  const others = hands.filter((other) => other !== box).map(asRect);
+  const best = bestPlace(box, w, h, gap, [[...keepClear, ...placed], indices, others], width, height);
   const { rect } = best;
   const hand = asRect(box);
   const touching = area({ x: rect.x - 2 * gap, y: rect.y - 2 * gap, w: rect.w + 4 * gap, h: rect.h + 4 * gap }, hand) > 0;
@@ -158,6 +176,75 @@ export function placeLabel(box, w, h, gap, keepClear, placed, hands, width, heig
     }
   }
   return { x: rect.x, y: rect.y, w: rect.w, h: rect.h, leader };
+}
+
+/** A line from the point of ``code`` nearest the card's centre to the point of ``card``
+ *  nearest the code's centre (both {x, y, w, h}). */
+function codeLeader(code, card) {
+  const nearest = (r, x, y) => [Math.min(Math.max(x, r.x), r.x + r.w), Math.min(Math.max(y, r.y), r.y + r.h)];
+  return [...nearest(code, card.x + card.w / 2, card.y + card.h / 2), ...nearest(card, code.x + code.w / 2, code.y + code.h / 2)];
+}
+
+/** Indices of ``widths`` packed in order into rows no wider than ``room``. */
+function codeRows(widths, room, gap) {
+  const rows = [];
+  let used = 0;
+  widths.forEach((width, index) => {
+    if (rows.length && used + gap + width <= room) {
+      rows[rows.length - 1].push(index);
+      used += gap + width;
+    } else {
+      rows.push([index]);
+      used = width;
+    }
+  });
+  return rows;
+}
+
+/**
+ * Where each card's code goes (see the module comment): ``cards`` the index boxes, ``atCards``
+ * the codes' boxes at their cards (inside the frame), ``hands`` each card's hand (a key; a card
+ * of no hand has one of its own), ``keepClear`` what else no code may cover; boxes are
+ * {x, y, w, h}. Returns for each card {x, y, w, h, leader} (leader null at its card).
+ */
+export function placeCodes(cards, atCards, hands, keepClear, gap, width, height) {
+  const crowded = new Set();
+  atCards.forEach((box, index) => {
+    const hit = [...cards, ...keepClear].some((other) => area(box, other) > 0)
+      || atCards.some((other, at) => at !== index && area(box, other) > 0);
+    if (hit) crowded.add(hands[index]);
+  });
+  const places = atCards.map((box) => ({ ...box, leader: null }));
+  const fixed = atCards.filter((_, index) => !crowded.has(hands[index]));
+  const members = new Map();
+  hands.forEach((hand, index) => members.set(hand, [...(members.get(hand) || []), index]));
+  const spans = new Map([...members].map(([hand, found]) => {
+    const boxes = found.map((index) => cards[index]);
+    return [hand, [Math.min(...boxes.map((b) => b.x)), Math.min(...boxes.map((b) => b.y)), Math.max(...boxes.map((b) => b.x + b.w)), Math.max(...boxes.map((b) => b.y + b.h))]];
+  }));
+  for (const [hand, found] of members) {
+    if (!crowded.has(hand)) continue;
+    const centre = (index) => cards[index].x + cards[index].w / 2;
+    const order = [...found].sort((a, b) => centre(a) - centre(b) || cards[a].y - cards[b].y);
+    const widths = order.map((index) => atCards[index].w);
+    const tall = Math.max(...order.map((index) => atCards[index].h));
+    const rows = codeRows(widths, width, gap);
+    const blockW = Math.max(...rows.map((row) => row.reduce((sum, j) => sum + widths[j], 0) + gap * (row.length - 1)));
+    const blockH = rows.length * tall + (rows.length - 1) * gap;
+    const others = [...spans].filter(([other]) => other !== hand).map(([, span]) => asRect(span));
+    const { rect } = bestPlace(spans.get(hand), blockW, blockH, gap, [[...keepClear, ...fixed], cards, others], width, height);
+    rows.forEach((row, line) => {
+      let x = rect.x;
+      const y = rect.y + line * (tall + gap);
+      for (const j of row) {
+        const box = { x, y, w: widths[j], h: tall };
+        places[order[j]] = { ...box, leader: codeLeader(box, cards[order[j]]) };
+        fixed.push(box);
+        x += widths[j] + gap;
+      }
+    });
+  }
+  return places;
 }
 
 function textBox(context, text, x, y, font, colour, background) {
@@ -191,29 +278,38 @@ export function drawScene(canvas, picture, scene) {
   const scale = imagePerCss(canvas, width);
   const font = Math.max(10, Math.round(LABEL_CSS_PX * scale));
   const small = Math.max(9, Math.round(CODE_CSS_PX * scale));
-  const codes = []; // the code boxes drawn, kept clear of the labels
   const cardBoxes = [];
   const line = Math.max(2, Math.round(2 * scale));
   const at = (box) => box.map((value) => value * factor);
   context.lineWidth = line;
   context.textBaseline = "top";
+  context.font = `bold ${small}px sans-serif`;
 
-  const drawCard = (card, colour) => {
+  // each card drawn with a box: its outline now, its code once every code is placed
+  const shown = [];
+  const handCards = scene.hands.flatMap((hand, number) => hand.cards.filter((card) => card.box).map((card) => ({ card, number })));
+  // a live track belongs to the hand holding a card of its code over it (the hands hold still
+  // while the tracks move a little); a card of no hand is a group of its own
+  const handOf = (card) => {
+    const found = handCards.find((held) => held.card === card || (held.card.card === card.card && area(asRect(held.card.box), asRect(card.box)) > 0));
+    return found ? found.number : undefined;
+  };
+  const drawCard = (card, colour, loose) => {
     if (!card.box) return;
     const [x1, y1, x2, y2] = at(card.box);
     const outline = card.uncertain ? UNCERTAIN_COLOUR : colour;
     context.strokeStyle = outline;
     context.strokeRect(x1, y1, x2 - x1, y2 - y1);
-    context.font = `bold ${small}px sans-serif`;
     const text = card.card + (card.uncertain ? "?" : "");
     const w = context.measureText(text).width + small * 0.5;
     const spot = clampInside({ x: x1, y: y1 - small * 1.5, w, h: small * 1.5 }, width, height);
-    textBox(context, text, spot.x, spot.y, small, "#fff", outline === CARD_COLOUR ? "rgba(0, 0, 0, 0.65)" : outline);
-    codes.push(spot);
+    const hand = handOf(card);
+    const group = loose || hand === undefined ? `card ${shown.length}` : `hand ${hand}`;
+    shown.push({ text, outline, spot, group });
     cardBoxes.push({ x: x1, y: y1, w: x2 - x1, h: y2 - y1 });
   };
 
-  for (const card of scene.cards || []) drawCard(card, CARD_COLOUR);
+  for (const card of scene.cards || []) drawCard(card, CARD_COLOUR, false);
   for (const hand of scene.hands) {
     context.fillStyle = hand.colour;
     context.globalAlpha = 0.3;
@@ -224,9 +320,11 @@ export function drawScene(canvas, picture, scene) {
       }
     }
     context.globalAlpha = 1;
-    if (!(scene.cards || []).length) for (const card of hand.cards) drawCard(card, hand.colour);
+    if (!(scene.cards || []).length) for (const card of hand.cards) drawCard(card, hand.colour, false);
   }
-  for (const card of scene.leftOver || []) drawCard(card, LEFT_OVER_COLOUR);
+  for (const card of scene.leftOver || []) drawCard(card, LEFT_OVER_COLOUR, true);
+
+  const codes = placeCodes(cardBoxes, shown.map((card) => card.spot), shown.map((card) => card.group), [], line * 2, width, height);
 
   const labels = [];
   const placed = [];
@@ -238,20 +336,36 @@ export function drawScene(canvas, picture, scene) {
     const [x1, y1, x2, y2] = at(hand.box);
     return [x1 - pad, y1 - pad, x2 + pad, y2 + pad];
   });
-  const keepClear = [...cardBoxes, ...codes];
+  const keepClear = codes;
   shownHands.forEach((hand, index) => {
     const around = arounds[index];
     context.strokeStyle = hand.colour;
     context.lineWidth = line;
     context.strokeRect(around[0], around[1], around[2] - around[0], around[3] - around[1]);
   });
+  // the codes over the card and hand boxes, under the labels
+  context.font = `bold ${small}px sans-serif`;
+  shown.forEach((card, index) => {
+    const code = codes[index];
+    if (code.leader) {
+      context.strokeStyle = card.outline;
+      context.lineWidth = Math.max(1, line / 2);
+      context.beginPath();
+      context.moveTo(code.leader[0], code.leader[1]);
+      context.lineTo(code.leader[2], code.leader[3]);
+      context.stroke();
+    }
+    textBox(context, card.text, code.x, code.y, small, "#fff", card.outline === CARD_COLOUR ? "rgba(0, 0, 0, 0.65)" : card.outline);
+  });
+  context.lineWidth = line;
+  context.font = `bold ${font}px sans-serif`;
   for (const [index, hand] of shownHands.entries()) {
     const around = arounds[index];
     const rows = lines(context, hand.label, width - 2 * padding);
     const textW = Math.max(...rows.map((row) => context.measureText(row).width)) + 2 * padding;
     const w = Math.min(width, textW);
     const h = rows.length * font * 1.2 + 2 * padding;
-    const rect = placeLabel(around, w, h, line * 2, keepClear, placed, arounds, width, height);
+    const rect = placeLabel(around, w, h, line * 2, keepClear, placed, arounds, width, height, cardBoxes);
     placed.push(rect);
     if (rect.leader) {
       context.strokeStyle = hand.colour;

@@ -1,0 +1,116 @@
+"""The card codes on the page never overlap: a tight fan of three hands, on a phone and a laptop.
+
+The photo is ``tests/fan_scene.py``'s tight table rendered (three fans of five cards 8 degrees
+apart, 640 x 480), read by ``FanReader`` (the fans' index boxes, so the page is checked, not the
+models). Written at their cards, its codes (14 CSS px, draw.js CODE_CSS_PX) overlap at both
+widths. The requirement (docs/page.md, "Drawing"): every code's box, as the page drew it
+(``data-labels`` of the canvas, canvas pixels), overlaps no other code's box and no label's,
+lies inside the frame, and is at least 14 CSS px tall; in photo mode at 390 px (a phone) and
+1280 px, and on the live overlay at 390 px with the camera playing the same picture.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import pytest
+from browser_page import PHONE, Server, chromium_with_camera, drawn_labels, shaken_video
+from fan_scene import SIZE_WH, FanReader, render_fan, tight_table
+
+pytestmark = pytest.mark.browser
+
+pytest.importorskip("playwright.sync_api")
+
+LAPTOP = {"width": 1280, "height": 800}
+
+
+@pytest.fixture(scope="module")
+def photo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("photo") / "tight_table.jpg"
+    cv2.imwrite(str(path), render_fan(tight_table(), SIZE_WH, deck=None))
+    return path
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    with Server(FanReader(layout=tight_table())) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser(photo: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    video = tmp_path_factory.mktemp("camera") / "tight_table.y4m"
+    shaken_video(video, cv2.imread(str(photo)), seconds=3.0)
+    with chromium_with_camera(video) as chromium:
+        yield chromium
+
+
+def _intersect(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (
+        a["x"] < b["x"] + b["w"]
+        and b["x"] < a["x"] + a["w"]
+        and (a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"])
+    )
+
+
+def _check_codes(drawn: dict[str, Any], count: int) -> None:
+    codes, labels = drawn["codes"], drawn["labels"]
+    assert len(codes) == count and len(labels) == 3
+    assert drawn["codeCss"] >= 14  # readable on a phone
+    for number, code in enumerate(codes):
+        assert code["x"] >= 0 and code["y"] >= 0
+        assert code["x"] + code["w"] <= drawn["width"] + 0.5
+        assert code["y"] + code["h"] <= drawn["height"] + 0.5
+        crossed = [other for other in codes[number + 1 :] if _intersect(code, other)]
+        assert crossed == [], (code, crossed)
+        covered = [label["text"] for label in labels if _intersect(code, label)]
+        assert covered == [], (code, covered)
+
+
+@pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["390px", "1280px"])
+def test_no_code_covers_another_code_or_a_label_in_photo_mode(
+    browser: Any, server: Server, photo: Path, viewport: dict[str, int]
+) -> None:
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    try:
+        page.goto(server.url + "/")
+        page.wait_for_selector("body[data-ready='true']")
+        page.set_input_files("#photo-file", str(photo))
+        page.wait_for_selector("#photo-hands tbody tr")
+        _check_codes(drawn_labels(page, "photo-canvas"), 15)
+    finally:
+        context.close()
+    assert problems == [], problems
+
+
+def test_no_code_covers_another_code_or_a_label_on_the_live_overlay(
+    browser: Any, server: Server
+) -> None:
+    context = browser.new_context(viewport=PHONE)
+    context.grant_permissions(["camera"], origin=server.url)
+    page = context.new_page()
+    try:
+        page.goto(server.url + "/")
+        page.wait_for_selector("body[data-ready='true']")
+        page.click("#tab-live")
+        page.click("#live-start")
+        deadline = time.monotonic() + 30
+        drawn: dict[str, Any] = {}
+        while time.monotonic() < deadline:  # until the three hands show all their cards
+            text = page.get_attribute("#live-overlay", "data-labels")
+            drawn = drawn_labels(page, "live-overlay") if text else {}
+            if drawn and len(drawn["labels"]) == 3 and len(drawn["codes"]) >= 15:
+                break
+            page.wait_for_timeout(200)
+        page.click("#live-stop")
+        assert drawn, "nothing drawn on the overlay"
+        _check_codes(drawn, len(drawn["codes"]))
+    finally:
+        context.close()
