@@ -69,6 +69,10 @@ def bgr(colour: Rgb) -> tuple[int, int, int]:
     return (int(blue), int(green), int(red))
 
 
+def _floats(box: Sequence[float]) -> tuple[float, float, float, float]:
+    return (float(box[0]), float(box[1]), float(box[2]), float(box[3]))
+
+
 @dataclass(frozen=True, slots=True)
 class TableLayout:
     """What a drawing of a table holds, in image pixels: each card's code box and index box
@@ -222,6 +226,37 @@ class Annotator:
         x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])
         return self._text_box(image, card.shown, (x1, y1 - self._line(image)))
 
+    def _code_places(
+        self,
+        image: NDArray[np.uint8],
+        owners: Sequence[tuple[int, TableCard]],
+        drawn_over: Sequence[tuple[float, float, float, float]],
+    ) -> tuple[
+        list[tuple[int, int, int, int]],
+        tuple[tuple[tuple[float, float], tuple[float, float]] | None, ...],
+    ]:
+        """Where the codes of ``owners`` (each card with a box, and its hand's number) are
+        drawn (:func:`handreader.drawing.layout.place_codes`): each code's box as drawn, in
+        whole pixels, and its leader line."""
+        cards = [card for _, card in owners]
+        at_cards = [self._code_box(image, card) for card in cards]
+        places = place_codes(
+            [_floats(card.box_xyxy) for card in cards if card.box_xyxy is not None],
+            [(float(a), float(b), float(c), float(d)) for a, b, c, d in at_cards],
+            [number for number, _ in owners],
+            drawn_over,
+            (float(image.shape[1]), float(image.shape[0])),
+            float(2 * self._line(image)),
+        )
+        # the boxes as drawn: text whose bottom-left corner is the place's
+        codes = [
+            box
+            if place.leader is None
+            else self._text_box(image, card.shown, (round(place.box[0]), round(place.box[3])))
+            for card, box, place in zip(cards, at_cards, places, strict=True)
+        ]
+        return codes, tuple(place.leader for place in places)
+
     def layout(
         self,
         image: NDArray[np.uint8],
@@ -266,22 +301,7 @@ class Annotator:
         if summary is not None:
             sx1, sy1, sx2, sy2 = self._summary_box(image, summary)
             drawn_over.append((float(sx1), float(sy1), float(sx2), float(sy2)))
-        at_cards = [self._code_box(image, card) for card in cards]
-        code_places = place_codes(
-            clear,
-            [(float(a), float(b), float(c), float(d)) for a, b, c, d in at_cards],
-            [number for number, _ in owners],
-            drawn_over,
-            (float(image.shape[1]), float(image.shape[0])),
-            float(2 * line),
-        )
-        # the boxes as drawn: text whose bottom-left corner is the place's, in whole pixels
-        codes = [
-            box
-            if place.leader is None
-            else self._text_box(image, card.shown, (round(place.box[0]), round(place.box[3])))
-            for card, box, place in zip(cards, at_cards, code_places, strict=True)
-        ]
+        codes, leaders = self._code_places(image, owners, drawn_over)
         places = place_labels(
             hands,
             sizes,
@@ -292,7 +312,7 @@ class Annotator:
         )
         return TableLayout(
             codes=tuple(codes),
-            code_leaders=tuple(place.leader for place in code_places),
+            code_leaders=leaders,
             cards=tuple(clear),
             hands=tuple(hands),
             labels=tuple(
@@ -414,13 +434,26 @@ class Annotator:
 
     def _draw_play(self, image: NDArray[np.uint8], result: PitsResult) -> None:
         colour = self.palette[0]
-        for card in result.cards:
-            self._card(image, card, colour, None)
-        for card in result.table:
-            self._card(image, card, self.left_over_colour, None)
         if result.combination is not None:
             verdict = {True: "legal", False: "illegal", None: "undecided"}[result.legal]
             summary = f"{result.combination.describe()}: {verdict}"
         else:
             summary = result.reason or "no combination"
+        # the play's cards are one hand; each card on the table is one of its own
+        coloured = [(0, card, colour) for card in result.cards if card.box_xyxy is not None]
+        coloured += [
+            (1 + number, card, self.left_over_colour)
+            for number, card in enumerate(result.table)
+            if card.box_xyxy is not None
+        ]
+        for _, card, shade in coloured:
+            self._card(image, card, shade, None, with_code=False)
+        sx1, sy1, sx2, sy2 = self._summary_box(image, summary)
+        codes, leaders = self._code_places(
+            image,
+            [(number, card) for number, card, _ in coloured],
+            [(float(sx1), float(sy1), float(sx2), float(sy2))],
+        )
+        for (_, card, shade), box, leader in zip(coloured, codes, leaders, strict=True):
+            self._code(image, card, shade, box, leader)
         self._text(image, summary, (0, image.shape[0] - 1), (40, 40, 40))

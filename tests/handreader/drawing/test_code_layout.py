@@ -9,6 +9,8 @@ whose codes written at their cards overlap at every size the annotator draws the
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from fan_scene import SIZE_WH, fan_reading, tight_table
@@ -103,3 +105,26 @@ def test_a_row_wider_than_the_frame_breaks_into_rows() -> None:
 def test_place_codes_wants_one_entry_per_card() -> None:
     with pytest.raises(ValueError, match="one entry per card, got 2, 1 and 2"):
         place_codes([(0, 0, 1, 1)] * 2, [(0, 0, 1, 1)], [0, 0], [], (10.0, 10.0), 1.0)
+
+
+def test_the_codes_of_a_tight_pits_play_are_spread_too() -> None:
+    """/v1/annotated?game=pits: four cards 12 px apart, whose codes at their cards overlap."""
+    from handreader.tables.pits import judge_reading
+
+    cards = tuple(
+        CardReading(code, 0.95, (300 + 12 * i, 200, 324 + 12 * i, 240))
+        for i, code in enumerate(["10H", "10D", "10C", "10S"])
+    )
+    play = judge_reading(Reading((640, 480), cards))
+    drawn: list[list[Box]] = []
+
+    class Recording(Annotator):
+        def _code_places(self, *arguments: Any) -> Any:
+            codes, leaders = super()._code_places(*arguments)
+            drawn.append([tuple(map(float, box)) for box in codes])  # type: ignore[misc]
+            assert all(leader is not None for leader in leaders)
+            return codes, leaders
+
+    Recording().annotate(np.full((480, 640, 3), 90, np.uint8), play)
+    (codes,) = drawn
+    assert len(codes) == 4 and _overlapping(codes) == []
