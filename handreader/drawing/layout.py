@@ -25,8 +25,9 @@ The codes are placed first, by :func:`place_codes`, and the labels then keep cle
 card's code goes at its card (just above its index) unless that box overlaps another card's
 code, a card's index or a box to keep clear: then the codes of the whole hand are spread in a
 row, in the order the cards lie from left to right, the codes a gap apart (in as many rows as
-the frame's width needs), and the row is placed as a label is, with the same candidates and
-costs: above the hand, below it, beside it, then farther out. Each code so moved is joined to
+the frame's width needs), and the row is placed as a label is, with the same candidates
+(above the hand, below it, beside it, then farther out) and costs in the same order (codes and
+boxes to keep clear, then cards' indices, then other hands). Each code so moved is joined to
 its card by a short leader line. A tight fan on a small picture thus shows every code apart,
 in the fan's order; a hand whose codes fit at their cards keeps them there.
 """
