@@ -90,10 +90,9 @@ def run(args: argparse.Namespace) -> int:
     reader = Reader.load(args.models)
     store = open_deck_store()
     result = calibrate(reader, args.name, args.photos, grid=args.grid, save=lambda _: "")
-    replaced = _replaced(store, result.profile, args.replace)
     staged = _stage_sheet(sheet, result.sheet)
     try:
-        path = store.put(result.profile)
+        path, replaced = _save(store, result.profile, args.replace)
     except BaseException:
         staged.unlink(missing_ok=True)
         raise
@@ -135,18 +134,19 @@ def _refuse_a_photo_as_sheet(sheet: Path, photos: list[Path]) -> None:
             )
 
 
-def _replaced(store: DeckStore, profile: DeckProfile, replace: bool) -> str | None:
-    """What saving ``profile`` replaces (:func:`handreader.store.decks.check_replacement`, the
-    rule the service follows too): None when the store has no deck of its name, else the deck's
-    cards and when it was made. ValueError, unless ``replace``, when that deck has cards the new
-    one lacks or cannot be read, naming them and ``--replace``."""
-    from handreader.store.decks import DeckExistsError, check_replacement
+def _save(store: DeckStore, profile: DeckProfile, replace: bool) -> tuple[str, str | None]:
+    """Save ``profile`` (:meth:`handreader.store.decks.DeckStore.save`, the rule the service
+    follows too, judged under the store's write lock): where it went, and the cards of the deck
+    it replaced and when that was made (None: there was none). ValueError, nothing saved,
+    unless ``replace``, when that deck has cards the new one lacks or cannot be read, naming
+    them and ``--replace``."""
+    from handreader.store.decks import DeckExistsError
 
     try:
-        replaced = check_replacement(store, profile, replace)
+        saved = store.save(profile, replace)
     except DeckExistsError as error:
         raise ValueError(f"{error}: give --replace to replace it, or another --name") from None
-    return None if replaced is None else str(replaced)
+    return saved.location, None if saved.replaced is None else str(saved.replaced)
 
 
 def _stage_sheet(sheet: Path, image: NDArray[np.uint8]) -> Path:

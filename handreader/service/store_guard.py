@@ -27,7 +27,7 @@ from handreader.store.database import (
     StoreUnavailableError,
     gated,
 )
-from handreader.store.decks import DeckStore
+from handreader.store.decks import DeckStore, SavedDeck
 from vision.calibration import DeckProfile
 
 __all__ = [
@@ -150,6 +150,9 @@ class GuardedDeckStore(DeckStore):
 
     def put(self, profile: DeckProfile) -> str:
         return self._call(lambda: self._store.put(profile))
+
+    def save(self, profile: DeckProfile, replace: bool = False) -> SavedDeck:
+        return self._call(lambda: self._store.save(profile, replace))
 
     def delete(self, name: str) -> bool:
         return self._call(lambda: self._store.delete(name))

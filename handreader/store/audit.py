@@ -55,6 +55,7 @@ from types import TracebackType
 from typing import Any
 
 from handreader.store.audit_trail import (
+    COLUMNS,
     GENESIS,
     KEY_ENV,
     AuditAuthError,
@@ -65,10 +66,12 @@ from handreader.store.audit_trail import (
     Checkpoint,
     CheckpointError,
     chain_hash,
+    chain_rows,
     check_chained_as,
     filter_clause,
     format_time,
     parse_time,
+    rechain,
     walk_chain,
 )
 from handreader.store.database import (
@@ -123,14 +126,10 @@ EXPORT_PAGE_ROWS = 1000
 """Records a page of :meth:`AuditLog.csv_chunks` reads at once."""
 
 CHAIN_PAGE_ROWS = 1000
-"""Records a chain check (:meth:`AuditLog.verify`, a checkpoint) reads at once: its memory is a
-page's, whatever the trail's length (:meth:`AuditLog.rekey` reads the whole trail in its
-transaction)."""
+"""Records a chain check (:meth:`AuditLog.verify`, a checkpoint) and a rekey
+(:meth:`AuditLog.rekey`) read at once: their memory is a page's, whatever the trail's length."""
 
-_COLUMNS = (
-    "id, time_utc, image_sha256, profile, verdict, reading, declared, computed, differences, "
-    "record_sha256"
-)
+_COLUMNS = COLUMNS
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 AUDIT_STORE = "handreader audit store"
 
@@ -302,30 +301,22 @@ class AuditLog:
         """Chain every record under the operator secret this log was given (after checking
         that the trail holds as it is chained now, without one, on the rows it re-chains, in
         the same transaction); the number of records chained again (0 when they already
-        were). It reads the whole trail at once. Checkpoints signed before no longer match
-        the head: sign a new one."""
+        were). The trail is read and re-chained :data:`CHAIN_PAGE_ROWS` records at a time
+        inside that one transaction (:func:`~handreader.store.audit_trail.rechain`): its
+        memory is a page's, and a failure anywhere rolls the whole of it back. Checkpoints
+        signed before no longer match the head: sign a new one."""
         self.authorize(token)
-        if not self._key:
+        key = self._key
+        if not key:
             raise AuditError(f"chaining the trail under the operator secret needs {KEY_ENV}")
         damage = self._damage()
         if damage is not None:
             raise AuditError(f"the trail does not hold, nothing chained again: {damage}")
 
         def again(transaction: Transaction) -> int:
-            # the check and the re-chaining read the same rows, in the write's transaction
-            rows = transaction.all(f"SELECT {_COLUMNS} FROM verification ORDER BY id")
-            if walk_chain(rows, self._key, secret_set=True).ok:
-                return 0
-            plain = walk_chain(rows, None, secret_set=True)
-            if not plain.ok:
-                raise AuditError(f"the trail does not hold, nothing chained again: {plain.problem}")
-            previous = GENESIS
-            for row in rows:
-                previous = chain_hash(previous, [str(value) for value in row[1:9]], self._key)
-                transaction.all(
-                    "UPDATE verification SET record_sha256 = ? WHERE id = ?", (previous, row[0])
-                )
-            return len(rows)
+            # the checks and the re-chaining read the same rows, in the write's transaction
+            keyed = walk_chain(chain_rows(transaction, CHAIN_PAGE_ROWS), key, secret_set=True)
+            return 0 if keyed.ok else rechain(transaction, key, CHAIN_PAGE_ROWS)
 
         with self._guard():
             count = self.database.write(again, serialize=CHAIN_LOCK, lock_name=CHAIN_LOCK_NAME)
@@ -458,7 +449,9 @@ class AuditLog:
         integrity check (:meth:`integrity_check`) runs first: a damaged database does not hold
         either, whatever the records read, and says what the check found. The trail is read a
         page of :data:`CHAIN_PAGE_ROWS` records at a time, so a check holds one page of memory
-        whatever the trail's length."""
+        whatever the trail's length, all its pages in one read snapshot: the report (its count
+        of records, its head) is of the trail as it stood when the walk began, whatever is
+        appended or rekeyed meanwhile."""
         self.authorize(token)
         if checkpoint is not None:
             if not secret:
@@ -496,42 +489,13 @@ class AuditLog:
     def _walk(self, key: bytes | None, checkpoint: Checkpoint | None = None) -> ChainReport:
         """:meth:`verify`'s walk over the records, each hash checked under ``key``
         (:func:`~handreader.store.audit_trail.walk_chain`), read :data:`CHAIN_PAGE_ROWS` at a
-        time. A walk that fails reads the first record again: when its hash changed meanwhile
-        (a rekey re-chained the trail between two pages, which would read as a record that
-        does not follow), the trail is walked once more, so a failure reported is one of the
-        trail as it was chained when read (a rekey happens once, so one more walk suffices)."""
-        report = ChainReport(0, GENESIS, None, None)
-        for again in (True, False):
-            first: list[str] = []
-            report = walk_chain(
-                self._pages(first), key, checkpoint, secret_set=self._key is not None
-            )
-            if report.ok or not again:
-                break
-            now = self._query("SELECT record_sha256 FROM verification WHERE id = 1", [])
-            if [str(row[0]) for row in now] == first:
-                break  # (not re-chained since the walk began: the failure stands)
-        return report
-
-    def _pages(self, first: list[str] | None = None) -> Iterator[Any]:
-        """Every stored row, ids ascending, read a page of :data:`CHAIN_PAGE_ROWS` at a time,
-        each after the last one's id: one page is held at once. A record appended meanwhile
-        is read when its page comes. ``first``, given, receives the first record's hash as
-        the first page reads it."""
-        page_rows = CHAIN_PAGE_ROWS
-        after: list[object] = []
-        while True:
-            where = " WHERE id > ?" if after else ""
-            rows = self._query(
-                f"SELECT {_COLUMNS} FROM verification{where} ORDER BY id LIMIT ?",
-                [*after, page_rows],
-            )
-            if first is not None and not after and rows and int(rows[0][0]) == 1:
-                first.append(str(rows[0][9]))
-            yield from rows
-            if len(rows) < page_rows:
-                return
-            after = [int(rows[-1][0])]
+        time in one read snapshot (:meth:`Database.snapshot`): the report is of the trail as it
+        stood when the walk began. A record appended meanwhile is not counted, and a rekey
+        committed meanwhile is not seen (the trail is read all before it, never part before
+        and part after)."""
+        with self._guard(), self.database.snapshot() as snapshot:
+            rows = chain_rows(snapshot, CHAIN_PAGE_ROWS)
+            return walk_chain(rows, key, checkpoint, secret_set=self._key is not None)
 
     def checkpoint(self, token: str | None, secret: str) -> Checkpoint:
         """The chain's head now, signed with the operator ``secret``: keep it outside the

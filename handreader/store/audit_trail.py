@@ -10,15 +10,16 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from handreader.store.database import StoreError
+from handreader.store.database import StoreError, Transaction
 from handreader.tables.verification import Verdict
 
 __all__ = [
+    "COLUMNS",
     "GENESIS",
     "KEY_ENV",
     "REKEY_HINT",
@@ -30,12 +31,20 @@ __all__ = [
     "Checkpoint",
     "CheckpointError",
     "chain_hash",
+    "chain_rows",
     "check_chained_as",
     "filter_clause",
     "format_time",
     "parse_time",
+    "rechain",
     "walk_chain",
 ]
+
+COLUMNS = (
+    "id, time_utc, image_sha256, profile, verdict, reading, declared, computed, differences, "
+    "record_sha256"
+)
+"""The columns of the ``verification`` table, in the order a stored row holds them."""
 
 KEY_ENV = "HANDREADER_AUDIT_KEY"
 """The environment variable that holds the operator secret that signs checkpoints."""
@@ -265,6 +274,46 @@ def walk_chain(
         why = f"the checkpoint counted {checkpoint.count} records, the log holds {count}: {gone}"
         return ChainReport(count, previous, count + 1, why)
     return ChainReport(count, previous, None, None)
+
+
+def chain_rows(statements: Transaction, page_rows: int) -> Iterator[tuple[Any, ...]]:
+    """Every stored row, ids ascending, read through ``statements`` (a snapshot's or a write's
+    transaction) a page of ``page_rows`` at a time, each page after the last one's id: one
+    page is held at once, and the next is read only when the last row of this one is taken."""
+    after: list[object] = []
+    while True:
+        where = " WHERE id > ?" if after else ""
+        rows = statements.all(
+            f"SELECT {COLUMNS} FROM verification{where} ORDER BY id LIMIT ?", [*after, page_rows]
+        )
+        yield from rows
+        if len(rows) < page_rows:
+            return
+        after = [int(rows[-1][0])]
+
+
+def rechain(transaction: Transaction, key: bytes, page_rows: int) -> int:
+    """Every record's hash computed again under the operator secret ``key``, in the write's
+    ``transaction``, read and re-chained ``page_rows`` at a time (:func:`chain_rows`): the
+    number of records. Each record is checked to follow, chained without a secret, before its
+    hash is written; AuditError at the first that does not, raised inside the transaction,
+    which is then rolled back whole: the trail is left as it was."""
+    previous, count = GENESIS, 0
+
+    def followed() -> Iterator[tuple[Any, ...]]:
+        nonlocal previous, count
+        for row in chain_rows(transaction, page_rows):
+            yield row  # (the walk asks for the next row once this one follows)
+            previous = chain_hash(previous, [str(value) for value in row[1:9]], key)
+            transaction.all(
+                "UPDATE verification SET record_sha256 = ? WHERE id = ?", (previous, row[0])
+            )
+            count += 1
+
+    plain = walk_chain(followed(), None, secret_set=True)
+    if not plain.ok:
+        raise AuditError(f"the trail does not hold, nothing chained again: {plain.problem}")
+    return count
 
 
 def check_chained_as(first: Sequence[Any] | None, key: bytes | None) -> None:

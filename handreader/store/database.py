@@ -40,7 +40,7 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -156,6 +156,7 @@ class SqliteDatabase(Database):
             raise StoreError("a database opened read-only cannot be migrated")
         self.path = Path(path)
         self.location = str(path)
+        self._timeout_s = timeout_s
         if not migrate and not self.path.is_file():
             raise StoreError(f"cannot open database {self.location!r}: no such file")
         try:
@@ -266,6 +267,36 @@ class SqliteDatabase(Database):
                     raise StoreFullError(FULL_MESSAGE) from None
                 raise StoreError(f"cannot write to database {self.location!r}: {error}") from None
         return result
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Transaction]:
+        """See :meth:`Database.snapshot`: a read transaction on a read-only connection of its
+        own to the file open (refused, StoreError, when the file or its ``-wal`` at the path is
+        not the one open, before each statement as :meth:`read` refuses it)."""
+        self._check_path()
+        try:
+            connection = sqlite3.connect(
+                f"file:{quote(self.location)}?mode=ro",
+                timeout=self._timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=True,
+            )
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot read database {self.location!r}: {error}") from None
+
+        def run(sql: str, values: Sequence[object]) -> list[tuple[Any, ...]]:
+            self._check_path()  # (the connection opened on the file open, read from it only)
+            try:
+                return connection.execute(sql, tuple(values)).fetchall()
+            except sqlite3.Error as error:
+                raise StoreError(f"cannot read database {self.location!r}: {error}") from None
+
+        try:
+            connection.execute("BEGIN")  # (WAL: its first read fixes what it sees until it ends)
+            yield Transaction(run)
+        finally:
+            connection.close()  # (ends the read transaction)
 
     def integrity_check(self, table: str) -> str:
         """SQLite's ``PRAGMA integrity_check``: ``"ok"``, or what it finds, its rows joined by

@@ -192,6 +192,17 @@ class Database(ABC):
         """
 
     @abstractmethod
+    def snapshot(self) -> contextlib.AbstractContextManager[Transaction]:
+        """The statements of one read-only transaction that sees the database as it was when
+        its first statement ran, whatever other connections commit meanwhile: a read of many
+        queries (a chain check's pages) reads one state. SQLite: a read transaction on a
+        connection of its own, opened read-only (``mode=ro``; in WAL mode, writers of other
+        connections go on beside it); PostgreSQL: a ``REPEATABLE READ, READ ONLY``
+        transaction on a connection of its own. The block holds it; nothing is written.
+        StoreError when a statement fails (StoreUnavailableError when the database cannot be
+        reached)."""
+
+    @abstractmethod
     def integrity_check(self, table: str) -> str:
         """``"ok"`` when the database reads back sound, else what is found: SQLite's ``PRAGMA
         integrity_check``; PostgreSQL has none to ask and answers ``"ok"`` without reading

@@ -15,13 +15,19 @@ values by name. Two backends:
 cheap token that changes whenever a deck is written (the file's identity and time, or the
 text's SHA-256), so that callers may keep loaded profiles until it changes.
 
-:func:`check_replacement` is the one rule for saving over a deck of the same name, which
-``handreader calibrate`` and ``POST /v1/decks/NAME`` both follow: the deck is replaced when the
-new profile keeps every card it has, otherwise (or when it cannot be read) only when asked.
+:meth:`DeckStore.save` saves a deck under the one rule for saving over a deck of the same name,
+which ``handreader calibrate`` and ``POST /v1/decks/NAME`` both follow: the deck is replaced
+when the new profile keeps every card it has, otherwise (or when it cannot be read) only when
+asked. The deck it would replace is read and judged under the store's write lock, the one
+every write of a deck takes (the folder's ``flock``; on PostgreSQL, the transaction-level
+advisory lock :data:`DECK_LOCK`), and the new one saved before the lock is let go: two
+processes saving one name at once run one after the other, and the second judges the deck the
+first saved. :func:`check_replacement` applies the same rule and only reads (a preview).
 
 Errors: DeckProfileError for a bad name, an unknown deck (the message names the known ones) or
 a corrupt profile; StoreError when the database refuses, StoreUnavailableError when it cannot be
-reached; DeckExistsError for a replacement that would lose cards, not asked for.
+reached or another writer holds the lock past its wait; DeckExistsError for a replacement that
+would lose cards, not asked for.
 """
 
 from __future__ import annotations
@@ -29,12 +35,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import fcntl
 import hashlib
 import os
 import stat
 import tempfile
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,6 +51,7 @@ from handreader.store.database import (
     Database,
     StoreError,
     StoreFullError,
+    StoreUnavailableError,
     Transaction,
     configured_url,
     open_database,
@@ -59,6 +68,8 @@ from vision.calibration import (
 )
 
 __all__ = [
+    "DECK_LOCK",
+    "LOCK_WAIT_S",
     "LOST_NAMED",
     "MAX_PROFILE_BYTES",
     "DatabaseDeckStore",
@@ -66,10 +77,21 @@ __all__ = [
     "DeckStore",
     "FolderDeckStore",
     "ReplacedDeck",
+    "SavedDeck",
     "check_replacement",
     "load_deck",
     "open_deck_store",
 ]
+
+
+DECK_LOCK = 0x68616E6400000003
+"""The PostgreSQL advisory lock key that serializes the writes of decks."""
+
+DECK_LOCK_NAME = "the decks' lock"
+""":data:`DECK_LOCK` in messages."""
+
+LOCK_WAIT_S = 30.0
+"""How long a write of a deck in a folder waits for another writer's lock."""
 
 
 class DeckStore(ABC):
@@ -99,7 +121,16 @@ class DeckStore(ABC):
 
     @abstractmethod
     def put(self, profile: DeckProfile) -> str:
-        """Save ``profile`` under its name (made, or replaced whole); where it went."""
+        """Save ``profile`` under its name (made, or replaced whole, whatever it held); where
+        it went."""
+
+    @abstractmethod
+    def save(self, profile: DeckProfile, replace: bool = False) -> SavedDeck:
+        """Save ``profile`` under its name by the rule of replacing a deck (see the module
+        docstring): the deck of its name read and judged (:func:`check_replacement`'s rule)
+        and the profile saved under the store's write lock, so that no other writer's deck
+        slips in between. DeckExistsError, nothing saved, for a deck that would lose cards or
+        cannot be read, unless ``replace``; where the profile went and the deck it replaced."""
 
     @abstractmethod
     def delete(self, name: str) -> bool:
@@ -223,7 +254,50 @@ class FolderDeckStore(DeckStore):
             raise DeckProfileError(f"deck profile {name!r} is corrupt: {error}") from None
         return parse_profile(text, name)  # named as its deck: no path in an answer
 
+    @contextlib.contextmanager
+    def _writing(self, name: str, doing: str = "save") -> Iterator[None]:
+        """The folder's write lock, held in the block: an exclusive ``flock`` on the decks
+        folder itself (made when missing), which every write of a deck, in any process, takes;
+        waited for up to :data:`LOCK_WAIT_S` (StoreUnavailableError past it). The system lets it
+        go when the process ends, however it ends."""
+        folder = self.folder
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError as error:
+            raise _os_failure(doing, name, error) from None
+        try:
+            deadline, pause_s = time.monotonic() + LOCK_WAIT_S, 0.005
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() + pause_s > deadline:
+                        raise StoreUnavailableError(
+                            f"cannot {doing} deck {name!r}: another writer holds the decks' "
+                            f"lock (waited {LOCK_WAIT_S:g} s, nothing was changed)"
+                        ) from None
+                except OSError as error:
+                    raise _os_failure(doing, name, error) from None
+                time.sleep(pause_s)
+                pause_s = min(pause_s * 2, 0.1)
+            yield
+        finally:
+            os.close(handle)  # (lets the lock go)
+
     def put(self, profile: DeckProfile) -> str:
+        with self._writing(profile.name):
+            return self._write(profile)
+
+    def save(self, profile: DeckProfile, replace: bool = False) -> SavedDeck:
+        name = check_deck_name(profile.name)
+        with self._writing(name):
+            replaced = _judge(profile, replace, lambda: self._load(name))
+            return SavedDeck(self._write(profile), replaced)
+
+    def _write(self, profile: DeckProfile) -> str:
+        """Write ``profile``'s file in place atomically (call under :meth:`_writing`)."""
         path = self._path(profile.name)
         partial: str | None = None
         try:
@@ -245,12 +319,20 @@ class FolderDeckStore(DeckStore):
         return str(path)
 
     def delete(self, name: str) -> bool:
+        path = self._path(name)
         try:
-            self._path(name).unlink()
+            os.lstat(path)  # (no deck: nothing to lock, no folder made)
         except FileNotFoundError:
             return False
         except OSError as error:
             raise _os_failure("delete", name, error) from None
+        with self._writing(name, "delete"):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                return False
+            except OSError as error:
+                raise _os_failure("delete", name, error) from None
         return True
 
 
@@ -290,22 +372,38 @@ class DatabaseDeckStore(DeckStore):
         return parse_profile(str(rows[0][0]), name)  # named without the database's address
 
     def put(self, profile: DeckProfile) -> str:
+        return self._save(profile, None).location
+
+    def save(self, profile: DeckProfile, replace: bool = False) -> SavedDeck:
+        return self._save(profile, replace)
+
+    def _save(self, profile: DeckProfile, replace: bool | None) -> SavedDeck:
+        """Save ``profile`` in one transaction under :data:`DECK_LOCK`, after judging the deck
+        of its name as the transaction reads it (``replace`` None: saved whatever it held)."""
         name = check_deck_name(profile.name)
         body = profile_json(profile)
         digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
         updated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
-        def upsert(transaction: Transaction) -> None:
+        def stored(transaction: Transaction) -> DeckProfile | None:
+            row = transaction.one("SELECT body FROM deck_profile WHERE name = ?", (name,))
+            return None if row is None else parse_profile(str(row[0]), name)
+
+        def upsert(transaction: Transaction) -> ReplacedDeck | None:
             self.database.check_schema(transaction)
+            replaced = None
+            if replace is not None:  # (read under the lock: another writer's deck is seen)
+                replaced = _judge(profile, replace, lambda: stored(transaction))
             transaction.all(
                 "INSERT INTO deck_profile (name, body, body_sha256, updated_utc) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET body = excluded.body, "
                 "body_sha256 = excluded.body_sha256, updated_utc = excluded.updated_utc",
                 (name, body, digest, updated),
             )
+            return replaced
 
-        self.database.write(upsert)
-        return f"{self.location} (deck {name})"
+        replaced = self.database.write(upsert, serialize=DECK_LOCK, lock_name=DECK_LOCK_NAME)
+        return SavedDeck(f"{self.location} (deck {name})", replaced)
 
     def delete(self, name: str) -> bool:
         check_deck_name(name)
@@ -317,7 +415,7 @@ class DatabaseDeckStore(DeckStore):
             )
             return bool(rows)
 
-        return self.database.write(remove)
+        return self.database.write(remove, serialize=DECK_LOCK, lock_name=DECK_LOCK_NAME)
 
 
 LOST_NAMED = 6
@@ -352,24 +450,42 @@ class ReplacedDeck:
         return f"{self.cards} cards, made {self.created}"
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class SavedDeck:
+    """A save's outcome (:meth:`DeckStore.save`): where the profile went, and the deck it
+    replaced (None: there was none of its name)."""
+
+    location: str
+    replaced: ReplacedDeck | None
+
+
 def check_replacement(store: DeckStore, profile: DeckProfile, replace: bool) -> ReplacedDeck | None:
-    """What saving ``profile`` in ``store`` replaces: None when the store has no deck of its
-    name, else that deck. DeckExistsError, unless ``replace``, when that deck has cards the new
-    profile lacks (calibrating again from fewer photos would lose them) or cannot be read (what
-    it holds is unknown). Reads only: the caller saves (:meth:`DeckStore.put`, atomic) once
-    this has passed, so a refused save changes nothing stored. StoreError when the store
-    cannot be read."""
+    """What saving ``profile`` in ``store`` would replace now: None when the store has no deck
+    of its name, else that deck. DeckExistsError, unless ``replace``, when that deck has cards
+    the new profile lacks (calibrating again from fewer photos would lose them) or cannot be
+    read (what it holds is unknown). Reads only, a preview: :meth:`DeckStore.save` applies the
+    same rule under the store's write lock as it saves. StoreError when the store cannot be
+    read."""
     name = profile.name
-    if name not in store.names():
-        return None
+    return _judge(profile, replace, lambda: store.get(name) if name in store.names() else None)
+
+
+def _judge(
+    profile: DeckProfile, replace: bool, stored: Callable[[], DeckProfile | None]
+) -> ReplacedDeck | None:
+    """The rule of :func:`check_replacement`, on the deck ``stored()`` reads (None: none of
+    the name; DeckProfileError: one that cannot be read)."""
+    name = profile.name
     try:
-        old = store.get(name)
+        old = stored()
     except DeckProfileError as error:
         if not replace:
             raise DeckExistsError(
                 f"deck {name!r} exists but cannot be read ({error})", name
             ) from None
         return ReplacedDeck(name, problem=str(error))
+    if old is None:
+        return None
     lost = tuple(
         code for code in CARD_CLASSES if code in old.prototypes and code not in profile.prototypes
     )

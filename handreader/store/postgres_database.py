@@ -3,9 +3,10 @@ connection, opened again when it broke; see :mod:`handreader.store.database`."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from handreader.store.database_base import (
@@ -103,6 +104,13 @@ class PostgresDatabase(Database):
         if connection is not None:
             connection.close()
             self._connection = None
+        self._connection = self._new_connection()
+        return self._connection
+
+    def _new_connection(self) -> Any:
+        """A new connection (autocommit) with the store's settings: its lock timeout, its
+        idle-in-transaction timeout, read-only transactions for a database opened read-only;
+        StoreUnavailableError when it cannot be made."""
         psycopg = self._psycopg
         connection = None
         try:
@@ -121,14 +129,14 @@ class PostgresDatabase(Database):
             raise StoreUnavailableError(
                 f"cannot reach database {self.location!r}: {reason}"
             ) from None
-        self._connection = connection
         return connection
 
-    def _failure(self, doing: str, error: Exception) -> StoreError:
+    def _failure(self, doing: str, error: Exception, connection: Any = None) -> StoreError:
         """``error`` in one line: StoreUnavailableError when the server could not be reached
-        or ended the connection (a restart, a transaction cut off for idling)."""
+        or ended the connection (a restart, a transaction cut off for idling); ``connection``:
+        the one it happened on (None: the shared one)."""
         reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        connection = self._connection
+        connection = self._connection if connection is None else connection
         broken = connection is not None and bool(connection.broken)
         if broken or isinstance(error, self._psycopg.OperationalError):
             return StoreUnavailableError(f"cannot {doing} database {self.location!r}: {reason}")
@@ -197,6 +205,26 @@ class PostgresDatabase(Database):
                 f"another writer holds {lock_name} of database {self.location!r}: waited "
                 f"{self._timeout_s:g} s, nothing was written"
             ) from None
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Transaction]:
+        """See :meth:`Database.snapshot`: a ``REPEATABLE READ, READ ONLY`` transaction on a
+        connection of its own (so the shared one serves appends meanwhile), which the server
+        ends, as any, when it sits idle :data:`IDLE_IN_TRANSACTION_TIMEOUT_S` between two
+        statements."""
+        connection = self._new_connection()
+
+        def run(sql: str, values: Sequence[object]) -> list[tuple[Any, ...]]:
+            try:
+                return _run(connection, sql, values)
+            except self._psycopg.Error as error:
+                raise self._failure("read", error, connection) from None
+
+        try:
+            run("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", ())
+            yield Transaction(run)
+        finally:
+            connection.close()  # (the transaction, which wrote nothing, ends with it)
 
     def integrity_check(self, table: str) -> str:
         """``"ok"``: PostgreSQL has no check of a whole database to ask (nothing is read; a

@@ -23,12 +23,13 @@ Routes (added to ``handreader.service.routes.reading``'s router by :func:`add_de
     name even when the new one lacks some of its cards, as the CLI's ``--replace``.
 
   A deck of that name is replaced when the new one keeps all its cards; otherwise, or when it
-  cannot be read, only with ``replace`` (``handreader.store.decks.check_replacement``, the rule
-  of ``handreader calibrate``): without it the request is 409 ``deck_exists`` naming the deck
-  and the cards it would lose, and nothing stored changes. The answer: the deck as
-  ``GET /v1/decks/NAME`` gives it, the deck it replaced (``replaced``: its name, cards and when
-  it was made, or the problem of a profile that could not be read; null for a new deck), the
-  warnings (a photo without an index is left out), the card of each photo, and the contact
+  cannot be read, only with ``replace`` (``handreader.store.decks.DeckStore.save``, the rule of
+  ``handreader calibrate``, judged under the store's write lock, so a deck another process saved
+  under the name a moment before is judged too): without it the request is 409 ``deck_exists``
+  naming the deck and the cards it would lose, and nothing stored changes. The answer: the deck
+  as ``GET /v1/decks/NAME`` gives it, the deck it replaced (``replaced``: its name, cards and
+  when it was made, or the problem of a profile that could not be read; null for a new deck),
+  the warnings (a photo without an index is left out), the card of each photo, and the contact
   sheet of what was assigned (``sheet``: a PNG ``data:`` URL). No training runs: seconds on two
   cores.
 - ``DELETE /v1/decks/NAME``: remove the deck (operator token; 404 when there is none).
@@ -79,7 +80,7 @@ from handreader.service.requests import (
 from handreader.service.routes.deck_access import DeckAccess
 from handreader.service.routes.decks import DECKS, DeckOptionError
 from handreader.store.database import StoreError, StoreUnavailableError
-from handreader.store.decks import DeckExistsError, ReplacedDeck, check_replacement
+from handreader.store.decks import DeckExistsError, ReplacedDeck
 from rules.cards import parse_card
 from rules.errors import CardError
 from vision.calibrate_deck import (
@@ -290,9 +291,9 @@ def calibrate_upload(
     ``within_quota(name, size, put)`` saves the profile of ``size`` bytes with ``put`` once
     the quota allows it
     (:meth:`handreader.service.routes.deck_access.DeckAccess.save_within_quota`); ``put``
-    checks the deck it would replace first (:func:`handreader.store.decks.check_replacement`,
-    under the quota's lock): DeckReplaceError, nothing saved, for one that would lose cards or
-    cannot be read, unless ``upload.replace``."""
+    saves it with :meth:`handreader.store.decks.DeckStore.save`, which judges the deck it would
+    replace under the store's write lock: DeckReplaceError, nothing saved, for one that would
+    lose cards or cannot be read, unless ``upload.replace``."""
     try:
         check_deck_name(name)
     except DeckProfileError as error:
@@ -313,12 +314,13 @@ def calibrate_upload(
         def save(profile: DeckProfile) -> str:
             def put() -> str:
                 try:
-                    replaced[0] = check_replacement(store, profile, upload.replace)
+                    saved = store.save(profile, upload.replace)
                 except DeckExistsError as error:
                     raise DeckReplaceError(
                         f"{error}: send replace=true to replace it, or calibrate another name"
                     ) from None
-                return store.put(profile)
+                replaced[0] = saved.replaced
+                return saved.location
 
             if within_quota is None:
                 return put()

@@ -364,7 +364,7 @@ def test_calibrate_names_a_bad_deck_name_before_reading_and_saves_only_with_its_
     )
     monkeypatch.setattr(imageio, "write_image", lambda *a, **k: False)
     saved: list[str] = []
-    monkeypatch.setattr(FolderDeckStore, "put", lambda self, profile: saved.append(profile.name))
+    monkeypatch.setattr(FolderDeckStore, "_write", lambda self, profile: saved.append(profile.name))
     assert main(["calibrate", "--name", "mine", str(photo)]) == 2
     assert "could not be written" in _one_line_error(capsys, "calibrate")
     assert saved == []

@@ -10,7 +10,8 @@ trails.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from test_audit import T0, TOKEN, record
 from handreader.store import audit as audit_module
 from handreader.store.audit import AuditLog, Checkpoint
 from handreader.store.audit_trail import ChainReport, chain_hash, walk_chain
+from handreader.store.database import Transaction
 
 SECRET = "operator-checkpoint-secret"
 RECORDS = 7
@@ -130,17 +132,23 @@ def test_every_page_size_gives_the_report_of_the_whole_trail(
 
 
 def _page_reads(log: AuditLog, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The rows each query of the walk returns, as the log reads them."""
+    """The rows each query of the walk returns, as the log's read snapshot reads them."""
     counts: list[int] = []
-    read = log.database.read
+    snapshot = log.database.snapshot
 
-    def counted(sql: str, values: Any = ()) -> list[tuple[Any, ...]]:
-        rows = read(sql, values)
-        if sql.startswith(f"SELECT {COLUMNS} FROM verification") and "LIMIT" in sql:
-            counts.append(len(rows))
-        return rows
+    @contextlib.contextmanager
+    def counted() -> Iterator[Transaction]:
+        with snapshot() as statements:
 
-    monkeypatch.setattr(log.database, "read", counted)
+            def run(sql: str, values: Any = ()) -> list[tuple[Any, ...]]:
+                rows = statements.all(sql, values)
+                if sql.startswith(f"SELECT {COLUMNS} FROM verification") and "LIMIT" in sql:
+                    counts.append(len(rows))
+                return rows
+
+            yield Transaction(run)
+
+    monkeypatch.setattr(log.database, "snapshot", counted)
     return counts
 
 

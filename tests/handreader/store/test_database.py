@@ -79,6 +79,35 @@ def test_a_write_is_one_transaction_rolled_back_on_error(location: str) -> None:
         assert database.schema_version() == 1  # the insert was rolled back
 
 
+def test_a_snapshot_reads_one_state_while_writes_go_on_and_writes_nothing(
+    location: str,
+) -> None:
+    """``Database.snapshot``: its queries see the database as its first one did, while the
+    database's own connection commits beside it; a write inside it is refused."""
+    version = "SELECT max(version) FROM schema_version"
+
+    def add(number: int) -> None:
+        def note(transaction: Transaction) -> None:
+            transaction.all(
+                "INSERT INTO schema_version (version, applied_utc, description) "
+                "VALUES (?, 'x', 'y')",
+                [number],
+            )
+
+        database.write(note)
+
+    with open_database(location) as database:
+        with database.snapshot() as snapshot:
+            assert snapshot.all(version) == [(1,)]
+            add(50)  # committed on the database's own connection
+            raw(location, "INSERT INTO schema_version VALUES (51, 'x', 'y')")  # and on another
+            assert snapshot.one(version) == (1,)
+            with pytest.raises(StoreError, match="cannot read database"):
+                snapshot.all("INSERT INTO schema_version VALUES (52, 'x', 'y')")
+        assert database.read(version) == [(51,)]
+    assert raw(location, "SELECT count(*) FROM schema_version WHERE version = 52") == [(0,)]
+
+
 def _closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -223,6 +252,11 @@ def _insert(database: SqliteDatabase, name: str) -> None:
     database.write(note)
 
 
+def _snapshot_read(database: SqliteDatabase) -> None:
+    with database.snapshot() as snapshot:
+        snapshot.all("SELECT 1")
+
+
 def _names(path: Path) -> list[str]:
     with closing(sqlite3.connect(path)) as connection:
         return [row[0] for row in connection.execute("SELECT name FROM note ORDER BY name")]
@@ -240,7 +274,11 @@ def test_an_sqlite_file_removed_or_replaced_while_open_is_refused(tmp_path: Path
         source.backup(copy)
     _insert(database, "stored")
     os.replace(backup, path)  # a restore, moved into place while the service runs
-    for attempt in (lambda: _insert(database, "lost"), lambda: database.read("SELECT 1")):
+    for attempt in (
+        lambda: _insert(database, "lost"),
+        lambda: database.read("SELECT 1"),
+        lambda: _snapshot_read(database),
+    ):
         with pytest.raises(StoreError, match="was removed or replaced while open"):
             attempt()
     for leftover in tmp_path.glob("store.sqlite3*"):
