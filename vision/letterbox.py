@@ -46,7 +46,8 @@ def letterbox(
     320, a fifth less work for the same pixels of the image (YOLO's rectangular inference)."""
     height, width = image.shape[:2]
     scale = min(size / height, size / width)
-    new_w, new_h = round(width * scale), round(height * scale)
+    # (a side of a very elongated image would round to 0 pixels, which OpenCV refuses)
+    new_w, new_h = max(1, round(width * scale)), max(1, round(height * scale))
     interpolation = cv2.INTER_AREA if scale < 0.5 else cv2.INTER_LINEAR
     resized = (
         cv2.resize(image, (new_w, new_h), interpolation=interpolation) if scale != 1 else image

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IMAGE_SUFFIXES",
+    "ReaderFailedError",
     "add_photo_arguments",
     "expand_photos",
     "json_text",
@@ -92,7 +93,16 @@ def open_photo(photo: str) -> ReducedImage:
         return load_reduced(photo)
 
 
-def report_unreadable(command: str, photo: str, error: ImageError, as_json: bool) -> None:
+class ReaderFailedError(RuntimeError):
+    """The recognizer failed on one photo with an error it does not expect; the message names
+    the photo and the error's first line."""
+
+    code = "recognizer_failed"
+
+
+def report_unreadable(
+    command: str, photo: str, error: ImageError | ReaderFailedError, as_json: bool
+) -> None:
     """A photo that could not be read: ``{"image": ..., "error": {"code", "message"}}`` on
     standard output with ``as_json``, else ``handreader COMMAND: error: ...`` on stderr."""
     if as_json:
@@ -121,8 +131,9 @@ def read_photos(
     A deck calibrated with other models is read with, after a warning line
     (``handreader.cli.deck_models``).
     With ``headers`` and several photos, each photo's answer follows a ``== PHOTO`` line (not with
-    ``as_json``). A photo that cannot be read is reported and skipped; returns 2 if any was,
-    else 0."""
+    ``as_json``). A photo that cannot be decoded, or that the reader fails on unexpectedly, is
+    reported in one line naming it (:func:`report_unreadable`; for the latter the JSON code
+    ``recognizer_failed``) and skipped; returns 2 if any was, else 0."""
     from handreader.cli.deck_models import warn_other_models
     from handreader.store.decks import load_deck
     from vision.imageio import ImageError
@@ -143,7 +154,17 @@ def read_photos(
             status = 2
             report_unreadable(command, photo, error, as_json)
             continue
-        answer(photo, image, image.to_original(reader.read(image.image, deck_profile)))
+        try:
+            reading = image.to_original(reader.read(image.image, deck_profile))
+        except Exception as error:  # one photo's failure must not end a folder's run
+            status = 2
+            first = (str(error).strip().splitlines() or [""])[0]
+            failure = ReaderFailedError(
+                f"{photo!r}: the reader failed: {type(error).__name__}: {first}"
+            )
+            report_unreadable(command, photo, failure, as_json)
+            continue
+        answer(photo, image, reading)
     return status
 
 

@@ -396,3 +396,37 @@ def test_a_card_code_is_a_card_beside_a_folder_of_its_name(
     assert capsys.readouterr().out.startswith("3H 7S KD 8C 6D: Niu 4")
     assert main(["score", "./KD"]) == 2  # the folder, which holds no photo
     assert "'./KD': no image file" in capsys.readouterr().err
+
+
+class FailingOnWideReader(CliFakeReader):
+    """Fails as the recognizer failed on a thin strip (an OpenCV assertion), reads the rest."""
+
+    def read(self, image_bgr: NDArray[np.uint8], deck: object = None) -> Reading:
+        if image_bgr.shape[1] > 10 * image_bgr.shape[0]:
+            raise cv2.error("(-215:Assertion failed) inv_scale_x > 0 in function 'resize'")
+        return super().read(image_bgr)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_folder_run_goes_on_past_a_photo_the_reader_fails_on(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    as_json: bool,
+) -> None:
+    _use(monkeypatch, FailingOnWideReader({"10H QS": (0.25, 0.5)}))
+    for name, size in (("a.png", (64, 48)), ("b.png", (3200, 32)), ("c.png", (64, 48))):
+        _ok, buffer = cv2.imencode(".png", np.full((size[1], size[0], 3), GREY, np.uint8))
+        (tmp_path / name).write_bytes(buffer.tobytes())
+    assert main(["read", str(tmp_path), *(["--json"] if as_json else [])]) == 2
+    captured = capsys.readouterr()
+    if as_json:
+        records = [json.loads(line) for line in captured.out.splitlines()]
+        assert [Path(record["image"]).name for record in records] == ["a.png", "b.png", "c.png"]
+        assert records[1]["error"]["code"] == "recognizer_failed"
+        assert "inv_scale_x" in records[1]["error"]["message"]
+    else:
+        assert captured.out.count("10H") == 2  # a.png and c.png were read
+        lines = captured.err.splitlines()
+        assert len(lines) == 1 and "b.png" in lines[0] and "Traceback" not in captured.err
+        assert lines[0].startswith("handreader read: error: ")
