@@ -12,7 +12,10 @@ recognizer. In order, it:
    few kilobytes that would expand into a huge bitmap (a "decompression bomb") cost nothing; a
    side under ``min_side`` (default 32 px) is :class:`ImageTooSmallError`;
 2. refuses a JPEG without its end-of-image marker after the scan data (a truncated upload that
-   the decoder would otherwise half-paint in grey);
+   the decoder would otherwise half-paint in grey), and one whose image data is damaged or
+   ends early before its end-of-image marker (``vision.jpegdata``: a marker no valid JPEG has
+   in its scan data, restart markers out of turn or too few, or last blocks decoded to the
+   exact grey of missing data), which the decoder would only warn about;
 3. decodes with OpenCV as stored (``IMREAD_UNCHANGED``, orientation ignored) and normalises,
    strip by strip (never a second full-size array in a wider type): greyscale becomes three
    equal channels; an alpha channel is composited on white (transparent parts of a scan read
@@ -72,6 +75,7 @@ from vision.imagelimits import (
     check_limits,
     reduced_side,
 )
+from vision.jpegdata import check_scan_markers, ends_in_missing_blocks
 from vision.settings import PANORAMA, ReaderSettings
 
 if TYPE_CHECKING:
@@ -258,8 +262,23 @@ class ReducedImage:
         )
 
 
+def _refuse_damaged_jpeg(
+    data: bytes, scan_end: int, decoded: NDArray[np.generic], factor: int
+) -> None:
+    """CorruptImageError for a JPEG whose last blocks the decoder had no data for: ``decoded``,
+    the array decoded at ``1 / factor``, ends in their flat grey, and the code before the
+    end-of-image marker (at ``scan_end``) is not that of a flat area (``vision.jpegdata``)."""
+    if ends_in_missing_blocks(decoded, factor, data[max(0, scan_end - 256) : scan_end]):
+        raise CorruptImageError(
+            "corrupt JPEG: the image data ends before its last blocks, which decode to the "
+            "flat grey (128, 128, 128) a decoder paints where data is missing (a damaged or "
+            "cut-short upload)"
+        )
+
+
 def _decode(data: bytes, info: ImageInfo, factor: int) -> NDArray[np.uint8]:
     """Decode checked bytes (a JPEG reduced by ``factor``), normalise and turn upright."""
+    scan_end = check_scan_markers(data) if info.format is ImageFormat.JPEG else len(data)
     buffer = np.frombuffer(data, dtype=np.uint8)
     flags = _REDUCED_FLAGS.get(factor, cv2.IMREAD_UNCHANGED) | cv2.IMREAD_IGNORE_ORIENTATION
     try:
@@ -271,6 +290,9 @@ def _decode(data: bytes, info: ImageInfo, factor: int) -> NDArray[np.uint8]:
             f"corrupt or truncated {info.format.name}: the decoder could not read its "
             f"{len(data):,} bytes"
         )
+    if info.format is ImageFormat.JPEG and info.scans == 1:
+        # (a JPEG of several scans has its first, the one that sets each block's level, whole)
+        _refuse_damaged_jpeg(data, scan_end, decoded, factor)
     stored = {(reduced_side(info.height, factor), reduced_side(info.width, factor))}
     if info.format is ImageFormat.TIFF and info.orientation >= 5:
         stored.add((info.width, info.height))  # libtiff has already turned it upright

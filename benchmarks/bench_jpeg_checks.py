@@ -1,0 +1,96 @@
+"""The cost of telling a damaged JPEG (``vision.jpegdata``) on a 12-megapixel photo: the
+decode with the checks and without them, in one run.
+
+    python benchmarks/bench_jpeg_checks.py [PHOTO] [--runs 15]
+
+PHOTO defaults to ``examples/hand.jpg`` enlarged to 4000 x 3000 and saved at quality 92 (a
+phone's size); any JPEG may be given. Timed: ``decode_reduced`` (as the commands and the
+service decode a photo: at a half here) and ``decode_image`` (full size), each with the checks
+and with them replaced by nothing, in turn within each run (which first alternating), so both
+see the same load; medians (the machine may be shared). Also the marker walk alone and, with
+restart markers (every 4 MCUs, as some cameras write them), the walk of that photo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+import vision.imageio
+from vision.imageio import decode_image, decode_reduced
+from vision.jpegdata import check_scan_markers
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _photo(path: Path | None, *params: int) -> bytes:
+    """The photo's bytes: ``path``'s, or the example enlarged to 12 MP and encoded."""
+    if path is not None and not params:
+        return path.read_bytes()
+    image = cv2.imread(str(path or ROOT / "examples" / "hand.jpg"))
+    image = cv2.resize(image, (4000, 3000), interpolation=cv2.INTER_CUBIC)
+    ok, buffer = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 92, *params])
+    assert ok
+    return buffer.tobytes()
+
+
+def _median_ms(function: Callable[[], Any], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        function()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("photo", nargs="?", type=Path)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    data = _photo(args.photo)
+    checks = (vision.imageio.check_scan_markers, vision.imageio.ends_in_missing_blocks)
+
+    def without(decode: Callable[[bytes], Any]) -> Callable[[], Any]:
+        def run() -> Any:
+            vision.imageio.check_scan_markers = len  # (the offset it returns: the end)
+            vision.imageio.ends_in_missing_blocks = lambda *args: False
+            try:
+                return decode(data)
+            finally:
+                vision.imageio.check_scan_markers, vision.imageio.ends_in_missing_blocks = checks
+
+        return run
+
+    print(f"photo: {len(data):,} bytes, {decode_image(data).shape[1::-1]}")
+    for name, decode in (("decode_reduced", decode_reduced), ("decode_image", decode_image)):
+        before, after = [], []
+        for run in range(args.runs):  # which goes first alternates
+            for first in (run % 2 == 0, run % 2 == 1):
+                if first:
+                    before.append(_median_ms(without(decode), 1))
+                else:
+                    after.append(_median_ms(lambda decode=decode: decode(data), 1))
+        base, checked = statistics.median(before), statistics.median(after)
+        print(
+            f"{name}: without the checks {base:.1f} ms, with them {checked:.1f} ms "
+            f"(+{checked - base:.1f} ms)"
+        )
+    walk = _median_ms(lambda: check_scan_markers(data), args.runs)
+    print(f"marker walk alone: {walk:.2f} ms")
+    restarts = _photo(
+        args.photo or ROOT / "examples" / "hand.jpg", cv2.IMWRITE_JPEG_RST_INTERVAL, 4
+    )
+    walk = _median_ms(lambda: check_scan_markers(restarts), args.runs)
+    count = sum(restarts.count(bytes([0xFF, 0xD0 + n])) for n in range(8))
+    print(f"marker walk, restart markers every 4 MCUs ({count:,} of them): {walk:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
