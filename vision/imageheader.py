@@ -293,8 +293,9 @@ def _coefficient_bytes(size: tuple[int, int], sampling: list[tuple[int, int]]) -
 
 
 def _probe_jpeg(data: bytes) -> ImageInfo:
-    """Walk the JPEG segments up to the first scan: size from SOF, orientation from APP1 Exif."""
-    offset, size, orientation, layout = 2, (0, 0), 1, (3, 1)
+    """Walk the JPEG segments up to the first scan: size from SOF, orientation from the first
+    APP1 Exif segment."""
+    offset, size, orientation, layout, exif_seen = 2, (0, 0), 1, (3, 1), False
     sampling: list[tuple[int, int]] = []
     while True:
         if offset + 4 > len(data):
@@ -322,8 +323,9 @@ def _probe_jpeg(data: bytes) -> ImageInfo:
             ]
             # grey stays one channel, YCbCr and CMYK come out as BGR; 12-bit as 16-bit samples
             layout = (1 if components == 1 else 3, 2 if precision > 8 else 1)
-        elif marker == 0xE1 and body.startswith(b"Exif\x00\x00"):
-            orientation = _exif_orientation(body[6:])
+        elif marker == 0xE1 and body.startswith(b"Exif\x00\x00") and not exif_seen:
+            # the first Exif block is the photo's, as viewers take it (an editor may append one)
+            orientation, exif_seen = _exif_orientation(body[6:]), True
         elif marker == 0xDA:  # start of scan: the header is over
             if size == (0, 0):
                 raise CorruptImageError("corrupt JPEG: image data before any frame header")

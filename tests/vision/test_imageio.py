@@ -260,6 +260,23 @@ def test_apply_orientation_is_the_exif_table(orientation: int) -> None:
     assert upright.shape[:2] == ((2, 3) if orientation <= 4 else (3, 2))
 
 
+def _exif_segment(orientation: int) -> bytes:
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    body = exif.tobytes()  # (Pillow writes the "Exif\0\0" header of an APP1 segment)
+    return b"\xff\xe1" + struct.pack(">H", len(body) + 2) + body
+
+
+def test_the_first_exif_block_of_a_jpeg_gives_the_orientation() -> None:
+    # Viewers (and Pillow's JPEG plugin) take the first APP1 Exif segment; a second one (an
+    # editor's, appended) is not the photo's
+    data = _encode(_picture(), ".jpg")
+    both = data[:2] + _exif_segment(6) + _exif_segment(1) + data[2:]
+    assert probe_image(both).orientation == 6
+    assert decode_image(both).shape == (80, 60, 3)
+    assert Image.open(io.BytesIO(both)).getexif()[0x0112] == 6
+
+
 def test_damaged_exif_block_only_loses_the_orientation() -> None:
     data = bytearray(_encode(_picture(), ".jpg"))
     app1 = b"Exif\x00\x00MM\x00*\x00\x00\xff\xff"  # IFD offset far past the end
