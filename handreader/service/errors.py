@@ -254,10 +254,15 @@ def describe_error(error: BaseException) -> tuple[str, str]:
 
 
 def error_response(code: str, message: str) -> JSONResponse:
-    """The JSON error body with the status of ``code``."""
+    """The JSON error body with the status of ``code`` (``too_large``: with ``Connection:
+    close``, for the rest of the refused body is never read)."""
     status = ERROR_STATUS.get(code, 500)
     # RFC 9110: a 401 names the scheme it wants (the operator token, as a bearer token)
     headers = {"WWW-Authenticate": 'Bearer realm="handreader"'} if status == 401 else None
+    if code == "too_large":
+        # the body was refused before it was read whole: what is left of it must not be
+        # taken for the next request on this connection, so the server closes it
+        headers = {"Connection": "close"}
     return JSONResponse(
         {"error": {"code": code, "message": message}}, status_code=status, headers=headers
     )
