@@ -210,10 +210,18 @@ def _known_unsupported(data: bytes) -> str:
         return "a JPEG 2000 image"
     if data.startswith(b"%PDF"):
         return "a PDF document"
-    head = data[:256].lstrip().lower()
-    if head.startswith(b"<svg") or (head.startswith(b"<?xml") and b"<svg" in head):
+    if _SVG_START.match(data[:_SVG_HEAD_BYTES]):
         return "an SVG drawing"
     return ""
+
+
+_SVG_HEAD_BYTES = 4096
+_SVG_START = re.compile(
+    rb"(?:\xef\xbb\xbf)?\s*(?:(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>\[]*(?:\[.*?\])?\s*>)\s*)*<svg[\s/>]",
+    re.DOTALL | re.IGNORECASE,
+)
+"""An SVG drawing's start: after a UTF-8 byte-order mark, an XML declaration, comments and a
+document type (within the first 4 KiB), the ``<svg`` element."""
 
 
 def _unpack(fmt: str, data: bytes, offset: int, what: str) -> tuple[int, ...]:

@@ -28,6 +28,12 @@ from starlette.datastructures import QueryParams
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
+from handreader.service.multipart_hints import (
+    looks_multipart,
+    multipart_sent_as,
+    names_file_only_as_extended,
+    oversized_part_header,
+)
 from vision.imageheader import UnsupportedImageTypeError, looks_like_image
 
 __all__ = [
@@ -254,6 +260,8 @@ async def read_body(request: Request, limit: int, told: str = "") -> bytes:
     return b"".join(chunks)
 
 
+_FORM_START_BYTES = 512
+"""Leading bytes enough to tell a multipart form's first boundary and header."""
 _SIGNATURE_BYTES = 12
 """Leading bytes enough to tell an image from JSON (``vision.imageheader.looks_like_image``)."""
 
@@ -272,7 +280,10 @@ async def _json_or_image(request: Request, max_bytes: int) -> tuple[bytes, bool]
         chunks.append(chunk)
         size += len(chunk)
         if image is None and size >= _SIGNATURE_BYTES:
-            image = looks_like_image(b"".join(chunks)[:_SIGNATURE_BYTES])
+            head = b"".join(chunks)[:_FORM_START_BYTES]
+            if looks_multipart(head):  # (told before its size is, by the JSON limit)
+                raise UnsupportedImageTypeError(multipart_sent_as("application/json"))
+            image = looks_like_image(head[:_SIGNATURE_BYTES])
             limit = max_bytes if image else JSON_LIMIT
             if declared.isdigit() and int(declared) > limit:
                 raise PayloadTooLargeError(
@@ -281,6 +292,8 @@ async def _json_or_image(request: Request, max_bytes: int) -> tuple[bytes, bool]
         if size > limit:
             raise PayloadTooLargeError(f"request body is over the limit of {limit:,} bytes")
     body = b"".join(chunks)
+    if looks_multipart(body):
+        raise UnsupportedImageTypeError(multipart_sent_as("application/json"))
     return body, looks_like_image(body) if image is None else image
 
 
@@ -363,6 +376,12 @@ def _closed(request: Request, body: bytes) -> bool:
     return b"--" + found.group(1).encode("latin-1") + b"--" in body
 
 
+_EXTENDED_NAME_ONLY = (
+    "the multipart field 'image' names its file only as filename*= (RFC 5987), which is not "
+    'read: give a plain filename="photo.jpg" as well (curl -F image=@photo.jpg does)'
+)
+
+
 async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, Any]]:
     async def stream() -> AsyncGenerator[bytes, None]:
         yield body
@@ -373,12 +392,18 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
     try:
         form = await parser.parse()
     except MultiPartException as error:
+        content_type = request.headers.get("content-type", "")
+        if "maximum size" in error.message and names_file_only_as_extended(
+            body, content_type, "image"
+        ):
+            raise MissingImageError(_EXTENDED_NAME_ONLY) from None
         if "maximum size" in error.message:  # only text fields have a size of their own
             raise MissingImageError(
                 f"a multipart field over {JSON_LIMIT // 1024} KB came as text, without a file "
                 "name: send the photo as a file part (curl -F image=@photo.jpg)"
             ) from None
-        raise MalformedMultipartError(f"malformed multipart body: {error.message}") from None
+        told = oversized_part_header(body, content_type) or error.message
+        raise MalformedMultipartError(f"malformed multipart body: {told}") from None
     try:
         if len(form.getlist("image")) > 1:
             raise MalformedMultipartError(
@@ -391,6 +416,10 @@ async def _multipart(request: Request, body: bytes) -> tuple[bytes, dict[str, An
             )
         if image is None:
             raise MissingImageError("multipart upload without an 'image' field")
+        if isinstance(image, str) and names_file_only_as_extended(
+            body, request.headers.get("content-type", ""), "image"
+        ):
+            raise MissingImageError(_EXTENDED_NAME_ONLY)
         if isinstance(image, str):  # a part without a file name: its bytes were taken as text
             raise MissingImageError(
                 "the multipart field 'image' came as text, without a file name: send the photo "
@@ -441,6 +470,8 @@ async def read_upload(request: Request, max_bytes: int) -> Upload:
         image, fields = await _multipart(request, body)
         return Upload(image, {**options, **fields})
     body = await read_body(request, max_bytes)
+    if looks_multipart(body[:_FORM_START_BYTES]):
+        raise UnsupportedImageTypeError(multipart_sent_as(kind or "(none)"))
     if body.lstrip()[:1] in (b"{", b"["):
         raise UnsupportedImageTypeError(
             "the body is JSON sent without Content-Type: application/json: send card codes "
