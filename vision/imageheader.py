@@ -24,6 +24,8 @@ import struct
 from dataclasses import dataclass
 from typing import ClassVar
 
+from vision.gifscreen import gif_canvas_size
+
 __all__ = [
     "CorruptImageError",
     "EmptyImageError",
@@ -462,7 +464,8 @@ def probe_image(data: bytes) -> ImageInfo:
         channels = 4 if transparent else _PNG_CHANNELS.get(colour, 4)
         sample_bytes = 2 if depth > 8 else 1
     elif kind is ImageFormat.GIF:
-        width, height = _unpack("<HH", data, 6, "GIF header")
+        screen = _unpack("<HH", data, 6, "GIF header")
+        width, height = gif_canvas_size(data, (screen[0], screen[1]))  # a frame past the screen
         channels = 4  # (a frame may have a transparent colour)
     elif kind is ImageFormat.BMP:
         (header_size,) = _unpack("<I", data, 14, "BMP header")

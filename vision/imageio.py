@@ -52,6 +52,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.gifscreen import fit_screen
 from vision.imageheader import (
     CorruptImageError,
     EmptyImageError,
@@ -279,6 +280,8 @@ def _refuse_damaged_jpeg(
 def _decode(data: bytes, info: ImageInfo, factor: int) -> NDArray[np.uint8]:
     """Decode checked bytes (a JPEG reduced by ``factor``), normalise and turn upright."""
     scan_end = check_scan_markers(data) if info.format is ImageFormat.JPEG else len(data)
+    if info.format is ImageFormat.GIF:  # a first frame past the logical screen grows it
+        data = fit_screen(data, (info.width, info.height))
     buffer = np.frombuffer(data, dtype=np.uint8)
     flags = _REDUCED_FLAGS.get(factor, cv2.IMREAD_UNCHANGED) | cv2.IMREAD_IGNORE_ORIENTATION
     try:

@@ -137,6 +137,15 @@ connection's socket past them, so a client that does not wait for its answers ho
 three frames of memory."""
 
 
+def quiet_decoder_errors() -> None:
+    """Keep OpenCV's own error lines (``[ERROR:0@...] grfmt_gif.cpp...``) out of the log: every
+    image its decoders refuse is answered, and logged where it must be, with an error of the
+    service that names the problem; only fatal ones are still written."""
+    import cv2
+
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_FATAL)
+
+
 def create_app(reader: ReaderLike | None = None, settings: Settings | None = None) -> FastAPI:
     """The API. ``reader`` given: used as is; None: ``vision.reader.Reader.load`` runs once in
     the lifespan (a failure leaves the image endpoints answering 503 and is logged).
@@ -146,6 +155,7 @@ def create_app(reader: ReaderLike | None = None, settings: Settings | None = Non
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         quiet_accept_errors()
+        quiet_decoder_errors()
         if reader is None:
             app.state.reader = load_reader(chosen)
         yield

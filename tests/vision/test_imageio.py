@@ -229,6 +229,34 @@ def test_animated_gif_gives_its_first_frame() -> None:
     assert green > 180 and red < 40  # the first (green) frame
 
 
+def _gif_with_screen(frame_size: tuple[int, int], screen: tuple[int, int]) -> bytes:
+    """A one-frame GIF of ``frame_size`` whose logical screen says ``screen``."""
+    data = _pillow(_rgb(_picture(frame_size[1], frame_size[0])).quantize(64), "GIF")
+    return data[:6] + struct.pack("<HH", *screen) + data[10:]
+
+
+def test_a_gif_frame_past_its_logical_screen_is_shown_whole() -> None:
+    # Browsers and Pillow grow the canvas to the first frame (Pillow: the size below)
+    data = _gif_with_screen((80, 60), (40, 30))
+    assert Image.open(io.BytesIO(data)).size == (80, 60)
+    assert probe_image(data).width == 80
+    decoded = decode_image(data)
+    assert decoded.shape == (60, 80, 3)
+    expected = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))[:, :, ::-1]
+    assert np.abs(decoded.astype(int) - expected).mean() < 1
+
+
+def test_a_huge_gif_frame_on_a_small_screen_is_refused_by_its_header() -> None:
+    # the frame's size, from its image descriptor, counts: 20,000 x 20,000 is 400 MP
+    data = bytearray(_gif_with_screen((80, 60), (64, 64)))
+    descriptor = data.index(b"\x2c", 13 + 3 * 64 * 0)
+    while struct.unpack_from("<HH", data, descriptor + 5) != (80, 60):
+        descriptor = data.index(b"\x2c", descriptor + 1)
+    struct.pack_into("<HH", data, descriptor + 5, 20_000, 20_000)
+    with pytest.raises(TooManyPixelsError, match="20000x20000"):
+        decode_image(bytes(data))
+
+
 # --- EXIF orientation ---------------------------------------------------------------------------
 
 
