@@ -1,7 +1,8 @@
 """The photos a command is given, as ``handreader read``, ``score`` and the games take them.
 
-A folder stands for the image files directly inside it (by their extensions, sorted by name);
-a photo that cannot be read, or a folder with none, gets one error (a JSON line or a message on
+A folder stands for the image files directly inside it (by their extensions, or their first
+bytes when they have none, sorted by name; a HEIC or AVIF photo is picked too, to be refused
+in a line that says what to do); a photo that cannot be read, or a folder with none, gets one error (a JSON line or a message on
 standard error) and the command goes on with the others (:func:`read_photos`). A game read from
 a photo prints as :func:`print_game_photo` says. Light to import: the image decoding and the
 models are imported only when a photo is read.
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IMAGE_SUFFIXES",
+    "REFUSED_PHOTO_SUFFIXES",
     "ReaderFailedError",
     "add_photo_arguments",
     "expand_photos",
@@ -42,15 +44,38 @@ __all__ = [
 ]
 
 IMAGE_SUFFIXES = frozenset(
-    {".jpg", ".jpeg", ".jpe", ".png", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
+    {".jpg", ".jpeg", ".jpe", ".jfif", ".jfi", ".jif", ".png", ".webp", ".bmp", ".gif", ".tif"}
+    | {".tiff"}
 )
-"""The file extensions a folder's photos are picked by (any case)."""
+"""The file extensions a folder's photos are picked by (any case; ``.jfif`` is JPEG)."""
+
+REFUSED_PHOTO_SUFFIXES = frozenset({".heic", ".heif", ".avif", ".jxl"})
+"""Photo types a folder's files are picked by too, though they are not read: each gets its own
+error line naming its type and what to do (export as JPEG), rather than passing unseen."""
+
+
+def _folder_photo(path: Path) -> bool:
+    """Whether a file in a folder is one of its photos: by its extension, or, without one, by
+    its first bytes (a photo saved without an extension)."""
+    suffix = path.suffix.lower()
+    if suffix in IMAGE_SUFFIXES or suffix in REFUSED_PHOTO_SUFFIXES:
+        return True
+    if suffix:
+        return False
+    from vision.imageheader import looks_like_image
+
+    try:
+        with path.open("rb") as stream:
+            return looks_like_image(stream.read(12))
+    except OSError:
+        return False
 
 
 def expand_photos(photos: list[str]) -> list[str]:
     """The photos to read: each argument as given, except a folder, which stands for the image
-    files directly inside it (sorted by name; a folder with none stays, for :func:`open_photo`
-    to refuse)."""
+    files directly inside it (sorted by name; by :data:`IMAGE_SUFFIXES`, the refused photo
+    types of :data:`REFUSED_PHOTO_SUFFIXES`, and files without an extension that begin as an
+    image; a folder with none stays, for :func:`open_photo` to refuse)."""
     expanded: list[str] = []
     for photo in photos:
         folder = Path(photo)
@@ -58,9 +83,7 @@ def expand_photos(photos: list[str]) -> list[str]:
             expanded.append(photo)
             continue
         inside = sorted(
-            path.name
-            for path in folder.iterdir()
-            if path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
+            path.name for path in folder.iterdir() if path.is_file() and _folder_photo(path)
         )
         if inside:
             expanded.extend(str(folder / name) for name in inside)

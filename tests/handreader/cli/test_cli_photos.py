@@ -430,3 +430,28 @@ def test_a_folder_run_goes_on_past_a_photo_the_reader_fails_on(
         lines = captured.err.splitlines()
         assert len(lines) == 1 and "b.png" in lines[0] and "Traceback" not in captured.err
         assert lines[0].startswith("handreader read: error: ")
+
+
+def test_a_folder_run_picks_jfif_extensionless_and_refused_photo_types(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # .jfif is JPEG; a photo saved without an extension is told by its bytes; an iPhone's
+    # HEIC and an AVIF are named with what to do, not passed over unseen
+    _use(monkeypatch, CliFakeReader({"10H QS": (0.25, 0.5)}))
+    _ok, jpeg = cv2.imencode(".jpg", np.full((48, 64, 3), GREY, np.uint8))
+    (tmp_path / "IMG_0005.jfif").write_bytes(jpeg.tobytes())
+    (tmp_path / "noext").write_bytes(jpeg.tobytes())
+    (tmp_path / "notes").write_bytes(b"not a photo")
+    (tmp_path / "notes.txt").write_bytes(jpeg.tobytes())  # another extension: not a photo
+    heic = b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(64)
+    (tmp_path / "IMG_0001.HEIC").write_bytes(heic)
+    avif = b"\x00\x00\x00\x20ftypavif\x00\x00\x00\x00avifmif1miafMA1B" + bytes(64)
+    (tmp_path / "IMG_0002.avif").write_bytes(avif)
+    assert main(["read", str(tmp_path), "--json"]) == 2
+    records = {Path(json.loads(line)["image"]).name: json.loads(line) for line in
+               capsys.readouterr().out.splitlines()}  # fmt: skip
+    assert set(records) == {"IMG_0005.jfif", "noext", "IMG_0001.HEIC", "IMG_0002.avif"}
+    assert "cards" in records["IMG_0005.jfif"] and "cards" in records["noext"]
+    assert "HEIC" in records["IMG_0001.HEIC"]["error"]["message"]
+    assert "AVIF" in records["IMG_0002.avif"]["error"]["message"]
+    assert "export it as JPEG" in records["IMG_0002.avif"]["error"]["message"]
