@@ -67,11 +67,13 @@ __all__ = [
     "UploadDep",
     "card_dicts",
     "decoded_photo",
+    "drawing_peak_bytes",
     "get_reader",
     "get_runtime",
     "json_response",
     "load_reader",
     "read_photo",
+    "reading_photo",
     "validate",
 ]
 
@@ -185,15 +187,28 @@ def json_response(
     return Response(text, media_type="application/json")
 
 
+def drawing_peak_bytes(width: int, height: int, factor: int = 1) -> int:
+    """The memory drawing on a ``width`` x ``height`` photo decoded at ``1 / factor`` takes at
+    its peak: the decoded photo, kept for the drawing (3 bytes a pixel at its reduced size),
+    the photo enlarged back to full size, the annotated copy, the encoded image and the copy
+    of it the answer sends (3 bytes a pixel each, at most)."""
+    reduced = -(-width // factor) * -(-height // factor)
+    return 3 * reduced + 12 * width * height
+
+
 @contextmanager
 def decoded_photo(
-    data: bytes, runtime: RuntimeLike, *, reduced: bool = True
+    data: bytes, runtime: RuntimeLike, *, reduced: bool = True, to_draw: bool = False
 ) -> Iterator[ReducedImage]:
     """The photo decoded within the limits (a large JPEG reduced when ``reduced``), while its
     decoding's peak memory (``vision.imagelimits.decode_peak_bytes``, from the header) is held
     in the runtime's budget: the block runs holding it, so the photos decoded and read at once
-    never take more than the budget together. The limits are checked before anything is held
-    or decoded; ServerBusyError (503) when no room comes within the time limit."""
+    never take more than the budget together. With ``to_draw`` the block draws on the photo
+    too, and what is held is the larger of the decoding's peak and the drawing's
+    (:func:`drawing_peak_bytes`): one hold for the whole request, so the decoded photo is
+    never out of the budget while it waits for room to draw. The limits are checked before
+    anything is held or decoded; ServerBusyError (503) when no room comes within the time
+    limit."""
     limits = runtime.settings
     checks = {
         "max_bytes": limits.max_bytes,
@@ -202,13 +217,30 @@ def decoded_photo(
     }
     info = check_limits(data, **checks)  # the one walk of the header
     factor = reduced_factor(info) if reduced else 1
-    with runtime.hold(decode_peak_bytes(info, factor)):
+    peak = decode_peak_bytes(info, factor)
+    if to_draw:
+        peak = max(peak, drawing_peak_bytes(info.width, info.height, factor))
+    with runtime.hold(peak):
         yield decode_checked(data, info, factor)
 
 
 def read_photo(
     upload: Upload, reader: ReaderLike, runtime: RuntimeLike, in_play: Deck | None = None
 ) -> tuple[ReducedImage, Reading, dict[str, float]]:
+    """:func:`reading_photo`, its memory given back as soon as the photo is read."""
+    with reading_photo(upload, reader, runtime, in_play) as (photo, reading, timings):
+        return photo, reading, timings
+
+
+@contextmanager
+def reading_photo(
+    upload: Upload,
+    reader: ReaderLike,
+    runtime: RuntimeLike,
+    in_play: Deck | None = None,
+    *,
+    to_draw: bool = False,
+) -> Iterator[tuple[ReducedImage, Reading, dict[str, float]]]:
     """Decode the upload within the limits and read its cards (with the deck profile its
     ``deck`` option names, and ``in_play`` the deck in play, whose cards are decoded together:
     ``handreader.service.routes.decks``); the timings in milliseconds. A JSON body holds no
@@ -217,7 +249,8 @@ def read_photo(
     A large JPEG is decoded at a reduced scale (``vision.imageio.decode_reduced``: the reader
     would shrink it to that size anyway); the reading's boxes and size are mapped back to the
     photo's own pixels, and ``ReducedImage.full_size()`` gives an image they fit, to draw on.
-    The decoding memory is held (:func:`decoded_photo`) until the photo is read.
+    The decoding memory is held (:func:`decoded_photo`) while the block runs; with
+    ``to_draw``, the drawing's too (the block draws on the photo).
     """
     if upload.image is None:
         raise UnsupportedImageTypeError(
@@ -227,11 +260,11 @@ def read_photo(
     reader = with_indices(reader, upload.options.get("indices"))
     reader = with_deck(with_deck_in_play(reader, in_play), upload.options.get("deck"))
     start = time.perf_counter()
-    with decoded_photo(upload.image, runtime) as photo:
+    with decoded_photo(upload.image, runtime, to_draw=to_draw) as photo:
         decoded = time.perf_counter()
         reading = photo.to_original(runtime.read(reader, photo.image))
-    done = time.perf_counter()
-    return photo, reading, {"decode": (decoded - start) * 1e3, "read": (done - decoded) * 1e3}
+        done = time.perf_counter()
+        yield photo, reading, {"decode": (decoded - start) * 1e3, "read": (done - decoded) * 1e3}
 
 
 def card_dicts(cards: tuple[CardReading, ...] | list[CardReading]) -> list[dict[str, object]]:

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import cv2
+import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
+from numpy.typing import NDArray
 from starlette.concurrency import run_in_threadpool
 
 from handreader.drawing.annotate import Annotator
@@ -33,6 +35,7 @@ from handreader.service.deps import (
     get_runtime,
     json_response,
     read_photo,
+    reading_photo,
     validate,
 )
 from handreader.service.errors import ERROR_RESPONSES, error_response, error_responses
@@ -167,24 +170,22 @@ def add_scoring_routes(app: FastAPI, annotator: Annotator) -> None:
             pits_options = validate(PitsOptionsIn, upload.options)
             table_codes = [str(card) for card in parse_cards(pits_options.table)]
             deck = pits_options.in_play()
-            photo, reading, _ = read_photo(upload, reader, runtime, deck)
             region = _region(pits_options.table_region)
-            with runtime.hold(_drawing_bytes(photo.size_wh)):
+            # (one hold of the budget: the decoding's peak or the drawing's, the larger)
+            with reading_photo(upload, reader, runtime, deck, to_draw=True) as (photo, reading, _):
                 copies, kind = _packs(deck), pits_options.kind
                 verdict = judge_reading(reading, table_codes, region, copies=copies, kind=kind)
                 drawing = annotator.annotate(photo.full_size(), verdict)
-                ok, encoded = cv2.imencode(extension, drawing)
+                content = _encoded(drawing, extension)
         else:
             chosen = validate(TableOptionsIn, upload.options)
             options = chosen.to_options()
-            photo, reading, _ = read_photo(upload, reader, runtime, chosen.in_play())
-            with runtime.hold(_drawing_bytes(photo.size_wh)):
+            deck = chosen.in_play()
+            with reading_photo(upload, reader, runtime, deck, to_draw=True) as (photo, reading, _):
                 table = score_reading(reading, options)
                 drawing = annotator.annotate(photo.full_size(), table)
-                ok, encoded = cv2.imencode(extension, drawing)
-        if not ok:
-            raise RuntimeError(f"could not encode the drawing as {extension}")
-        return Response(encoded.tobytes(), media_type=media, headers={"Vary": "Accept"})
+                content = _encoded(drawing, extension)
+        return Response(content, media_type=media, headers={"Vary": "Accept"})
 
 
 # Card codes are scored on the event loop (see the module docstring); photos (decoding, the
@@ -258,10 +259,12 @@ def _packs(deck: Deck | None) -> int:
     return 1 if deck is None else deck.decks * deck.copies
 
 
-def _drawing_bytes(size_wh: tuple[int, int]) -> int:
-    """The memory a drawing takes at its peak: the photo at full size, the annotated copy and
-    the encoded image (3 bytes a pixel each, at most)."""
-    return 9 * size_wh[0] * size_wh[1]
+def _encoded(drawing: NDArray[np.uint8], extension: str) -> bytes:
+    """The drawing encoded as ``extension`` (``.jpg``, ``.png``), as the answer's bytes."""
+    ok, encoded = cv2.imencode(extension, drawing)
+    if not ok:
+        raise RuntimeError(f"could not encode the drawing as {extension}")
+    return encoded.tobytes()
 
 
 def _model_info(reader: ReaderLike) -> dict[str, Any]:

@@ -135,3 +135,43 @@ def test_a_photo_s_header_is_walked_once_from_upload_to_decoding(
     with deps.decoded_photo(photo, _Runtime()) as image:  # type: ignore[arg-type]
         assert image.factor > 1 and image.size_wh == (4000, 3000)
     assert walks == [len(photo)]
+
+
+@pytest.mark.parametrize("query", ["", "?game=pits"])
+def test_annotated_holds_its_memory_once_from_decoding_to_the_answer(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, query: str
+) -> None:
+    """The decoded photo never leaves the decoding budget while it waits for room to draw:
+    one hold, the larger of the decoding's peak and the drawing's, spans the drawing."""
+    import contextlib
+
+    from handreader.drawing.annotate import Annotator
+    from handreader.service import deps
+    from vision.imageheader import probe_image
+    from vision.imagelimits import decode_peak_bytes
+
+    events: list[str] = []
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    hold = runtime.hold
+
+    @contextlib.contextmanager
+    def logged(amount: int) -> Iterator[None]:
+        with hold(amount):
+            events.append(f"hold {amount}")
+            yield
+            events.append(f"release {amount}")
+
+    draw = Annotator.annotate
+
+    def drawn(self: Annotator, *args: object, **kwargs: object) -> object:
+        events.append("draw")
+        return draw(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runtime, "hold", logged)
+    monkeypatch.setattr(Annotator, "annotate", drawn)
+    photo = _photo()
+    files = {"image": ("table.jpg", photo, "image/jpeg")}
+    response = client.post(f"/v1/annotated{query}", files=files)
+    assert response.status_code == 200, response.text
+    peak = max(decode_peak_bytes(probe_image(photo), 2), deps.drawing_peak_bytes(4000, 3000, 2))
+    assert events == [f"hold {peak}", "draw", f"release {peak}"]
