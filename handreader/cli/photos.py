@@ -4,8 +4,8 @@ A folder stands for the image files directly inside it (by their extensions, or 
 bytes when they have none, sorted by name; a HEIC or AVIF photo is picked too, to be refused
 in a line that says what to do); a photo that cannot be read, or a folder with none, gets one
 error (a JSON line or a message on standard error) and the command goes on with the others
-(:func:`read_photos`). A game read from a photo prints as :func:`print_game_photo` says. Light to import: the image decoding and the
-models are imported only when a photo is read.
+(:func:`read_photos`). A game read from a photo prints as :func:`print_game_photo` says.
+Light to import: the image decoding and the models are imported only when a photo is read.
 """
 
 from __future__ import annotations
