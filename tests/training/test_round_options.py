@@ -37,7 +37,8 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
         ("distill_weight=1.5", "a share of the loss: from 0 to 1"),
         ("classifier_learning_rate=0", "must be positive"),
         (f"detector_freeze={DETECTOR_LAYERS}", f"the detector has {DETECTOR_LAYERS} layers"),
-        ("detector_imgsz=300", "the detector's size is a multiple of 32"),
+        ("detector_imgsz=300", "the detector's size must be a multiple of 32 from 32 to 1280"),
+        ("detector_imgsz=1312", "the detector's size must be a multiple of 32 from 32 to 1280"),
         ("classifier_strided=4", "the classifier has 3 blocks to stride"),
     ],
 )
