@@ -49,6 +49,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.file_names import quoted_name
 from vision.imageheader import (
     CorruptImageError,
     EmptyImageError,
@@ -386,9 +387,10 @@ def _read_file(file: Path, max_bytes: int) -> bytes:
             raise ImageTooLargeError(f"image is over the limit of {max_bytes:,} bytes")
         return data
     except OSError as error:
-        raise ImageFileError(f"{str(file)!r}: cannot read: {error.strerror or error}") from None
+        reason = error.strerror or error
+        raise ImageFileError(f"{quoted_name(file)}: cannot read: {reason}") from None
     except ImageError as error:
-        raise type(error)(f"{str(file)!r}: {error}") from None
+        raise type(error)(f"{quoted_name(file)}: {error}") from None
 
 
 def load_image(
@@ -415,7 +417,7 @@ def load_image(
             min_side=min_side,
         )
     except ImageError as error:
-        raise type(error)(f"{str(file)!r}: {error}") from None
+        raise type(error)(f"{quoted_name(file)}: {error}") from None
 
 
 def load_reduced(
@@ -441,7 +443,7 @@ def load_reduced(
             min_side=min_side,
         )
     except ImageError as error:
-        raise type(error)(f"{str(file)!r}: {error}") from None
+        raise type(error)(f"{quoted_name(file)}: {error}") from None
 
 
 def writes_images(path: str | Path) -> bool:
