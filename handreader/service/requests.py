@@ -195,6 +195,8 @@ def _fraction(text: str) -> float | Decimal:
     Decimal of the digits written (``573523967952514.141``, ``1e-400``), which an amount takes
     whole and a float field rounds as it would have."""
     number = float(text)
+    if len(text) < 16 and "e" not in text.lower():  # 15 digits at most, no exponent: exact
+        return number
     if math.isfinite(number) and Decimal(repr(number)) == Decimal(text):
         return number
     return Decimal(text)
