@@ -138,3 +138,12 @@ def test_check_realdata_reads_each_manifest_and_evaluation_needs_only_one(tmp_pa
     (realdata / "singles" / "manifest.jsonl").write_bytes(b"\xff\n")
     with pytest.raises(ValueError, match=re.escape("singles/manifest.jsonl: not UTF-8 text")):
         check_realdata(realdata)
+    box = {"card": "7H", "box_xyxy": [1, 2, 11, 22], "kind": "index"}
+    rows = [{"image": f"{name}.jpg", "cards": ["7H"], "split": "train"} for name in "ab"]
+    rows[1]["objects"] = [box, {"card": "7H", "kind": "index"}]  # a box the round would train on
+    (realdata / "boxes" / "manifest.jsonl").write_text(
+        "".join(map("{}\n".format, map(json.dumps, rows)))
+    )
+    (realdata / "singles" / "manifest.jsonl").write_text("")
+    with pytest.raises(ValueError, match=re.escape("line 2: object 2 has no 'box_xyxy'")):
+        check_realdata(realdata)
