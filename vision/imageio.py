@@ -13,7 +13,9 @@ recognizer. In order, it:
    side under ``min_side`` (default 32 px) is :class:`ImageTooSmallError`;
 2. refuses a JPEG without its end-of-image marker after the scan data (a truncated upload that
    the decoder would otherwise half-paint in grey);
-3. decodes with OpenCV as stored (``IMREAD_UNCHANGED``, orientation ignored) and normalises,
+3. decodes with OpenCV as stored (``IMREAD_UNCHANGED``, orientation ignored; a PNG given only
+   the chunks that make its pixels, their CRCs checked, so that libpng prints nothing on
+   standard error: :mod:`vision.png_chunks`) and normalises,
    strip by strip (never a second full-size array in a wider type): greyscale becomes three
    equal channels; an alpha channel is composited on white (transparent parts of a scan read
    as a white table, not black), unless a BMP's or TIFF's is zero everywhere (a fourth channel
@@ -49,6 +51,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.file_names import quoted_name
 from vision.imageheader import (
     CorruptImageError,
     EmptyImageError,
@@ -72,6 +75,7 @@ from vision.imagelimits import (
     check_limits,
     reduced_side,
 )
+from vision.png_chunks import PngChunkError, decoder_png
 from vision.settings import PANORAMA, ReaderSettings
 
 if TYPE_CHECKING:
@@ -260,6 +264,11 @@ class ReducedImage:
 
 def _decode(data: bytes, info: ImageInfo, factor: int) -> NDArray[np.uint8]:
     """Decode checked bytes (a JPEG reduced by ``factor``), normalise and turn upright."""
+    if info.format is ImageFormat.PNG:  # nothing for libpng to print on standard error
+        try:
+            data = decoder_png(data)
+        except PngChunkError as error:
+            raise CorruptImageError(f"corrupt PNG: {error}") from None
     buffer = np.frombuffer(data, dtype=np.uint8)
     flags = _REDUCED_FLAGS.get(factor, cv2.IMREAD_UNCHANGED) | cv2.IMREAD_IGNORE_ORIENTATION
     try:
@@ -386,9 +395,10 @@ def _read_file(file: Path, max_bytes: int) -> bytes:
             raise ImageTooLargeError(f"image is over the limit of {max_bytes:,} bytes")
         return data
     except OSError as error:
-        raise ImageFileError(f"{str(file)!r}: cannot read: {error.strerror or error}") from None
+        reason = error.strerror or error
+        raise ImageFileError(f"{quoted_name(file)}: cannot read: {reason}") from None
     except ImageError as error:
-        raise type(error)(f"{str(file)!r}: {error}") from None
+        raise type(error)(f"{quoted_name(file)}: {error}") from None
 
 
 def load_image(
@@ -415,7 +425,7 @@ def load_image(
             min_side=min_side,
         )
     except ImageError as error:
-        raise type(error)(f"{str(file)!r}: {error}") from None
+        raise type(error)(f"{quoted_name(file)}: {error}") from None
 
 
 def load_reduced(
@@ -441,7 +451,7 @@ def load_reduced(
             min_side=min_side,
         )
     except ImageError as error:
-        raise type(error)(f"{str(file)!r}: {error}") from None
+        raise type(error)(f"{quoted_name(file)}: {error}") from None
 
 
 def writes_images(path: str | Path) -> bool:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from handreader import __version__
 from handreader.service.settings import OneLineParser
+from vision.file_names import name_text
 
 COMMANDS: tuple[str, ...] = (
     "score",
@@ -139,7 +140,13 @@ def os_error_text(error: OSError) -> str:
     file or directory``), or the error's own text when it names no path."""
     if error.filename is None or not error.strerror:
         return str(error)
-    where = str(error.filename)
+    where = _name(error.filename)
     if error.filename2 is not None:
-        where += f" -> {error.filename2}"
+        where += f" -> {_name(error.filename2)}"
     return f"{where}: {error.strerror}"
+
+
+def _name(filename: object) -> str:
+    """An operating-system error's file name, one that is no UTF-8 shown as every message
+    naming a file shows it (:func:`vision.file_names.name_text`)."""
+    return name_text(filename) if isinstance(filename, str) else str(filename)

@@ -25,9 +25,8 @@ import json
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import Amount, packs
 from handreader.cli._amounts import money as _money
-from handreader.cli._amounts import packs
 from handreader.cli._amounts import rate as _rate
 from handreader.cli.photos import (
     add_layout_arguments,
@@ -57,11 +56,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--bet", choices=[bet.value for bet in BaccaratBet], help="settle only this bet"
     )
-    parser.add_argument("--stake", type=_amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument("--stake", action=Amount, default=Decimal(1), help="stake (default 1)")
     parser.add_argument(
         "--commission", type=_rate, default=Decimal("0.05"), help="Banker commission (0.05)"
     )
-    parser.add_argument("--tie-pays", type=_amount, default=Decimal(8), help="Tie payout (8)")
+    parser.add_argument("--tie-pays", action=Amount, default=Decimal(8), help="Tie payout (8)")
     parser.add_argument(
         "--tie-loses",
         action="store_true",

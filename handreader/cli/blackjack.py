@@ -25,9 +25,8 @@ import argparse
 import json
 from decimal import Decimal
 
-from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import Amount, packs
 from handreader.cli._amounts import money as _money
-from handreader.cli._amounts import packs
 from handreader.cli.photos import (
     add_layout_arguments,
     add_photo_arguments,
@@ -55,10 +54,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="append",
         help='a player hand, e.g. "AS KD"; repeat for several hands',
     )
-    parser.add_argument("--stake", type=_amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument("--stake", action=Amount, default=Decimal(1), help="stake (default 1)")
     parser.add_argument("--hit-soft-17", action="store_true", help="the dealer hits soft 17")
     parser.add_argument(
-        "--blackjack-pays", type=_amount, default=Decimal("1.5"), help="blackjack payout (1.5)"
+        "--blackjack-pays", action=Amount, default=Decimal("1.5"), help="blackjack payout (1.5)"
     )
     parser.add_argument("--decks", type=packs, default=6, help="decks in the shoe (default 6)")
     add_layout_arguments(parser, "dealer", "top", ("dealer",))

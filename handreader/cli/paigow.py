@@ -30,7 +30,7 @@ import json
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import Amount
 from handreader.cli._amounts import money as _money
 from handreader.cli._amounts import rate as _rate
 from handreader.cli.photos import (
@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--high", help="a given 5-card high hand (with --low)")
     parser.add_argument("--low", help="a given 2-card low hand (with --high)")
     parser.add_argument("--banker", help="the banker's 7 cards, set by the house way")
-    parser.add_argument("--stake", type=_amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument("--stake", action=Amount, default=Decimal(1), help="stake (default 1)")
     parser.add_argument(
         "--commission", type=_rate, default=Decimal("0.05"), help="commission on wins (0.05)"
     )

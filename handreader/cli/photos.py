@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handreader.cli.in_play import add_deck_options
+from vision.file_names import name_text, quoted_name
 
 if TYPE_CHECKING:
     from handreader.tables.games import GamePhoto
@@ -73,8 +73,7 @@ def json_text(text: str) -> str:
     it is all text, else with each byte of a file name that is no UTF-8 written ``\\xNN``
     (``h\\xe9\\xff.jpg``), so that the line stays valid UTF-8 whatever the file system's names.
     """
-    # a name that is no UTF-8 reaches Python with its bytes as lone surrogates (PEP 383)
-    return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return name_text(text)  # the rule every message naming a file follows (vision.file_names)
 
 
 def open_photo(photo: str) -> ReducedImage:
@@ -87,7 +86,7 @@ def open_photo(photo: str) -> ReducedImage:
 
     if Path(photo).is_dir():
         kinds = ", ".join(sorted(IMAGE_SUFFIXES))
-        raise NoImagesError(f"{photo!r}: no image file ({kinds}) in this folder")
+        raise NoImagesError(f"{quoted_name(photo)}: no image file ({kinds}) in this folder")
     with quiet_stderr():
         return load_reduced(photo)
 

@@ -108,7 +108,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="ship the classifier in float32 (default: int8, calibrated on training crops)",
     )
-    parser.add_argument("--imgsz", type=int, default=320, help="detector input size (default 320)")
+    parser.add_argument(
+        "--imgsz",
+        type=int,
+        default=320,
+        help="detector input size, a multiple of 32 from 32 to 1280 (default 320)",
+    )
     parser.add_argument("--batch", type=int, default=32, help="detector batch (default 32)")
     parser.add_argument(
         "--photos",
@@ -213,7 +218,6 @@ def run(args: argparse.Namespace) -> int:
         "classifier_epochs",
         "card_epochs",
         "verifier_epochs",
-        "imgsz",
         "batch",
     ):
         if getattr(args, name) < 1:
@@ -232,6 +236,11 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
             )
+    from training.detector import imgsz_problem
+
+    problem = imgsz_problem(args.imgsz)
+    if problem is not None:
+        raise ValueError(f"--imgsz {problem}")
     if not 0.0 <= args.shape_jitter <= 1.0:
         raise ValueError(f"--shape-jitter must be a share from 0 to 1, got {args.shape_jitter}")
     from training.fitting import parse_device

@@ -261,7 +261,7 @@ def test_a_usage_error_is_one_line_naming_the_command_help(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     for argv, message in (
-        (["blackjack", "--stake", "-1"], "argument --stake: must be a positive number"),
+        (["blackjack", "--stake", "-1"], "--stake must be a positive number, got '-1'"),
         (["paigow", "--cards", "AS KD 9C 9D 5H 3S 2S", "--bogus"], "unrecognized arguments"),
         (["score", "3H", "7S", "--json", "KD", "--bogus"], "unrecognized arguments: --bogus"),
         (["audit", "verify", "--bogus"], "unrecognized arguments"),
