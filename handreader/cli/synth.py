@@ -95,7 +95,7 @@ def check_card_art(config: SceneConfig) -> None:
     path unless every card of them is already rendered in the cache.
     """
     from training.synth.assets import decks_for_split
-    from training.synth.decks import cache_dir
+    from training.synth.decks import CARD_ART_HINT, cache_dir
 
     try:
         decks = decks_for_split(config.deck_split, config.card_render_height)
@@ -112,7 +112,7 @@ def check_card_art(config: SceneConfig) -> None:
     if missing:
         raise ValueError(
             f"rsvg-convert not found and decks {', '.join(missing)} are not rendered at height "
-            f"{config.card_render_height}: run scripts/install-card-art (librsvg2-bin)"
+            f"{config.card_render_height}: {CARD_ART_HINT}"
         )
 
 

@@ -1,7 +1,7 @@
 """``handreader train``: reproduce the shipped models from the synthetic generator (resumable).
 
-Needs the training extra (``pip install -e '.[train]'``). On two CPU cores the default recipe
-runs for one to two hours; run it in the background, and run it again to resume.
+Needs the training extra (``pip install 'handreader[train]'``). On two CPU cores the default
+recipe runs for one to two hours; run it in the background, and run it again to resume.
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
         import ultralytics  # noqa: F401
     except ImportError as error:
         raise ValueError(
-            f"training needs the train extra (pip install -e '.[train]'): {error}"
+            f"training needs the train extra (pip install 'handreader[train]'): {error}"
         ) from error
     plan = TrainingPlan(
         work_dir=args.work,
@@ -326,6 +326,6 @@ def _run_round(args: argparse.Namespace) -> int:
         import ultralytics  # noqa: F401
     except ImportError as error:
         raise ValueError(
-            f"training needs the train extra (pip install -e '.[train]'): {error}"
+            f"training needs the train extra (pip install 'handreader[train]'): {error}"
         ) from error
     return run_from_arguments(args)

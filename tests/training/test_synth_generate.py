@@ -346,6 +346,8 @@ def test_cli_reports_missing_decks(
     )
     assert status == 2
     assert "scripts/install-card-art" in err
+    # from an installed package, where the script is not: the packages it installs
+    assert "apt-get install gnome-cards-data kdegames-card-data-kf5 librsvg2-bin" in err
 
 
 def test_cached_renders_stand_in_for_the_packages(

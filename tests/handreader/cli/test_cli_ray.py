@@ -262,7 +262,7 @@ def test_read_on_a_cluster_nobody_answers_is_a_one_line_error(
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     if importlib.util.find_spec("ray") is None:
-        pytest.skip("needs Ray: pip install -e '.[scale]'")
+        pytest.skip("needs Ray: pip install 'handreader[scale]'")
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
