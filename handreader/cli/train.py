@@ -35,7 +35,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--scenes", type=int, default=4500, help="training scenes (default 4500)")
     parser.add_argument(
-        "--holdout-scenes", type=int, default=400, help="validation scenes, held-out decks"
+        "--holdout-scenes",
+        type=int,
+        default=400,
+        help="validation scenes, of held-out decks (default 400)",
     )
     parser.add_argument(
         "--closeup-scenes",
@@ -77,11 +80,15 @@ def register(subparsers: Any) -> None:
         help="train only the index verifier, against the detector already in --models, and "
         "add it to that folder's manifest",
     )
-    parser.add_argument("--detector-epochs", type=int, default=6)
+    parser.add_argument(
+        "--detector-epochs", type=int, default=6, help="detector epochs (default 6)"
+    )
     parser.add_argument(
         "--finetune-epochs", type=int, default=12, help="detector fine-tuning (default 12)"
     )
-    parser.add_argument("--classifier-epochs", type=int, default=14)
+    parser.add_argument(
+        "--classifier-epochs", type=int, default=14, help="index classifier epochs (default 14)"
+    )
     parser.add_argument(
         "--classifier-finetune-epochs",
         type=int,

@@ -136,3 +136,16 @@ def test_a_bad_image_size_or_photo_box_is_named_without_torch(
     assert status == 2
     assert err.count("\n") == 1 and message in err, err
     assert not work.exists()
+
+
+def test_every_option_with_a_default_says_it_in_its_help() -> None:
+    from handreader.cli import build_parser
+
+    train = build_parser().commands["train"]  # type: ignore[attr-defined]
+    for action in train._actions:
+        if action.default in (None, False, [], "==SUPPRESS==") or not action.option_strings:
+            continue
+        assert action.help is not None, action.option_strings
+        assert "default" in action.help, action.option_strings
+        if isinstance(action.default, int):
+            assert str(action.default) in action.help, action.option_strings
