@@ -4,9 +4,10 @@ Each command module exposes ``register(subparsers)``, which adds its parser and 
 ``func(args) -> int`` as the default. Errors of the ``ValueError`` family (bad card text, bad
 hand, bad file) and of the ``OSError`` family (a path missing, a folder where a file is wanted,
 a file where a folder is wanted, no permission) become a one-line message and exit status 2,
-never a traceback; so do usage errors (an option's bad value, an unknown option), named with the
-command's own ``--help``. Ctrl-C stops a command with exit status 130 and one line (``webcam``
-prints its statistics first).
+never a traceback; so do usage errors (an option's bad value, an unknown option, options that
+do not go together, no input given: argparse's refusals and a command's
+:class:`~handreader.cli._usage.UsageError`), named with the command's own ``--help``. Ctrl-C
+stops a command with exit status 130 and one line (``webcam`` prints its statistics first).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from handreader import __version__
+from handreader.cli._usage import UsageError
 from handreader.service.settings import OneLineParser
 from vision.file_names import name_text
 
@@ -97,6 +99,10 @@ def _run(given: list[str]) -> int:
         args = _intermixed(parser, args, given, unknown)
     try:
         status: int = args.func(args)
+    except UsageError as error:  # worded as argparse's refusals (OneLineParser.error)
+        label = f"handreader {args.command}"
+        print(f"{label}: error: {error} (see {label} --help)", file=sys.stderr)
+        return 2
     except ValueError as error:
         print(f"handreader {args.command}: error: {error}", file=sys.stderr)
         return 2

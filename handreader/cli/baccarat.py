@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from handreader.cli._amounts import Amount, packs
 from handreader.cli._amounts import money as _money
 from handreader.cli._amounts import rate as _rate
+from handreader.cli._usage import UsageError
 from handreader.cli.photos import (
     add_layout_arguments,
     add_photo_arguments,
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     bet = BaccaratBet(args.bet) if args.bet else None
     if args.photos:
         if args.player is not None or args.banker is not None:
-            raise ValueError("give either --player and --banker or photos, not both")
+            raise UsageError("give either --player and --banker or photos, not both")
         return read_photos(
             "baccarat",
             args.photos,
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             indices=args.indices,
         )
     if args.player is None or args.banker is None:
-        raise ValueError("give --player and --banker (the cards dealt), or photos")
+        raise UsageError("give --player and --banker (the cards dealt), or photos")
     refuse_photo_options(args, "player_side", "player_region", "banker_region")
     player, banker = parse_cards(args.player), parse_cards(args.banker)
     report = baccarat_report(player, banker, rules, args.stake, bet)

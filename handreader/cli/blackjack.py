@@ -27,6 +27,7 @@ from decimal import Decimal
 
 from handreader.cli._amounts import Amount, packs
 from handreader.cli._amounts import money as _money
+from handreader.cli._usage import UsageError
 from handreader.cli.photos import (
     add_layout_arguments,
     add_photo_arguments,
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.photos:
         if args.dealer is not None or args.player is not None:
-            raise ValueError("give either --dealer and --player or photos, not both")
+            raise UsageError("give either --dealer and --player or photos, not both")
         from handreader.tables.games import blackjack_photo
 
         return read_photos(
@@ -107,15 +108,15 @@ def run(args: argparse.Namespace) -> int:
             indices=args.indices,
         )
     if args.dealer is None or args.player is None:
-        raise ValueError("give --dealer and --player (the cards dealt), or photos")
+        raise UsageError("give --dealer and --player (the cards dealt), or photos")
     refuse_photo_options(args, "dealer_side", "dealer_region", "player_region")
     dealer = parse_cards(args.dealer)
     players = [parse_cards(text) for text in args.player]
     if not dealer:
-        raise ValueError("--dealer holds no card: give the dealer's cards")
+        raise UsageError("--dealer holds no card: give the dealer's cards")
     empty = [number for number, cards in enumerate(players, start=1) if not cards]
     if empty:
-        raise ValueError(f"--player {empty[0]} holds no card: give each player's cards")
+        raise UsageError(f"--player {empty[0]} holds no card: give each player's cards")
     round_ = play_blackjack_round(dealer, players, args.stake, rules)
     if args.json:
         dealer_report = round_.dealer.to_dict() | {"action": round_.action.value}

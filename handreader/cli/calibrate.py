@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handreader.cli._usage import UsageError
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -81,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     check_deck_name(args.name)  # named before anything is read or saved, as the sheet is
     sheet = args.sheet or Path(f"{args.name}-calibration.png")
     if not writes_images(sheet):
-        raise ValueError(f"--sheet {str(sheet)!r}: no image format for its extension (.png, .jpg)")
+        raise UsageError(f"--sheet {str(sheet)!r}: no image format for its extension (.png, .jpg)")
     if not sheet.parent.is_dir():
         raise ValueError(f"--sheet {str(sheet)!r}: no folder {str(sheet.parent)!r}")
     if sheet.is_dir():

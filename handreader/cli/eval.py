@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handreader.cli._amounts import at_least, folder
+from handreader.cli._usage import UsageError
 from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from handreader.cli.read import add_ray_arguments, require_inputs
 
@@ -107,30 +108,30 @@ def changed_settings(base: Any, assignments: list[str]) -> Any:
         name, equals, text = assignment.partition("=")
         name, text = name.strip(), text.strip()
         if equals and name in _OWN_OPTIONS:
-            raise ValueError(f"--set {assignment!r}: {name} is set with {_OWN_OPTIONS[name]}")
+            raise UsageError(f"--set {assignment!r}: {name} is set with {_OWN_OPTIONS[name]}")
         if not equals or name not in fields:
             known = ", ".join(settable)
-            raise ValueError(f"--set {assignment!r}: expected NAME=VALUE with NAME one of {known}")
+            raise UsageError(f"--set {assignment!r}: expected NAME=VALUE with NAME one of {known}")
         current = getattr(base, name)
         if isinstance(current, bool):
             if text.lower() not in _SWITCH:
-                raise ValueError(f"--set {assignment!r}: {name} is a switch: on or off")
+                raise UsageError(f"--set {assignment!r}: {name} is a switch: on or off")
             changes[name] = _SWITCH[text.lower()]
         elif isinstance(current, int | float):
             try:
                 number = float(text) if isinstance(current, float) else int(text)
             except ValueError:
-                raise ValueError(f"--set {assignment!r}: {name} takes a number") from None
+                raise UsageError(f"--set {assignment!r}: {name} takes a number") from None
             if not math.isfinite(number):
-                raise ValueError(f"--set {assignment!r}: {name} takes a finite number")
+                raise UsageError(f"--set {assignment!r}: {name} takes a finite number")
             low, high = SETTING_RANGES.get(name, (-math.inf, math.inf))
             if not low <= number <= high:
-                raise ValueError(
+                raise UsageError(
                     f"--set {assignment!r}: {name} takes a number {_range_text(low, high)}"
                 )
             changes[name] = number
         else:
-            raise ValueError(f"--set {assignment!r}: {name} cannot be set here")
+            raise UsageError(f"--set {assignment!r}: {name} cannot be set here")
     return dataclasses.replace(base, **changes)
 
 
@@ -170,9 +171,9 @@ def run(args: argparse.Namespace) -> int:
 
         address = ray_address(args, "manifests")
         if args.readers is not None and args.readers < 1:
-            raise ValueError(f"--readers must be at least 1, got {args.readers}")
+            raise UsageError(f"--readers must be at least 1, got {args.readers}")
     elif args.readers is not None:
-        raise ValueError("--readers counts the readers of a Ray cluster: give it with --ray")
+        raise UsageError("--readers counts the readers of a Ray cluster: give it with --ray")
     require_inputs(args.manifests, "MANIFEST")
     if args.report is not None and args.report.exists() and not args.report.is_dir():
         raise ValueError(f"--report {str(args.report)!r} is a file: name a folder for the pictures")
@@ -183,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
         ReaderSettings(in_play=in_play, indices=args.indices), args.set
     )  # before loading
     if args.set and args.ray is not None:
-        raise ValueError("--set reads with the settings of this process: not with --ray")
+        raise UsageError("--set reads with the settings of this process: not with --ray")
     deck = load_deck(args.deck) if args.deck is not None else None
     # every manifest is checked before the models load and any photo is read
     manifests = [(path, selected(path, args.split)[: args.limit]) for path in args.manifests]

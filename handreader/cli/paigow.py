@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from handreader.cli._amounts import Amount
 from handreader.cli._amounts import money as _money
 from handreader.cli._amounts import rate as _rate
+from handreader.cli._usage import UsageError
 from handreader.cli.photos import (
     add_layout_arguments,
     add_photo_arguments,
@@ -42,7 +43,7 @@ from handreader.cli.photos import (
 )
 from rules.cards import parse_cards
 from rules.decks import deck_for_game, deck_in_play
-from rules.errors import HandError
+from rules.errors import HandError, UnknownProfileError
 from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand
 from rules.paigow_ways import DEFAULT_HOUSE_WAY, HOUSE_WAYS, get_house_way
 from rules.poker_hands import PokerHand, WheelRank
@@ -106,11 +107,15 @@ def run(args: argparse.Namespace) -> int:
     same for each photo."""
     from handreader.tables.games import paigow_photo, paigow_report
 
-    rules = PaiGowRules(WheelRank(args.wheel), args.commission, get_house_way(args.house_way))
+    try:
+        way = get_house_way(args.house_way)
+    except UnknownProfileError as error:
+        raise UsageError(str(error)) from None
+    rules = PaiGowRules(WheelRank(args.wheel), args.commission, way)
     if args.photos:
         given = [args.cards, args.high, args.low, args.banker]
         if any(option is not None for option in given):
-            raise ValueError("give either cards (--cards, --high, --low, --banker) or photos")
+            raise UsageError("give either cards (--cards, --high, --low, --banker) or photos")
         return read_photos(
             "paigow",
             args.photos,

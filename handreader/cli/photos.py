@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handreader.cli._usage import UsageError
 from handreader.cli.in_play import add_deck_options
 from vision.file_names import name_text, quoted_name
 
@@ -169,7 +170,7 @@ def refuse_photo_options(args: argparse.Namespace, *names: str) -> None:
     ]
     if given:
         verb = "reads" if len(given) == 1 else "read"
-        raise ValueError(f"{', '.join(given)} {verb} photos: not with card codes")
+        raise UsageError(f"{', '.join(given)} {verb} photos: not with card codes")
 
 
 EDGES = ("left", "right", "top", "bottom")

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from handreader.cli._usage import UsageError
 from rules.decks import Deck
 from vision.calibration import DeckProfile
 from vision.detections import Reading
@@ -99,7 +100,7 @@ def cluster_address(text: str) -> str | None:
     if problem is None:
         return text
     if _written_as_address(text):
-        raise ValueError(f"--ray {text!r}: {problem}")
+        raise UsageError(f"--ray {text!r}: {problem}")
     return None
 
 

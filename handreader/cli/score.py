@@ -37,6 +37,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from handreader.cli._usage import UsageError
 from handreader.cli.in_play import add_deck_options
 from rules.cards import parse_cards
 from rules.decks import deck_in_play, niuniu_deck, niuniu_packs
@@ -326,7 +327,7 @@ def run(args: argparse.Namespace) -> int:
     if photos:
         if len(photos) != len(args.cards):
             cards = [token for token in args.cards if token not in photos]
-            raise ValueError(
+            raise UsageError(
                 f"give either cards or photos, not both: {' '.join(cards)!r} beside "
                 f"{len(photos)} photo(s)"
             )

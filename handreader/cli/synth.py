@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from handreader.cli._amounts import at_least, folder
+from handreader.cli._usage import UsageError
 from training.synth.config import SceneConfig, load_config
 from vision.imageio import write_image
 
@@ -177,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         generation = ("config", "count", "start", "workers")
         given = [f"--{name}" for name in generation if getattr(args, name) is not None]
         if given:  # a generation's options, which the sheet of scenes already written ignores
-            raise ValueError(
+            raise UsageError(
                 f"--preview-only draws the scenes already in {str(out)!r} and takes no "
                 f"{', '.join(given)} (--preview writes scenes, then their sheet)"
             )
@@ -185,9 +186,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
         return 0
     if args.config is None:
-        raise ValueError("--config is required (or use --preview-only)")
+        raise UsageError("--config is required (or use --preview-only)")
     if args.count is None:
-        raise ValueError("--count is required (or use --preview-only)")
+        raise UsageError("--count is required (or use --preview-only)")
     start = args.start if args.start is not None else 0
     config = load_config(args.config)
     check_card_art(config)

@@ -7,10 +7,12 @@ recipe runs for one to two hours; run it in the background, and run it again to 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
 from handreader.cli._amounts import folder
+from handreader.cli._usage import UsageError
 
 __all__ = ["register", "run"]
 
@@ -196,14 +198,14 @@ def _check_mode(args: argparse.Namespace) -> None:
     if args.round:
         stray = [name for name in given if name not in _ROUND_ONLY | _SHARED]
         if stray:
-            raise ValueError(
+            raise UsageError(
                 f"--{stray[0].replace('_', '-')} is an option of the full training, not of "
                 "--round (a round's plan changes with --set FIELD=VALUE)"
             )
     else:
         stray = [name for name in given if name in _ROUND_ONLY]
         if stray:
-            raise ValueError(f"--{stray[0]} is an option of --round: give --round with it")
+            raise UsageError(f"--{stray[0]} is an option of --round: give --round with it")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -228,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
         "batch",
     ):
         if getattr(args, name) < 1:
-            raise ValueError(
+            raise UsageError(
                 f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
             )
     for name in (
@@ -240,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         "glyph_crops",
     ):
         if getattr(args, name) < 0:
-            raise ValueError(
+            raise UsageError(
                 f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
             )
     from training.detector import imgsz_problem
@@ -249,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         raise ValueError(f"--imgsz {problem}")
     if not 0.0 <= args.shape_jitter <= 1.0:
-        raise ValueError(f"--shape-jitter must be a share from 0 to 1, got {args.shape_jitter}")
+        raise UsageError(f"--shape-jitter must be a share from 0 to 1, got {args.shape_jitter}")
     from training.fitting import parse_device
 
     # the syntax now; whether torch sees that GPU, run_training checks before any work
@@ -260,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
     from vision.evaluate import load_manifest
 
     for manifest in args.photos:
@@ -269,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
         if not load_manifest(manifest, "train"):  # a bad line is named here, not hours on
             raise ValueError(f"--photos {str(manifest)!r}: no row of split train")
     if args.only_verifier and args.verifier_scenes < 1:
-        raise ValueError("--only-verifier needs --verifier-scenes of at least 1")
+        raise UsageError("--only-verifier needs --verifier-scenes of at least 1")
     try:  # after the arguments are checked: a typo is named even without torch
         import torch  # noqa: F401
         import ultralytics  # noqa: F401
@@ -327,6 +329,14 @@ def _run_round(args: argparse.Namespace) -> int:
         args.models = _shipped_models()
     if args.minutes is None:
         args.minutes = 120.0
+    from training.round_options import plan_changes
+
+    if not math.isfinite(args.minutes) or args.minutes <= 0:
+        raise UsageError(f"--minutes must be a positive number, got {args.minutes}")
+    try:
+        plan_changes(args.set)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     check_round_arguments(args)
     try:
         import torch  # noqa: F401
