@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handreader.cli._usage import UsageError
+from handreader.tables.wording import counted
 
 if TYPE_CHECKING:
     import numpy as np
@@ -111,8 +112,8 @@ def run(args: argparse.Namespace) -> int:
     if replaced is not None:
         print(f"deck {args.name!r} replaced: it had {replaced}")
     print(
-        f"deck {args.name!r}: {len(result.profile.prototypes)} cards, "
-        f"{sum(len(v) for v in result.profile.prototypes.values())} corner samples; "
+        f"deck {args.name!r}: {counted(len(result.profile.prototypes), 'card')}, "
+        f"{counted(sum(len(v) for v in result.profile.prototypes.values()), 'corner sample')}; "
         f"saved {path}; contact sheet {sheet}"
     )
     return 0
@@ -193,7 +194,7 @@ def run_decks(args: argparse.Namespace) -> int:
     for name in names:
         try:
             profile = store.get(name)
-            line = f"{name}: {len(profile.prototypes)} cards, made {profile.created}"
+            line = f"{name}: {counted(len(profile.prototypes), 'card')}, made {profile.created}"
             if not made_for(profile, manifest):
                 line += f"; calibrated with other models than {which}: calibrate it again"
             print(line)

@@ -32,6 +32,7 @@ from handreader.cli._amounts import at_least, folder
 from handreader.cli._usage import UsageError
 from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from handreader.cli.read import add_ray_arguments, require_inputs
+from handreader.tables.wording import counted
 
 if TYPE_CHECKING:
     from rules.decks import Deck
@@ -229,7 +230,8 @@ def run(args: argparse.Namespace) -> int:
             where = f"{manifest} [{args.split}]" if args.split else str(manifest)
             played = f", deck in play: {in_play}" if in_play is not None else ""
             played += f", index letters: {args.indices}" if args.indices else ""
-            print(f"{where}: {totals.photos} photos, {totals.truth_cards} cards{played}")
+            photos = counted(totals.photos, "photo")
+            print(f"{where}: {photos}, {counted(totals.truth_cards, 'card')}{played}")
             print(
                 f"  precision {totals.precision:.4f}  recall {totals.recall:.4f}  "
                 f"F1 {totals.f1:.4f}  exact photos {summary['exact_photos']:.4f}  "
@@ -237,7 +239,8 @@ def run(args: argparse.Namespace) -> int:
             )
             if totals.top1 is not None:
                 print(
-                    f"  top-1 (most confident card) on {totals.single_photos} one-card photos: "
+                    f"  top-1 (most confident card) on "
+                    f"{counted(totals.single_photos, 'one-card photo')}: "
                     f"{totals.top1:.4f}"
                 )
             if totals.optional_read:
