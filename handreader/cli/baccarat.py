@@ -1,4 +1,4 @@
-"""``handreader baccarat``: read a baccarat coup (two or three cards a side) and settle bets.
+"""Read a baccarat coup (two or three cards a side) and settle the bets.
 
 Examples::
 
@@ -57,7 +57,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--bet", choices=[bet.value for bet in BaccaratBet], help="settle only this bet"
     )
-    parser.add_argument("--stake", action=Amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument(
+        "--stake", action=Amount, default=Decimal(1), metavar="N", help="stake (default 1)"
+    )
     parser.add_argument(
         "--commission", type=_rate, default=Decimal("0.05"), help="Banker commission (0.05)"
     )
@@ -67,7 +69,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="Player and Banker bets lose on a tie (default: they push)",
     )
-    parser.add_argument("--decks", type=packs, default=8, help="decks in the shoe (default 8)")
+    parser.add_argument(
+        "--decks", type=packs, default=8, metavar="N", help="decks in the shoe (default 8)"
+    )
     add_layout_arguments(parser, "Player", "left", ("Player", "Banker"))
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.set_defaults(func=run)

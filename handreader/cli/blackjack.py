@@ -1,4 +1,4 @@
-"""``handreader blackjack``: totals, the dealer's action and each player hand's outcome.
+"""Give the totals, the dealer's action and each player hand's outcome of a blackjack round.
 
 Examples::
 
@@ -55,12 +55,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="append",
         help='a player hand, e.g. "AS KD"; repeat for several hands',
     )
-    parser.add_argument("--stake", action=Amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument(
+        "--stake", action=Amount, default=Decimal(1), metavar="N", help="stake (default 1)"
+    )
     parser.add_argument("--hit-soft-17", action="store_true", help="the dealer hits soft 17")
     parser.add_argument(
         "--blackjack-pays", action=Amount, default=Decimal("1.5"), help="blackjack payout (1.5)"
     )
-    parser.add_argument("--decks", type=packs, default=6, help="decks in the shoe (default 6)")
+    parser.add_argument(
+        "--decks", type=packs, default=6, metavar="N", help="decks in the shoe (default 6)"
+    )
     add_layout_arguments(parser, "dealer", "top", ("dealer",))
     parser.add_argument(
         "--player-region",

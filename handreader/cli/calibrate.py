@@ -38,7 +38,9 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "calibrate",
         help="calibrate the reader to your own deck",
-        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        description="Calibrate the reader to your own deck. " + __doc__.split("\n\n", 1)[1]
+        if __doc__
+        else None,
     )
     parser.add_argument(
         "photos", nargs="+", type=Path, metavar="PHOTO", help="one photo per card, or the grid"

@@ -47,7 +47,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "eval",
         help="measure the reader on labelled photos",
-        description="Card precision, recall, F1, exact photos and confusions.",
+        description="Measure the reader on labelled photos: card precision, recall, F1, exact "
+        "photos and confusions.",
     )
     parser.add_argument(
         "manifests", nargs="*", type=Path, metavar="MANIFEST", help="manifest.jsonl files"
@@ -61,7 +62,10 @@ def register(subparsers: Any) -> None:
         "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
     )
     parser.add_argument(
-        "--limit", type=at_least(0), help="read at most this many photos per manifest"
+        "--limit",
+        type=at_least(0),
+        metavar="N",
+        help="read at most this many photos per manifest",
     )
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
     parser.add_argument(
@@ -69,8 +73,9 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="read with a reader setting changed (a switch or a number of ReaderSettings, "
-        "e.g. card_evidence=on or verify_below=0); may be repeated",
+        help="read with a reader setting changed (a switch or a number of the settings "
+        "docs/reading.md#settings lists, e.g. card_evidence=on or verify_below=0); may be "
+        "repeated",
     )
     add_deck_options(parser, default="any: each card read on its own")
     add_ray_arguments(parser)

@@ -1,4 +1,4 @@
-"""``handreader paigow``: set seven cards by the house way (or check a setting), settle vs banker.
+"""Set seven Pai Gow cards by the house way (or check a setting) and settle against the banker.
 
 Examples::
 
@@ -64,7 +64,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--high", help="a given 5-card high hand (with --low)")
     parser.add_argument("--low", help="a given 2-card low hand (with --high)")
     parser.add_argument("--banker", help="the banker's 7 cards, set by the house way")
-    parser.add_argument("--stake", action=Amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument(
+        "--stake", action=Amount, default=Decimal(1), metavar="N", help="stake (default 1)"
+    )
     parser.add_argument(
         "--commission", type=_rate, default=Decimal("0.05"), help="commission on wins (0.05)"
     )

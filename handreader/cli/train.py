@@ -22,8 +22,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "train",
         help="train the detector and the classifiers, export ONNX",
-        description="Synthetic scenes -> detector -> index classifier -> whole-card "
-        "classifier -> index verifier -> ONNX + manifest.",
+        description="Train the models: synthetic scenes -> detector -> index classifier -> "
+        "whole-card classifier -> index verifier -> ONNX + manifest.",
     )
     parser.add_argument(
         "--work", type=folder, default=Path("runs"), help="working folder (default: runs)"
@@ -171,7 +171,8 @@ def register(subparsers: Any) -> None:
         default=[],
         metavar="FIELD=VALUE",
         help="with --round: change one number of the round's plan, for example "
-        "closeup_scenes=600 (repeatable; training.round_plan.RoundPlan names them)",
+        "closeup_scenes=600 (repeatable; the fields and their ranges: docs/training.md, "
+        "Training rounds)",
     )
     group.add_argument(
         "--evaluate",

@@ -360,7 +360,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--profile",
         default=DEFAULT_PROFILE,
-        choices=list(NIU_PROFILES),
+        choices=sorted(NIU_PROFILES),
         help=f"Niu Niu rules profile (default {DEFAULT_PROFILE})",
     )
     parser.add_argument(
@@ -429,7 +429,9 @@ def register(subparsers: Any) -> None:
         "--deck", metavar="NAME", help="a calibrated deck (handreader calibrate) to read with"
     )
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
-    add_deck_options(parser, default="niuniu, with the profile's decks")
+    add_deck_options(
+        parser, default="niuniu, with the profile's decks", shown="the camera or video shows"
+    )
     parser.set_defaults(func=run)
 
 
