@@ -13,7 +13,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from handreader.cli.in_play import add_deck_options
 from vision.file_names import name_text, quoted_name
 
 if TYPE_CHECKING:
-    from handreader.tables.games import GamePhoto
+    from handreader.tables.games import GamePhoto, PhotoHand
     from handreader.tables.grouping import Region
     from rules.decks import Deck
     from vision.detections import CardReading, Reading
@@ -240,6 +240,21 @@ def as_options(text: str) -> str:
     return re.sub(r"\b(player|banker|dealer)_region(s?)\b", r"--\1-region\2", text)
 
 
+def hand_label(hand: PhotoHand, hands: Sequence[PhotoHand]) -> str:
+    """A hand found in a photo as the command names it for card codes: a role one hand holds
+    alone by its name (``player``, ``banker``, ``dealer``), a blackjack player by its number
+    from 1 (``player 1``, ``player 2``, after the ``dealer``). Groups of cards given no role
+    keep their seat (``hand 0``, ``hand 1``), as ``--json``'s ``seat`` and ``score`` number
+    them."""
+    if hand.role == "hand":
+        return f"hand {hand.seat}"
+    same = [other for other in hands if other.role == hand.role]
+    several = hand.role == "player" and any(other.role == "dealer" for other in hands)
+    if len(same) == 1 and not several:
+        return hand.role
+    return f"{hand.role} {next(n for n, other in enumerate(same, 1) if other is hand)}"
+
+
 def print_game_photo(
     photo: str,
     game: GamePhoto[Any],
@@ -262,7 +277,7 @@ def print_game_photo(
     else:
         for hand in game.hands:
             shown = " ".join(card.code + ("?" if card.uncertain else "") for card in hand.cards)
-            print(f"{hand.role} {hand.seat}: {shown}")
+            print(f"{hand_label(hand, game.hands)}: {shown}")
     if game.problem:
         print(f"problem: {as_options(game.problem)}")
     if game.left_over:
