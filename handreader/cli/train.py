@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
 
     problem = imgsz_problem(args.imgsz)
     if problem is not None:
-        raise ValueError(f"--imgsz {problem}")
+        raise UsageError(f"--imgsz {problem}")
     if not 0.0 <= args.shape_jitter <= 1.0:
         raise UsageError(f"--shape-jitter must be a share from 0 to 1, got {args.shape_jitter}")
     from training.fitting import parse_device
