@@ -71,21 +71,23 @@ def parse_stake(stake: int | float | str | Decimal) -> Decimal:
 def parse_amount(value: int | float | str | Decimal, name: str) -> Decimal:
     """A positive amount (a stake, a payout ratio) as an exact Decimal
     (:func:`rules.money.to_money`); RulesError naming ``name`` and the value otherwise."""
+    shown = str(value) if isinstance(value, Decimal) else repr(value)  # 1E-400, not Decimal(...)
+    # before the number: Decimal would take "1_000" as 1000, a separator the text refuses
+    if isinstance(value, str) and any(mark in value.strip() for mark in THOUSANDS_SEPARATORS):
+        raise RulesError(
+            f"{name} must be a number without thousands separators (1000, 2.5), got {shown}"
+        )
     try:
         amount = to_money(value)
     except ValueError as error:
         if "out of range" in str(error) and not str(value).strip().startswith("-"):
             largest = f"{MAX_AMOUNT:,}"
-            raise RulesError(f"{name} {value!r} is over the largest amount, {largest}") from None
+            raise RulesError(f"{name} {shown} is over the largest amount, {largest}") from None
         if isinstance(error, AmountPrecisionError):
-            raise RulesError(f"{name} {value!r} is written too finely: {PLACES_LIMIT}") from None
-        if isinstance(value, str) and any(mark in value.strip() for mark in THOUSANDS_SEPARATORS):
-            raise RulesError(
-                f"{name} must be a number without thousands separators (1000, 2.5), got {value!r}"
-            ) from None
-        raise RulesError(f"{name} must be a positive number, got {value!r}") from None
+            raise RulesError(f"{name} {shown} is written too finely: {PLACES_LIMIT}") from None
+        raise RulesError(f"{name} must be a positive number, got {shown}") from None
     if amount <= 0:
-        raise RulesError(f"{name} must be a positive number, got {value!r}")
+        raise RulesError(f"{name} must be a positive number, got {shown}")
     return amount
 
 

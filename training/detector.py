@@ -9,8 +9,31 @@ from typing import Any
 import yaml
 
 from training.environment import offline_ultralytics
+from vision.index_detector import STRIDE
 
-__all__ = ["DetectorTraining", "export_detector", "finetune_detector", "train_detector"]
+__all__ = [
+    "IMGSZ_RANGE",
+    "DetectorTraining",
+    "export_detector",
+    "finetune_detector",
+    "imgsz_problem",
+    "train_detector",
+]
+
+IMGSZ_RANGE = (STRIDE, 1280)
+"""The detector input sizes trained at, each a multiple of :data:`vision.index_detector.STRIDE`
+(ultralytics rounds any other size up and trains at that, while the export and the manifest
+keep the size asked for); the largest is the longest side of the largest synthetic scene
+(``sizes`` of ``datasets/*.yaml``), above which every scene would only be enlarged."""
+
+
+def imgsz_problem(size: int) -> str | None:
+    """What is wrong with ``size`` as a detector input size to train at, or None
+    (:data:`IMGSZ_RANGE`)."""
+    least, most = IMGSZ_RANGE
+    if least <= size <= most and size % STRIDE == 0:
+        return None
+    return f"must be a multiple of {STRIDE} from {least} to {most}, got {size}"
 
 
 @dataclass(frozen=True)

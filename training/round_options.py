@@ -9,8 +9,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from training.detector import imgsz_problem
 from training.round_plan import RoundPlan
-from vision.index_detector import STRIDE
 
 __all__ = [
     "DETECTOR_LAYERS",
@@ -175,7 +175,7 @@ def plan_changes(items: list[str]) -> dict[str, int | float]:
             )
         if name in _HIGHEST and value > _HIGHEST[name][0]:
             raise ValueError(f"--set {item!r}: {_HIGHEST[name][1]}")
-        if name == "detector_imgsz" and value % STRIDE:
-            raise ValueError(f"--set {item!r}: the detector's size is a multiple of {STRIDE}")
+        if name == "detector_imgsz" and (problem := imgsz_problem(int(value))) is not None:
+            raise ValueError(f"--set {item!r}: the detector's size {problem}")
         changes[name] = value
     return changes

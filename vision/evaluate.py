@@ -72,6 +72,25 @@ def _label_problem(cards: object, name: str) -> str | None:
     return None
 
 
+def _objects_problem(objects: object) -> str | None:
+    """Why ``objects`` (a row's labelled boxes) is no list of objects each with a
+    ``box_xyxy`` of four finite pixel numbers (None when it is one)."""
+    if not isinstance(objects, list):
+        return f"'objects' must be a list, got {objects!r}"
+    for number, item in enumerate(objects, start=1):
+        if not isinstance(item, dict) or "box_xyxy" not in item:
+            return f"object {number} has no 'box_xyxy'"
+        box = item["box_xyxy"]
+        numbers = isinstance(box, list) and len(box) == 4
+        if not numbers or not all(
+            isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
+            for value in box
+        ):
+            wanted = "four numbers [x1, y1, x2, y2]"
+            return f"object {number}'s 'box_xyxy' must be {wanted}, got {box!r}"
+    return None
+
+
 def manifest_lines(path: Path) -> list[str]:
     """The lines of a manifest: UTF-8 text, a byte-order mark at its start allowed (a file
     saved by a Windows editor); ValueError naming the file when it is not UTF-8."""
@@ -87,7 +106,8 @@ def manifest_lines(path: Path) -> list[str]:
 
 def load_manifest(path: Path, split: str | None = None) -> list[ManifestEntry]:
     """The entries of a JSON-lines manifest (images relative to its folder), maybe one split;
-    ValueError names a line that is no entry or labels a card with no code of :data:`LABELS`,
+    ValueError names a line that is no entry, labels a card with no code of :data:`LABELS` or
+    gives ``objects`` without a ``box_xyxy`` of four numbers each (the object's number named),
     both lines of a photo named twice (whatever their splits), or a file that is not UTF-8
     text (:func:`manifest_lines`)."""
     entries = []
@@ -102,6 +122,8 @@ def load_manifest(path: Path, split: str | None = None) -> list[ManifestEntry]:
         except (json.JSONDecodeError, KeyError, TypeError) as error:
             raise ValueError(f"{path}: line {number} is not a manifest entry: {error}") from error
         problem = _label_problem(cards, "cards") or _label_problem(optional, "optional")
+        if problem is None and "objects" in raw:
+            problem = _objects_problem(raw["objects"])
         if problem is not None or not isinstance(image, str):
             problem = problem or f"'image' must be a file name, got {image!r}"
             raise ValueError(f"{path}: line {number}: {problem}")

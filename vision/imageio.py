@@ -16,7 +16,10 @@ recognizer. In order, it:
    ends early before its end-of-image marker (``vision.jpegdata``: a marker no valid JPEG has
    in its scan data, restart markers out of turn or too few, or last blocks decoded to the
    exact grey of missing data), which the decoder would only warn about;
-3. decodes with OpenCV as stored (``IMREAD_UNCHANGED``, orientation ignored) and normalises,
+3. decodes with OpenCV as stored (``IMREAD_UNCHANGED``, orientation ignored; a PNG given only
+   the chunks that make its pixels, their CRCs checked, so that libpng prints nothing on
+   standard error: :mod:`vision.png_chunks`; a GIF's logical screen grown to hold its first
+   frame: :mod:`vision.gifscreen`) and normalises,
    strip by strip (never a second full-size array in a wider type): greyscale becomes three
    equal channels; an alpha channel is composited on white (transparent parts of a scan read
    as a white table, not black), unless a BMP's or TIFF's is zero everywhere (a fourth channel
@@ -52,6 +55,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.file_names import quoted_name
 from vision.gifscreen import fit_screen
 from vision.imageheader import (
     CorruptImageError,
@@ -77,6 +81,7 @@ from vision.imagelimits import (
     reduced_side,
 )
 from vision.jpegdata import check_scan_markers, ends_in_missing_blocks
+from vision.png_chunks import PngChunkError, decoder_png
 from vision.settings import PANORAMA, ReaderSettings
 
 if TYPE_CHECKING:
@@ -282,6 +287,11 @@ def _decode(data: bytes, info: ImageInfo, factor: int) -> NDArray[np.uint8]:
     scan_end = check_scan_markers(data) if info.format is ImageFormat.JPEG else len(data)
     if info.format is ImageFormat.GIF:  # a first frame past the logical screen grows it
         data = fit_screen(data, (info.width, info.height))
+    if info.format is ImageFormat.PNG:  # nothing for libpng to print on standard error
+        try:
+            data = decoder_png(data)
+        except PngChunkError as error:
+            raise CorruptImageError(f"corrupt PNG: {error}") from None
     buffer = np.frombuffer(data, dtype=np.uint8)
     flags = _REDUCED_FLAGS.get(factor, cv2.IMREAD_UNCHANGED) | cv2.IMREAD_IGNORE_ORIENTATION
     try:
@@ -411,9 +421,10 @@ def _read_file(file: Path, max_bytes: int) -> bytes:
             raise ImageTooLargeError(f"image is over the limit of {max_bytes:,} bytes")
         return data
     except OSError as error:
-        raise ImageFileError(f"{str(file)!r}: cannot read: {error.strerror or error}") from None
+        reason = error.strerror or error
+        raise ImageFileError(f"{quoted_name(file)}: cannot read: {reason}") from None
     except ImageError as error:
-        raise type(error)(f"{str(file)!r}: {error}") from None
+        raise type(error)(f"{quoted_name(file)}: {error}") from None
 
 
 def load_image(
@@ -440,7 +451,7 @@ def load_image(
             min_side=min_side,
         )
     except ImageError as error:
-        raise type(error)(f"{str(file)!r}: {error}") from None
+        raise type(error)(f"{quoted_name(file)}: {error}") from None
 
 
 def load_reduced(
@@ -466,7 +477,7 @@ def load_reduced(
             min_side=min_side,
         )
     except ImageError as error:
-        raise type(error)(f"{str(file)!r}: {error}") from None
+        raise type(error)(f"{quoted_name(file)}: {error}") from None
 
 
 def writes_images(path: str | Path) -> bool:

@@ -4,9 +4,10 @@ Each command module exposes ``register(subparsers)``, which adds its parser and 
 ``func(args) -> int`` as the default. Errors of the ``ValueError`` family (bad card text, bad
 hand, bad file) and of the ``OSError`` family (a path missing, a folder where a file is wanted,
 a file where a folder is wanted, no permission) become a one-line message and exit status 2,
-never a traceback; so do usage errors (an option's bad value, an unknown option), named with the
-command's own ``--help``. Ctrl-C stops a command with exit status 130 and one line (``webcam``
-prints its statistics first).
+never a traceback; so do usage errors (an option's bad value, an unknown option, options that
+do not go together, no input given: argparse's refusals and a command's
+:class:`~handreader.cli._usage.UsageError`), named with the command's own ``--help``. Ctrl-C
+stops a command with exit status 130 and one line (``webcam`` prints its statistics first).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from handreader import __version__
+from handreader.cli._usage import UsageError
 from handreader.service.settings import OneLineParser
+from vision.file_names import name_text
 
 COMMANDS: tuple[str, ...] = (
     "score",
@@ -96,6 +99,10 @@ def _run(given: list[str]) -> int:
         args = _intermixed(parser, args, given, unknown)
     try:
         status: int = args.func(args)
+    except UsageError as error:  # worded as argparse's refusals (OneLineParser.error)
+        label = f"handreader {args.command}"
+        print(f"{label}: error: {error} (see {label} --help)", file=sys.stderr)
+        return 2
     except ValueError as error:
         print(f"handreader {args.command}: error: {error}", file=sys.stderr)
         return 2
@@ -139,7 +146,13 @@ def os_error_text(error: OSError) -> str:
     file or directory``), or the error's own text when it names no path."""
     if error.filename is None or not error.strerror:
         return str(error)
-    where = str(error.filename)
+    where = _name(error.filename)
     if error.filename2 is not None:
-        where += f" -> {error.filename2}"
+        where += f" -> {_name(error.filename2)}"
     return f"{where}: {error.strerror}"
+
+
+def _name(filename: object) -> str:
+    """An operating-system error's file name, one that is no UTF-8 shown as every message
+    naming a file shows it (:func:`vision.file_names.name_text`)."""
+    return name_text(filename) if isinstance(filename, str) else str(filename)

@@ -4,20 +4,17 @@ commands (a helper of the commands, not a command)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 from rules.cards import MAX_PACKS
-from rules.money import (
-    MAX_AMOUNT,
-    PLACES_LIMIT,
-    THOUSANDS_SEPARATORS,
-    AmountPrecisionError,
-    to_money,
-)
+from rules.errors import RulesError
+from rules.money import THOUSANDS_SEPARATORS
+from rules.settlement import parse_amount
 
-__all__ = ["amount", "at_least", "folder", "money", "packs", "rate"]
+__all__ = ["Amount", "at_least", "folder", "money", "packs", "rate"]
 
 
 def _decimal(text: str) -> Decimal:
@@ -34,18 +31,25 @@ def _decimal(text: str) -> Decimal:
     return value
 
 
-def amount(text: str) -> Decimal:
-    """A positive decimal amount for argparse (a stake, a payout), at most
-    :data:`rules.money.MAX_AMOUNT`."""
-    value = _decimal(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    if value > MAX_AMOUNT:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_AMOUNT:,}, got {text!r}")
-    try:
-        return to_money(value)  # the precision every amount is taken with
-    except AmountPrecisionError:
-        raise argparse.ArgumentTypeError(f"written too finely: {text!r} ({PLACES_LIMIT})") from None
+class Amount(argparse.Action):
+    """An amount option (a stake, a payout) for argparse, as an exact positive Decimal: the
+    rule the API takes amounts by (:func:`rules.settlement.parse_amount`), its refusal in the
+    same words with the option's name (``--stake must be a positive number, got '-1'``), one
+    line through the parser's error (exit status 2)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        name = max(self.option_strings, key=len)
+        try:
+            value = parse_amount(str(values), name)
+        except RulesError as error:  # no "argument --stake:" before the rule's own words
+            raise argparse.ArgumentError(None, str(error)) from None
+        setattr(namespace, self.dest, value)
 
 
 def rate(text: str) -> Decimal:

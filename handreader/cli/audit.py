@@ -28,6 +28,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from handreader.tables.wording import counted
+
 __all__ = ["SETTINGS", "register", "run"]
 
 SETTINGS = (
@@ -102,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "rekey":
             count = log.rekey(settings.token)
             print(
-                f"{count} records chained under the operator secret: sign a new checkpoint"
+                f"{counted(count, 'record')} chained under the operator secret: "
+                "sign a new checkpoint"
                 if count
                 else "the trail is already chained under the operator secret"
             )
@@ -127,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict()))
     elif report.ok:
         against = " and the checkpoint" if given is not None else ""
-        print(f"the trail holds: {report.records} records{against}, head {report.head}")
+        print(f"the trail holds: {counted(report.records, 'record')}{against}, head {report.head}")
     else:
         print(f"the trail does not hold: {report.problem}")
     return 0 if report.ok else 1

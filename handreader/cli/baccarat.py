@@ -1,4 +1,4 @@
-"""``handreader baccarat``: read a baccarat coup (two or three cards a side) and settle bets.
+"""Read a baccarat coup (two or three cards a side) and settle the bets.
 
 Examples::
 
@@ -25,10 +25,10 @@ import json
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import Amount, packs
 from handreader.cli._amounts import money as _money
-from handreader.cli._amounts import packs
 from handreader.cli._amounts import rate as _rate
+from handreader.cli._usage import UsageError
 from handreader.cli.photos import (
     add_layout_arguments,
     add_photo_arguments,
@@ -57,17 +57,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--bet", choices=[bet.value for bet in BaccaratBet], help="settle only this bet"
     )
-    parser.add_argument("--stake", type=_amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument(
+        "--stake", action=Amount, default=Decimal(1), metavar="N", help="stake (default 1)"
+    )
     parser.add_argument(
         "--commission", type=_rate, default=Decimal("0.05"), help="Banker commission (0.05)"
     )
-    parser.add_argument("--tie-pays", type=_amount, default=Decimal(8), help="Tie payout (8)")
+    parser.add_argument("--tie-pays", action=Amount, default=Decimal(8), help="Tie payout (8)")
     parser.add_argument(
         "--tie-loses",
         action="store_true",
         help="Player and Banker bets lose on a tie (default: they push)",
     )
-    parser.add_argument("--decks", type=packs, default=8, help="decks in the shoe (default 8)")
+    parser.add_argument(
+        "--decks", type=packs, default=8, metavar="N", help="decks in the shoe (default 8)"
+    )
     add_layout_arguments(parser, "Player", "left", ("Player", "Banker"))
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.set_defaults(func=run)
@@ -87,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     bet = BaccaratBet(args.bet) if args.bet else None
     if args.photos:
         if args.player is not None or args.banker is not None:
-            raise ValueError("give either --player and --banker or photos, not both")
+            raise UsageError("give either --player and --banker or photos, not both")
         return read_photos(
             "baccarat",
             args.photos,
@@ -112,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             indices=args.indices,
         )
     if args.player is None or args.banker is None:
-        raise ValueError("give --player and --banker (the cards dealt), or photos")
+        raise UsageError("give --player and --banker (the cards dealt), or photos")
     refuse_photo_options(args, "player_side", "player_region", "banker_region")
     player, banker = parse_cards(args.player), parse_cards(args.banker)
     report = baccarat_report(player, banker, rules, args.stake, bet)

@@ -1,4 +1,4 @@
-"""``handreader blackjack``: totals, the dealer's action and each player hand's outcome.
+"""Give the totals, the dealer's action and each player hand's outcome of a blackjack round.
 
 Examples::
 
@@ -25,9 +25,9 @@ import argparse
 import json
 from decimal import Decimal
 
-from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import Amount, packs
 from handreader.cli._amounts import money as _money
-from handreader.cli._amounts import packs
+from handreader.cli._usage import UsageError
 from handreader.cli.photos import (
     add_layout_arguments,
     add_photo_arguments,
@@ -55,12 +55,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="append",
         help='a player hand, e.g. "AS KD"; repeat for several hands',
     )
-    parser.add_argument("--stake", type=_amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument(
+        "--stake", action=Amount, default=Decimal(1), metavar="N", help="stake (default 1)"
+    )
     parser.add_argument("--hit-soft-17", action="store_true", help="the dealer hits soft 17")
     parser.add_argument(
-        "--blackjack-pays", type=_amount, default=Decimal("1.5"), help="blackjack payout (1.5)"
+        "--blackjack-pays", action=Amount, default=Decimal("1.5"), help="blackjack payout (1.5)"
     )
-    parser.add_argument("--decks", type=packs, default=6, help="decks in the shoe (default 6)")
+    parser.add_argument(
+        "--decks", type=packs, default=6, metavar="N", help="decks in the shoe (default 6)"
+    )
     add_layout_arguments(parser, "dealer", "top", ("dealer",))
     parser.add_argument(
         "--player-region",
@@ -82,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.photos:
         if args.dealer is not None or args.player is not None:
-            raise ValueError("give either --dealer and --player or photos, not both")
+            raise UsageError("give either --dealer and --player or photos, not both")
         from handreader.tables.games import blackjack_photo
 
         return read_photos(
@@ -108,15 +112,15 @@ def run(args: argparse.Namespace) -> int:
             indices=args.indices,
         )
     if args.dealer is None or args.player is None:
-        raise ValueError("give --dealer and --player (the cards dealt), or photos")
+        raise UsageError("give --dealer and --player (the cards dealt), or photos")
     refuse_photo_options(args, "dealer_side", "dealer_region", "player_region")
     dealer = parse_cards(args.dealer)
     players = [parse_cards(text) for text in args.player]
     if not dealer:
-        raise ValueError("--dealer holds no card: give the dealer's cards")
+        raise UsageError("--dealer holds no card: give the dealer's cards")
     empty = [number for number, cards in enumerate(players, start=1) if not cards]
     if empty:
-        raise ValueError(f"--player {empty[0]} holds no card: give each player's cards")
+        raise UsageError(f"--player {empty[0]} holds no card: give each player's cards")
     round_ = play_blackjack_round(dealer, players, args.stake, rules)
     if args.json:
         dealer_report = round_.dealer.to_dict() | {"action": round_.action.value}

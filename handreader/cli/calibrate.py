@@ -20,6 +20,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handreader.cli._usage import UsageError
+from handreader.tables.wording import counted
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -35,7 +38,9 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "calibrate",
         help="calibrate the reader to your own deck",
-        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        description="Calibrate the reader to your own deck. " + __doc__.split("\n\n", 1)[1]
+        if __doc__
+        else None,
     )
     parser.add_argument(
         "photos", nargs="+", type=Path, metavar="PHOTO", help="one photo per card, or the grid"
@@ -81,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     check_deck_name(args.name)  # named before anything is read or saved, as the sheet is
     sheet = args.sheet or Path(f"{args.name}-calibration.png")
     if not writes_images(sheet):
-        raise ValueError(f"--sheet {str(sheet)!r}: no image format for its extension (.png, .jpg)")
+        raise UsageError(f"--sheet {str(sheet)!r}: no image format for its extension (.png, .jpg)")
     if not sheet.parent.is_dir():
         raise ValueError(f"--sheet {str(sheet)!r}: no folder {str(sheet.parent)!r}")
     if sheet.is_dir():
@@ -109,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
     if replaced is not None:
         print(f"deck {args.name!r} replaced: it had {replaced}")
     print(
-        f"deck {args.name!r}: {len(result.profile.prototypes)} cards, "
-        f"{sum(len(v) for v in result.profile.prototypes.values())} corner samples; "
+        f"deck {args.name!r}: {counted(len(result.profile.prototypes), 'card')}, "
+        f"{counted(sum(len(v) for v in result.profile.prototypes.values()), 'corner sample')}; "
         f"saved {path}; contact sheet {sheet}"
     )
     return 0
@@ -191,7 +196,7 @@ def run_decks(args: argparse.Namespace) -> int:
     for name in names:
         try:
             profile = store.get(name)
-            line = f"{name}: {len(profile.prototypes)} cards, made {profile.created}"
+            line = f"{name}: {counted(len(profile.prototypes), 'card')}, made {profile.created}"
             if not made_for(profile, manifest):
                 line += f"; calibrated with other models than {which}: calibrate it again"
             print(line)

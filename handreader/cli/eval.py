@@ -29,8 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handreader.cli._amounts import at_least, folder
+from handreader.cli._usage import UsageError
 from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from handreader.cli.read import add_ray_arguments, require_inputs
+from handreader.tables.wording import counted
 
 if TYPE_CHECKING:
     from rules.decks import Deck
@@ -45,7 +47,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "eval",
         help="measure the reader on labelled photos",
-        description="Card precision, recall, F1, exact photos and confusions.",
+        description="Measure the reader on labelled photos: card precision, recall, F1, exact "
+        "photos and confusions.",
     )
     parser.add_argument(
         "manifests", nargs="*", type=Path, metavar="MANIFEST", help="manifest.jsonl files"
@@ -59,7 +62,10 @@ def register(subparsers: Any) -> None:
         "--models", type=Path, metavar="DIR", help="model folder (default: the shipped models)"
     )
     parser.add_argument(
-        "--limit", type=at_least(0), help="read at most this many photos per manifest"
+        "--limit",
+        type=at_least(0),
+        metavar="N",
+        help="read at most this many photos per manifest",
     )
     parser.add_argument("--deck", help="a calibrated deck profile (handreader calibrate)")
     parser.add_argument(
@@ -67,8 +73,9 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="read with a reader setting changed (a switch or a number of ReaderSettings, "
-        "e.g. card_evidence=on or verify_below=0); may be repeated",
+        help="read with a reader setting changed (a switch or a number of the settings "
+        "docs/reading.md#settings lists, e.g. card_evidence=on or verify_below=0); may be "
+        "repeated",
     )
     add_deck_options(parser, default="any: each card read on its own")
     add_ray_arguments(parser)
@@ -107,30 +114,30 @@ def changed_settings(base: Any, assignments: list[str]) -> Any:
         name, equals, text = assignment.partition("=")
         name, text = name.strip(), text.strip()
         if equals and name in _OWN_OPTIONS:
-            raise ValueError(f"--set {assignment!r}: {name} is set with {_OWN_OPTIONS[name]}")
+            raise UsageError(f"--set {assignment!r}: {name} is set with {_OWN_OPTIONS[name]}")
         if not equals or name not in fields:
             known = ", ".join(settable)
-            raise ValueError(f"--set {assignment!r}: expected NAME=VALUE with NAME one of {known}")
+            raise UsageError(f"--set {assignment!r}: expected NAME=VALUE with NAME one of {known}")
         current = getattr(base, name)
         if isinstance(current, bool):
             if text.lower() not in _SWITCH:
-                raise ValueError(f"--set {assignment!r}: {name} is a switch: on or off")
+                raise UsageError(f"--set {assignment!r}: {name} is a switch: on or off")
             changes[name] = _SWITCH[text.lower()]
         elif isinstance(current, int | float):
             try:
                 number = float(text) if isinstance(current, float) else int(text)
             except ValueError:
-                raise ValueError(f"--set {assignment!r}: {name} takes a number") from None
+                raise UsageError(f"--set {assignment!r}: {name} takes a number") from None
             if not math.isfinite(number):
-                raise ValueError(f"--set {assignment!r}: {name} takes a finite number")
+                raise UsageError(f"--set {assignment!r}: {name} takes a finite number")
             low, high = SETTING_RANGES.get(name, (-math.inf, math.inf))
             if not low <= number <= high:
-                raise ValueError(
+                raise UsageError(
                     f"--set {assignment!r}: {name} takes a number {_range_text(low, high)}"
                 )
             changes[name] = number
         else:
-            raise ValueError(f"--set {assignment!r}: {name} cannot be set here")
+            raise UsageError(f"--set {assignment!r}: {name} cannot be set here")
     return dataclasses.replace(base, **changes)
 
 
@@ -170,9 +177,9 @@ def run(args: argparse.Namespace) -> int:
 
         address = ray_address(args, "manifests")
         if args.readers is not None and args.readers < 1:
-            raise ValueError(f"--readers must be at least 1, got {args.readers}")
+            raise UsageError(f"--readers must be at least 1, got {args.readers}")
     elif args.readers is not None:
-        raise ValueError("--readers counts the readers of a Ray cluster: give it with --ray")
+        raise UsageError("--readers counts the readers of a Ray cluster: give it with --ray")
     require_inputs(args.manifests, "MANIFEST")
     if args.report is not None and args.report.exists() and not args.report.is_dir():
         raise ValueError(f"--report {str(args.report)!r} is a file: name a folder for the pictures")
@@ -183,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         ReaderSettings(in_play=in_play, indices=args.indices), args.set
     )  # before loading
     if args.set and args.ray is not None:
-        raise ValueError("--set reads with the settings of this process: not with --ray")
+        raise UsageError("--set reads with the settings of this process: not with --ray")
     deck = load_deck(args.deck) if args.deck is not None else None
     # every manifest is checked before the models load and any photo is read
     manifests = [(path, selected(path, args.split)[: args.limit]) for path in args.manifests]
@@ -228,7 +235,8 @@ def run(args: argparse.Namespace) -> int:
             where = f"{manifest} [{args.split}]" if args.split else str(manifest)
             played = f", deck in play: {in_play}" if in_play is not None else ""
             played += f", index letters: {args.indices}" if args.indices else ""
-            print(f"{where}: {totals.photos} photos, {totals.truth_cards} cards{played}")
+            photos = counted(totals.photos, "photo")
+            print(f"{where}: {photos}, {counted(totals.truth_cards, 'card')}{played}")
             print(
                 f"  precision {totals.precision:.4f}  recall {totals.recall:.4f}  "
                 f"F1 {totals.f1:.4f}  exact photos {summary['exact_photos']:.4f}  "
@@ -236,7 +244,8 @@ def run(args: argparse.Namespace) -> int:
             )
             if totals.top1 is not None:
                 print(
-                    f"  top-1 (most confident card) on {totals.single_photos} one-card photos: "
+                    f"  top-1 (most confident card) on "
+                    f"{counted(totals.single_photos, 'one-card photo')}: "
                     f"{totals.top1:.4f}"
                 )
             if totals.optional_read:

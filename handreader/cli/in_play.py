@@ -24,15 +24,18 @@ from vision.index_letters import INDEX_LETTERS
 __all__ = ["add_deck_options", "deck_from_arguments"]
 
 
-def add_deck_options(parser: Any, default: str, decks: bool = True) -> None:
+def add_deck_options(
+    parser: Any, default: str, decks: bool = True, shown: str = "the photos show"
+) -> None:
     """Add ``--game`` and, with ``decks``, ``--decks`` to a command's parser (a game command
     with its own ``--decks``, the shoe's, takes that one); ``default`` says, for the help,
-    which deck the command reads with when neither is given."""
+    which deck the command reads with when neither is given, and ``shown`` what shows the cards
+    (the photos; a camera or a video)."""
     parser.add_argument(
         "--game",
         type=str.lower,
         choices=[*sorted(GAME_DECKS), ANY_CARD],
-        help=f"the game whose deck the photos show, or {ANY_CARD} (default: {default})",
+        help=f"the game whose deck {shown}, or {ANY_CARD} (default: {default})",
     )
     if decks:
         parser.add_argument(

@@ -1,4 +1,4 @@
-"""``handreader paigow``: set seven cards by the house way (or check a setting), settle vs banker.
+"""Set seven Pai Gow cards by the house way (or check a setting) and settle against the banker.
 
 Examples::
 
@@ -30,9 +30,10 @@ import json
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from handreader.cli._amounts import amount as _amount
+from handreader.cli._amounts import Amount
 from handreader.cli._amounts import money as _money
 from handreader.cli._amounts import rate as _rate
+from handreader.cli._usage import UsageError
 from handreader.cli.photos import (
     add_layout_arguments,
     add_photo_arguments,
@@ -42,7 +43,7 @@ from handreader.cli.photos import (
 )
 from rules.cards import parse_cards
 from rules.decks import deck_for_game, deck_in_play
-from rules.errors import HandError
+from rules.errors import HandError, UnknownProfileError
 from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand
 from rules.paigow_ways import DEFAULT_HOUSE_WAY, HOUSE_WAYS, get_house_way
 from rules.poker_hands import PokerHand, WheelRank
@@ -63,7 +64,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--high", help="a given 5-card high hand (with --low)")
     parser.add_argument("--low", help="a given 2-card low hand (with --high)")
     parser.add_argument("--banker", help="the banker's 7 cards, set by the house way")
-    parser.add_argument("--stake", type=_amount, default=Decimal(1), help="stake (default 1)")
+    parser.add_argument(
+        "--stake", action=Amount, default=Decimal(1), metavar="N", help="stake (default 1)"
+    )
     parser.add_argument(
         "--commission", type=_rate, default=Decimal("0.05"), help="commission on wins (0.05)"
     )
@@ -106,11 +109,15 @@ def run(args: argparse.Namespace) -> int:
     same for each photo."""
     from handreader.tables.games import paigow_photo, paigow_report
 
-    rules = PaiGowRules(WheelRank(args.wheel), args.commission, get_house_way(args.house_way))
+    try:
+        way = get_house_way(args.house_way)
+    except UnknownProfileError as error:
+        raise UsageError(str(error)) from None
+    rules = PaiGowRules(WheelRank(args.wheel), args.commission, way)
     if args.photos:
         given = [args.cards, args.high, args.low, args.banker]
         if any(option is not None for option in given):
-            raise ValueError("give either cards (--cards, --high, --low, --banker) or photos")
+            raise UsageError("give either cards (--cards, --high, --low, --banker) or photos")
         return read_photos(
             "paigow",
             args.photos,

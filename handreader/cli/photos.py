@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from handreader.cli._usage import UsageError
 from handreader.cli.in_play import add_deck_options
+from vision.file_names import name_text, quoted_name
 
 if TYPE_CHECKING:
-    from handreader.tables.games import GamePhoto
+    from handreader.tables.games import GamePhoto, PhotoHand
     from handreader.tables.grouping import Region
     from rules.decks import Deck
     from vision.detections import CardReading, Reading
@@ -97,8 +98,7 @@ def json_text(text: str) -> str:
     it is all text, else with each byte of a file name that is no UTF-8 written ``\\xNN``
     (``h\\xe9\\xff.jpg``), so that the line stays valid UTF-8 whatever the file system's names.
     """
-    # a name that is no UTF-8 reaches Python with its bytes as lone surrogates (PEP 383)
-    return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return name_text(text)  # the rule every message naming a file follows (vision.file_names)
 
 
 def open_photo(photo: str) -> ReducedImage:
@@ -111,7 +111,7 @@ def open_photo(photo: str) -> ReducedImage:
 
     if Path(photo).is_dir():
         kinds = ", ".join(sorted(IMAGE_SUFFIXES))
-        raise NoImagesError(f"{photo!r}: no image file ({kinds}) in this folder")
+        raise NoImagesError(f"{quoted_name(photo)}: no image file ({kinds}) in this folder")
     with quiet_stderr():
         return load_reduced(photo)
 
@@ -183,7 +183,7 @@ def read_photos(
             status = 2
             first = (str(error).strip().splitlines() or [""])[0]
             failure = ReaderFailedError(
-                f"{photo!r}: the reader failed: {type(error).__name__}: {first}"
+                f"{quoted_name(photo)}: the reader failed: {type(error).__name__}: {first}"
             )
             report_unreadable(command, photo, failure, as_json)
             continue
@@ -214,7 +214,7 @@ def refuse_photo_options(args: argparse.Namespace, *names: str) -> None:
     ]
     if given:
         verb = "reads" if len(given) == 1 else "read"
-        raise ValueError(f"{', '.join(given)} {verb} photos: not with card codes")
+        raise UsageError(f"{', '.join(given)} {verb} photos: not with card codes")
 
 
 EDGES = ("left", "right", "top", "bottom")
@@ -284,6 +284,21 @@ def as_options(text: str) -> str:
     return re.sub(r"\b(player|banker|dealer)_region(s?)\b", r"--\1-region\2", text)
 
 
+def hand_label(hand: PhotoHand, hands: Sequence[PhotoHand]) -> str:
+    """A hand found in a photo as the command names it for card codes: a role one hand holds
+    alone by its name (``player``, ``banker``, ``dealer``), a blackjack player by its number
+    from 1 (``player 1``, ``player 2``, after the ``dealer``). Groups of cards given no role
+    keep their seat (``hand 0``, ``hand 1``), as ``--json``'s ``seat`` and ``score`` number
+    them."""
+    if hand.role == "hand":
+        return f"hand {hand.seat}"
+    same = [other for other in hands if other.role == hand.role]
+    several = hand.role == "player" and any(other.role == "dealer" for other in hands)
+    if len(same) == 1 and not several:
+        return hand.role
+    return f"{hand.role} {next(n for n, other in enumerate(same, 1) if other is hand)}"
+
+
 def print_game_photo(
     photo: str,
     game: GamePhoto[Any],
@@ -306,7 +321,7 @@ def print_game_photo(
     else:
         for hand in game.hands:
             shown = " ".join(card.code + ("?" if card.uncertain else "") for card in hand.cards)
-            print(f"{hand.role} {hand.seat}: {shown}")
+            print(f"{hand_label(hand, game.hands)}: {shown}")
     if game.problem:
         print(f"problem: {as_options(game.problem)}")
     if game.left_over:

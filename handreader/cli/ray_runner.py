@@ -19,7 +19,7 @@ What Ray prints of its own is kept to what a user needs: its Python loggers at E
 Data's at CRITICAL (the run's failure is one line), the workers' output left in their log
 files, and the C++ core's log lines at FATAL (``RAY_BACKEND_LOG_LEVEL``, unless it is set).
 
-This module imports Ray (the ``scale`` extra: ``pip install -e '.[scale]'``); the commands
+This module imports Ray (the ``scale`` extra: ``pip install 'handreader[scale]'``); the commands
 import it only when ``--ray`` is given.
 """
 
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from handreader.cli._usage import UsageError
 from rules.decks import Deck
 from vision.calibration import DeckProfile
 from vision.detections import Reading
@@ -99,7 +100,7 @@ def cluster_address(text: str) -> str | None:
     if problem is None:
         return text
     if _written_as_address(text):
-        raise ValueError(f"--ray {text!r}: {problem}")
+        raise UsageError(f"--ray {text!r}: {problem}")
     return None
 
 
@@ -246,7 +247,7 @@ def _connect(address: str | None) -> Any:
     try:
         import ray.data
     except ImportError:
-        raise RayRunError("--ray needs Ray: pip install -e '.[scale]'") from None
+        raise RayRunError("--ray needs Ray: pip install 'handreader[scale]'") from None
     if ray.is_initialized():
         return ray
     quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}

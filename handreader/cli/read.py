@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from handreader.cli._amounts import folder
+from handreader.cli._usage import UsageError
 from handreader.cli.in_play import add_deck_options, deck_from_arguments
 from handreader.cli.photos import json_text
 from handreader.tables.scoring import reading_problem
@@ -160,7 +161,7 @@ def ray_address(args: argparse.Namespace, inputs: str) -> str | None:
 def require_inputs(items: list[Any], metavar: str) -> None:
     """ValueError when a command was given none of its ``metavar`` arguments."""
     if not items:
-        raise ValueError(f"give at least one {metavar}")
+        raise UsageError(f"give at least one {metavar}")
 
 
 def _run_on_ray(args: argparse.Namespace) -> int:
@@ -175,9 +176,9 @@ def _run_on_ray(args: argparse.Namespace) -> int:
     address = ray_address(args, "photos")
     require_inputs(args.photos, "PHOTO")
     if args.annotate:
-        raise ValueError("--annotate writes files where the photo is read: not with --ray")
+        raise UsageError("--annotate writes files where the photo is read: not with --ray")
     if args.readers is not None and args.readers < 1:
-        raise ValueError(f"--readers must be at least 1, got {args.readers}")
+        raise UsageError(f"--readers must be at least 1, got {args.readers}")
     job = RayJob(
         address=address,
         models=args.models,
@@ -207,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ray is not None:
         return _run_on_ray(args)
     if args.readers is not None:
-        raise ValueError("--readers counts the readers of a Ray cluster: give it with --ray")
+        raise UsageError("--readers counts the readers of a Ray cluster: give it with --ray")
     require_inputs(args.photos, "PHOTO")
     in_play = deck_from_arguments(args)  # a bad --decks is named before the models load
     from handreader.cli.photos import read_photos

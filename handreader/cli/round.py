@@ -26,7 +26,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from handreader.cli._amounts import amount, money, packs
+from handreader.cli._amounts import Amount, money, packs
 from handreader.cli.score import format_hand, hand_to_json
 from rules.cards import parse_cards
 from rules.errors import RulesError
@@ -66,7 +66,7 @@ def register(subparsers: Any) -> None:
         help="bet type (default: the profile's default bet)",
     )
     parser.add_argument(
-        "--stake", type=amount, default=Decimal(1), metavar="N", help="amount bet (default: 1)"
+        "--stake", action=Amount, default=Decimal(1), metavar="N", help="amount bet (default: 1)"
     )
     parser.add_argument(
         "--decks",

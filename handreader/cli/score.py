@@ -37,7 +37,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from handreader.cli._usage import UsageError
 from handreader.cli.in_play import add_deck_options
+from handreader.tables.wording import counted
 from rules.cards import parse_cards
 from rules.decks import deck_in_play, niuniu_deck, niuniu_packs
 from rules.errors import CardError
@@ -326,9 +328,9 @@ def run(args: argparse.Namespace) -> int:
     if photos:
         if len(photos) != len(args.cards):
             cards = [token for token in args.cards if token not in photos]
-            raise ValueError(
+            raise UsageError(
                 f"give either cards or photos, not both: {' '.join(cards)!r} beside "
-                f"{len(photos)} photo(s)"
+                f"{counted(len(photos), 'photo')}"
             )
         return score_photos(
             photos,

@@ -14,7 +14,9 @@ whatever the number of workers. ``--preview`` then writes ``DIR/contact_sheet.pn
 scenes in ``DIR`` with their labelled index quads and card codes drawn, for a person to check;
 ``--preview-only`` writes only that sheet, from scenes already in ``DIR``, and refuses the
 options of a generation (``--config``, ``--count``, ``--start``, ``--workers``), which it would
-not heed. An empty ``--out`` is refused (it would be the current folder).
+not heed. An empty ``--out`` is refused (it would be the current folder). Decks not yet in the
+render cache are rendered first, which one line on standard error announces (unless
+``--quiet``).
 
 A summary line goes to standard output. Exit status 0 on success, 2 for a bad config (the
 message names the file and the field), missing card art or bad arguments.
@@ -25,15 +27,24 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from handreader.cli._amounts import at_least, folder
+from handreader.cli._usage import UsageError
 from training.synth.config import SceneConfig, load_config
 from vision.imageio import write_image
 
-__all__ = ["CONTACT_SHEET", "check_card_art", "register", "run", "write_contact_sheet"]
+__all__ = [
+    "CONTACT_SHEET",
+    "check_card_art",
+    "register",
+    "rendering_notice",
+    "run",
+    "write_contact_sheet",
+]
 
 CONTACT_SHEET = "contact_sheet.png"
 """File name of the preview written under the output folder."""
@@ -84,7 +95,11 @@ def register(subparsers: Any) -> None:
         default=16,
         help="scenes on the contact sheet (default 16)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar, nor the line telling that the card art is being rendered",
+    )
     parser.set_defaults(func=run)
 
 
@@ -95,7 +110,7 @@ def check_card_art(config: SceneConfig) -> None:
     path unless every card of them is already rendered in the cache.
     """
     from training.synth.assets import decks_for_split
-    from training.synth.decks import cache_dir
+    from training.synth.decks import CARD_ART_HINT, cache_dir
 
     try:
         decks = decks_for_split(config.deck_split, config.card_render_height)
@@ -112,8 +127,35 @@ def check_card_art(config: SceneConfig) -> None:
     if missing:
         raise ValueError(
             f"rsvg-convert not found and decks {', '.join(missing)} are not rendered at height "
-            f"{config.card_render_height}: run scripts/install-card-art (librsvg2-bin)"
+            f"{config.card_render_height}: {CARD_ART_HINT}"
         )
+
+
+SECONDS_A_DECK = 15
+"""Rough time to render and measure one deck at 480 px on one core (54 cards, two
+``rsvg-convert`` runs each): the figure of the estimate :func:`rendering_notice` gives."""
+
+
+def rendering_notice(config: SceneConfig, workers: int) -> str | None:
+    """What a first run does before its first scene: render the config's decks that are not in
+    the cache yet (where, and roughly how long on ``workers`` processes); None when every deck
+    is there."""
+    from training.synth.assets import decks_for_split, is_prepared
+    from training.synth.decks import cache_dir
+
+    height = config.card_render_height
+    decks = decks_for_split(config.deck_split, height)
+    missing = [deck for deck in decks if not is_prepared(deck, height)]
+    if not missing:
+        return None
+    rounds = -(-len(missing) // max(1, min(workers, len(missing))))
+    minutes = max(1, round(rounds * SECONDS_A_DECK * height / 480 / 60))
+    decks_text = "1 deck" if len(missing) == 1 else f"{len(missing)} decks"
+    return (
+        f"rendering the card art of {decks_text} at {height} px into "
+        f"{cache_dir() / 'cards' / f'h{height}'} first (about {minutes} min with {workers} "
+        "workers; cached, later runs skip it)"
+    )
 
 
 def write_contact_sheet(out: Path, count: int = 16) -> Path:
@@ -136,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         generation = ("config", "count", "start", "workers")
         given = [f"--{name}" for name in generation if getattr(args, name) is not None]
         if given:  # a generation's options, which the sheet of scenes already written ignores
-            raise ValueError(
+            raise UsageError(
                 f"--preview-only draws the scenes already in {str(out)!r} and takes no "
                 f"{', '.join(given)} (--preview writes scenes, then their sheet)"
             )
@@ -144,15 +186,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
         return 0
     if args.config is None:
-        raise ValueError("--config is required (or use --preview-only)")
+        raise UsageError("--config is required (or use --preview-only)")
     if args.count is None:
-        raise ValueError("--count is required (or use --preview-only)")
+        raise UsageError("--count is required (or use --preview-only)")
     start = args.start if args.start is not None else 0
     config = load_config(args.config)
     check_card_art(config)
     from training.synth.generate import generate
 
     workers = args.workers or os.cpu_count() or 1
+    notice = rendering_notice(config, workers)
+    if notice is not None and not args.quiet:
+        print(f"handreader synth: {notice}", file=sys.stderr, flush=True)
     started = time.perf_counter()
     labels = generate(
         config, out, args.count, start=start, workers=workers, progress=not args.quiet

@@ -1,16 +1,18 @@
 """``handreader train``: reproduce the shipped models from the synthetic generator (resumable).
 
-Needs the training extra (``pip install -e '.[train]'``). On two CPU cores the default recipe
-runs for one to two hours; run it in the background, and run it again to resume.
+Needs the training extra (``pip install 'handreader[train]'``). On two CPU cores the default
+recipe runs for one to two hours; run it in the background, and run it again to resume.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
 from handreader.cli._amounts import folder
+from handreader.cli._usage import UsageError
 
 __all__ = ["register", "run"]
 
@@ -20,8 +22,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "train",
         help="train the detector and the classifiers, export ONNX",
-        description="Synthetic scenes -> detector -> index classifier -> whole-card "
-        "classifier -> index verifier -> ONNX + manifest.",
+        description="Train the models: synthetic scenes -> detector -> index classifier -> "
+        "whole-card classifier -> index verifier -> ONNX + manifest.",
     )
     parser.add_argument(
         "--work", type=folder, default=Path("runs"), help="working folder (default: runs)"
@@ -35,7 +37,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--scenes", type=int, default=4500, help="training scenes (default 4500)")
     parser.add_argument(
-        "--holdout-scenes", type=int, default=400, help="validation scenes, held-out decks"
+        "--holdout-scenes",
+        type=int,
+        default=400,
+        help="validation scenes, of held-out decks (default 400)",
     )
     parser.add_argument(
         "--closeup-scenes",
@@ -77,11 +82,15 @@ def register(subparsers: Any) -> None:
         help="train only the index verifier, against the detector already in --models, and "
         "add it to that folder's manifest",
     )
-    parser.add_argument("--detector-epochs", type=int, default=6)
+    parser.add_argument(
+        "--detector-epochs", type=int, default=6, help="detector epochs (default 6)"
+    )
     parser.add_argument(
         "--finetune-epochs", type=int, default=12, help="detector fine-tuning (default 12)"
     )
-    parser.add_argument("--classifier-epochs", type=int, default=14)
+    parser.add_argument(
+        "--classifier-epochs", type=int, default=14, help="index classifier epochs (default 14)"
+    )
     parser.add_argument(
         "--classifier-finetune-epochs",
         type=int,
@@ -108,7 +117,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="ship the classifier in float32 (default: int8, calibrated on training crops)",
     )
-    parser.add_argument("--imgsz", type=int, default=320, help="detector input size (default 320)")
+    parser.add_argument(
+        "--imgsz",
+        type=int,
+        default=320,
+        help="detector input size, a multiple of 32 from 32 to 1280 (default 320)",
+    )
     parser.add_argument("--batch", type=int, default=32, help="detector batch (default 32)")
     parser.add_argument(
         "--photos",
@@ -157,7 +171,8 @@ def register(subparsers: Any) -> None:
         default=[],
         metavar="FIELD=VALUE",
         help="with --round: change one number of the round's plan, for example "
-        "closeup_scenes=600 (repeatable; training.round_plan.RoundPlan names them)",
+        "closeup_scenes=600 (repeatable; the fields and their ranges: docs/training.md, "
+        "Training rounds)",
     )
     group.add_argument(
         "--evaluate",
@@ -184,14 +199,14 @@ def _check_mode(args: argparse.Namespace) -> None:
     if args.round:
         stray = [name for name in given if name not in _ROUND_ONLY | _SHARED]
         if stray:
-            raise ValueError(
+            raise UsageError(
                 f"--{stray[0].replace('_', '-')} is an option of the full training, not of "
                 "--round (a round's plan changes with --set FIELD=VALUE)"
             )
     else:
         stray = [name for name in given if name in _ROUND_ONLY]
         if stray:
-            raise ValueError(f"--{stray[0]} is an option of --round: give --round with it")
+            raise UsageError(f"--{stray[0]} is an option of --round: give --round with it")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -213,11 +228,10 @@ def run(args: argparse.Namespace) -> int:
         "classifier_epochs",
         "card_epochs",
         "verifier_epochs",
-        "imgsz",
         "batch",
     ):
         if getattr(args, name) < 1:
-            raise ValueError(
+            raise UsageError(
                 f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
             )
     for name in (
@@ -229,11 +243,16 @@ def run(args: argparse.Namespace) -> int:
         "glyph_crops",
     ):
         if getattr(args, name) < 0:
-            raise ValueError(
+            raise UsageError(
                 f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}"
             )
+    from training.detector import imgsz_problem
+
+    problem = imgsz_problem(args.imgsz)
+    if problem is not None:
+        raise UsageError(f"--imgsz {problem}")
     if not 0.0 <= args.shape_jitter <= 1.0:
-        raise ValueError(f"--shape-jitter must be a share from 0 to 1, got {args.shape_jitter}")
+        raise UsageError(f"--shape-jitter must be a share from 0 to 1, got {args.shape_jitter}")
     from training.fitting import parse_device
 
     # the syntax now; whether torch sees that GPU, run_training checks before any work
@@ -244,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
     from vision.evaluate import load_manifest
 
     for manifest in args.photos:
@@ -253,13 +272,13 @@ def run(args: argparse.Namespace) -> int:
         if not load_manifest(manifest, "train"):  # a bad line is named here, not hours on
             raise ValueError(f"--photos {str(manifest)!r}: no row of split train")
     if args.only_verifier and args.verifier_scenes < 1:
-        raise ValueError("--only-verifier needs --verifier-scenes of at least 1")
+        raise UsageError("--only-verifier needs --verifier-scenes of at least 1")
     try:  # after the arguments are checked: a typo is named even without torch
         import torch  # noqa: F401
         import ultralytics  # noqa: F401
     except ImportError as error:
         raise ValueError(
-            f"training needs the train extra (pip install -e '.[train]'): {error}"
+            f"training needs the train extra (pip install 'handreader[train]'): {error}"
         ) from error
     plan = TrainingPlan(
         work_dir=args.work,
@@ -311,12 +330,20 @@ def _run_round(args: argparse.Namespace) -> int:
         args.models = _shipped_models()
     if args.minutes is None:
         args.minutes = 120.0
+    from training.round_options import plan_changes
+
+    if not math.isfinite(args.minutes) or args.minutes <= 0:
+        raise UsageError(f"--minutes must be a positive number, got {args.minutes}")
+    try:
+        plan_changes(args.set)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     check_round_arguments(args)
     try:
         import torch  # noqa: F401
         import ultralytics  # noqa: F401
     except ImportError as error:
         raise ValueError(
-            f"training needs the train extra (pip install -e '.[train]'): {error}"
+            f"training needs the train extra (pip install 'handreader[train]'): {error}"
         ) from error
     return run_from_arguments(args)

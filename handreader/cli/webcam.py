@@ -46,6 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from handreader.cli._amounts import folder
+from handreader.cli._usage import UsageError
 from handreader.cli.in_play import add_deck_options
 from handreader.cli.video_source import (
     WebcamError,
@@ -359,7 +360,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--profile",
         default=DEFAULT_PROFILE,
-        choices=list(NIU_PROFILES),
+        choices=sorted(NIU_PROFILES),
         help=f"Niu Niu rules profile (default {DEFAULT_PROFILE})",
     )
     parser.add_argument(
@@ -428,7 +429,9 @@ def register(subparsers: Any) -> None:
         "--deck", metavar="NAME", help="a calibrated deck (handreader calibrate) to read with"
     )
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
-    add_deck_options(parser, default="niuniu, with the profile's decks")
+    add_deck_options(
+        parser, default="niuniu, with the profile's decks", shown="the camera or video shows"
+    )
     parser.set_defaults(func=run)
 
 
@@ -464,7 +467,9 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
         ("--drop-after", args.drop_after, 1),
     ):
         if value < least:
-            raise WebcamError(f"{flag} must be {least} or more, got {value!r}")
+            raise UsageError(f"{flag} must be {least} or more, got {value!r}")
+    if args.max_frames is not None and args.max_frames < 1:  # before a window or a source
+        raise UsageError(f"--max-frames must be 1 or more, got {args.max_frames!r}")
     in_play = deck_in_play(args.game, args.decks, niuniu_deck(options.profile))
     settings = LiveSettings(
         read_every=args.read_every,
@@ -474,7 +479,7 @@ def run(args: argparse.Namespace, reader: FrameReader | None = None) -> int:
     )
     if args.output is not None and args.output.suffix.lower() not in VIDEO_SUFFIXES:
         suffixes = ", ".join(sorted(VIDEO_SUFFIXES))
-        raise WebcamError(f"--output {str(args.output)!r}: a video file ({suffixes})")
+        raise UsageError(f"--output {str(args.output)!r}: a video file ({suffixes})")
     source = parse_source(args.source)
     if args.output is not None:
         check_output(args.output, source)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -193,12 +195,25 @@ def _whole_number(text: str) -> int:
     return int(text)
 
 
+def _fraction(text: str) -> float | Decimal:
+    """A JSON number with a fraction or an exponent (``json.loads``'s ``parse_float``): a
+    float where the float is the number written (``0.1`` by its shortest form), else an exact
+    Decimal of the digits written (``573523967952514.141``, ``1e-400``), which an amount takes
+    whole and a float field rounds as it would have."""
+    number = float(text)
+    if len(text) < 16 and "e" not in text.lower():  # 15 digits at most, no exponent: exact
+        return number
+    if math.isfinite(number) and Decimal(repr(number)) == Decimal(text):
+        return number
+    return Decimal(text)
+
+
 def _loads(text: str | bytes, what: str) -> Any:
     """``json.loads`` of ``text``, with no whole number over :data:`NUMBER_DIGITS` digits
     (BadOptionsError naming ``what``: the JSON is valid, the number too long to be any
-    option)."""
+    option) and a number a double cannot carry as an exact Decimal (:func:`_fraction`)."""
     try:
-        return json.loads(text, parse_int=_whole_number)
+        return json.loads(text, parse_int=_whole_number, parse_float=_fraction)
     except _LongNumberError as error:
         raise BadOptionsError(
             f"{what} holds {error}: numbers of at most {NUMBER_DIGITS} digits are read"
@@ -230,7 +245,7 @@ def _json_kind(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return json.dumps(value)
-    kinds = ((list, "an array"), (str, "a string"), ((int, float), "a number"))
+    kinds = ((list, "an array"), (str, "a string"), ((int, float, Decimal), "a number"))
     return next(kind for types, kind in kinds if isinstance(value, types))
 
 

@@ -171,7 +171,11 @@ def add_server_arguments(parser: argparse.ArgumentParser, environ: Mapping[str, 
         help="worker processes, each loading the models (default: $HANDREADER_WORKERS or 1)",
     )
     parser.add_argument(
-        "--models", type=Path, default=None, help="models folder (default: the shipped models)"
+        "--models",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="models folder (default: $HANDREADER_MODELS or the shipped models)",
     )
     parser.add_argument("--access-log", action="store_true", help="log every request")
     parser.add_argument(

@@ -17,6 +17,7 @@ from typing import Any
 
 from handreader.store.database import StoreError, Transaction
 from handreader.tables.verification import Verdict
+from handreader.tables.wording import counted
 
 __all__ = [
     "COLUMNS",
@@ -271,7 +272,8 @@ def walk_chain(
             if count + 1 == checkpoint.count
             else f"records {count + 1} to {checkpoint.count} were deleted"
         )
-        why = f"the checkpoint counted {checkpoint.count} records, the log holds {count}: {gone}"
+        counted_text = counted(checkpoint.count, "record")
+        why = f"the checkpoint counted {counted_text}, the log holds {count}: {gone}"
         return ChainReport(count, previous, count + 1, why)
     return ChainReport(count, previous, None, None)
 

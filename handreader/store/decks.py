@@ -56,6 +56,7 @@ from handreader.store.database import (
     configured_url,
     open_database,
 )
+from handreader.tables.wording import counted
 from rules.cards import CARD_CLASSES
 from vision.calibration import (
     DeckProfile,
@@ -447,7 +448,7 @@ class ReplacedDeck:
     def __str__(self) -> str:
         if self.problem is not None:
             return "a profile that could not be read"
-        return f"{self.cards} cards, made {self.created}"
+        return f"{counted(self.cards or 0, 'card')}, made {self.created}"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -494,7 +495,7 @@ def _judge(
             f" and {len(lost) - LOST_NAMED} more" if len(lost) > LOST_NAMED else ""
         )
         raise DeckExistsError(
-            f"deck {name!r} has {len(old.prototypes)} cards; this calibration has "
+            f"deck {name!r} has {counted(len(old.prototypes), 'card')}; this calibration has "
             f"{len(profile.prototypes)} and would lose {shown}",
             name,
             lost,

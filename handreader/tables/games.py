@@ -45,6 +45,7 @@ from handreader.tables.grouping import (
     group_cards,
 )
 from handreader.tables.scoring import NO_CARDS, BankerRule, TableCard, flag_names
+from handreader.tables.wording import counted
 from rules.baccarat import (
     BaccaratBet,
     BaccaratCoup,
@@ -276,7 +277,7 @@ def _two_sides(
         return (
             [PhotoHand("hand", seat, group.cards) for seat, group in enumerate(found)],
             aside,
-            f"found {len(found)} group{'' if len(found) == 1 else 's'} of cards "
+            f"found {counted(len(found), 'group')} of cards "
             f"({shown or 'none'}), expected 2 "
             f"({first_role} and {second_role}): give {first_role}_region and {second_role}_region",
         )
@@ -317,8 +318,8 @@ def _dealer_and_players(
             return (
                 [PhotoHand("hand", seat, group.cards) for seat, group in enumerate(players)],
                 left_over,
-                f"found {len(players)} group(s) of cards, expected the dealer's and at least "
-                "one player's: give dealer_region",
+                f"found {counted(len(players), 'group')} of cards, expected the dealer's and at "
+                "least one player's: give dealer_region",
             )
         dealer = players.pop(dealer_side.pick(players))
     hands = [PhotoHand("dealer", 0, dealer.cards)]

@@ -146,6 +146,13 @@ def test_bad_stakes(stake: object) -> None:
         parse_stake(stake)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("stake", ["1_000", "1,000", "1 000", "1\u202f000", "1'000"])
+def test_a_stake_with_thousands_separators_is_named_so(stake: str) -> None:
+    # Decimal itself reads "1_000" as 1000: the separator is refused all the same
+    with pytest.raises(RulesError, match="stake must be a number without thousands separators"):
+        parse_stake(stake)
+
+
 @pytest.mark.parametrize("stake", ["1e308", "99999999999999999999999999999999", 10**16])
 def test_a_stake_over_the_largest_amount_is_named_so(stake: object) -> None:
     with pytest.raises(RulesError, match=r"is over the largest amount, 1,000,000,000,000,000"):

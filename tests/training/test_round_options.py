@@ -37,7 +37,8 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
         ("distill_weight=1.5", "a share of the loss: from 0 to 1"),
         ("classifier_learning_rate=0", "must be positive"),
         (f"detector_freeze={DETECTOR_LAYERS}", f"the detector has {DETECTOR_LAYERS} layers"),
-        ("detector_imgsz=300", "the detector's size is a multiple of 32"),
+        ("detector_imgsz=300", "the detector's size must be a multiple of 32 from 32 to 1280"),
+        ("detector_imgsz=1312", "the detector's size must be a multiple of 32 from 32 to 1280"),
         ("classifier_strided=4", "the classifier has 3 blocks to stride"),
     ],
 )
@@ -136,4 +137,13 @@ def test_check_realdata_reads_each_manifest_and_evaluation_needs_only_one(tmp_pa
         check_realdata(realdata)
     (realdata / "singles" / "manifest.jsonl").write_bytes(b"\xff\n")
     with pytest.raises(ValueError, match=re.escape("singles/manifest.jsonl: not UTF-8 text")):
+        check_realdata(realdata)
+    box = {"card": "7H", "box_xyxy": [1, 2, 11, 22], "kind": "index"}
+    rows = [{"image": f"{name}.jpg", "cards": ["7H"], "split": "train"} for name in "ab"]
+    rows[1]["objects"] = [box, {"card": "7H", "kind": "index"}]  # a box the round would train on
+    (realdata / "boxes" / "manifest.jsonl").write_text(
+        "".join(map("{}\n".format, map(json.dumps, rows)))
+    )
+    (realdata / "singles" / "manifest.jsonl").write_text("")
+    with pytest.raises(ValueError, match=re.escape("line 2: object 2 has no 'box_xyxy'")):
         check_realdata(realdata)

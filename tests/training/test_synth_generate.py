@@ -329,6 +329,29 @@ def test_cli_uses_all_cores_by_default(
     assert seen == {"count": 7, "start": 20, "workers": os.cpu_count() or 1, "progress": True}
 
 
+@pytest.mark.parametrize("quiet", [False, True])
+def test_cli_says_it_renders_the_card_art_into_an_empty_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, quiet: bool
+) -> None:
+    """A first run renders every deck before its first scene (15 s a deck on a core): one line
+    on standard error says so, where the renders go and about how long, unless ``--quiet``."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HANDREADER_CACHE", str(cache))
+    monkeypatch.setattr("training.synth.generate.generate", lambda *args, **kwargs: 0)
+    argv = ["--config", str(write_config(tmp_path)), "--out", str(tmp_path / "out")]
+    status, _, err = run_cli(
+        capsys, "synth", *argv, "--count", "1", "--workers", "2", *(["--quiet"] if quiet else [])
+    )
+    assert status == 0
+    if quiet:
+        assert err == ""
+        return
+    assert err.count("\n") == 1
+    assert f"rendering the card art of {len(SPLIT_DECKS)} decks at 200 px" in err
+    assert str(cache / "cards" / "h200") in err
+    assert "min with 2 workers" in err
+
+
 def test_cli_reports_missing_decks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -346,6 +369,8 @@ def test_cli_reports_missing_decks(
     )
     assert status == 2
     assert "scripts/install-card-art" in err
+    # from an installed package, where the script is not: the packages it installs
+    assert "apt-get install gnome-cards-data kdegames-card-data-kf5 librsvg2-bin" in err
 
 
 def test_cached_renders_stand_in_for_the_packages(

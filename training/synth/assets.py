@@ -15,7 +15,14 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from training.synth.decks import DECKS, JOKER_CODES, Deck, cache_dir, render_deck
+from training.synth.decks import (
+    CARD_ART_HINT,
+    DECKS,
+    JOKER_CODES,
+    Deck,
+    cache_dir,
+    render_deck,
+)
 from training.synth.index_box import (
     MEASURE_VERSION,
     IndexBox,
@@ -99,10 +106,7 @@ def decks_for_split(split: str, height: int | None = None) -> tuple[Deck, ...]:
     )
     if not chosen:
         cached = f" and no renders at {height} px in {cache_dir() / 'cards'}" if height else ""
-        raise RuntimeError(
-            f"no installed deck for split {split!r}{cached}: run scripts/install-card-art "
-            "(gnome-cards-data, kdegames-card-data-kf5, librsvg2-bin)"
-        )
+        raise RuntimeError(f"no installed deck for split {split!r}{cached}: {CARD_ART_HINT}")
     return chosen
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from rules.cards import CARD_CLASSES
 
 __all__ = [
+    "CARD_ART_HINT",
     "DECKS",
     "JOKER_CODES",
     "Deck",
@@ -34,6 +35,13 @@ __all__ = [
 
 GNOME_DIR = Path("/usr/share/aisleriot/cards")
 KDE_DIR = Path("/usr/share/carddecks")
+
+CARD_ART_HINT = (
+    "install the Debian packages (apt-get install gnome-cards-data kdegames-card-data-kf5 "
+    "librsvg2-bin), or run scripts/install-card-art from a source checkout or the source "
+    "distribution"
+)
+"""How to get the card art, from an installed package as from the source."""
 
 JOKER_CODES = ("JB", "JR")
 """The black and the red joker's codes (``rules.cards.CARD_CLASSES``)."""
@@ -283,7 +291,7 @@ def render_card(deck: Deck, code: str, height: int, out: Path) -> Path:
     never read each other's half-written files.
     """
     if shutil.which("rsvg-convert") is None:
-        raise RuntimeError("rsvg-convert not found: run scripts/install-card-art (librsvg2-bin)")
+        raise RuntimeError(f"rsvg-convert not found: {CARD_ART_HINT}")
     out.parent.mkdir(parents=True, exist_ok=True)
     partial, finished = render_paths(out)
     _rsvg(deck, code, 1.0, partial)

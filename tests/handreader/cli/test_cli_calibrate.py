@@ -221,7 +221,10 @@ def test_a_deck_made_with_other_models_is_read_with_after_a_warning(
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text('{"image": "hand.png", "cards": ["AS"]}\n')
     assert main(["eval", str(manifest), "--deck", "old"]) == 0
-    assert capsys.readouterr().err.startswith("handreader eval: warning: deck 'old' was calibrated")
+    printed = capsys.readouterr()
+    assert printed.err.startswith("handreader eval: warning: deck 'old' was calibrated")
+    assert printed.out.startswith(f"{manifest}: 1 photo, 1 card\n")  # one of each: singular
+    assert "on 1 one-card photo: " in printed.out
 
     models = tmp_path / "models"
     models.mkdir()
@@ -234,7 +237,7 @@ def test_a_deck_made_with_other_models_is_read_with_after_a_warning(
     assert main(["decks", "--models", str(models)]) == 0
     mine, old = capsys.readouterr().out.splitlines()  # sorted by name
     assert old.endswith("; calibrated with other models than --models: calibrate it again")
-    assert old.startswith("old: 1 cards, made ") and mine.startswith("mine: 1 cards, made ")
+    assert old.startswith("old: 1 card, made ") and mine.startswith("mine: 1 card, made ")
     assert "other models" not in mine
 
 

@@ -178,7 +178,8 @@ def test_uncertain_card_and_left_over_cards_are_named(
     lines = out.splitlines()
     # an uncertain card decides nothing: no result, the card marked wherever it is printed
     assert not any(line.startswith("result:") for line in lines)
-    assert lines[:2] == ["player 0: 9H 5C 3D", "banker 1: KD 6S?"]
+    # named as the command names the sides for card codes: no seat number for a side alone
+    assert lines[:2] == ["player: 9H 5C 3D", "banker: KD 6S?"]
     assert (
         "problem: unverified: uncertain reading of 6S? (0.40); no result until it is read for "
         "certain" in lines
@@ -188,6 +189,35 @@ def test_uncertain_card_and_left_over_cards_are_named(
     body = json.loads(out)
     assert body["result"] is None
     assert [card["uncertain"] for card in body["hands"][1]["cards"]] == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("game", "hands", "uncertain", "named"),
+    [
+        # Pai Gow's one hand of seven is the player's, as --cards names it: no "player 0"
+        ("paigow", {"AS KD 9C 9D 5H 3S JR": (0.1, 0.7)}, "9C", ["player"]),
+        # blackjack's players are counted from 1 after the dealer, as --player is
+        ("blackjack", BLACKJACK, "9C", ["dealer", "player 1", "player 2"]),
+    ],
+)
+def test_hands_without_a_result_are_named_as_for_card_codes(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    game: str,
+    hands: dict[str, tuple[float, float]],
+    uncertain: str,
+    named: list[str],
+) -> None:
+    reader = _use(monkeypatch, hands)
+    reader.uncertain = [uncertain]
+    status, out, _ = run(capsys, game, str(_photo(tmp_path)))
+    assert status == 0
+    lines = out.splitlines()
+    assert [line.split(":")[0] for line in lines[: len(named)]] == named
+    status, out, _ = run(capsys, game, str(_photo(tmp_path)), "--json")
+    # the JSON's seat stays the hand's place in "hands", from 0, as the HTTP API's
+    assert [hand["seat"] for hand in json.loads(out)["hands"]] == list(range(len(named)))
 
 
 def test_several_photos_and_one_unreadable(

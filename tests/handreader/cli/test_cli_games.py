@@ -94,11 +94,11 @@ def test_baccarat_options(capsys: pytest.CaptureFixture[str]) -> None:
         (["--player", "2H KC", "--banker", "JR KS"], "joker JR has no value in baccarat"),
         (
             ["--player", "2H KC", "--banker", "3D KS", "--stake", "0"],
-            "--stake: must be a positive number",
+            "error: --stake must be a positive number, got '0'",
         ),
         (
             ["--player", "2H KC", "--banker", "3D KS", "--stake", "1e20"],
-            "--stake: must be at most 1,000,000,000,000,000",  # the largest amount money takes
+            "--stake '1e20' is over the largest amount, 1,000,000,000,000,000",  # MAX_AMOUNT
         ),
         (["--player", "2H KC", "--banker", "3D KS", "--commission", "2"], "--commission"),
         (["--player", "2H KC", "--banker", "3D KS", "--bet", "dragon"], "--bet: invalid choice"),

@@ -316,6 +316,31 @@ def test_json_lines_stay_utf8_when_a_photos_name_is_not(
     assert [line["error"]["code"] for line in lines if "error" in line] == ["unreadable_file"]
 
 
+@pytest.mark.parametrize("content", [b"not a photo", None])  # unsupported; missing
+def test_a_name_that_is_not_utf8_is_shown_alike_in_image_and_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | None
+) -> None:
+    """One rule for a name's bytes that are no UTF-8 (here 0xE9, Latin-1 "é"): ``\\xe9`` in
+    ``"image"``, in the ``"message"`` that names the photo and on the line without ``--json``,
+    never the lone surrogate Python holds it as (``\\udce9``)."""
+    import os
+
+    photo = tmp_path / os.fsdecode(b"h\xe9.png")
+    if content is not None:
+        photo.write_bytes(content)
+    assert os.fsencode(photo).endswith(b"/h\xe9.png")  # a real name of that byte
+    assert main(["read", "--json", str(photo)]) == 2
+    out = capsys.readouterr().out
+    line = json.loads(out)
+    shown = f"{tmp_path}/h\\xe9.png"
+    assert line["image"] == shown
+    assert line["error"]["message"].startswith(f"'{shown}': "), line
+    assert "udc" not in out
+    assert main(["read", str(photo)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"handreader read: error: '{shown}': ") and "udc" not in err, err
+
+
 def test_an_annotated_copy_is_written_whatever_the_bytes_of_its_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -146,7 +146,9 @@ def test_a_malformed_address_is_a_one_line_error(
 ) -> None:
     given = str(EXAMPLE) if command == "read" else str(_manifest(tmp_path))
     assert main([command, "--ray", address, given]) == 2
-    assert capsys.readouterr().err == f"handreader {command}: error: --ray {address!r}: {problem}\n"
+    label = f"handreader {command}"
+    expected = f"{label}: error: --ray {address!r}: {problem} (see {label} --help)\n"
+    assert capsys.readouterr().err == expected
 
 
 def test_a_worker_that_cannot_load_the_models_fails_its_first_batch(tmp_path: Path) -> None:
@@ -208,8 +210,9 @@ def test_a_command_without_inputs_is_a_one_line_error(
 ) -> None:
     assert main(command) == 2
     wanted = "PHOTO" if command[0] == "read" else "MANIFEST"
-    assert (
-        capsys.readouterr().err == f"handreader {command[0]}: error: give at least one {wanted}\n"
+    label = f"handreader {command[0]}"
+    assert capsys.readouterr().err == (
+        f"{label}: error: give at least one {wanted} (see {label} --help)\n"
     )
 
 
@@ -217,7 +220,8 @@ def test_annotate_is_refused_with_ray(tmp_path: Path, capsys: pytest.CaptureFixt
     status = main(["read", "--ray", "--annotate", str(tmp_path), str(EXAMPLE)])
     assert status == 2
     assert capsys.readouterr().err.strip() == (
-        "handreader read: error: --annotate writes files where the photo is read: not with --ray"
+        "handreader read: error: --annotate writes files where the photo is read: not with --ray "
+        "(see handreader read --help)"
     )
 
 
@@ -262,7 +266,7 @@ def test_read_on_a_cluster_nobody_answers_is_a_one_line_error(
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     if importlib.util.find_spec("ray") is None:
-        pytest.skip("needs Ray: pip install -e '.[scale]'")
+        pytest.skip("needs Ray: pip install 'handreader[scale]'")
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

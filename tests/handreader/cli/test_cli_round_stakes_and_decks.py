@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from handreader.cli import main
+from rules.errors import RulesError
+from rules.settlement import parse_amount
 
 NO_NIU = "AS 2D 4C 8H 9C"
 NIU_NIU = "KS QS 5H 5D JD"
@@ -74,3 +76,34 @@ def test_a_round_dealt_from_two_decks_may_hold_a_card_twice(
     assert status == 2 and "duplicate card" in err
     status, _, err = main_round(capsys, "--banker", same, "--player", same, "--decks", "17")
     assert status == 2 and "argument --decks: expected at most 16, got '17'" in err
+
+
+AMOUNT_OPTIONS = [
+    ("round", "--stake", ["--banker", NO_NIU, "--player", NIU_NIU]),
+    ("baccarat", "--stake", ["--player", "AS 3H", "--banker", "KD 6D"]),
+    ("baccarat", "--tie-pays", ["--player", "AS 3H", "--banker", "KD 6D"]),
+    ("blackjack", "--stake", ["--dealer", "KS 7H", "--player", "AS KD"]),
+    ("blackjack", "--blackjack-pays", ["--dealer", "KS 7H", "--player", "AS KD"]),
+    ("paigow", "--stake", ["--cards", "AS KS QD 9H 9C 4D 2C"]),
+]
+"""Every amount option of the games' commands, with the cards each command needs."""
+
+
+@pytest.mark.parametrize(("command", "option", "cards"), AMOUNT_OPTIONS)
+@pytest.mark.parametrize("value", ["-1", "0", "abc", "inf", "1e20", "1e-400", "1,000"])
+def test_an_amount_option_is_refused_in_the_words_of_the_rule_the_api_uses(
+    capsys: pytest.CaptureFixture[str], command: str, option: str, cards: list[str], value: str
+) -> None:
+    """One rule for every amount (rules.settlement.parse_amount), named by the option: one
+    line, ending as every bad option's value does, exit status 2."""
+    with pytest.raises(RulesError) as refused:
+        parse_amount(value, option)
+    try:
+        status = main([command, *cards, f"{option}={value}"])
+    except SystemExit as usage:
+        status = usage.code if isinstance(usage.code, int) else 1
+    err = capsys.readouterr().err
+    assert status == 2
+    usage = f"(see handreader {command} --help)"
+    assert err == f"handreader {command}: error: {refused.value} {usage}\n"
+    assert err.startswith(f"handreader {command}: error: {option} "), err

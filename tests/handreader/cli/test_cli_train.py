@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +90,62 @@ def test_a_round_starts_from_the_shipped_models_wherever_it_runs(
     monkeypatch.chdir(tmp_path)  # a folder with no models/ of its own
     assert main(["train", "--round", "--work", str(tmp_path / "w")]) == 0
     assert started[0].models == default_models_dir() and started[0].minutes == 120.0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        # ultralytics would round 300 up to 320 and train at that size, the export at 300
+        (["--imgsz", "300"], "--imgsz must be a multiple of 32 from 32 to 1280, got 300"),
+        (["--imgsz", "0"], "--imgsz must be a multiple of 32 from 32 to 1280, got 0"),
+        (["--imgsz", "-32"], "--imgsz must be a multiple of 32 from 32 to 1280, got -32"),
+        (["--imgsz", "1312"], "--imgsz must be a multiple of 32 from 32 to 1280, got 1312"),
+        (["--photos", "NO_BOX"], "no_box.jsonl: line 2: object 1 has no 'box_xyxy'"),
+        (["--photos", "BAD_BOX"], "bad_box.jsonl: line 1: object 2's 'box_xyxy' must be"),
+    ],
+)
+def test_a_bad_image_size_or_photo_box_is_named_without_torch(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    arguments: list[str],
+    message: str,
+) -> None:
+    """Named in one line before any work, with torch and ultralytics not importable (the
+    train extra's absence would be named instead if the check came after them)."""
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    monkeypatch.setitem(sys.modules, "ultralytics", None)
+    good = {"card": "7H", "box_xyxy": [1, 2, 11, 22], "kind": "index"}
+    rows = {
+        "no_box.jsonl": [
+            {"image": "a.jpg", "cards": ["7H"], "split": "train", "objects": [good]},
+            {"image": "b.jpg", "cards": ["7H"], "split": "train", "objects": [{"card": "7H"}]},
+        ],
+        "bad_box.jsonl": [
+            {"image": "a.jpg", "cards": ["7H"], "split": "train",
+             "objects": [good, {"card": "7H", "box_xyxy": [1, 2, 11]}]},
+        ],
+    }  # fmt: skip
+    for name, lines in rows.items():
+        (tmp_path / name).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    names = {"NO_BOX": str(tmp_path / "no_box.jsonl"), "BAD_BOX": str(tmp_path / "bad_box.jsonl")}
+    arguments = [names.get(argument, argument) for argument in arguments]
+    work = tmp_path / "runs"
+    status = main(["train", "--work", str(work), "--models", str(tmp_path / "m"), *arguments])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and message in err, err
+    assert not work.exists()
+
+
+def test_every_option_with_a_default_says_it_in_its_help() -> None:
+    from handreader.cli import build_parser
+
+    train = build_parser().commands["train"]  # type: ignore[attr-defined]
+    for action in train._actions:
+        if action.default in (None, False, [], "==SUPPRESS==") or not action.option_strings:
+            continue
+        assert action.help is not None, action.option_strings
+        assert "default" in action.help, action.option_strings
+        if isinstance(action.default, int):
+            assert str(action.default) in action.help, action.option_strings

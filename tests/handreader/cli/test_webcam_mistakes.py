@@ -261,7 +261,7 @@ def test_a_usage_error_is_one_line_naming_the_command_help(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     for argv, message in (
-        (["blackjack", "--stake", "-1"], "argument --stake: must be a positive number"),
+        (["blackjack", "--stake", "-1"], "--stake must be a positive number, got '-1'"),
         (["paigow", "--cards", "AS KD 9C 9D 5H 3S 2S", "--bogus"], "unrecognized arguments"),
         (["score", "3H", "7S", "--json", "KD", "--bogus"], "unrecognized arguments: --bogus"),
         (["audit", "verify", "--bogus"], "unrecognized arguments"),
@@ -273,6 +273,33 @@ def test_a_usage_error_is_one_line_naming_the_command_help(
         assert err.count("\n") == 1 and message in err
         assert err.startswith(f"handreader {argv[0]}: error: ")
         assert err.endswith(f"(see handreader {argv[0]} --help)\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "--scenes", "-5"], "--scenes must be at least 1, got -5"),
+        (["train", "--round", "--minutes", "-1"], "--minutes must be a positive number"),
+        (["webcam", "--max-frames", "0"], "--max-frames must be 1 or more, got 0"),
+        (["eval", "x.jsonl", "--set", "verify_below=2"], "verify_below takes a number from 0"),
+        (["paigow", "--house-way", "nope"], "unknown house way 'nope'"),
+        (["read"], "give at least one PHOTO"),
+        (["read", "--readers", "2", "x.jpg"], "--readers counts the readers of a Ray cluster"),
+        (["blackjack", "--dealer", "KD 7S", "--player", ""], "--player 1 holds no card"),
+        (["baccarat", "--player", "9H 5C"], "give --player and --banker"),
+        (["score", "3H", "7S", "KD", "8C", "6D", "--deck", "mine"], "--deck reads photos"),
+        (["synth", "--out", "x"], "--config is required"),
+    ],
+)
+def test_a_refused_option_value_names_the_command_help(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    """The command's own checks of its options end as argparse's refusals do (docs/cli.md)."""
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert err.startswith(f"handreader {argv[0]}: error: ")
+    assert err.endswith(f"(see handreader {argv[0]} --help)\n")
 
 
 @pytest.mark.parametrize("before", [["--json"], ["--bogus"], ["--json", "--bogus"]])

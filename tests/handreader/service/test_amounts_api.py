@@ -3,13 +3,16 @@ answered at once (``rules.money.MAX_AMOUNT``), not a 500 or a billion-digit inte
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from handreader.service import app as serve
+from rules.money import json_amount
 
 HANDS = ["3H 7S KD 8C 6D", "AS 2S 3S 4S 5S"]
 
@@ -146,3 +149,40 @@ def test_a_stake_of_nan_is_refused_alike_on_every_endpoint(client: TestClient) -
         assert answer.json()["error"] == {
             "code": "bad_options", "message": "stake must be a positive number, got nan"
         }  # fmt: skip
+
+
+EXACT_STAKE = "573523967952514.141"
+"""A stake of 18 significant digits: its nearest double is 573523967952514.125 (shortest form
+573523967952514.1), whose net would come back as 544847769554888.4."""
+
+
+@pytest.mark.parametrize("path", ["/v1/score"])
+def test_a_json_number_stake_is_read_with_all_its_digits(client: TestClient, path: str) -> None:
+    # the default profile pays Niu Niu 1x an equal bet less 5 %: net = 0.95 x stake, exactly
+    expected = json_amount(Decimal(EXACT_STAKE) * Decimal("0.95"))  # 544847769554888.43395
+    assert expected != json_amount(Decimal(repr(float(EXACT_STAKE))) * Decimal("0.95"))
+    body = f'{{"hands": {json.dumps(HANDS)}, "stake": {EXACT_STAKE}}}'
+    answer = client.post(path, content=body, headers={"Content-Type": "application/json"})
+    as_text = client.post(path, json={"hands": HANDS, "stake": EXACT_STAKE})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["players"][0]["net"] == expected
+    assert answer.json() == as_text.json()
+
+
+@pytest.mark.parametrize(
+    ("number", "message"),
+    [
+        # a double would take it for 1 (and 1e-400 for 0): read whole, it is too fine
+        ("1.00000000000000001", "stake 1.00000000000000001 is written too finely"),
+        ("1e-400", "stake 1E-400 is written too finely"),
+        ("-123456789012345.678", "stake must be a positive number, got -123456789012345.678"),
+    ],
+)
+def test_a_json_number_stake_a_double_cannot_carry_is_refused_by_its_digits(
+    client: TestClient, number: str, message: str
+) -> None:
+    body = f'{{"hands": {json.dumps(HANDS)}, "stake": {number}}}'
+    answer = client.post("/v1/score", content=body, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["code"] == "bad_options"
+    assert answer.json()["error"]["message"].startswith(message), answer.json()

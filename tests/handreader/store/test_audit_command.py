@@ -181,7 +181,7 @@ def test_the_checks_only_read_a_store(
         environment.setenv("HANDREADER_AUDIT_DB", location)
         before = _digest(Path(location))
     assert _run("verify") == 0
-    assert "the trail holds: 1 records" in capsys.readouterr().out
+    assert "the trail holds: 1 record, head " in capsys.readouterr().out  # one: singular
     if not location.startswith("postgresql://"):
         assert _digest(Path(location)) == before
     assert raw(location, "SELECT count(*) FROM verification") == [(1,)]
@@ -201,7 +201,7 @@ def test_a_store_of_the_first_release_is_checked_without_being_migrated(
         connection.commit()
     environment.setenv("HANDREADER_AUDIT_DB", str(path))
     assert _run("verify") == 0
-    assert "the trail holds: 1 records" in capsys.readouterr().out
+    assert "the trail holds: 1 record, head " in capsys.readouterr().out  # one: singular
     assert "schema_version" not in _tables(path)
     AuditLog(path, token=TOKEN).close()
     assert "schema_version" in _tables(path)
