@@ -27,7 +27,7 @@ from handreader.store.database import (
     StoreUnavailableError,
     gated,
 )
-from handreader.store.decks import DeckStore, SavedDeck
+from handreader.store.decks import DeckStore, QuotaCheck, SavedDeck
 from vision.calibration import DeckProfile
 
 __all__ = [
@@ -148,11 +148,10 @@ class GuardedDeckStore(DeckStore):
     def usage(self) -> dict[str, int]:
         return self._call(lambda: self._store.usage())
 
-    def put(self, profile: DeckProfile) -> str:
-        return self._call(lambda: self._store.put(profile))
-
-    def save(self, profile: DeckProfile, replace: bool = False) -> SavedDeck:
-        return self._call(lambda: self._store.save(profile, replace))
+    def save(
+        self, profile: DeckProfile, replace: bool = False, quota: QuotaCheck | None = None
+    ) -> SavedDeck:
+        return self._call(lambda: self._store.save(profile, replace, quota))
 
     def delete(self, name: str) -> bool:
         return self._call(lambda: self._store.delete(name))

@@ -1,6 +1,6 @@
 """Where deck profiles are kept: a folder of files (the default) or the shared database.
 
-A :class:`DeckStore` lists, gets, puts and deletes :class:`vision.calibration.DeckProfile`
+A :class:`DeckStore` lists, gets, saves and deletes :class:`vision.calibration.DeckProfile`
 values by name. Two backends:
 
 - :class:`FolderDeckStore`: ``decks/NAME.json`` in the user's data folder
@@ -22,7 +22,9 @@ asked. The deck it would replace is read and judged under the store's write lock
 every write of a deck takes (the folder's ``flock``; on PostgreSQL, the transaction-level
 advisory lock :data:`DECK_LOCK`), and the new one saved before the lock is let go: two
 processes saving one name at once run one after the other, and the second judges the deck the
-first saved. :func:`check_replacement` applies the same rule and only reads (a preview).
+first saved. A save may also be given a quota check (``quota``), run first under the same lock
+with the bytes each deck takes then: two processes saving new decks at once cannot pass a
+quota together, as the second sees the deck the first saved.
 
 Errors: DeckProfileError for a bad name, an unknown deck (the message names the known ones) or
 a corrupt profile; StoreError when the database refuses, StoreUnavailableError when it cannot be
@@ -77,9 +79,10 @@ __all__ = [
     "DeckExistsError",
     "DeckStore",
     "FolderDeckStore",
+    "QuotaCheck",
     "ReplacedDeck",
     "SavedDeck",
-    "check_replacement",
+    "judge_replacement",
     "load_deck",
     "open_deck_store",
 ]
@@ -93,6 +96,10 @@ DECK_LOCK_NAME = "the decks' lock"
 
 LOCK_WAIT_S = 30.0
 """How long a write of a deck in a folder waits for another writer's lock."""
+
+QuotaCheck = Callable[[dict[str, int]], None]
+"""A save's check of the decks' quota (:meth:`DeckStore.save`'s ``quota``): called under the
+store's write lock with the bytes each deck takes, by name; it raises to refuse the save."""
 
 
 class DeckStore(ABC):
@@ -121,17 +128,16 @@ class DeckStore(ABC):
         """The bytes each deck's profile takes, by name (for quotas)."""
 
     @abstractmethod
-    def put(self, profile: DeckProfile) -> str:
-        """Save ``profile`` under its name (made, or replaced whole, whatever it held); where
-        it went."""
-
-    @abstractmethod
-    def save(self, profile: DeckProfile, replace: bool = False) -> SavedDeck:
+    def save(
+        self, profile: DeckProfile, replace: bool = False, quota: QuotaCheck | None = None
+    ) -> SavedDeck:
         """Save ``profile`` under its name by the rule of replacing a deck (see the module
-        docstring): the deck of its name read and judged (:func:`check_replacement`'s rule)
-        and the profile saved under the store's write lock, so that no other writer's deck
-        slips in between. DeckExistsError, nothing saved, for a deck that would lose cards or
-        cannot be read, unless ``replace``; where the profile went and the deck it replaced."""
+        docstring), under the store's write lock, so that no other writer's deck slips in
+        between: first ``quota`` (when given) called with :meth:`usage` as the lock finds it
+        (whatever it raises, nothing is saved), then the deck of its name read and judged
+        (:func:`judge_replacement`), then the profile saved. DeckExistsError, nothing saved,
+        for a deck that would lose cards or cannot be read, unless ``replace``; where the
+        profile went and the deck it replaced."""
 
     @abstractmethod
     def delete(self, name: str) -> bool:
@@ -287,14 +293,14 @@ class FolderDeckStore(DeckStore):
         finally:
             os.close(handle)  # (lets the lock go)
 
-    def put(self, profile: DeckProfile) -> str:
-        with self._writing(profile.name):
-            return self._write(profile)
-
-    def save(self, profile: DeckProfile, replace: bool = False) -> SavedDeck:
+    def save(
+        self, profile: DeckProfile, replace: bool = False, quota: QuotaCheck | None = None
+    ) -> SavedDeck:
         name = check_deck_name(profile.name)
         with self._writing(name):
-            replaced = _judge(profile, replace, lambda: self._load(name))
+            if quota is not None:
+                quota(self.usage())
+            replaced = judge_replacement(profile, replace, lambda: self._load(name))
             return SavedDeck(self._write(profile), replaced)
 
     def _write(self, profile: DeckProfile) -> str:
@@ -372,15 +378,12 @@ class DatabaseDeckStore(DeckStore):
             return None
         return parse_profile(str(rows[0][0]), name)  # named without the database's address
 
-    def put(self, profile: DeckProfile) -> str:
-        return self._save(profile, None).location
-
-    def save(self, profile: DeckProfile, replace: bool = False) -> SavedDeck:
-        return self._save(profile, replace)
-
-    def _save(self, profile: DeckProfile, replace: bool | None) -> SavedDeck:
-        """Save ``profile`` in one transaction under :data:`DECK_LOCK`, after judging the deck
-        of its name as the transaction reads it (``replace`` None: saved whatever it held)."""
+    def save(
+        self, profile: DeckProfile, replace: bool = False, quota: QuotaCheck | None = None
+    ) -> SavedDeck:
+        """See :meth:`DeckStore.save`: one transaction under :data:`DECK_LOCK`, the usage and
+        the deck of its name read by that transaction (after the lock: another writer's deck
+        is seen)."""
         name = check_deck_name(profile.name)
         body = profile_json(profile)
         digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
@@ -392,9 +395,10 @@ class DatabaseDeckStore(DeckStore):
 
         def upsert(transaction: Transaction) -> ReplacedDeck | None:
             self.database.check_schema(transaction)
-            replaced = None
-            if replace is not None:  # (read under the lock: another writer's deck is seen)
-                replaced = _judge(profile, replace, lambda: stored(transaction))
+            if quota is not None:
+                rows = transaction.all("SELECT name, octet_length(body) FROM deck_profile")
+                quota({str(deck): int(size) for deck, size in rows})
+            replaced = judge_replacement(profile, replace, lambda: stored(transaction))
             transaction.all(
                 "INSERT INTO deck_profile (name, body, body_sha256, updated_utc) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET body = excluded.body, "
@@ -460,22 +464,14 @@ class SavedDeck:
     replaced: ReplacedDeck | None
 
 
-def check_replacement(store: DeckStore, profile: DeckProfile, replace: bool) -> ReplacedDeck | None:
-    """What saving ``profile`` in ``store`` would replace now: None when the store has no deck
-    of its name, else that deck. DeckExistsError, unless ``replace``, when that deck has cards
-    the new profile lacks (calibrating again from fewer photos would lose them) or cannot be
-    read (what it holds is unknown). Reads only, a preview: :meth:`DeckStore.save` applies the
-    same rule under the store's write lock as it saves. StoreError when the store cannot be
-    read."""
-    name = profile.name
-    return _judge(profile, replace, lambda: store.get(name) if name in store.names() else None)
-
-
-def _judge(
+def judge_replacement(
     profile: DeckProfile, replace: bool, stored: Callable[[], DeckProfile | None]
 ) -> ReplacedDeck | None:
-    """The rule of :func:`check_replacement`, on the deck ``stored()`` reads (None: none of
-    the name; DeckProfileError: one that cannot be read)."""
+    """What saving ``profile`` replaces, judged on the deck of its name that ``stored()`` reads
+    (None: there is none; DeckProfileError: it cannot be read): None when there is none, else
+    that deck. DeckExistsError, unless ``replace``, when that deck has cards the new profile
+    lacks (calibrating again from fewer photos would lose them) or cannot be read (what it
+    holds is unknown). :meth:`DeckStore.save` applies it under the store's write lock."""
     name = profile.name
     try:
         old = stored()

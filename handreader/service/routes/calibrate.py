@@ -10,7 +10,8 @@ Routes (added to ``handreader.service.routes.reading``'s router by :func:`add_de
   ``vision.calibrate_deck`` (what ``handreader calibrate`` runs), saved in the deck store
   (``handreader.store.decks``: the data folder, or the shared database, where every replica
   reads it); the operator token and the quota of ``handreader.service.routes.deck_access``,
-  checked before the body is read. A multipart body:
+  checked before the body is read, the quota again as the deck is saved (under the store's
+  write lock). A multipart body:
 
   - ``photo``: one or more image files, in order (at most :data:`MAX_PHOTOS`, each within the
     service's image limits, :data:`MAX_BODY_BYTES` in all);
@@ -285,15 +286,14 @@ def calibrate_upload(
     upload: CalibrationUpload,
     reader: ReaderLike,
     runtime: RuntimeLike,
-    within_quota: Callable[[str, int, Callable[[], str]], str] | None = None,
+    quota: Callable[[str, int, dict[str, int]], None] | None = None,
 ) -> dict[str, Any]:
-    """Calibrate and save the deck ``name`` from the upload; the API's answer.
-    ``within_quota(name, size, put)`` saves the profile of ``size`` bytes with ``put`` once
-    the quota allows it
-    (:meth:`handreader.service.routes.deck_access.DeckAccess.save_within_quota`); ``put``
-    saves it with :meth:`handreader.store.decks.DeckStore.save`, which judges the deck it would
-    replace under the store's write lock: DeckReplaceError, nothing saved, for one that would
-    lose cards or cannot be read, unless ``upload.replace``."""
+    """Calibrate and save the deck ``name`` from the upload; the API's answer. The profile is
+    saved with :meth:`handreader.store.decks.DeckStore.save`, which, under the store's write
+    lock, first calls ``quota(name, size, usage)`` (the profile's bytes, the decks' usage as
+    the lock finds it: :meth:`handreader.service.routes.deck_access.DeckAccess.check_save`,
+    which raises to refuse), then judges the deck it would replace: DeckReplaceError, nothing
+    saved, for one that would lose cards or cannot be read, unless ``upload.replace``."""
     try:
         check_deck_name(name)
     except DeckProfileError as error:
@@ -312,20 +312,17 @@ def calibrate_upload(
     try:
 
         def save(profile: DeckProfile) -> str:
-            def put() -> str:
-                try:
-                    saved = store.save(profile, upload.replace)
-                except DeckExistsError as error:
-                    raise DeckReplaceError(
-                        f"{error}: send replace=true to replace it, or calibrate another name"
-                    ) from None
-                replaced[0] = saved.replaced
-                return saved.location
-
-            if within_quota is None:
-                return put()
-            size = len(profile_json(profile).encode("utf-8"))
-            return within_quota(name, size, put)
+            check = None
+            if quota is not None:
+                check = partial(quota, name, len(profile_json(profile).encode("utf-8")))
+            try:
+                saved = store.save(profile, upload.replace, check)
+            except DeckExistsError as error:
+                raise DeckReplaceError(
+                    f"{error}: send replace=true to replace it, or calibrate another name"
+                ) from None
+            replaced[0] = saved.replaced
+            return saved.location
 
         result = calibrate_photos(recognizer, name, photos, grid=upload.layout == "grid", save=save)
     except DeckProfileError as error:
@@ -407,7 +404,7 @@ def add_deck_routes(
         or one photo of the whole deck in a 13 x 4 grid (operator token required). A deck of
         that name is replaced when the new one keeps all its cards, else only with
         ``replace`` (409 ``deck_exists``)."""
-        answer = calibrate_upload(name, upload, reader, runtime, writes.save_within_quota)
+        answer = calibrate_upload(name, upload, reader, runtime, writes.check_save)
         return json_response(answer)
 
     @router.delete(

@@ -15,7 +15,9 @@ A missing or wrong token is 401 ``unauthorized`` (compared in constant time). Re
 Quota: at most ``HANDREADER_MAX_DECKS`` decks (default :data:`DEFAULT_MAX_DECKS`) taking at
 most ``HANDREADER_MAX_DECK_STORAGE`` bytes together (default :data:`DEFAULT_MAX_DECK_STORAGE`);
 a new deck past either, or a deck made again while the others already fill the storage, is 409
-``quota_exceeded`` before anything is calibrated.
+``quota_exceeded`` before anything is calibrated. The quota is checked again as the deck is
+saved, under the deck store's write lock (the decks folder's ``flock``, or the database's
+advisory lock), so that writes at once, by any number of workers, never pass it together.
 """
 
 from __future__ import annotations
@@ -23,8 +25,7 @@ from __future__ import annotations
 import hmac
 import logging
 import os
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Self
 
@@ -35,6 +36,7 @@ from handreader.service.routes.decks import DECKS
 from handreader.service.routes.verification import bearer_token
 from handreader.service.token_guard import client_of, guard_for
 from handreader.store.audit import TOKEN_ENV
+from handreader.tables.wording import counted
 
 __all__ = [
     "DEFAULT_MAX_DECKS",
@@ -91,7 +93,6 @@ class DeckAccess:
     open: bool = False
     max_decks: int = DEFAULT_MAX_DECKS
     max_storage: int = DEFAULT_MAX_DECK_STORAGE
-    _saving: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Self:
@@ -142,16 +143,14 @@ class DeckAccess:
             str(token).encode("utf-8"), str(self.token).encode("utf-8")
         )
 
-    def save_within_quota(self, name: str, size: int, put: Callable[[], str]) -> str:
-        """Save the deck ``name``, ``size`` bytes, with ``put`` (where it went) once the quota
-        allows it. The quota is checked again and the deck saved under one lock, so writes
-        that passed :meth:`check_quota` at once never pass the quota together (in one worker;
-        across workers, by at most one deck each)."""
-        with self._saving:
-            usage = DECKS.store().usage()
-            self.check_quota(name, usage)
-            self.check_room(name, size, usage)
-            return put()
+    def check_save(self, name: str, size: int, usage: dict[str, int]) -> None:
+        """DeckQuotaError when saving the deck ``name``, ``size`` bytes, would pass the quota,
+        the decks taking ``usage`` (bytes by name). The service passes it to
+        :meth:`handreader.store.decks.DeckStore.save`, which calls it under the store's write
+        lock with the usage the lock finds: writes that passed :meth:`check_quota` at once, in
+        one worker or in several, never pass the quota together."""
+        self.check_quota(name, usage)
+        self.check_room(name, size, usage)
 
     def check_quota(self, name: str, usage: dict[str, int] | None = None) -> None:
         """DeckQuotaError when writing the deck ``name`` would pass the quota: a new deck
@@ -160,7 +159,7 @@ class DeckAccess:
         others = {deck: size for deck, size in usage.items() if deck != name}
         if name not in usage and len(others) >= self.max_decks:
             raise DeckQuotaError(
-                f"the service keeps at most {self.max_decks} decks: delete one first "
+                f"the service keeps at most {counted(self.max_decks, 'deck')}: delete one first "
                 "(DELETE /v1/decks/NAME)"
             )
         self.check_room(name, 0, usage)

@@ -207,7 +207,7 @@ def test_a_deck_made_with_other_models_is_read_with_after_a_warning(
 
     assert main(["calibrate", "--name", "mine", *_photos(tmp_path, "AS.png")]) == 0
     vector = np.eye(1, 128, dtype=np.float32)[0]
-    FolderDeckStore().put(new_profile("old", {"AS": [vector]}, "another-classifier", []))
+    FolderDeckStore().save(new_profile("old", {"AS": [vector]}, "another-classifier", []))
     capsys.readouterr()
     photo = _photos(tmp_path, "hand.png")[0]
     assert main(["read", photo, "--deck", "mine"]) == 0

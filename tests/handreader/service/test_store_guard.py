@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from handreader.service import app as serve
 from handreader.service.store_guard import GuardedDeckStore
 from handreader.store.database import StoreFullError, StoreUnavailableError
-from handreader.store.decks import DeckStore, SavedDeck
+from handreader.store.decks import DeckStore, QuotaCheck, SavedDeck
 from vision.calibration import DeckProfile, DeckProfileError
 
 SECRET_PLACE = "cannot reach database 'postgresql://floor:***@10.1.2.3:5432/cards': password "
@@ -51,10 +51,9 @@ class Standin(DeckStore):
     def usage(self) -> dict[str, int]:
         return {}
 
-    def put(self, profile: DeckProfile) -> str:
-        return "standin"
-
-    def save(self, profile: DeckProfile, replace: bool = False) -> SavedDeck:
+    def save(
+        self, profile: DeckProfile, replace: bool = False, quota: QuotaCheck | None = None
+    ) -> SavedDeck:
         return SavedDeck("standin", None)
 
     def delete(self, name: str) -> bool:

@@ -508,7 +508,7 @@ def test_a_calibration_that_would_lose_cards_is_a_409_and_changes_nothing(
     client: TestClient, data_dir: Path, replace: str | None
 ) -> None:
     """A 52-card deck became a 1-card deck, silently: now refused as the CLI refuses it
-    (handreader.store.decks.check_replacement: six lost cards named, the rest counted)."""
+    (handreader.store.decks.judge_replacement: six lost cards named, the rest counted)."""
     made = client.post("/v1/decks/mine", files=[_grid_photo()], data={"layout": "grid"})
     assert made.json()["deck"]["cards"] == 52
     before = _stored(data_dir, "mine")

@@ -1,4 +1,4 @@
-"""The deck store on both backends (a folder of files, the PostgreSQL database): list, get, put,
+"""The deck store on both backends (a folder of files, the PostgreSQL database): list, get, save,
 delete, the stamp that changes with every write, errors that name the deck.
 
 Expectations come from ``handreader/store/decks.py``'s docstring and from the product's
@@ -21,7 +21,6 @@ from handreader.store.decks import (
     DeckStore,
     FolderDeckStore,
     ReplacedDeck,
-    check_replacement,
     load_deck,
     open_deck_store,
 )
@@ -64,9 +63,9 @@ def test_an_empty_store_has_no_deck(store: DeckStore) -> None:
     assert store.delete("house") is False
 
 
-def test_a_deck_put_reads_back_whole(store: DeckStore) -> None:
-    store.put(profile("house"))
-    store.put(profile("blue-back.2", seed=1))
+def test_a_deck_saved_reads_back_whole(store: DeckStore) -> None:
+    store.save(profile("house"))
+    store.save(profile("blue-back.2", seed=1))
     assert store.names() == ["blue-back.2", "house"]
     assert same(store.get("house"), profile("house"))
     with pytest.raises(DeckProfileError, match=r"known: blue-back\.2, house"):
@@ -74,24 +73,24 @@ def test_a_deck_put_reads_back_whole(store: DeckStore) -> None:
 
 
 def test_the_stamp_changes_when_a_deck_is_written_again(store: DeckStore) -> None:
-    store.put(profile("house", seed=1))
+    store.save(profile("house", seed=1))
     first = store.stamp("house")
-    store.put(profile("house", seed=2))
+    store.save(profile("house", seed=2))
     second = store.stamp("house")
     assert first is not None and second is not None and first != second
     assert same(store.get("house"), profile("house", seed=2))
 
 
 def test_usage_is_each_decks_size(store: DeckStore) -> None:
-    store.put(profile("house"))
-    store.put(profile("big", cards=("AS", "2S", "3S", "4S")))
+    store.save(profile("house"))
+    store.save(profile("big", cards=("AS", "2S", "3S", "4S")))
     usage = store.usage()
     assert set(usage) == {"big", "house"}
     assert usage["big"] > usage["house"] > 500  # bytes of the profile's JSON text
 
 
 def test_a_deleted_deck_is_gone(store: DeckStore) -> None:
-    store.put(profile("house"))
+    store.save(profile("house"))
     assert store.delete("house") is True
     assert store.names() == [] and store.stamp("house") is None
 
@@ -101,13 +100,13 @@ def test_bad_names_are_refused(store: DeckStore, name: str) -> None:
     with pytest.raises(DeckProfileError, match="bad deck name"):
         store.get(name)
     with pytest.raises(DeckProfileError, match="bad deck name"):
-        store.put(profile(name))
+        store.save(profile(name))
 
 
 def test_a_corrupt_profile_is_a_clear_error(postgres_schema: str) -> None:
     with open_database(postgres_schema) as database:
         store = DatabaseDeckStore(database)
-        store.put(profile("house"))
+        store.save(profile("house"))
         raw(postgres_schema, "UPDATE deck_profile SET body = '{\"format\": 1}'")
         with pytest.raises(
             DeckProfileError, match=r"^deck profile 'house' is corrupt: (?!.*postgresql)"
@@ -117,7 +116,7 @@ def test_a_corrupt_profile_is_a_clear_error(postgres_schema: str) -> None:
 
 def test_two_stores_on_one_database_see_each_others_decks(postgres_schema: str) -> None:
     with open_database(postgres_schema) as one, open_database(postgres_schema) as other:
-        DatabaseDeckStore(one).put(profile("house"))
+        DatabaseDeckStore(one).save(profile("house"))
         assert same(DatabaseDeckStore(other).get("house"), profile("house"))
 
 
@@ -146,7 +145,7 @@ def test_the_database_url_picks_the_database(
     monkeypatch.setenv("HANDREADER_DATABASE_URL", postgres_schema)
     store = open_deck_store()
     assert isinstance(store, DatabaseDeckStore)
-    store.put(profile("house"))
+    store.save(profile("house"))
     assert same(load_deck("house"), profile("house"))
 
 
@@ -159,14 +158,14 @@ def test_two_writers_of_one_deck_at_once_never_fail_nor_leave_it_half_written(
     import threading
 
     store = FolderDeckStore(tmp_path / "decks")
-    store.put(profile("same", seed=1))
+    store.save(profile("same", seed=1))
     failures: list[BaseException] = []
     stop = threading.Event()
 
     def write(seed: int) -> None:
         try:
             for _ in range(60):
-                store.put(profile("same", seed=seed))
+                store.save(profile("same", seed=seed))
         except BaseException as error:  # gathered for the assertion
             failures.append(error)
 
@@ -201,7 +200,7 @@ def test_a_folder_in_the_way_and_a_huge_file_are_named_errors(tmp_path: Path) ->
     store = FolderDeckStore(folder)
     assert store.names() == []  # a folder is no deck
     with pytest.raises(StoreError, match="cannot save deck 'odd': a folder of its file") as error:
-        store.put(profile("odd"))
+        store.save(profile("odd"))
     assert str(tmp_path) not in str(error.value)
     with pytest.raises(StoreError, match="cannot delete deck 'odd'"):
         store.delete("odd")
@@ -215,7 +214,7 @@ def test_a_profile_file_copied_under_another_name_is_that_names_deck(tmp_path: P
     import shutil
 
     store = FolderDeckStore(tmp_path / "decks")
-    store.put(profile("original"))
+    store.save(profile("original"))
     shutil.copyfile(tmp_path / "decks" / "original.json", tmp_path / "decks" / "clone.json")
     assert store.names() == ["clone", "original"]
     assert store.get("clone").name == "clone" and store.get("original").name == "original"
@@ -232,7 +231,7 @@ def test_a_folder_that_cannot_be_listed_is_no_empty_store(
         with pytest.raises(StoreError, match="or the data folder holding it, is no folder"):
             attempt()
     readable = FolderDeckStore(tmp_path / "decks")
-    readable.put(profile("table"))
+    readable.save(profile("table"))
 
     def refused(path: object) -> object:
         raise PermissionError(13, "Permission denied")
@@ -255,7 +254,7 @@ def test_a_deck_file_that_cannot_be_read_is_the_stores_fault_not_corrupt(
     from handreader import cli
 
     store = FolderDeckStore(tmp_path / "decks")
-    store.put(profile("table"))
+    store.save(profile("table"))
     monkeypatch.setenv("HANDREADER_DATA", str(tmp_path))
     monkeypatch.delenv("HANDREADER_DATABASE_URL", raising=False)
     read_text = Path.read_text
@@ -311,7 +310,7 @@ def test_a_deck_option_naming_nothing_says_what_it_looked_for(
     assert capsys.readouterr().err == f"handreader read: error: {error.value}\n"
 
 
-# --- replacing a deck (check_replacement: the rule of handreader calibrate and POST /v1/decks) ---
+# --- replacing a deck (DeckStore.save: the rule of handreader calibrate and POST /v1/decks) ---
 
 FULL = tuple(CARD_CLASSES[:52])
 """A deck of 52 cards, S, H, D, C from A to K (rules.cards)."""
@@ -338,19 +337,23 @@ def test_a_deck_is_replaced_only_when_it_loses_no_card_or_when_asked(
     expected: int | str | None,
 ) -> None:
     if old is not None:
-        store.put(profile("house", cards=old))
+        store.save(profile("house", cards=old))
     stamp = store.stamp("house")
     if isinstance(expected, str):
         with pytest.raises(DeckExistsError) as error:
-            check_replacement(store, profile("house", seed=1, cards=new), replace)
+            store.save(profile("house", seed=1, cards=new), replace)
         assert str(error.value).startswith(f"deck 'house' has {len(old or ())} cards; ")
         assert expected in str(error.value)
         assert error.value.name == "house" and set(error.value.lost) == set(old or ()) - set(new)
+        assert store.stamp("house") == stamp  # refused: nothing saved
     else:
-        found = check_replacement(store, profile("house", seed=1, cards=new), replace)
+        saved = store.save(profile("house", seed=1, cards=new), replace)
         made = "2026-12-01T10:00:00Z"  # profile()'s
-        assert found == (None if expected is None else ReplacedDeck("house", expected, made))
-    assert store.stamp("house") == stamp  # it only reads: the caller saves
+        assert saved.replaced == (
+            None if expected is None else ReplacedDeck("house", expected, made)
+        )
+        assert store.stamp("house") != stamp
+        assert same(store.get("house"), profile("house", seed=1, cards=new))
 
 
 def test_a_deck_that_cannot_be_read_is_replaced_only_when_asked(tmp_path: Path) -> None:
@@ -358,8 +361,9 @@ def test_a_deck_that_cannot_be_read_is_replaced_only_when_asked(tmp_path: Path) 
     (tmp_path / "decks").mkdir()
     (tmp_path / "decks" / "house.json").write_text("{not json")
     with pytest.raises(DeckExistsError, match=r"deck 'house' exists but cannot be read \(deck "):
-        check_replacement(store, profile("house"), replace=False)
-    found = check_replacement(store, profile("house"), replace=True)
+        store.save(profile("house"), replace=False)
+    assert (tmp_path / "decks" / "house.json").read_text() == "{not json"
+    found = store.save(profile("house"), replace=True).replaced
     assert found is not None and found.cards is None and "corrupt" in str(found.problem)
     assert str(found) == "a profile that could not be read"
-    assert (tmp_path / "decks" / "house.json").read_text() == "{not json"
+    assert same(store.get("house"), profile("house"))

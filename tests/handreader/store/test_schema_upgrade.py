@@ -45,9 +45,9 @@ def test_an_open_deck_store_writes_nothing_once_a_newer_release_migrated_it(
     from test_decks import profile
 
     store = DatabaseDeckStore(open_database(postgres_schema))
-    store.put(profile("before"))
+    store.save(profile("before"))
     _migrate_past(postgres_schema)
-    for write in (lambda: store.put(profile("after")), lambda: store.delete("before")):
+    for write in (lambda: store.save(profile("after")), lambda: store.delete("before")):
         with pytest.raises(StoreError, match="newer than"):
             write()
     assert store.names() == ["before"]
