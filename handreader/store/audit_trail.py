@@ -32,6 +32,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointError",
     "chain_hash",
+    "chain_pages",
     "chain_rows",
     "check_chained_as",
     "filter_clause",
@@ -246,22 +247,10 @@ def walk_chain(
     first bad one: what it holds does not grow with the trail."""
     previous, expected, count = GENESIS, 1, 0
     for row in rows:
+        broken = _break_in(row, previous, expected, key, secret_set)
+        if broken is not None:
+            return ChainReport(count, previous, *broken)
         record_id = int(row[0])
-        if record_id != expected:
-            missing = f"record {expected} is missing" + (
-                "" if record_id == expected + 1 else f" (and up to {record_id - 1})"
-            )
-            return ChainReport(count, previous, expected, missing)
-        fields = [str(value) for value in row[1:9]]
-        if chain_hash(previous, fields, key) != row[9]:
-            why = f"record {record_id} does not follow from the records before it"
-            if record_id == 1 and key and chain_hash(previous, fields) == row[9]:
-                why = f"the records are chained without the operator secret: {REKEY_HINT}"
-            elif record_id == 1 and not key and not secret_set:
-                why += f" (a trail chained under the operator secret needs {KEY_ENV})"
-            else:
-                why += " (edited, or re-hashed)"
-            return ChainReport(count, previous, record_id, why)
         if checkpoint is not None and record_id == checkpoint.count and row[9] != checkpoint.head:
             why = f"record {record_id} is not the one the checkpoint signed (rewritten)"
             return ChainReport(count, previous, record_id, why)
@@ -278,43 +267,73 @@ def walk_chain(
     return ChainReport(count, previous, None, None)
 
 
-def chain_rows(statements: Transaction, page_rows: int) -> Iterator[tuple[Any, ...]]:
+def _break_in(
+    row: Sequence[Any], previous: str, expected: int, key: bytes | None, secret_set: bool
+) -> tuple[int, str] | None:
+    """Where the chain breaks at the stored ``row`` and why (the first bad or missing record's
+    id, the reason :func:`walk_chain` reports), the record before it having the hash
+    ``previous`` and ``expected`` being the id due; None when the row follows."""
+    record_id = int(row[0])
+    if record_id != expected:
+        missing = f"record {expected} is missing" + (
+            "" if record_id == expected + 1 else f" (and up to {record_id - 1})"
+        )
+        return expected, missing
+    fields = [str(value) for value in row[1:9]]
+    if chain_hash(previous, fields, key) == row[9]:
+        return None
+    why = f"record {record_id} does not follow from the records before it"
+    if record_id == 1 and key and chain_hash(previous, fields) == row[9]:
+        why = f"the records are chained without the operator secret: {REKEY_HINT}"
+    elif record_id == 1 and not key and not secret_set:
+        why += f" (a trail chained under the operator secret needs {KEY_ENV})"
+    else:
+        why += " (edited, or re-hashed)"
+    return record_id, why
+
+
+def chain_pages(statements: Transaction, page_rows: int) -> Iterator[list[tuple[Any, ...]]]:
     """Every stored row, ids ascending, read through ``statements`` (a snapshot's or a write's
-    transaction) a page of ``page_rows`` at a time, each page after the last one's id: one
-    page is held at once, and the next is read only when the last row of this one is taken."""
+    transaction) in pages of ``page_rows``, each page after the last one's id and read only
+    when the one before it has been taken: one page is held at once."""
     after: list[object] = []
     while True:
         where = " WHERE id > ?" if after else ""
         rows = statements.all(
             f"SELECT {COLUMNS} FROM verification{where} ORDER BY id LIMIT ?", [*after, page_rows]
         )
-        yield from rows
+        yield rows
         if len(rows) < page_rows:
             return
         after = [int(rows[-1][0])]
 
 
+def chain_rows(statements: Transaction, page_rows: int) -> Iterator[tuple[Any, ...]]:
+    """The rows of :func:`chain_pages`, one at a time: the next page is read only when the
+    last row of this one is taken."""
+    for page in chain_pages(statements, page_rows):
+        yield from page
+
+
 def rechain(transaction: Transaction, key: bytes, page_rows: int) -> int:
     """Every record's hash computed again under the operator secret ``key``, in the write's
-    ``transaction``, read and re-chained ``page_rows`` at a time (:func:`chain_rows`): the
+    ``transaction``, read and re-chained ``page_rows`` at a time (:func:`chain_pages`): the
     number of records. Each record is checked to follow, chained without a secret, before its
-    hash is written; AuditError at the first that does not, raised inside the transaction,
-    which is then rolled back whole: the trail is left as it was."""
-    previous, count = GENESIS, 0
-
-    def followed() -> Iterator[tuple[Any, ...]]:
-        nonlocal previous, count
-        for row in chain_rows(transaction, page_rows):
-            yield row  # (the walk asks for the next row once this one follows)
-            previous = chain_hash(previous, [str(value) for value in row[1:9]], key)
+    hash is written; AuditError at the first that does not (the reason
+    :func:`walk_chain` gives), raised inside the transaction, which is then rolled back
+    whole: the trail is left as it was."""
+    stored, chained, count = GENESIS, GENESIS, 0
+    for page in chain_pages(transaction, page_rows):
+        for row in page:
+            broken = _break_in(row, stored, count + 1, None, secret_set=True)
+            if broken is not None:
+                raise AuditError(f"the trail does not hold, nothing chained again: {broken[1]}")
+            stored = row[9]
+            chained = chain_hash(chained, [str(value) for value in row[1:9]], key)
             transaction.all(
-                "UPDATE verification SET record_sha256 = ? WHERE id = ?", (previous, row[0])
+                "UPDATE verification SET record_sha256 = ? WHERE id = ?", (chained, row[0])
             )
             count += 1
-
-    plain = walk_chain(followed(), None, secret_set=True)
-    if not plain.ok:
-        raise AuditError(f"the trail does not hold, nothing chained again: {plain.problem}")
     return count
 
 
