@@ -49,39 +49,47 @@ def _between_pages(monkeypatch: pytest.MonkeyPatch, meanwhile: Callable[[], None
     return given
 
 
-def test_records_appended_between_two_pages_are_not_counted(
-    location: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    log = AuditLog(location, token=TOKEN)
+def _trail(location: str, key: str | None = None) -> tuple[AuditLog, str]:
+    """A log of :data:`FIRST` records (``key``: its operator secret) and its head."""
+    log = AuditLog(location, token=TOKEN, key=key)
     for _ in range(FIRST):
         record(log)
-    head = log.get(TOKEN, FIRST).record_sha256
-    other = AuditLog(location, token=TOKEN)  # another connection
+    return log, log.get(TOKEN, FIRST).record_sha256
+
+
+@pytest.fixture
+def growing(
+    location: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[AuditLog, str, list[int]]]:
+    """A log of :data:`FIRST` records, its head, and the rows each check's walk was given; the
+    first walk has 3 records appended by another connection between its first two pages."""
+    log, head = _trail(location)
+    other = AuditLog(location, token=TOKEN)
     given = _between_pages(monkeypatch, lambda: [record(other) for _ in range(3)])
+    yield log, head, given
+    log.close()
+    other.close()
+
+
+def test_records_appended_between_two_pages_are_not_counted(
+    growing: tuple[AuditLog, str, list[int]],
+) -> None:
+    log, head, given = growing
     report = log.verify(TOKEN)
     assert report.ok and report.records == FIRST and report.head == head
     assert given == [1, 2, 3, 4, 5]  # the appended 6 to 8 never reached the walk
     assert log.count(TOKEN) == FIRST + 3  # they were committed meanwhile
     assert log.verify(TOKEN).records == FIRST + 3  # and the next check counts them
-    log.close()
-    other.close()
 
 
 def test_a_checkpoint_signs_the_head_of_its_snapshot(
-    location: str, monkeypatch: pytest.MonkeyPatch
+    growing: tuple[AuditLog, str, list[int]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = AuditLog(location, token=TOKEN)
-    for _ in range(FIRST):
-        record(log)
-    head = log.get(TOKEN, FIRST).record_sha256
-    other = AuditLog(location, token=TOKEN)
-    _between_pages(monkeypatch, lambda: [record(other) for _ in range(3)])
+    log, head, _ = growing
     checkpoint = log.checkpoint(TOKEN, SECRET)
     assert (checkpoint.count, checkpoint.head) == (FIRST, head)
     monkeypatch.setattr(audit_module, "walk_chain", walk_chain)
     assert log.verify(TOKEN, checkpoint, SECRET).ok  # it holds of the trail grown since
-    log.close()
-    other.close()
 
 
 def test_a_rekey_committed_between_two_pages_is_not_seen_by_the_check(
@@ -89,10 +97,7 @@ def test_a_rekey_committed_between_two_pages_is_not_seen_by_the_check(
 ) -> None:
     """The walk reads the trail as it was chained when it began (without the secret): read
     part before and part after the rekey, record 3 would not follow."""
-    plain = AuditLog(location, token=TOKEN, key="")
-    for _ in range(FIRST):
-        record(plain)
-    head = plain.get(TOKEN, FIRST).record_sha256
+    plain, head = _trail(location, key="")
     keyed = AuditLog(location, token=TOKEN, key="operator secret")
     rekeyed: list[int] = []
     _between_pages(monkeypatch, lambda: rekeyed.append(keyed.rekey(TOKEN)))
