@@ -258,7 +258,9 @@ function start(event) {
     for (let row = 0; row < wizard.grid.rows; row += 1) {
       rows.push(wizard.grid.order.slice(row * wizard.grid.columns, (row + 1) * wizard.grid.columns).map(cardChip));
     }
-    $("wizard-layout").replaceChildren(table("", Array.from({ length: wizard.grid.columns }, (_, index) => String(index + 1)), rows, { id: "wizard-grid-table" }));
+    const grid = table("", Array.from({ length: wizard.grid.columns }, (_, index) => String(index + 1)), rows, { id: "wizard-grid-table" });
+    grid.classList.remove("stacking"); // a layout keeps its rows and columns; it scrolls sideways when narrow
+    $("wizard-layout").replaceChildren(grid);
     $("wizard-grid-file").focus();
     return;
   }
