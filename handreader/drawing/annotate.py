@@ -10,6 +10,8 @@ draws a Niu Niu table (``handreader.tables.scoring.TableResult``) or a Pits verd
   on a small photo), in a row beside the hand with a leader line to each card
   (:func:`handreader.drawing.layout.place_codes`);
 - a card read with low confidence is outlined in the uncertain colour with ``?`` after its code;
+- each code and label is written in black or white, whichever contrasts more with its box
+  (:func:`handreader.drawing.contrast.text_colour_on`, at least 4.5:1);
 - each hand's label (seat and role, score, outcome and net for a settled player, ``WINNER`` in
   the trainer, or why the hand is not scored) goes where it covers no card's index or code and
   no other label (:mod:`handreader.drawing.layout`), joined to its hand by a leader line when
@@ -31,6 +33,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from handreader.drawing.contrast import Rgb, text_colour_on
 from handreader.drawing.layout import LabelPlace, place_codes, place_labels
 
 if TYPE_CHECKING:
@@ -39,8 +42,6 @@ if TYPE_CHECKING:
     from vision.detections import Reading
 
 __all__ = ["DEFAULT_PALETTE", "Annotator", "Rgb", "TableLayout", "bgr", "text_size"]
-
-Rgb = tuple[int, int, int]
 
 DEFAULT_PALETTE: tuple[Rgb, ...] = (
     (31, 119, 180),
@@ -91,7 +92,9 @@ class Annotator:
     """Draws table results over photos; the style is fixed at construction.
 
     ``thickness`` and ``font_scale`` of None scale with the image (about 1/400 and 1/900 of its
-    shorter side). ``fill_opacity`` is the strength of the bull cards' fill.
+    shorter side). ``fill_opacity`` is the strength of the bull cards' fill. ``text_colour`` of
+    None writes each code and label in black or white, whichever contrasts more with its box
+    (:func:`handreader.drawing.contrast.text_colour_on`: 4.5:1 at least on every colour).
     """
 
     def __init__(
@@ -101,7 +104,7 @@ class Annotator:
         banker_colour: Rgb = (255, 190, 0),
         uncertain_colour: Rgb = (230, 30, 30),
         left_over_colour: Rgb = (150, 150, 150),
-        text_colour: Rgb = (255, 255, 255),
+        text_colour: Rgb | None = None,
         thickness: int | None = None,
         font_scale: float | None = None,
         fill_opacity: float = 0.25,
@@ -155,7 +158,7 @@ class Annotator:
             (x + 2, y - base - 2),
             cv2.FONT_HERSHEY_SIMPLEX,
             scale,
-            bgr(self.text_colour),
+            bgr(self.text_colour or text_colour_on(background)),
             weight,
             cv2.LINE_AA,
         )

@@ -30,6 +30,30 @@ const RINGS = 8;
 export const MAX_CANVAS_SIDE = 1600;
 
 const SEPARATOR = " \u00b7 ";
+const BLACK = "rgb(0, 0, 0)";
+const WHITE = "rgb(255, 255, 255)";
+/** The fill under a card's code of the card colour (loose live cards): white reads on it. */
+const CODE_SHADE = "rgba(0, 0, 0, 0.65)";
+
+/** WCAG's relative luminance of an "rgb(r, g, b)" colour (0 for black, 1 for white). */
+function luminance(colour) {
+  const linear = (value) => (value <= 0.04045 ? value / 12.92 : ((value + 0.055) / 1.055) ** 2.4);
+  const [red, green, blue] = colour.match(/[\d.]+/g).slice(0, 3).map((part) => linear(Number(part) / 255));
+  return 0.2126 * red + 0.7152 * green + 0.0722 * blue;
+}
+
+/** WCAG's contrast ratio of two "rgb(r, g, b)" colours, from 1 to 21. */
+export function contrastRatio(first, second) {
+  const [light, dark] = [luminance(first), luminance(second)].sort((a, b) => b - a);
+  return (light + 0.05) / (dark + 0.05);
+}
+
+/** Black or white, whichever contrasts more with ``background`` (at least 4.58:1, above
+ *  WCAG 1.4.3's 4.5:1): the text colour of a code on its hand's colour, as the annotated
+ *  image chooses it (handreader/drawing/contrast.py). */
+export function textOn(background) {
+  return contrastRatio(BLACK, background) >= contrastRatio(WHITE, background) ? BLACK : WHITE;
+}
 
 /** The colour of a hand: the banker's (or dealer's) gold, else a colour per seat. */
 export function handColour(hand) {
@@ -344,6 +368,7 @@ export function drawScene(canvas, picture, scene) {
     context.strokeRect(around[0], around[1], around[2] - around[0], around[3] - around[1]);
   });
   // the codes over the card and hand boxes, under the labels
+  const inks = [];
   context.font = `bold ${small}px sans-serif`;
   shown.forEach((card, index) => {
     const code = codes[index];
@@ -355,7 +380,10 @@ export function drawScene(canvas, picture, scene) {
       context.lineTo(code.leader[2], code.leader[3]);
       context.stroke();
     }
-    textBox(context, card.text, code.x, code.y, small, "#fff", card.outline === CARD_COLOUR ? "rgba(0, 0, 0, 0.65)" : card.outline);
+    const fill = card.outline === CARD_COLOUR ? CODE_SHADE : card.outline;
+    const ink = fill === CODE_SHADE ? WHITE : textOn(fill);
+    textBox(context, card.text, code.x, code.y, small, ink, fill);
+    inks.push({ ink, fill });
   });
   context.lineWidth = line;
   context.font = `bold ${font}px sans-serif`;
@@ -383,7 +411,7 @@ export function drawScene(canvas, picture, scene) {
     rows.forEach((row, index) => context.fillText(row, rect.x + padding, rect.y + padding + index * font * 1.2));
     labels.push({ text: hand.label, x: rect.x, y: rect.y, w: rect.w, h: rect.h, textW, rows: rows.length });
   }
-  canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, codeCss: small / scale, labels, codes, cards: cardBoxes });
+  canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, codeCss: small / scale, labels, codes, inks, cards: cardBoxes });
   drawn.set(canvas, [picture, scene]);
   return labels;
 }

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_page import PHONE, TOKEN, Server, start_wizard
+from browser_page import PHONE, TOKEN, Server, drawn_labels, start_wizard
 from test_browser import (  # the fixtures, used by name: pytest's imports, not Python's
     _photo,
     browser,
@@ -62,3 +62,40 @@ def test_the_whole_deck_step_shows_its_layout_table_with_the_photo_field_under_i
     bottom = region["y"] + region["height"]
     assert 0 <= field["y"] - bottom < 60, (region, field)
     assert back["y"] - bottom < 120, (region, back)
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    red, green, blue = (
+        int(float(part)) for part in colour[colour.index("(") + 1 : -1].split(",")[:3]
+    )
+    return (red, green, blue)
+
+
+_HAND_COLOURS = """async () => {
+  const draw = await import("/static/draw.js");
+  const common = await import("/static/common.js");
+  const colours = [...common.SEAT_COLOURS, ...Object.values(common.ROLE_COLOURS),
+                   draw.UNCERTAIN_COLOUR, draw.LEFT_OVER_COLOUR];
+  return colours.map((colour) => [colour, draw.textOn(colour)]);
+}"""
+
+
+def test_every_code_on_the_drawing_reaches_4_5_to_1_on_its_hands_colour(
+    page: Any, tmp_path: Path
+) -> None:
+    """WCAG 1.4.3 (images of text): a code is written in black or white, whichever contrasts
+    more with its box's fill (the hand's colour), as the annotated image writes it; checked
+    by the rule on every hand colour and on the codes the photo's drawing shows."""
+    from handreader.drawing.contrast import contrast_ratio
+
+    for colour, ink in page.evaluate(_HAND_COLOURS):
+        assert contrast_ratio(_rgb(ink), _rgb(colour)) >= 4.5, (colour, ink)
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-hands tbody tr")
+    drawn = drawn_labels(page, "photo-canvas")
+    assert len(drawn["inks"]) == len(drawn["codes"]) == 15
+    for shown in drawn["inks"]:
+        assert contrast_ratio(_rgb(shown["ink"]), _rgb(shown["fill"])) >= 4.5, shown
+
+
+# ruff: noqa: F401, F811
