@@ -202,27 +202,40 @@ class Annotator:
             x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])
             self._text(image, card.shown, (x1, y1 - line), outline)
 
-    def _code(
+    def _leader(
         self,
         image: NDArray[np.uint8],
-        card: TableCard,
+        leader: tuple[tuple[float, float], tuple[float, float]],
         colour: Rgb,
-        box: tuple[int, int, int, int],
-        leader: tuple[tuple[float, float], tuple[float, float]] | None,
+        width: int,
     ) -> None:
-        """The card's code in ``box`` (a place of the layout), its leader line drawn first."""
-        outline = self.uncertain_colour if card.uncertain else colour
-        if leader is not None:
-            start, end = leader
-            cv2.line(
-                image,
-                (round(start[0]), round(start[1])),
-                (round(end[0]), round(end[1])),
-                bgr(outline),
-                max(1, self._line(image) // 2),
-                cv2.LINE_AA,
-            )
-        self._text(image, card.shown, (box[0], box[3]), outline)
+        start, end = leader
+        cv2.line(
+            image,
+            (round(start[0]), round(start[1])),
+            (round(end[0]), round(end[1])),
+            bgr(colour),
+            width,
+            cv2.LINE_AA,
+        )
+
+    def _codes(
+        self,
+        image: NDArray[np.uint8],
+        shown: Sequence[tuple[TableCard, Rgb]],
+        boxes: Sequence[tuple[int, int, int, int]],
+        leaders: Sequence[tuple[tuple[float, float], tuple[float, float]] | None],
+    ) -> None:
+        """Each card's code in its box (a place of the layout): every leader line first, then
+        every code, so that no line is drawn over another card's code."""
+        width = max(1, self._line(image) // 2)
+        for (card, colour), leader in zip(shown, leaders, strict=True):
+            if leader is not None:
+                outline = self.uncertain_colour if card.uncertain else colour
+                self._leader(image, leader, outline, width)
+        for (card, colour), box in zip(shown, boxes, strict=True):
+            outline = self.uncertain_colour if card.uncertain else colour
+            self._text(image, card.shown, (box[0], box[3]), outline)
 
     def _code_box(self, image: NDArray[np.uint8], card: TableCard) -> tuple[int, int, int, int]:
         assert card.box_xyxy is not None
@@ -413,24 +426,14 @@ class Annotator:
             self._card(image, card, self.left_over_colour, None, with_code=False)
             coloured.append((card, self.left_over_colour))
         shown = [(card, colour) for card, colour in coloured if card.box_xyxy is not None]
-        for (card, colour), box, leader in zip(
-            shown, layout.codes, layout.code_leaders, strict=True
-        ):
-            self._code(image, card, colour, box, leader)
-        for hand, text, place in layout.labels:
-            colour = self._colour(hand, result.banker)
-            x1, _, _, y2 = (round(value) for value in place.box)
+        # every leader line (the labels' and the codes') under every code and label
+        for hand, _, place in layout.labels:
             if place.leader is not None:
-                start, end = place.leader
-                cv2.line(
-                    image,
-                    (round(start[0]), round(start[1])),
-                    (round(end[0]), round(end[1])),
-                    bgr(colour),
-                    max(1, line),
-                    cv2.LINE_AA,
-                )
-            self._text(image, text, (x1, y2), colour)
+                self._leader(image, place.leader, self._colour(hand, result.banker), max(1, line))
+        self._codes(image, shown, layout.codes, layout.code_leaders)
+        for hand, text, place in layout.labels:
+            x1, _, _, y2 = (round(value) for value in place.box)
+            self._text(image, text, (x1, y2), self._colour(hand, result.banker))
         summary = self._summary(result)
         if summary is not None:
             self._text(image, summary, (0, image.shape[0] - 1), (40, 40, 40))
@@ -457,6 +460,5 @@ class Annotator:
             [(number, card) for number, card, _ in coloured],
             [(float(sx1), float(sy1), float(sx2), float(sy2))],
         )
-        for (_, card, shade), box, leader in zip(coloured, codes, leaders, strict=True):
-            self._code(image, card, shade, box, leader)
+        self._codes(image, [(card, shade) for _, card, shade in coloured], codes, leaders)
         self._text(image, summary, (0, image.shape[0] - 1), (40, 40, 40))

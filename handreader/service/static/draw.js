@@ -367,19 +367,37 @@ export function drawScene(canvas, picture, scene) {
     context.lineWidth = line;
     context.strokeRect(around[0], around[1], around[2] - around[0], around[3] - around[1]);
   });
-  // the codes over the card and hand boxes, under the labels
+  // the labels placed clear of the codes
+  context.font = `bold ${font}px sans-serif`;
+  const rects = shownHands.map((hand, index) => {
+    const rows = lines(context, hand.label, width - 2 * padding);
+    const textW = Math.max(...rows.map((row) => context.measureText(row).width)) + 2 * padding;
+    const w = Math.min(width, textW);
+    const h = rows.length * font * 1.2 + 2 * padding;
+    const rect = placeLabel(arounds[index], w, h, line * 2, keepClear, placed, arounds, width, height, cardBoxes);
+    placed.push(rect);
+    return { rect, rows, textW };
+  });
+  // every leader line first, the codes' and the labels', so that none is drawn over a code or
+  // a label; then the codes, over the card and hand boxes; then the labels
+  const stroke = (leader, colour, thickness) => {
+    context.strokeStyle = colour;
+    context.lineWidth = thickness;
+    context.beginPath();
+    context.moveTo(leader[0], leader[1]);
+    context.lineTo(leader[2], leader[3]);
+    context.stroke();
+  };
+  shown.forEach((card, index) => {
+    if (codes[index].leader) stroke(codes[index].leader, card.outline, Math.max(1, line / 2));
+  });
+  shownHands.forEach((hand, index) => {
+    if (rects[index].rect.leader) stroke(rects[index].rect.leader, hand.colour, line);
+  });
   const inks = [];
   context.font = `bold ${small}px sans-serif`;
   shown.forEach((card, index) => {
     const code = codes[index];
-    if (code.leader) {
-      context.strokeStyle = card.outline;
-      context.lineWidth = Math.max(1, line / 2);
-      context.beginPath();
-      context.moveTo(code.leader[0], code.leader[1]);
-      context.lineTo(code.leader[2], code.leader[3]);
-      context.stroke();
-    }
     const fill = card.outline === CARD_COLOUR ? CODE_SHADE : card.outline;
     const ink = fill === CODE_SHADE ? WHITE : textOn(fill);
     textBox(context, card.text, code.x, code.y, small, ink, fill);
@@ -387,30 +405,16 @@ export function drawScene(canvas, picture, scene) {
   });
   context.lineWidth = line;
   context.font = `bold ${font}px sans-serif`;
-  for (const [index, hand] of shownHands.entries()) {
-    const around = arounds[index];
-    const rows = lines(context, hand.label, width - 2 * padding);
-    const textW = Math.max(...rows.map((row) => context.measureText(row).width)) + 2 * padding;
-    const w = Math.min(width, textW);
-    const h = rows.length * font * 1.2 + 2 * padding;
-    const rect = placeLabel(around, w, h, line * 2, keepClear, placed, arounds, width, height, cardBoxes);
-    placed.push(rect);
-    if (rect.leader) {
-      context.strokeStyle = hand.colour;
-      context.lineWidth = line;
-      context.beginPath();
-      context.moveTo(rect.leader[0], rect.leader[1]);
-      context.lineTo(rect.leader[2], rect.leader[3]);
-      context.stroke();
-    }
+  shownHands.forEach((hand, index) => {
+    const { rect, rows, textW } = rects[index];
     context.fillStyle = "rgba(0, 0, 0, 0.72)";
     context.fillRect(rect.x, rect.y, rect.w, rect.h);
     context.fillStyle = hand.colour;
     context.fillRect(rect.x, rect.y, Math.max(3, line * 2), rect.h);
     context.fillStyle = "#fff";
-    rows.forEach((row, index) => context.fillText(row, rect.x + padding, rect.y + padding + index * font * 1.2));
+    rows.forEach((row, number) => context.fillText(row, rect.x + padding, rect.y + padding + number * font * 1.2));
     labels.push({ text: hand.label, x: rect.x, y: rect.y, w: rect.w, h: rect.h, textW, rows: rows.length });
-  }
+  });
   canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, codeCss: small / scale, labels, codes, inks, cards: cardBoxes });
   drawn.set(canvas, [picture, scene]);
   return labels;
