@@ -180,3 +180,53 @@ export const ROLE_COLOURS = {
   hand: "rgb(44, 160, 44)",
 };
 export const SEAT_COLOURS = ["rgb(31, 119, 180)", "rgb(44, 160, 44)", "rgb(148, 103, 189)", "rgb(23, 190, 207)", "rgb(227, 119, 194)", "rgb(140, 86, 75)", "rgb(188, 189, 34)"];
+
+/**
+ * Let ``figure`` be enlarged to the whole screen (scrollable, pinch-zoomable; style.css
+ * .picture.enlarged) by ``button`` or a tap on one of ``shown``, and back by the button, a tap
+ * or Escape. The button's label says what it does ("Enlarge", "Close"; no aria-pressed, its
+ * label changes). Enlarged, the figure is a modal dialog: the rest of the page is inert, the
+ * focus stays on Close, and goes back to the button when it closes. The drawing is made again
+ * at its new size (a resize event), so its labels keep their size on the screen. Returns a
+ * function that sets it (true: enlarged).
+ */
+export function enlargeable(figure, button, shown) {
+  let covered = [];
+  const set = (on) => {
+    if (on === figure.classList.contains("enlarged")) return;
+    figure.classList.toggle("enlarged", on);
+    button.textContent = on ? "Close" : "Enlarge";
+    if (on) {
+      figure.setAttribute("role", "dialog");
+      figure.setAttribute("aria-modal", "true");
+      figure.setAttribute("aria-label", "The photo enlarged");
+      for (let node = figure; node.parentElement && node !== document.body; node = node.parentElement) {
+        for (const sibling of node.parentElement.children) {
+          if (sibling !== node && !sibling.inert) {
+            sibling.inert = true;
+            covered.push(sibling);
+          }
+        }
+      }
+    } else {
+      for (const name of ["role", "aria-modal", "aria-label"]) figure.removeAttribute(name);
+      for (const element of covered) element.inert = false;
+      covered = [];
+    }
+    window.dispatchEvent(new Event("resize"));
+  };
+  const toggle = () => set(!figure.classList.contains("enlarged"));
+  for (const element of shown) element.addEventListener("click", toggle);
+  button.addEventListener("click", toggle);
+  document.addEventListener("keydown", (event) => {
+    if (!figure.classList.contains("enlarged")) return;
+    if (event.key === "Escape") {
+      set(false);
+      button.focus();
+    } else if (event.key === "Tab") {
+      event.preventDefault(); // the enlarged photo covers the page: the focus stays on Close
+      button.focus();
+    }
+  });
+  return set;
+}

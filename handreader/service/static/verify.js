@@ -3,10 +3,13 @@
 // answer shows its evidence: the photo with the hands read drawn over it, each seat's cards
 // and score. The audit log can be listed and exported here too. Both need the operator token.
 
-import { $, el, markStale, request, imageForm, showError, table, money, typedStake, disableKeepingFocus, enableTakingFocus } from "./common.js";
+import { $, el, markStale, request, imageForm, showError, table, money, typedStake, disableKeepingFocus, enableTakingFocus, enlargeable } from "./common.js";
 import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene } from "./draw.js";
 import { niuniuResults } from "./photo.js";
+
+/** Enlarge the evidence or take it back (common.js enlargeable; set in setupVerify). */
+let enlargeVerify = () => {};
 
 let generation = 0; // a check or a newer photo makes an answer still on its way out of date
 
@@ -89,14 +92,17 @@ function showVerification(answer, picture) {
   const canvas = $("verify-canvas");
   if (picture) {
     canvas.hidden = false;
+    $("verify-enlarge").hidden = false;
     drawScene(canvas, picture, niuniuScene(answer.table));
   }
 }
 
 function clearVerification() {
   const canvas = $("verify-canvas");
+  enlargeVerify(false);
   clearScene(canvas);
   canvas.hidden = true;
+  $("verify-enlarge").hidden = true;
   $("verify-results").replaceChildren();
   markStale([$("verify-results"), $("verify-figure")], null);
   $("verify-status").textContent = "";
@@ -274,6 +280,7 @@ async function preview() {
     $("verify-status").dataset.seats = JSON.stringify(table.hands.map((hand) => hand.seat));
     if (picture) {
       $("verify-canvas").hidden = false;
+      $("verify-enlarge").hidden = false;
       drawScene($("verify-canvas"), picture, niuniuScene(table));
     }
   } catch (error) {
@@ -297,6 +304,7 @@ export function setupVerify() {
   onDeckChange(formChanged);
   onIndicesChange(formChanged);
   $("verify-form").addEventListener("submit", submit);
+  enlargeVerify = enlargeable($("verify-figure"), $("verify-enlarge"), [$("verify-canvas")]);
   $("audit-list").addEventListener("click", () => listAudit());
   $("audit-csv").addEventListener("click", downloadCsv);
 }

@@ -99,3 +99,50 @@ def test_every_code_on_the_drawing_reaches_4_5_to_1_on_its_hands_colour(
 
 
 # ruff: noqa: F401, F811
+
+
+def _covered(drawn: dict[str, Any], label: dict[str, float]) -> float:
+    """The area of the cards' index boxes a drawn label covers (canvas pixels)."""
+    total = 0.0
+    for card in drawn["cards"]:
+        w = min(label["x"] + label["w"], card["x"] + card["w"]) - max(label["x"], card["x"])
+        h = min(label["y"] + label["h"], card["y"] + card["h"]) - max(label["y"], card["y"])
+        total += max(w, 0) * max(h, 0)
+    return total
+
+
+def test_the_pits_verdict_on_a_phone_is_one_short_line_off_the_cards(
+    page: Any, tmp_path: Path
+) -> None:
+    """On a phone the drawing's Pits label says what the play is and its verdict in one line
+    and covers no card's index; why the play is illegal is in the results table."""
+    page.set_viewport_size(PHONE)
+    page.select_option("#photo-game", "pits")
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-hands tbody tr")
+    assert "no combination" in page.inner_text("#photo-hands")  # the reason, in the table
+    drawn = drawn_labels(page, "photo-canvas")
+    (label,) = drawn["labels"]
+    assert label["rows"] == 1, label
+    assert label["text"] == "no combination \u00b7 illegal"
+    assert _covered(drawn, label) == 0, label
+
+
+def test_the_dealer_checks_evidence_can_be_enlarged_as_a_dialog(page: Any, tmp_path: Path) -> None:
+    """The dealer check's drawing has an Enlarge button, as photo mode's: the figure becomes a
+    modal dialog over an inert page, Escape closes it and gives the focus back (WCAG 2.4.3)."""
+    page.set_viewport_size(PHONE)
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#verify-enlarge:not([hidden])")
+    width = _box(page, "#verify-canvas")["width"]
+    page.focus("#verify-enlarge")
+    page.keyboard.press("Enter")
+    assert page.get_attribute("#verify-figure", "role") == "dialog"
+    assert page.get_attribute("#verify-figure", "aria-modal") == "true"
+    assert page.inner_text("#verify-enlarge") == "Close"
+    assert page.evaluate("document.getElementById('verify-form').inert")
+    assert _box(page, "#verify-canvas")["width"] >= 1.9 * width  # twice the screen's width
+    page.keyboard.press("Escape")
+    assert page.get_attribute("#verify-figure", "role") is None
+    assert page.evaluate("document.activeElement.id") == "verify-enlarge"
