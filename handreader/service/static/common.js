@@ -53,7 +53,7 @@ export async function request(url, options = {}) {
   try {
     response = await fetch(url, options);
   } catch (error) {
-    throw new ApiError("network", `the server did not answer: ${error.message}`, 0);
+    throw new ApiError("network", "the service could not be reached: check that it is running and that this device is online", 0);
   }
   if (!response.ok) throw await failure(response);
   return response;
@@ -83,10 +83,15 @@ export function imageForm(file, options) {
  *  cannot parse ("12-3") reads as "" but is not empty: its ``validity.badInput`` says so. */
 export function typedStake(input) {
   const text = input.value.trim();
+  input.setAttribute("aria-invalid", "true"); // until the stake is found good
   if (input.validity && input.validity.badInput) throw new Error("the stake must be a positive number, not what is typed");
-  if (text === "") return 1;
+  if (text === "") {
+    input.removeAttribute("aria-invalid");
+    return 1;
+  }
   const value = Number(text);
   if (!(Number.isFinite(value) && value > 0)) throw new Error(`the stake must be a positive number, not ${text}`);
+  input.removeAttribute("aria-invalid");
   return value;
 }
 
@@ -113,7 +118,27 @@ export function showError(box, error) {
     return;
   }
   box.hidden = false;
-  box.textContent = error instanceof ApiError ? `${error.message} (${error.code})` : String(error.message || error);
+  box.textContent = error instanceof ApiError ? `${pageWords(error)} (${error.code})` : pageWords(error);
+}
+
+/** An error in the page's words: a refused operator token names the page's field, not the
+ *  HTTP header the API's message speaks of. */
+export function pageWords(error) {
+  if (error instanceof ApiError && error.code === "unauthorized") {
+    const said = String(error.message).replace(/:?\s*send it as .*$/i, "").replace(/\s*\(Bearer\)/, "");
+    return `${said}: type it in the Operator token field`;
+  }
+  return String(error.message || error);
+}
+
+/** Mark ``field`` invalid (aria-invalid, described by the error ``box``) until it is edited. */
+export function markInvalid(field, box) {
+  field.setAttribute("aria-invalid", "true");
+  field.setAttribute("aria-describedby", box.id);
+  field.addEventListener("input", () => {
+    field.removeAttribute("aria-invalid");
+    field.removeAttribute("aria-describedby");
+  }, { once: true });
 }
 
 /** Mark what ``shown`` elements hold out of date, their banner saying ``text`` (style.css

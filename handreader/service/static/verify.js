@@ -3,7 +3,7 @@
 // answer shows its evidence: the photo with the hands read drawn over it, each seat's cards
 // and score. The audit log can be listed and exported here too. Both need the operator token.
 
-import { $, el, markStale, request, imageForm, showError, table, money, typedStake, disableKeepingFocus, enableTakingFocus, enlargeable } from "./common.js";
+import { $, el, markStale, request, imageForm, showError, table, money, typedStake, disableKeepingFocus, enableTakingFocus, enlargeable, markInvalid, pageWords } from "./common.js";
 import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene } from "./draw.js";
 import { niuniuResults } from "./photo.js";
@@ -12,6 +12,7 @@ import { niuniuResults } from "./photo.js";
 let enlargeVerify = () => {};
 
 let generation = 0; // a check or a newer photo makes an answer still on its way out of date
+let verdicts = 0; // the checks whose verdict was shown: a seats read started before one is past
 
 /** The most bytes the server takes in a photo (HANDREADER_MAX_BYTES' default). The dealer
  *  check sends the photo as it is, never shrunk: the audit log keeps its SHA-256, which must be
@@ -156,6 +157,7 @@ async function submit(event) {
         `it was logged as record ${answer.record_id} (${answer.verdict}). Check the photo now chosen to verify it.`));
       return;
     }
+    verdicts += 1;
     clearVerification();
     showVerification(answer, picture);
     const differences = answer.differences.length;
@@ -167,8 +169,11 @@ async function submit(event) {
       return;
     }
     if (error.status >= 400 && error.status < 500) {
-      // the token or the form is wrong: the seats read stay in view while the dealer mends it
-      $("verify-status").textContent = seatsRead;
+      // the token or the form is wrong: the status says so, and the seats read stay in view
+      // while the dealer mends it (a read still on its way says them when it ends)
+      const seats = seatsRead.startsWith("Seats read") ? ` ${seatsRead}` : "";
+      $("verify-status").textContent = `Not checked: ${pageWords(error)}.${seats}`;
+      if (error.code === "unauthorized") markInvalid($("verify-token"), $("verify-error"));
       formChanged();
     } else {
       clearVerification();
@@ -263,6 +268,7 @@ async function preview() {
   const file = $("verify-file").files && $("verify-file").files[0];
   if (!file) return;
   const mine = ++generation;
+  const shownBefore = verdicts;
   clearVerification();
   const options = { profile: $("verify-profile").value, stake: Number($("verify-stake").value) || 1 };
   if (chosenDeck()) options.deck = chosenDeck();
@@ -274,7 +280,8 @@ async function preview() {
       request("/v1/score", { method: "POST", body: imageForm(checkedPhoto(file), options) }).then((r) => r.json()),
       loadPicture(file),
     ]);
-    if (mine !== generation) return; // another photo was chosen, or the round checked
+    // another photo was chosen, or the round checked (a refused check leaves the read its say)
+    if (mine !== generation && (checking || verdicts !== shownBefore || $("verify-file").files[0] !== file)) return;
     const seats = table.hands.map((hand) => (table.banker === hand.seat ? `${hand.seat} (banker)` : String(hand.seat)));
     $("verify-status").textContent = seats.length ? `Seats read: ${seats.join(", ")}. Declare each player's result by its seat, then Check.` : "No hand read in this photo.";
     $("verify-status").dataset.seats = JSON.stringify(table.hands.map((hand) => hand.seat));

@@ -146,3 +146,46 @@ def test_the_dealer_checks_evidence_can_be_enlarged_as_a_dialog(page: Any, tmp_p
     page.keyboard.press("Escape")
     assert page.get_attribute("#verify-figure", "role") is None
     assert page.evaluate("document.activeElement.id") == "verify-enlarge"
+
+
+def test_a_check_refused_at_once_leaves_no_reading_status_behind(page: Any, tmp_path: Path) -> None:
+    """WCAG 4.1.3 and 3.3.1: Check pressed while the seats are still being read, with no
+    token: the status ends saying the seats read (or the refusal), never "Reading the seats";
+    the alert names the page's token field, which is marked invalid until it is edited."""
+    import time
+
+    def slow(route: Any) -> None:  # the seats read answers after the refusal
+        time.sleep(0.5)
+        route.continue_()
+
+    page.route("**/v1/score", slow)
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(_photo(tmp_path)))
+    page.click("#verify-submit")
+    page.wait_for_selector("#verify-error:not([hidden])")
+    page.wait_for_function(
+        "() => !document.getElementById('verify-status').textContent.startsWith('Checking')"
+    )
+    page.wait_for_timeout(1500)  # the seats read has answered
+    status = page.inner_text("#verify-status")
+    assert "Reading the seats" not in status, status
+    assert status.startswith(("Seats read", "Not checked")), status
+    assert "Operator token field" in page.inner_text("#verify-error")
+    assert page.get_attribute("#verify-token", "aria-invalid") == "true"
+    assert page.get_attribute("#verify-token", "aria-describedby") == "verify-error"
+    page.fill("#verify-token", TOKEN)
+    assert page.get_attribute("#verify-token", "aria-invalid") is None
+
+
+def test_an_invalid_stake_is_marked_so(page: Any, tmp_path: Path) -> None:
+    """WCAG 3.3.1: the stake the page refuses is marked aria-invalid, and unmarked once good."""
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-hands tbody tr")
+    page.fill("#photo-stake", "-5")
+    page.dispatch_event("#photo-stake", "change")
+    page.wait_for_selector("#photo-error:not([hidden])")
+    assert page.get_attribute("#photo-stake", "aria-invalid") == "true"
+    page.fill("#photo-stake", "5")
+    page.dispatch_event("#photo-stake", "change")
+    page.wait_for_selector("#photo-error", state="hidden")
+    assert page.get_attribute("#photo-stake", "aria-invalid") is None
