@@ -5,7 +5,8 @@ draws a Niu Niu table (``handreader.tables.scoring.TableResult``) or a Pits verd
 (``handreader.tables.pits.PitsResult``) on a copy of the photo, which keeps its size:
 
 - each hand has a colour (the banker's is gold); every card box is outlined in it, the cards
-  of the bull (the three that make the multiple of ten) are filled lightly as well, and each
+  of the bull (the three that make the multiple of ten) are filled lightly and framed twice (an
+  inner outline: not told by colour alone), and each
   card's code is written at its box, or, where the codes of a hand would overlap (a tight fan
   on a small photo), in a row beside the hand with a leader line to each card
   (:func:`handreader.drawing.layout.place_codes`);
@@ -194,9 +195,14 @@ class Annotator:
         if card.box_xyxy is None:
             return
         line = self._line(image)
-        if part == "bull":
-            self._fill(image, card.box_xyxy, colour)
         outline = self.uncertain_colour if card.uncertain else colour
+        if part == "bull":  # filled and framed twice: not told by the colour alone
+            self._fill(image, card.box_xyxy, colour)
+            x1, y1, x2, y2 = card.box_xyxy
+            inset = 2 * line
+            if min(x2 - x1, y2 - y1) > 3 * inset:
+                inner = (x1 + inset, y1 + inset, x2 - inset, y2 - inset)
+                self._box(image, inner, colour, max(1, line // 2))
         self._box(image, card.box_xyxy, outline, line)
         if with_code:
             x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])

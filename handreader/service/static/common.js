@@ -160,7 +160,8 @@ export function cardText(code) {
   return SUITS[suit] ? code.slice(0, -1) + SUITS[suit] : code;
 }
 
-/** A card as a chip: red suits in red; bull cards highlighted; uncertain cards dashed. */
+/** A card as a chip: red suits in red; bull cards in a double frame on yellow, with "bull" said
+ *  to screen readers (not by colour alone); uncertain cards dashed. */
 export function cardChip(card) {
   const code = typeof card === "string" ? card : card.card;
   const red = code === "JR" || /[HD]$/.test(code);
@@ -169,7 +170,8 @@ export function cardChip(card) {
   if (typeof card === "object" && card.part === "bull") classes.push("bull");
   if (typeof card === "object" && card.uncertain) classes.push("uncertain");
   const title = typeof card === "object" && card.confidence !== undefined ? `${code} (${card.confidence})` : code;
-  return el("span", { class: classes.join(" "), title, "data-code": code }, cardText(code) + (typeof card === "object" && card.uncertain ? "?" : ""));
+  const bull = classes.includes("bull") ? el("span", { class: "visually-hidden" }, " (bull)") : null;
+  return el("span", { class: classes.join(" "), title, "data-code": code }, cardText(code) + (typeof card === "object" && card.uncertain ? "?" : ""), bull);
 }
 
 /** Chips for a list of cards. */

@@ -344,6 +344,15 @@ export function drawScene(canvas, picture, scene) {
       }
     }
     context.globalAlpha = 1;
+    // the bull's cards framed twice (an inner outline too): not told by the fill's colour alone
+    context.strokeStyle = hand.colour;
+    for (const card of hand.cards) {
+      if (card.part === "bull" && card.box) {
+        const [x1, y1, x2, y2] = at(card.box);
+        const inset = 2 * line;
+        if (x2 - x1 > 3 * inset && y2 - y1 > 3 * inset) context.strokeRect(x1 + inset, y1 + inset, x2 - x1 - 2 * inset, y2 - y1 - 2 * inset);
+      }
+    }
     if (!(scene.cards || []).length) for (const card of hand.cards) drawCard(card, hand.colour, false);
   }
   for (const card of scene.leftOver || []) drawCard(card, LEFT_OVER_COLOUR, true);

@@ -77,7 +77,7 @@ export function niuniuResults(result) {
   const seatName = (seat) => (result.banker === seat ? `${seat} (banker)` : String(seat));
   if (result.hands.length) {
     parts.push(table(
-      "Hands (the bull's cards highlighted)",
+      "Hands (the bull's cards in a double frame)",
       ["Seat", "Role", "Cards", "Score", "Note"],
       result.hands.map((hand) => [seatName(hand.seat), hand.role, cardChips(hand.cards), handScore(hand), hand.problem]),
       { id: "photo-hands" },

@@ -189,3 +189,51 @@ def test_an_invalid_stake_is_marked_so(page: Any, tmp_path: Path) -> None:
     page.dispatch_event("#photo-stake", "change")
     page.wait_for_selector("#photo-error", state="hidden")
     assert page.get_attribute("#photo-stake", "aria-invalid") is None
+
+
+def test_the_bulls_cards_are_named_in_text_and_framed_in_forced_colours(
+    browser: Any, server: Server, tmp_path: Path
+) -> None:
+    """WCAG 1.4.1 and 1.3.1: the results table names the bull's three cards in text (what a
+    screen reader reads), and their chips keep a double frame where forced colours take the
+    yellow away; the drawing frames them twice (an inner outline beside the fill)."""
+    context = browser.new_context(viewport=LAPTOP, forced_colors="active")
+    try:
+        tab = context.new_page()
+        tab.goto(server.url + "/")
+        tab.wait_for_selector("body[data-ready='true']")
+        tab.set_input_files("#photo-file", str(_photo(tmp_path)))
+        tab.wait_for_selector("#photo-hands tbody tr")
+        chips = tab.eval_on_selector_all(
+            "#photo-hands .card",
+            "chips => chips.map(chip => [chip.classList.contains('bull'), chip.textContent,"
+            " getComputedStyle(chip).borderTopStyle])",
+        )
+    finally:
+        context.close()
+    bulls = [chip for chip in chips if chip[0]]
+    assert len(bulls) == 6  # Niu Niu's and Niu 4's bulls: three cards each (seed 002)
+    assert all(text.endswith("(bull)") and style == "double" for _, text, style in bulls), bulls
+    assert all("bull" not in text and style == "solid" for bull, text, style in chips if not bull)
+
+
+def test_the_selected_tab_stands_out_in_forced_colours(browser: Any, server: Server) -> None:
+    """WCAG 1.4.1 in forced colours: the selected tab differs from the others in more than the
+    background the mode removes (system highlight colours, and underlined)."""
+    context = browser.new_context(viewport=LAPTOP, forced_colors="active")
+    try:
+        tab = context.new_page()
+        tab.goto(server.url + "/")
+        tab.wait_for_selector("body[data-ready='true']")
+        styles = tab.eval_on_selector_all(
+            "nav button[role='tab']",
+            "tabs => tabs.map(tab => { const s = getComputedStyle(tab);"
+            " return [tab.getAttribute('aria-selected'), s.backgroundColor, s.color,"
+            " s.textDecorationLine]; })",
+        )
+    finally:
+        context.close()
+    chosen = [style[1:] for style in styles if style[0] == "true"]
+    others = {tuple(style[1:]) for style in styles if style[0] != "true"}
+    assert len(chosen) == 1 and others, styles
+    assert tuple(chosen[0]) not in others and chosen[0][2] == "underline", styles
