@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from browser_page import PHONE, TOKEN, Server, drawn_labels, start_wizard
 from test_browser import (  # the fixtures, used by name: pytest's imports, not Python's
+    _BANKER_HOLDS,
     _photo,
     browser,
     decks_dir,
@@ -237,3 +238,47 @@ def test_the_selected_tab_stands_out_in_forced_colours(browser: Any, server: Ser
     others = {tuple(style[1:]) for style in styles if style[0] != "true"}
     assert len(chosen) == 1 and others, styles
     assert tuple(chosen[0]) not in others and chosen[0][2] == "underline", styles
+
+
+_STREAMING = "() => document.getElementById('live-status').textContent.includes('15 cards')"
+
+
+def test_seats_are_drawn_from_the_keyboard_with_the_instructions_shown(
+    page: Any, fake: DeckFakeReader
+) -> None:
+    """WCAG 2.1.1, 2.5.7 and 3.3.2: while drawing seats the instructions are shown on the page;
+    the arrow keys move a cross on the video and Enter sets a box's two corners; Escape leaves
+    drawing mode, the seats drawn sent (the Niu Niu hand, web_fakes.NIU_TABLE at x 0.1 to 0.23,
+    y 0.6 to 0.65, made the banker's, as a dragged box makes it)."""
+    page.click("#tab-live")
+    page.click("#live-start")
+    page.wait_for_function(_STREAMING, timeout=30_000)
+    assert page.is_hidden("#live-seats-help")
+    page.click("#live-seats")
+    help_text = page.inner_text("#live-seats-help")
+    assert "banker's place" in help_text and "arrow keys" in help_text and "Escape" in help_text
+    page.focus("#live-seat-boxes")
+    for key, times in (("ArrowLeft", 22), ("Enter", 1), ("ArrowRight", 12), ("ArrowDown", 12)):
+        for _ in range(times):
+            page.keyboard.press(key)
+    assert "opposite corner" in page.inner_text("#live-seats-help")
+    page.keyboard.press("Enter")  # (0.06, 0.5) to (0.3, 0.74)
+    assert "seat 1's place" in page.inner_text("#live-seats-help")
+    page.keyboard.press("Escape")
+    assert page.inner_text("#live-seats") == "Draw seats"
+    assert page.is_hidden("#live-seats-help")
+    assert page.evaluate("document.activeElement.id") == "live-seats"
+    page.wait_for_function(_BANKER_HOLDS, arg="K\u2660", timeout=15_000)  # Niu Niu's KS
+
+
+def test_seats_are_drawn_with_two_taps(page: Any) -> None:
+    """WCAG 2.5.7: a box's two opposite corners tapped one after the other make a seat."""
+    page.click("#tab-live")
+    page.click("#live-start")
+    page.wait_for_function(_STREAMING, timeout=30_000)
+    page.click("#live-seats")
+    box = _box(page, "#live-seat-boxes")
+    page.mouse.click(box["x"] + 0.05 * box["width"], box["y"] + 0.5 * box["height"])
+    page.mouse.click(box["x"] + 0.3 * box["width"], box["y"] + 0.75 * box["height"])
+    assert "seat 1's place" in page.inner_text("#live-seats-help")
+    assert "1 drawn" in page.inner_text("#live-seats-help")
