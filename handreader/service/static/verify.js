@@ -82,8 +82,12 @@ function showVerification(answer, picture) {
     parts.push(el("p", {}, "Every declared result matches the table."));
   }
   const computed = answer.computed;
-  parts.push(table(`Computed (banker: seat ${computed.banker ?? "\u2013"})`, ["Seat", "Outcome", "Payout", "Note"],
-    computed.players.map((p) => [String(p.seat), p.outcome, money(p.payout), p.problem]), { id: "verify-computed" }));
+  if (computed.players.length) {
+    parts.push(table(`Computed (banker: seat ${computed.banker ?? "\u2013"})`, ["Seat", "Outcome", "Payout", "Note"],
+      computed.players.map((p) => [String(p.seat), p.outcome, money(p.payout), p.problem]), { id: "verify-computed" }));
+  } else {
+    parts.push(el("p", { id: "verify-computed" }, "No player to settle: the photo shows no hand besides the banker's."));
+  }
   parts.push(el("p", { class: "summary" }, `Banker's net: ${money(computed.banker_net)}`));
   // the evidence: each seat's cards and score as read from the photo
   const evidence = niuniuResults(answer.table).filter((part) => part.id === "photo-hands");

@@ -282,3 +282,58 @@ def test_seats_are_drawn_with_two_taps(page: Any) -> None:
     page.mouse.click(box["x"] + 0.3 * box["width"], box["y"] + 0.75 * box["height"])
     assert "seat 1's place" in page.inner_text("#live-seats-help")
     assert "1 drawn" in page.inner_text("#live-seats-help")
+
+
+def test_the_photo_names_its_results_and_its_hints_are_shown_as_text(
+    page: Any, tmp_path: Path
+) -> None:
+    """WCAG 1.1.1 and 3.3.2: the drawn photo is described by its results (aria-describedby);
+    how to enlarge it, and what the deck's name and token fields want, are text on the page,
+    not only a title a phone never shows."""
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-hands tbody tr")
+    assert page.get_attribute("#photo-canvas", "aria-describedby") == "photo-results"
+    assert page.is_visible("#photo-figure figcaption")
+    assert "Enlarge" in page.inner_text("#photo-figure figcaption")
+    assert page.get_attribute("#photo-figure", "title") is None
+    page.click("#tab-decks")
+    for field in ("wizard-name", "wizard-token"):
+        hint = page.get_attribute(f"#{field}", "aria-describedby")
+        assert hint and page.is_visible(f"#{hint}"), field
+        assert page.get_attribute(f"#{field}", "title") is None
+
+
+def test_a_service_out_of_reach_is_said_in_the_pages_words(page: Any, tmp_path: Path) -> None:
+    """WCAG 3.3.3: a request the network drops is "the service could not be reached", not the
+    browser's "Failed to fetch"."""
+    page.route("**/v1/score", lambda route: route.abort())
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#photo-error:not([hidden])")
+    message = page.inner_text("#photo-error")
+    assert message.startswith("the service could not be reached"), message
+    assert "Failed" not in message and "ERR_" not in message
+
+
+def test_the_trainers_verdict_is_read_apart_from_its_sentence(page: Any) -> None:
+    """The badge and the sentence after it are read as two ("Wrong: Hand B wins.")."""
+    page.click("#tab-trainer")
+    page.click("#trainer-deal")
+    page.wait_for_selector("#trainer-hands li button.pick")
+    page.locator("#trainer-hands button.pick").first.click()
+    page.wait_for_selector("#trainer-verdict")
+    said = page.text_content("#trainer-result")
+    assert said.startswith(("Right:", "Wrong:")), said
+
+
+def test_a_dealer_check_of_one_hand_says_there_is_no_player_to_settle(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
+    """A photo of the banker's hand alone: a sentence, not an empty table of the players."""
+    fake.hands = {"KS QS 10S 5C 5S": (0.4, 0.3)}
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(_photo(tmp_path)))
+    page.fill("#verify-token", TOKEN)
+    page.click("#verify-submit")
+    page.wait_for_selector("#verify-verdict")
+    assert page.locator("#verify-results table#verify-computed").count() == 0
+    assert "No player to settle" in page.inner_text("#verify-computed")
