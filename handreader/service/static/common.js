@@ -122,12 +122,15 @@ export function showError(box, error) {
 }
 
 /** An error in the page's words: a refused operator token names the page's field, not the
- *  HTTP header the API's message speaks of. */
+ *  HTTP header the API's message speaks of; a file that is no image is named without its
+ *  first bytes. */
 export function pageWords(error) {
   if (error instanceof ApiError && error.code === "unauthorized") {
     const said = String(error.message).replace(/:?\s*send it as .*$/i, "").replace(/\s*\(Bearer\)/, "");
     return `${said}: type it in the Operator token field`;
   }
+  // the bytes a file starts with name the problem to the API's user, not to the page's
+  if (error instanceof ApiError && error.code === "unsupported_type") return String(error.message).replace(/:\s*first bytes [0-9a-f ]+$/i, "");
   return String(error.message || error);
 }
 

@@ -337,3 +337,17 @@ def test_a_dealer_check_of_one_hand_says_there_is_no_player_to_settle(
     page.wait_for_selector("#verify-verdict")
     assert page.locator("#verify-results table#verify-computed").count() == 0
     assert "No player to settle" in page.inner_text("#verify-computed")
+
+
+def test_a_file_that_is_no_image_is_named_without_its_first_bytes(
+    page: Any, tmp_path: Path
+) -> None:
+    """WCAG 3.3.3: the page says which kinds of image it reads, not the bytes the file starts
+    with (which the API's message gives its callers)."""
+    text = tmp_path / "notes.jpg"
+    text.write_bytes(b"this is no picture at all")
+    page.set_input_files("#photo-file", str(text))
+    page.wait_for_selector("#photo-error:not([hidden])")
+    message = page.inner_text("#photo-error")
+    assert "not a supported image (JPEG, PNG" in message, message
+    assert "first bytes" not in message, message
