@@ -5,11 +5,14 @@ draws a Niu Niu table (``handreader.tables.scoring.TableResult``) or a Pits verd
 (``handreader.tables.pits.PitsResult``) on a copy of the photo, which keeps its size:
 
 - each hand has a colour (the banker's is gold); every card box is outlined in it, the cards
-  of the bull (the three that make the multiple of ten) are filled lightly as well, and each
+  of the bull (the three that make the multiple of ten) are filled lightly and framed twice (an
+  inner outline: not told by colour alone), and each
   card's code is written at its box, or, where the codes of a hand would overlap (a tight fan
   on a small photo), in a row beside the hand with a leader line to each card
   (:func:`handreader.drawing.layout.place_codes`);
 - a card read with low confidence is outlined in the uncertain colour with ``?`` after its code;
+- each code and label is written in black or white, whichever contrasts more with its box
+  (:func:`handreader.drawing.contrast.text_colour_on`, at least 4.5:1);
 - each hand's label (seat and role, score, outcome and net for a settled player, ``WINNER`` in
   the trainer, or why the hand is not scored) goes where it covers no card's index or code and
   no other label (:mod:`handreader.drawing.layout`), joined to its hand by a leader line when
@@ -31,6 +34,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from handreader.drawing.contrast import Rgb, text_colour_on
 from handreader.drawing.layout import LabelPlace, place_codes, place_labels
 
 if TYPE_CHECKING:
@@ -39,8 +43,6 @@ if TYPE_CHECKING:
     from vision.detections import Reading
 
 __all__ = ["DEFAULT_PALETTE", "Annotator", "Rgb", "TableLayout", "bgr", "text_size"]
-
-Rgb = tuple[int, int, int]
 
 DEFAULT_PALETTE: tuple[Rgb, ...] = (
     (31, 119, 180),
@@ -91,7 +93,9 @@ class Annotator:
     """Draws table results over photos; the style is fixed at construction.
 
     ``thickness`` and ``font_scale`` of None scale with the image (about 1/400 and 1/900 of its
-    shorter side). ``fill_opacity`` is the strength of the bull cards' fill.
+    shorter side). ``fill_opacity`` is the strength of the bull cards' fill. ``text_colour`` of
+    None writes each code and label in black or white, whichever contrasts more with its box
+    (:func:`handreader.drawing.contrast.text_colour_on`: 4.5:1 at least on every colour).
     """
 
     def __init__(
@@ -101,7 +105,7 @@ class Annotator:
         banker_colour: Rgb = (255, 190, 0),
         uncertain_colour: Rgb = (230, 30, 30),
         left_over_colour: Rgb = (150, 150, 150),
-        text_colour: Rgb = (255, 255, 255),
+        text_colour: Rgb | None = None,
         thickness: int | None = None,
         font_scale: float | None = None,
         fill_opacity: float = 0.25,
@@ -155,7 +159,7 @@ class Annotator:
             (x + 2, y - base - 2),
             cv2.FONT_HERSHEY_SIMPLEX,
             scale,
-            bgr(self.text_colour),
+            bgr(self.text_colour or text_colour_on(background)),
             weight,
             cv2.LINE_AA,
         )
@@ -191,35 +195,53 @@ class Annotator:
         if card.box_xyxy is None:
             return
         line = self._line(image)
-        if part == "bull":
-            self._fill(image, card.box_xyxy, colour)
         outline = self.uncertain_colour if card.uncertain else colour
+        if part == "bull":  # filled and framed twice: not told by the colour alone
+            self._fill(image, card.box_xyxy, colour)
+            x1, y1, x2, y2 = card.box_xyxy
+            inset = 2 * line
+            if min(x2 - x1, y2 - y1) > 3 * inset:
+                inner = (x1 + inset, y1 + inset, x2 - inset, y2 - inset)
+                self._box(image, inner, colour, max(1, line // 2))
         self._box(image, card.box_xyxy, outline, line)
         if with_code:
             x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])
             self._text(image, card.shown, (x1, y1 - line), outline)
 
-    def _code(
+    def _leader(
         self,
         image: NDArray[np.uint8],
-        card: TableCard,
+        leader: tuple[tuple[float, float], tuple[float, float]],
         colour: Rgb,
-        box: tuple[int, int, int, int],
-        leader: tuple[tuple[float, float], tuple[float, float]] | None,
+        width: int,
     ) -> None:
-        """The card's code in ``box`` (a place of the layout), its leader line drawn first."""
-        outline = self.uncertain_colour if card.uncertain else colour
-        if leader is not None:
-            start, end = leader
-            cv2.line(
-                image,
-                (round(start[0]), round(start[1])),
-                (round(end[0]), round(end[1])),
-                bgr(outline),
-                max(1, self._line(image) // 2),
-                cv2.LINE_AA,
-            )
-        self._text(image, card.shown, (box[0], box[3]), outline)
+        start, end = leader
+        cv2.line(
+            image,
+            (round(start[0]), round(start[1])),
+            (round(end[0]), round(end[1])),
+            bgr(colour),
+            width,
+            cv2.LINE_AA,
+        )
+
+    def _codes(
+        self,
+        image: NDArray[np.uint8],
+        shown: Sequence[tuple[TableCard, Rgb]],
+        boxes: Sequence[tuple[int, int, int, int]],
+        leaders: Sequence[tuple[tuple[float, float], tuple[float, float]] | None],
+    ) -> None:
+        """Each card's code in its box (a place of the layout): every leader line first, then
+        every code, so that no line is drawn over another card's code."""
+        width = max(1, self._line(image) // 2)
+        for (card, colour), leader in zip(shown, leaders, strict=True):
+            if leader is not None:
+                outline = self.uncertain_colour if card.uncertain else colour
+                self._leader(image, leader, outline, width)
+        for (card, colour), box in zip(shown, boxes, strict=True):
+            outline = self.uncertain_colour if card.uncertain else colour
+            self._text(image, card.shown, (box[0], box[3]), outline)
 
     def _code_box(self, image: NDArray[np.uint8], card: TableCard) -> tuple[int, int, int, int]:
         assert card.box_xyxy is not None
@@ -410,24 +432,14 @@ class Annotator:
             self._card(image, card, self.left_over_colour, None, with_code=False)
             coloured.append((card, self.left_over_colour))
         shown = [(card, colour) for card, colour in coloured if card.box_xyxy is not None]
-        for (card, colour), box, leader in zip(
-            shown, layout.codes, layout.code_leaders, strict=True
-        ):
-            self._code(image, card, colour, box, leader)
-        for hand, text, place in layout.labels:
-            colour = self._colour(hand, result.banker)
-            x1, _, _, y2 = (round(value) for value in place.box)
+        # every leader line (the labels' and the codes') under every code and label
+        for hand, _, place in layout.labels:
             if place.leader is not None:
-                start, end = place.leader
-                cv2.line(
-                    image,
-                    (round(start[0]), round(start[1])),
-                    (round(end[0]), round(end[1])),
-                    bgr(colour),
-                    max(1, line),
-                    cv2.LINE_AA,
-                )
-            self._text(image, text, (x1, y2), colour)
+                self._leader(image, place.leader, self._colour(hand, result.banker), max(1, line))
+        self._codes(image, shown, layout.codes, layout.code_leaders)
+        for hand, text, place in layout.labels:
+            x1, _, _, y2 = (round(value) for value in place.box)
+            self._text(image, text, (x1, y2), self._colour(hand, result.banker))
         summary = self._summary(result)
         if summary is not None:
             self._text(image, summary, (0, image.shape[0] - 1), (40, 40, 40))
@@ -454,6 +466,5 @@ class Annotator:
             [(number, card) for number, card, _ in coloured],
             [(float(sx1), float(sy1), float(sx2), float(sy2))],
         )
-        for (_, card, shade), box, leader in zip(coloured, codes, leaders, strict=True):
-            self._code(image, card, shade, box, leader)
+        self._codes(image, [(card, shade) for _, card, shade in coloured], codes, leaders)
         self._text(image, summary, (0, image.shape[0] - 1), (40, 40, 40))

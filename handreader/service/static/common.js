@@ -53,7 +53,7 @@ export async function request(url, options = {}) {
   try {
     response = await fetch(url, options);
   } catch (error) {
-    throw new ApiError("network", `the server did not answer: ${error.message}`, 0);
+    throw new ApiError("network", "the service could not be reached: check that it is running and that this device is online", 0);
   }
   if (!response.ok) throw await failure(response);
   return response;
@@ -83,10 +83,15 @@ export function imageForm(file, options) {
  *  cannot parse ("12-3") reads as "" but is not empty: its ``validity.badInput`` says so. */
 export function typedStake(input) {
   const text = input.value.trim();
+  input.setAttribute("aria-invalid", "true"); // until the stake is found good
   if (input.validity && input.validity.badInput) throw new Error("the stake must be a positive number, not what is typed");
-  if (text === "") return 1;
+  if (text === "") {
+    input.removeAttribute("aria-invalid");
+    return 1;
+  }
   const value = Number(text);
   if (!(Number.isFinite(value) && value > 0)) throw new Error(`the stake must be a positive number, not ${text}`);
+  input.removeAttribute("aria-invalid");
   return value;
 }
 
@@ -113,7 +118,30 @@ export function showError(box, error) {
     return;
   }
   box.hidden = false;
-  box.textContent = error instanceof ApiError ? `${error.message} (${error.code})` : String(error.message || error);
+  box.textContent = error instanceof ApiError ? `${pageWords(error)} (${error.code})` : pageWords(error);
+}
+
+/** An error in the page's words: a refused operator token names the page's field, not the
+ *  HTTP header the API's message speaks of; a file that is no image is named without its
+ *  first bytes. */
+export function pageWords(error) {
+  if (error instanceof ApiError && error.code === "unauthorized") {
+    const said = String(error.message).replace(/:?\s*send it as .*$/i, "").replace(/\s*\(Bearer\)/, "");
+    return `${said}: type it in the Operator token field`;
+  }
+  // the bytes a file starts with name the problem to the API's user, not to the page's
+  if (error instanceof ApiError && error.code === "unsupported_type") return String(error.message).replace(/:\s*first bytes [0-9a-f ]+$/i, "");
+  return String(error.message || error);
+}
+
+/** Mark ``field`` invalid (aria-invalid, described by the error ``box``) until it is edited. */
+export function markInvalid(field, box) {
+  field.setAttribute("aria-invalid", "true");
+  field.setAttribute("aria-describedby", box.id);
+  field.addEventListener("input", () => {
+    field.removeAttribute("aria-invalid");
+    field.removeAttribute("aria-describedby");
+  }, { once: true });
 }
 
 /** Mark what ``shown`` elements hold out of date, their banner saying ``text`` (style.css
@@ -135,7 +163,8 @@ export function cardText(code) {
   return SUITS[suit] ? code.slice(0, -1) + SUITS[suit] : code;
 }
 
-/** A card as a chip: red suits in red; bull cards highlighted; uncertain cards dashed. */
+/** A card as a chip: red suits in red; bull cards in a double frame on yellow, with "bull" said
+ *  to screen readers (not by colour alone); uncertain cards dashed. */
 export function cardChip(card) {
   const code = typeof card === "string" ? card : card.card;
   const red = code === "JR" || /[HD]$/.test(code);
@@ -144,7 +173,8 @@ export function cardChip(card) {
   if (typeof card === "object" && card.part === "bull") classes.push("bull");
   if (typeof card === "object" && card.uncertain) classes.push("uncertain");
   const title = typeof card === "object" && card.confidence !== undefined ? `${code} (${card.confidence})` : code;
-  return el("span", { class: classes.join(" "), title, "data-code": code }, cardText(code) + (typeof card === "object" && card.uncertain ? "?" : ""));
+  const bull = classes.includes("bull") ? el("span", { class: "visually-hidden" }, " (bull)") : null;
+  return el("span", { class: classes.join(" "), title, "data-code": code }, cardText(code) + (typeof card === "object" && card.uncertain ? "?" : ""), bull);
 }
 
 /** Chips for a list of cards. */
@@ -180,3 +210,53 @@ export const ROLE_COLOURS = {
   hand: "rgb(44, 160, 44)",
 };
 export const SEAT_COLOURS = ["rgb(31, 119, 180)", "rgb(44, 160, 44)", "rgb(148, 103, 189)", "rgb(23, 190, 207)", "rgb(227, 119, 194)", "rgb(140, 86, 75)", "rgb(188, 189, 34)"];
+
+/**
+ * Let ``figure`` be enlarged to the whole screen (scrollable, pinch-zoomable; style.css
+ * .picture.enlarged) by ``button`` or a tap on one of ``shown``, and back by the button, a tap
+ * or Escape. The button's label says what it does ("Enlarge", "Close"; no aria-pressed, its
+ * label changes). Enlarged, the figure is a modal dialog: the rest of the page is inert, the
+ * focus stays on Close, and goes back to the button when it closes. The drawing is made again
+ * at its new size (a resize event), so its labels keep their size on the screen. Returns a
+ * function that sets it (true: enlarged).
+ */
+export function enlargeable(figure, button, shown) {
+  let covered = [];
+  const set = (on) => {
+    if (on === figure.classList.contains("enlarged")) return;
+    figure.classList.toggle("enlarged", on);
+    button.textContent = on ? "Close" : "Enlarge";
+    if (on) {
+      figure.setAttribute("role", "dialog");
+      figure.setAttribute("aria-modal", "true");
+      figure.setAttribute("aria-label", "The photo enlarged");
+      for (let node = figure; node.parentElement && node !== document.body; node = node.parentElement) {
+        for (const sibling of node.parentElement.children) {
+          if (sibling !== node && !sibling.inert) {
+            sibling.inert = true;
+            covered.push(sibling);
+          }
+        }
+      }
+    } else {
+      for (const name of ["role", "aria-modal", "aria-label"]) figure.removeAttribute(name);
+      for (const element of covered) element.inert = false;
+      covered = [];
+    }
+    window.dispatchEvent(new Event("resize"));
+  };
+  const toggle = () => set(!figure.classList.contains("enlarged"));
+  for (const element of shown) element.addEventListener("click", toggle);
+  button.addEventListener("click", toggle);
+  document.addEventListener("keydown", (event) => {
+    if (!figure.classList.contains("enlarged")) return;
+    if (event.key === "Escape") {
+      set(false);
+      button.focus();
+    } else if (event.key === "Tab") {
+      event.preventDefault(); // the enlarged photo covers the page: the focus stays on Close
+      button.focus();
+    }
+  });
+  return set;
+}

@@ -2,7 +2,7 @@
 // calibrated decks, and the calibration wizard (one card per photo, or the whole deck in a 13 x 4
 // grid) that uploads the photos to POST /v1/decks/NAME and shows what was assigned.
 
-import { $, el, ApiError, request, showError, cardChip, cardText, table, disableKeepingFocus } from "./common.js";
+import { $, el, ApiError, request, showError, cardChip, cardText, table, disableKeepingFocus, markInvalid } from "./common.js";
 
 const CARD_SIDE = 1600; // longest side of a one-card photo sent (the corners stay sharp)
 const GRID_SIDE = 4096; // a grid photo holds 52 cards: keep it large
@@ -258,7 +258,9 @@ function start(event) {
     for (let row = 0; row < wizard.grid.rows; row += 1) {
       rows.push(wizard.grid.order.slice(row * wizard.grid.columns, (row + 1) * wizard.grid.columns).map(cardChip));
     }
-    $("wizard-layout").replaceChildren(table("", Array.from({ length: wizard.grid.columns }, (_, index) => String(index + 1)), rows, { id: "wizard-grid-table" }));
+    const grid = table("", Array.from({ length: wizard.grid.columns }, (_, index) => String(index + 1)), rows, { id: "wizard-grid-table" });
+    grid.classList.remove("stacking"); // a layout keeps its rows and columns; it scrolls sideways when narrow
+    $("wizard-layout").replaceChildren(grid);
     $("wizard-grid-file").focus();
     return;
   }
@@ -354,6 +356,7 @@ async function send(form) {
       showError($("wizard-error"), replaceMessage(name, error, grid ? "choose the photo again" : "press Calibrate again"));
     } else {
       showError($("wizard-error"), error);
+      if (error.code === "unauthorized") markInvalid($("wizard-token"), $("wizard-error"));
     }
   } finally {
     $("wizard-grid-file").disabled = false;

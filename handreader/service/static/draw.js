@@ -30,6 +30,30 @@ const RINGS = 8;
 export const MAX_CANVAS_SIDE = 1600;
 
 const SEPARATOR = " \u00b7 ";
+const BLACK = "rgb(0, 0, 0)";
+const WHITE = "rgb(255, 255, 255)";
+/** The fill under a card's code of the card colour (loose live cards): white reads on it. */
+const CODE_SHADE = "rgba(0, 0, 0, 0.65)";
+
+/** WCAG's relative luminance of an "rgb(r, g, b)" colour (0 for black, 1 for white). */
+function luminance(colour) {
+  const linear = (value) => (value <= 0.04045 ? value / 12.92 : ((value + 0.055) / 1.055) ** 2.4);
+  const [red, green, blue] = colour.match(/[\d.]+/g).slice(0, 3).map((part) => linear(Number(part) / 255));
+  return 0.2126 * red + 0.7152 * green + 0.0722 * blue;
+}
+
+/** WCAG's contrast ratio of two "rgb(r, g, b)" colours, from 1 to 21. */
+export function contrastRatio(first, second) {
+  const [light, dark] = [luminance(first), luminance(second)].sort((a, b) => b - a);
+  return (light + 0.05) / (dark + 0.05);
+}
+
+/** Black or white, whichever contrasts more with ``background`` (at least 4.58:1, above
+ *  WCAG 1.4.3's 4.5:1): the text colour of a code on its hand's colour, as the annotated
+ *  image chooses it (handreader/drawing/contrast.py). */
+export function textOn(background) {
+  return contrastRatio(BLACK, background) >= contrastRatio(WHITE, background) ? BLACK : WHITE;
+}
 
 /** The colour of a hand: the banker's (or dealer's) gold, else a colour per seat. */
 export function handColour(hand) {
@@ -320,6 +344,15 @@ export function drawScene(canvas, picture, scene) {
       }
     }
     context.globalAlpha = 1;
+    // the bull's cards framed twice (an inner outline too): not told by the fill's colour alone
+    context.strokeStyle = hand.colour;
+    for (const card of hand.cards) {
+      if (card.part === "bull" && card.box) {
+        const [x1, y1, x2, y2] = at(card.box);
+        const inset = 2 * line;
+        if (x2 - x1 > 3 * inset && y2 - y1 > 3 * inset) context.strokeRect(x1 + inset, y1 + inset, x2 - x1 - 2 * inset, y2 - y1 - 2 * inset);
+      }
+    }
     if (!(scene.cards || []).length) for (const card of hand.cards) drawCard(card, hand.colour, false);
   }
   for (const card of scene.leftOver || []) drawCard(card, LEFT_OVER_COLOUR, true);
@@ -343,47 +376,55 @@ export function drawScene(canvas, picture, scene) {
     context.lineWidth = line;
     context.strokeRect(around[0], around[1], around[2] - around[0], around[3] - around[1]);
   });
-  // the codes over the card and hand boxes, under the labels
-  context.font = `bold ${small}px sans-serif`;
-  shown.forEach((card, index) => {
-    const code = codes[index];
-    if (code.leader) {
-      context.strokeStyle = card.outline;
-      context.lineWidth = Math.max(1, line / 2);
-      context.beginPath();
-      context.moveTo(code.leader[0], code.leader[1]);
-      context.lineTo(code.leader[2], code.leader[3]);
-      context.stroke();
-    }
-    textBox(context, card.text, code.x, code.y, small, "#fff", card.outline === CARD_COLOUR ? "rgba(0, 0, 0, 0.65)" : card.outline);
-  });
-  context.lineWidth = line;
+  // the labels placed clear of the codes
   context.font = `bold ${font}px sans-serif`;
-  for (const [index, hand] of shownHands.entries()) {
-    const around = arounds[index];
+  const rects = shownHands.map((hand, index) => {
     const rows = lines(context, hand.label, width - 2 * padding);
     const textW = Math.max(...rows.map((row) => context.measureText(row).width)) + 2 * padding;
     const w = Math.min(width, textW);
     const h = rows.length * font * 1.2 + 2 * padding;
-    const rect = placeLabel(around, w, h, line * 2, keepClear, placed, arounds, width, height, cardBoxes);
+    const rect = placeLabel(arounds[index], w, h, line * 2, keepClear, placed, arounds, width, height, cardBoxes);
     placed.push(rect);
-    if (rect.leader) {
-      context.strokeStyle = hand.colour;
-      context.lineWidth = line;
-      context.beginPath();
-      context.moveTo(rect.leader[0], rect.leader[1]);
-      context.lineTo(rect.leader[2], rect.leader[3]);
-      context.stroke();
-    }
+    return { rect, rows, textW };
+  });
+  // every leader line first, the codes' and the labels', so that none is drawn over a code or
+  // a label; then the codes, over the card and hand boxes; then the labels
+  const stroke = (leader, colour, thickness) => {
+    context.strokeStyle = colour;
+    context.lineWidth = thickness;
+    context.beginPath();
+    context.moveTo(leader[0], leader[1]);
+    context.lineTo(leader[2], leader[3]);
+    context.stroke();
+  };
+  shown.forEach((card, index) => {
+    if (codes[index].leader) stroke(codes[index].leader, card.outline, Math.max(1, line / 2));
+  });
+  shownHands.forEach((hand, index) => {
+    if (rects[index].rect.leader) stroke(rects[index].rect.leader, hand.colour, line);
+  });
+  const inks = [];
+  context.font = `bold ${small}px sans-serif`;
+  shown.forEach((card, index) => {
+    const code = codes[index];
+    const fill = card.outline === CARD_COLOUR ? CODE_SHADE : card.outline;
+    const ink = fill === CODE_SHADE ? WHITE : textOn(fill);
+    textBox(context, card.text, code.x, code.y, small, ink, fill);
+    inks.push({ ink, fill });
+  });
+  context.lineWidth = line;
+  context.font = `bold ${font}px sans-serif`;
+  shownHands.forEach((hand, index) => {
+    const { rect, rows, textW } = rects[index];
     context.fillStyle = "rgba(0, 0, 0, 0.72)";
     context.fillRect(rect.x, rect.y, rect.w, rect.h);
     context.fillStyle = hand.colour;
     context.fillRect(rect.x, rect.y, Math.max(3, line * 2), rect.h);
     context.fillStyle = "#fff";
-    rows.forEach((row, index) => context.fillText(row, rect.x + padding, rect.y + padding + index * font * 1.2));
+    rows.forEach((row, number) => context.fillText(row, rect.x + padding, rect.y + padding + number * font * 1.2));
     labels.push({ text: hand.label, x: rect.x, y: rect.y, w: rect.w, h: rect.h, textW, rows: rows.length });
-  }
-  canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, codeCss: small / scale, labels, codes, cards: cardBoxes });
+  });
+  canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, codeCss: small / scale, labels, codes, inks, cards: cardBoxes });
   drawn.set(canvas, [picture, scene]);
   return labels;
 }

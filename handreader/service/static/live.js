@@ -16,7 +16,9 @@ const state = { stream: null, socket: null, running: false, starting: false, att
 // The seats the dealer draws on the video: the banker's box first, then one box a player in
 // seat order, each [x1, y1, x2, y2] in fractions of the frame (the API's banker_region and
 // player_regions); the cards are then grouped by them.
-const seats = { drawing: false, boxes: [], from: null, moving: null };
+const seats = { drawing: false, boxes: [], from: null, moving: null, corner: null, cross: [0.5, 0.5] };
+/** How far an arrow key moves the cross on the video (Shift: five times as far). */
+const CROSS_STEP = 0.02;
 const SEAT_COLOUR = "#00e5ff";
 const SMALLEST_SEAT = 0.02; // a box under 2% of the frame's side is a slip, not a seat
 
@@ -74,8 +76,7 @@ function drawLayout(canvas, layout) {
 function showLock(layout) {
   state.locked = Boolean(layout);
   const button = $("live-lock");
-  button.textContent = state.locked ? "Unlock layout" : "Lock layout";
-  button.setAttribute("aria-pressed", String(state.locked));
+  button.textContent = state.locked ? "Unlock layout" : "Lock layout"; // the label says it: no aria-pressed
 }
 
 /** The table options the page sets, with the seats drawn (none: grouped by where cards lie). */
@@ -121,6 +122,18 @@ function drawSeats() {
   const boxes = seats.moving ? [...seats.boxes, seats.moving] : seats.boxes;
   context.lineWidth = 2;
   context.font = "bold 14px system-ui, sans-serif";
+  if (seats.drawing) { // the keyboard's cross, and a corner set by a tap or Enter
+    for (const [x, y] of seats.corner ? [seats.cross, seats.corner] : [seats.cross]) {
+      const [cx, cy] = [x * canvas.width, y * canvas.height];
+      context.strokeStyle = SEAT_COLOUR;
+      context.beginPath();
+      context.moveTo(cx - 10, cy);
+      context.lineTo(cx + 10, cy);
+      context.moveTo(cx, cy - 10);
+      context.lineTo(cx, cy + 10);
+      context.stroke();
+    }
+  }
   boxes.forEach(([x1, y1, x2, y2], index) => {
     const [left, top] = [x1 * canvas.width, y1 * canvas.height];
     context.strokeStyle = SEAT_COLOUR;
@@ -136,24 +149,86 @@ function drawSeats() {
   });
 }
 
+/** What to do next while drawing seats, said on the page (and to screen readers). */
+function seatsHelp() {
+  const next = seats.boxes.length === 0 ? "the banker's place" : `seat ${seats.boxes.length}'s place`;
+  const corner = seats.corner ? "now the opposite corner" : "two opposite corners";
+  return `Drawing seats: a box round ${next} (then one round each player's, in seat order). ` +
+    `Drag it, or tap ${corner}; from the keyboard, the arrow keys move the cross (Shift: farther) ` +
+    `and Enter sets a corner. ${seats.boxes.length} drawn. Done or Escape ends.`;
+}
+
 function showSeats() {
   const button = $("live-seats");
-  button.textContent = seats.drawing ? "Done" : "Draw seats";
-  button.setAttribute("aria-pressed", String(seats.drawing));
-  $("live-seat-boxes").classList.toggle("drawing", seats.drawing);
+  const canvas = $("live-seat-boxes");
+  button.textContent = seats.drawing ? "Done" : "Draw seats"; // the label says it: no aria-pressed
+  canvas.classList.toggle("drawing", seats.drawing);
+  if (seats.drawing) {
+    canvas.setAttribute("tabindex", "0");
+    canvas.setAttribute("aria-label", "the video, to draw the seats on: arrow keys move the cross, Enter sets a corner");
+  } else {
+    canvas.removeAttribute("tabindex");
+    canvas.setAttribute("aria-label", "the seats drawn on the video");
+  }
+  $("live-seats-help").hidden = !seats.drawing;
+  $("live-seats-help").textContent = seats.drawing ? seatsHelp() : "";
   $("live-seats-clear").disabled = !state.running || (!seats.boxes.length && !seats.drawing);
   drawSeats();
 }
 
 function toggleSeats() {
   if (seats.drawing) {
+    const focused = document.activeElement === $("live-seat-boxes");
     seats.drawing = false;
+    seats.corner = null;
     sendOptions();
+    showSeats();
+    if (focused) $("live-seats").focus(); // the video is no longer a control
+    return;
+  }
+  seats.drawing = true;
+  seats.boxes = [];
+  seats.corner = null;
+  seats.cross = [0.5, 0.5];
+  showSeats();
+}
+
+/** A box for a seat from two corners, if it is no slip. */
+function addSeat(from, to) {
+  const box = spanned(from, to);
+  if (box[2] - box[0] >= SMALLEST_SEAT && box[3] - box[1] >= SMALLEST_SEAT) {
+    seats.boxes.push(box.map((value) => Math.round(value * 1000) / 1000));
+    return true;
+  }
+  return false;
+}
+
+/** A corner set by a tap or Enter: the first waits for the second, which makes the box. */
+function setCorner(point) {
+  if (seats.corner) {
+    addSeat(seats.corner, point);
+    seats.corner = null;
   } else {
-    seats.drawing = true;
-    seats.boxes = [];
+    seats.corner = point;
   }
   showSeats();
+}
+
+function seatKey(event) {
+  if (!seats.drawing) return;
+  const step = event.shiftKey ? 5 * CROSS_STEP : CROSS_STEP;
+  const moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] };
+  if (moves[event.key]) {
+    const [dx, dy] = moves[event.key];
+    const clamp = (value) => Math.min(1, Math.max(0, Math.round(value * 1000) / 1000));
+    seats.cross = [clamp(seats.cross[0] + dx), clamp(seats.cross[1] + dy)];
+    drawSeats();
+  } else if (event.key === "Enter" || event.key === " ") {
+    setCorner(seats.cross);
+  } else {
+    return;
+  }
+  event.preventDefault();
 }
 
 function clearSeats() {
@@ -179,13 +254,15 @@ function setupSeats() {
   });
   canvas.addEventListener("pointerup", (event) => {
     if (!seats.drawing || !seats.from) return;
-    const box = spanned(seats.from, fraction(event));
+    const [from, to] = [seats.from, fraction(event)];
     seats.from = null;
     seats.moving = null;
-    if (box[2] - box[0] >= SMALLEST_SEAT && box[3] - box[1] >= SMALLEST_SEAT) {
-      seats.boxes.push(box.map((value) => Math.round(value * 1000) / 1000));
-    }
-    showSeats();
+    if (seats.corner || !addSeat(from, to)) setCorner(to); // a tap (no drag) sets a corner
+    else showSeats();
+  });
+  canvas.addEventListener("keydown", seatKey);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && seats.drawing && !event.defaultPrevented) toggleSeats();
   });
   $("live-seats").addEventListener("click", toggleSeats);
   $("live-seats-clear").addEventListener("click", clearSeats);

@@ -3,7 +3,7 @@
 // here over the photo as the browser shows it (draw.js). Changing an option marks the results
 // out of date and reads the photo again with it.
 
-import { $, el, markStale, request, imageForm, showError, cardChips, table, money, typedStake, disableKeepingFocus, enableTakingFocus, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
+import { $, el, markStale, request, imageForm, showError, cardChips, table, money, typedStake, disableKeepingFocus, enableTakingFocus, enlargeable, ROLE_COLOURS, SEAT_COLOURS } from "./common.js";
 import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene, statusText } from "./draw.js";
 
@@ -77,7 +77,7 @@ export function niuniuResults(result) {
   const seatName = (seat) => (result.banker === seat ? `${seat} (banker)` : String(seat));
   if (result.hands.length) {
     parts.push(table(
-      "Hands (the bull's cards highlighted)",
+      "Hands (the bull's cards in a double frame)",
       ["Seat", "Role", "Cards", "Score", "Note"],
       result.hands.map((hand) => [seatName(hand.seat), hand.role, cardChips(hand.cards), handScore(hand), hand.problem]),
       { id: "photo-hands" },
@@ -227,7 +227,9 @@ function pitsScene(result, size) {
   const verdict = result.legal === null ? "" : result.legal ? " \u00b7 legal" : " \u00b7 illegal";
   return {
     size,
-    hands: [{ box, colour: SEAT_COLOURS[0], label: (result.description || result.reason || "no combination") + verdict, cards: result.cards }],
+    // the label short (what the play is and the verdict), so that it stays off the cards on a
+    // phone; why it is illegal is said in the results table
+    hands: [{ box, colour: SEAT_COLOURS[0], label: (result.description || "no combination") + verdict, cards: result.cards }],
     leftOver: result.table,
   };
 }
@@ -383,33 +385,12 @@ function optionChanged() {
   read(state.file);
 }
 
-/** Enlarge the photo to the whole screen (scrollable, pinch-zoomable) or back; the drawing is
- *  made again at its new size, so its labels keep their size on the screen. */
-function enlarge(on) {
-  const figure = $("photo-figure");
-  figure.classList.toggle("enlarged", on);
-  $("photo-enlarge").setAttribute("aria-pressed", String(on));
-  $("photo-enlarge").textContent = on ? "Close" : "Enlarge";
-  window.dispatchEvent(new Event("resize"));
-}
+/** Enlarge the photo or take it back (common.js enlargeable; set in setupPhoto). */
+let enlarge = () => {};
 
 export function setupPhoto() {
   const input = $("photo-file");
-  for (const shown of [$("photo-canvas"), $("photo-annotated")]) {
-    shown.addEventListener("click", () => enlarge(!$("photo-figure").classList.contains("enlarged")));
-  }
-  $("photo-enlarge").addEventListener("click", () => enlarge(!$("photo-figure").classList.contains("enlarged")));
-  document.addEventListener("keydown", (event) => {
-    if (!$("photo-figure").classList.contains("enlarged")) return;
-    if (event.key === "Escape") {
-      enlarge(false);
-      $("photo-enlarge").focus();
-    } else if (event.key === "Tab") {
-      // the enlarged photo covers the page: focus stays on its Close button, never behind it
-      event.preventDefault();
-      $("photo-enlarge").focus();
-    }
-  });
+  enlarge = enlargeable($("photo-figure"), $("photo-enlarge"), [$("photo-canvas"), $("photo-annotated")]);
   const drop = $("photo-drop");
   showGameOptions();
   $("photo-game").addEventListener("change", () => {

@@ -84,6 +84,7 @@ function showAnswer(answer) {
   const winners = answer.winners.map((seat) => `Hand ${LETTERS[seat]}`).join(" and ");
   const verdict = el("p", { id: "trainer-result", tabindex: "-1" },
     el("span", { class: `verdict ${answer.correct ? "correct" : "wrong"}`, id: "trainer-verdict" }, answer.correct ? "Right" : "Wrong"),
+    el("span", { class: "visually-hidden" }, ":"), // read as two sentences, not one
     ` ${winners} ${answer.tie ? "tie for first place" : "wins"}.`,
   );
   const rows = answer.hands.map((hand) => {

@@ -3,12 +3,16 @@
 // answer shows its evidence: the photo with the hands read drawn over it, each seat's cards
 // and score. The audit log can be listed and exported here too. Both need the operator token.
 
-import { $, el, markStale, request, imageForm, showError, table, money, typedStake, disableKeepingFocus, enableTakingFocus } from "./common.js";
+import { $, el, markStale, request, imageForm, showError, table, money, typedStake, disableKeepingFocus, enableTakingFocus, enlargeable, markInvalid, pageWords } from "./common.js";
 import { chosenDeck, chosenIndices, onDeckChange, onIndicesChange } from "./decks.js";
 import { drawScene, clearScene, loadPicture, niuniuScene } from "./draw.js";
 import { niuniuResults } from "./photo.js";
 
+/** Enlarge the evidence or take it back (common.js enlargeable; set in setupVerify). */
+let enlargeVerify = () => {};
+
 let generation = 0; // a check or a newer photo makes an answer still on its way out of date
+let verdicts = 0; // the checks whose verdict was shown: a seats read started before one is past
 
 /** The most bytes the server takes in a photo (HANDREADER_MAX_BYTES' default). The dealer
  *  check sends the photo as it is, never shrunk: the audit log keeps its SHA-256, which must be
@@ -78,8 +82,12 @@ function showVerification(answer, picture) {
     parts.push(el("p", {}, "Every declared result matches the table."));
   }
   const computed = answer.computed;
-  parts.push(table(`Computed (banker: seat ${computed.banker ?? "\u2013"})`, ["Seat", "Outcome", "Payout", "Note"],
-    computed.players.map((p) => [String(p.seat), p.outcome, money(p.payout), p.problem]), { id: "verify-computed" }));
+  if (computed.players.length) {
+    parts.push(table(`Computed (banker: seat ${computed.banker ?? "\u2013"})`, ["Seat", "Outcome", "Payout", "Note"],
+      computed.players.map((p) => [String(p.seat), p.outcome, money(p.payout), p.problem]), { id: "verify-computed" }));
+  } else {
+    parts.push(el("p", { id: "verify-computed" }, "No player to settle: the photo shows no hand besides the banker's."));
+  }
   parts.push(el("p", { class: "summary" }, `Banker's net: ${money(computed.banker_net)}`));
   // the evidence: each seat's cards and score as read from the photo
   const evidence = niuniuResults(answer.table).filter((part) => part.id === "photo-hands");
@@ -89,14 +97,17 @@ function showVerification(answer, picture) {
   const canvas = $("verify-canvas");
   if (picture) {
     canvas.hidden = false;
+    $("verify-enlarge").hidden = false;
     drawScene(canvas, picture, niuniuScene(answer.table));
   }
 }
 
 function clearVerification() {
   const canvas = $("verify-canvas");
+  enlargeVerify(false);
   clearScene(canvas);
   canvas.hidden = true;
+  $("verify-enlarge").hidden = true;
   $("verify-results").replaceChildren();
   markStale([$("verify-results"), $("verify-figure")], null);
   $("verify-status").textContent = "";
@@ -150,6 +161,7 @@ async function submit(event) {
         `it was logged as record ${answer.record_id} (${answer.verdict}). Check the photo now chosen to verify it.`));
       return;
     }
+    verdicts += 1;
     clearVerification();
     showVerification(answer, picture);
     const differences = answer.differences.length;
@@ -161,8 +173,11 @@ async function submit(event) {
       return;
     }
     if (error.status >= 400 && error.status < 500) {
-      // the token or the form is wrong: the seats read stay in view while the dealer mends it
-      $("verify-status").textContent = seatsRead;
+      // the token or the form is wrong: the status says so, and the seats read stay in view
+      // while the dealer mends it (a read still on its way says them when it ends)
+      const seats = seatsRead.startsWith("Seats read") ? ` ${seatsRead}` : "";
+      $("verify-status").textContent = `Not checked: ${pageWords(error)}.${seats}`;
+      if (error.code === "unauthorized") markInvalid($("verify-token"), $("verify-error"));
       formChanged();
     } else {
       clearVerification();
@@ -257,6 +272,7 @@ async function preview() {
   const file = $("verify-file").files && $("verify-file").files[0];
   if (!file) return;
   const mine = ++generation;
+  const shownBefore = verdicts;
   clearVerification();
   const options = { profile: $("verify-profile").value, stake: Number($("verify-stake").value) || 1 };
   if (chosenDeck()) options.deck = chosenDeck();
@@ -268,12 +284,14 @@ async function preview() {
       request("/v1/score", { method: "POST", body: imageForm(checkedPhoto(file), options) }).then((r) => r.json()),
       loadPicture(file),
     ]);
-    if (mine !== generation) return; // another photo was chosen, or the round checked
+    // another photo was chosen, or the round checked (a refused check leaves the read its say)
+    if (mine !== generation && (checking || verdicts !== shownBefore || $("verify-file").files[0] !== file)) return;
     const seats = table.hands.map((hand) => (table.banker === hand.seat ? `${hand.seat} (banker)` : String(hand.seat)));
     $("verify-status").textContent = seats.length ? `Seats read: ${seats.join(", ")}. Declare each player's result by its seat, then Check.` : "No hand read in this photo.";
     $("verify-status").dataset.seats = JSON.stringify(table.hands.map((hand) => hand.seat));
     if (picture) {
       $("verify-canvas").hidden = false;
+      $("verify-enlarge").hidden = false;
       drawScene($("verify-canvas"), picture, niuniuScene(table));
     }
   } catch (error) {
@@ -297,6 +315,7 @@ export function setupVerify() {
   onDeckChange(formChanged);
   onIndicesChange(formChanged);
   $("verify-form").addEventListener("submit", submit);
+  enlargeVerify = enlargeable($("verify-figure"), $("verify-enlarge"), [$("verify-canvas")]);
   $("audit-list").addEventListener("click", () => listAudit());
   $("audit-csv").addEventListener("click", downloadCsv);
 }

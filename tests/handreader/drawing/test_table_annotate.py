@@ -65,6 +65,16 @@ def test_the_bull_is_tinted_and_the_rest_is_not() -> None:
     assert inside[3] == inside[4] == (128, 128, 128)
 
 
+def test_the_bulls_cards_are_framed_twice_not_told_by_colour_alone() -> None:
+    """WCAG 1.4.1: the bull's cards carry an inner outline (2 lines in) besides the tint."""
+    annotator = Annotator(palette=[(0, 255, 0)], fill_opacity=0.0, thickness=1)
+    drawn = annotator.annotate(_scene(), score_reading(_table()))
+    # NIU_4's cards (boxes x 200 + 60 i to + 40, y 400 to 460): 3H 7S KD the bull, 8C 6D not
+    inner = [tuple(int(v) for v in drawn[430, 200 + 60 * i + 2]) for i in range(5)]
+    assert all(blue < 40 and green > 200 and red < 40 for blue, green, red in inner[:3]), inner
+    assert inner[3] == inner[4] == (128, 128, 128)
+
+
 def test_uncertain_cards_take_the_uncertain_colour() -> None:
     annotator = Annotator(uncertain_colour=(255, 0, 255), palette=[(0, 0, 0)], thickness=2)
     drawn = annotator.annotate(_scene(), score_reading(_table(uncertain="KD")))

@@ -219,7 +219,7 @@ def test_the_dealer_draws_the_seats_on_the_video_and_the_hands_follow_them(
     )
     _wait_for_banker(page, "A\u2660")  # No Niu (AS 2S 3S 4S 8S), on top
     page.click("#live-seats")
-    assert page.locator("#live-seats").get_attribute("aria-pressed") == "true"
+    assert page.inner_text("#live-seats") == "Done"
     box = page.locator("#live-seat-boxes").bounding_box()
     page.mouse.move(box["x"] + 0.05 * box["width"], box["y"] + 0.5 * box["height"])
     page.mouse.down()

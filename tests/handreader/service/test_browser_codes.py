@@ -114,3 +114,62 @@ def test_no_code_covers_another_code_or_a_label_on_the_live_overlay(
         _check_codes(drawn, len(drawn["codes"]))
     finally:
         context.close()
+
+
+BUSY_PIVOTS = ((0.29, 0.57), (0.37, 0.59), (0.55, 0.98), (0.69, 0.87))
+"""Four fans of five (cards 0.31 of the photo's height, 7.4 degrees apart) whose codes, on a
+phone, go in rows with leader lines that pass over the codes of other hands."""
+
+_CANVAS_PIXELS = """(canvas) => {
+  const { width, height } = canvas;
+  const data = canvas.getContext("2d").getImageData(0, 0, width, height).data;
+  return [width, height, Array.from(data)];
+}"""
+
+
+def _struck_pixels(pixels: Any, code: dict[str, float]) -> int:
+    """Pixels inside a code's box (2 px of its edge left out) that are neither its fill, its
+    text, nor a blend of the two: a line drawn across it."""
+    import numpy as np
+
+    x1, y1 = round(code["x"]) + 2, round(code["y"]) + 2
+    x2, y2 = int(code["x"] + code["w"]) - 2, int(code["y"] + code["h"]) - 2
+    patch = pixels[y1:y2, x1:x2].reshape(-1, 3).astype(np.float64)
+    colours, counts = np.unique(patch, axis=0, return_counts=True)
+    fill = colours[np.argmax(counts)]
+    ink = patch[np.argmax(np.linalg.norm(patch - fill, axis=1))] - fill
+    along = np.clip((patch - fill) @ ink / max(float(ink @ ink), 1e-9), 0, 1)
+    return int((np.linalg.norm(patch - (fill + along[:, None] * ink), axis=1) > 40).sum())
+
+
+def test_no_leader_line_is_drawn_over_a_code_on_a_busy_table(browser: Any, tmp_path: Path) -> None:
+    """Every leader line is drawn before every code: where a code's row lies across another
+    hand's leader, the code's box shows only its fill and its text (docs/page.md, "Drawing")."""
+    import numpy as np
+    from fan_scene import FAN_HAND, fan_layout
+
+    hands = (FAN_HAND, ("AH", "2H", "3H", "4H", "6H"), ("7C", "8C", "9C", "JC", "QC"),
+             ("AD", "2D", "3D", "4D", "5D"))  # fmt: skip
+    layout = [
+        card
+        for codes, pivot in zip(hands, BUSY_PIVOTS, strict=True)
+        for card in fan_layout(SIZE_WH, codes, pivot=pivot, card_height=0.31, step_degrees=7.4)
+    ]
+    photo = tmp_path / "busy_table.jpg"
+    cv2.imwrite(str(photo), render_fan(layout, SIZE_WH, deck=None))
+    with Server(FanReader(layout=layout)) as server:
+        context = browser.new_context(viewport=PHONE)
+        page = context.new_page()
+        try:
+            page.goto(server.url + "/")
+            page.wait_for_selector("body[data-ready='true']")
+            page.set_input_files("#photo-file", str(photo))
+            page.wait_for_selector("#photo-hands tbody tr")
+            drawn = drawn_labels(page, "photo-canvas")
+            width, height, data = page.eval_on_selector("#photo-canvas", _CANVAS_PIXELS)
+        finally:
+            context.close()
+    pixels = np.array(data, np.uint8).reshape(height, width, 4)[:, :, :3]
+    assert sum(code["leader"] is not None for code in drawn["codes"]) >= 10
+    struck = [_struck_pixels(pixels, code) for code in drawn["codes"]]
+    assert struck == [0] * len(struck)

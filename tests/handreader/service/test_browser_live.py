@@ -139,8 +139,8 @@ def test_the_dealer_locks_the_layout_and_sees_its_regions(browser: Any) -> None:
             page.click("#live-start")
             page.wait_for_selector("#live-lock:not([disabled])", timeout=30_000)
             page.click("#live-lock")
-            page.wait_for_selector("#live-lock[aria-pressed='true']", timeout=10_000)
-            assert page.text_content("#live-lock") == "Unlock layout"
+            page.wait_for_selector("#live-lock:text-is('Unlock layout')", timeout=10_000)
+            assert page.get_attribute("#live-lock", "aria-pressed") is None  # the label says it
             page.wait_for_function(
                 "() => document.getElementById('live-overlay').dataset.regions === '1'",
                 timeout=10_000,
@@ -148,7 +148,7 @@ def test_the_dealer_locks_the_layout_and_sees_its_regions(browser: Any) -> None:
             locked = [answer for answer in answers if answer.get("layout")]
             assert locked and len(locked[-1]["layout"]["players"]) == 1
             page.click("#live-lock")
-            page.wait_for_selector("#live-lock[aria-pressed='false']", timeout=10_000)
+            page.wait_for_selector("#live-lock:text-is('Lock layout')", timeout=10_000)
             page.wait_for_function(
                 "() => document.getElementById('live-overlay').dataset.regions === '0'",
                 timeout=10_000,

@@ -85,11 +85,17 @@ def test_the_enlarged_photo_keeps_the_focus_and_gives_it_back(page: Any, tmp_pat
     page.wait_for_selector("#photo-enlarge:not([hidden])")
     page.focus("#photo-enlarge")
     page.keyboard.press("Enter")
-    assert page.get_attribute("#photo-enlarge", "aria-pressed") == "true"
+    assert page.inner_text("#photo-enlarge") == "Close"  # its label says it; no aria-pressed
+    assert page.get_attribute("#photo-enlarge", "aria-pressed") is None
+    assert page.get_attribute("#photo-figure", "role") == "dialog"
+    assert page.get_attribute("#photo-figure", "aria-modal") == "true"
+    assert page.evaluate("document.getElementById('photo-form').inert")  # the page behind
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "photo-enlarge"  # not behind it
     page.keyboard.press("Escape")
-    assert page.get_attribute("#photo-enlarge", "aria-pressed") == "false"
+    assert page.inner_text("#photo-enlarge") == "Enlarge"
+    assert page.get_attribute("#photo-figure", "role") is None
+    assert not page.evaluate("document.getElementById('photo-form').inert")
     assert page.evaluate("document.activeElement.id") == "photo-enlarge"
 
 
@@ -235,7 +241,8 @@ def test_a_wrong_token_keeps_the_seats_read_in_view(page: Any, tmp_path: Path) -
     page.click("#verify-submit")
     page.wait_for_selector("#verify-error:not([hidden])")
     assert "unauthorized" in page.inner_text("#verify-error")
-    assert page.inner_text("#verify-status") == seats  # the dealer still sees the seats
+    status = page.inner_text("#verify-status")  # the refusal said, the seats still in view
+    assert status.startswith("Not checked: ") and status.endswith(seats), status
     assert page.is_visible("#verify-canvas")
 
 
