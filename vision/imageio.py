@@ -80,7 +80,7 @@ from vision.imagelimits import (
     check_limits,
     reduced_side,
 )
-from vision.jpegdata import check_scan_markers, ends_in_missing_blocks
+from vision.jpegdata import ends_in_missing_blocks, mcu_size
 from vision.png_chunks import PngChunkError, decoder_png
 from vision.settings import PANORAMA, ReaderSettings
 
@@ -269,12 +269,17 @@ class ReducedImage:
 
 
 def _refuse_damaged_jpeg(
-    data: bytes, scan_end: int, decoded: NDArray[np.generic], factor: int
+    data: bytes, info: ImageInfo, decoded: NDArray[np.generic], factor: int
 ) -> None:
-    """CorruptImageError for a JPEG whose last blocks the decoder had no data for: ``decoded``,
-    the array decoded at ``1 / factor``, ends in their flat grey, and the code before the
-    end-of-image marker (at ``scan_end``) is not that of a flat area (``vision.jpegdata``)."""
-    if ends_in_missing_blocks(decoded, factor, data[max(0, scan_end - 256) : scan_end]):
+    """CorruptImageError for a single-scan JPEG whose last MCUs the decoder had no data for:
+    ``decoded``, the array decoded at ``1 / factor``, ends in their flat grey, in the shape
+    missing data leaves, and the code before the end-of-image marker is not that of a flat
+    area (``vision.jpegdata``). A scan whose restart markers were all counted can only have
+    lost MCUs of its last interval."""
+    interval = info.restart_interval
+    tail = data[max(0, info.scan_end - 256) : info.scan_end]
+    missing = interval - 1 if interval > 0 else None
+    if ends_in_missing_blocks(decoded, factor, tail, mcu_size(info.sampling), missing):
         raise CorruptImageError(
             "corrupt JPEG: the image data ends before its last blocks, which decode to the "
             "flat grey (128, 128, 128) a decoder paints where data is missing (a damaged or "
@@ -284,7 +289,6 @@ def _refuse_damaged_jpeg(
 
 def _decode(data: bytes, info: ImageInfo, factor: int) -> NDArray[np.uint8]:
     """Decode checked bytes (a JPEG reduced by ``factor``), normalise and turn upright."""
-    scan_end = check_scan_markers(data) if info.format is ImageFormat.JPEG else len(data)
     if info.format is ImageFormat.GIF:  # a first frame past the logical screen grows it
         data = fit_screen(data, (info.width, info.height))
     if info.format is ImageFormat.PNG:  # nothing for libpng to print on standard error
@@ -305,7 +309,7 @@ def _decode(data: bytes, info: ImageInfo, factor: int) -> NDArray[np.uint8]:
         )
     if info.format is ImageFormat.JPEG and info.scans == 1:
         # (a JPEG of several scans has its first, the one that sets each block's level, whole)
-        _refuse_damaged_jpeg(data, scan_end, decoded, factor)
+        _refuse_damaged_jpeg(data, info, decoded, factor)
     stored = {(reduced_side(info.height, factor), reduced_side(info.width, factor))}
     if info.format is ImageFormat.TIFF and info.orientation >= 5:
         stored.add((info.width, info.height))  # libtiff has already turned it upright
