@@ -14,8 +14,9 @@ recognizer. In order, it:
 2. refuses a JPEG without its end-of-image marker after the scan data (a truncated upload that
    the decoder would otherwise half-paint in grey), and one whose image data is damaged or
    ends early before its end-of-image marker (``vision.jpegdata``: a marker no valid JPEG has
-   in its scan data, restart markers out of turn or too few, or last blocks decoded to the
-   exact grey of missing data), which the decoder would only warn about;
+   in its scan data, restart markers out of turn or too few, found on the header's walk; after
+   decoding, last MCUs decoded to the exact grey of missing data, in the shape it leaves),
+   which the decoder would only warn about;
 3. decodes with OpenCV as stored (``IMREAD_UNCHANGED``, orientation ignored; a PNG given only
    the chunks that make its pixels, their CRCs checked, so that libpng prints nothing on
    standard error: :mod:`vision.png_chunks`; a GIF's logical screen grown to hold its first
