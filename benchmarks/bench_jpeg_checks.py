@@ -1,14 +1,18 @@
 """The cost of telling a damaged JPEG (``vision.jpegdata``) on a 12-megapixel photo: the
-decode with the checks and without them, in one run.
+decode with the check of the decoded array and without it, in one run, and the one walk of
+the header and scan data that checks the markers.
 
     python benchmarks/bench_jpeg_checks.py [PHOTO] [--runs 15]
 
 PHOTO defaults to ``examples/hand.jpg`` enlarged to 4000 x 3000 and saved at quality 92 (a
 phone's size); any JPEG may be given. Timed: ``decode_reduced`` (as the commands and the
-service decode a photo: at a half here) and ``decode_image`` (full size), each with the checks
-and with them replaced by nothing, in turn within each run (which first alternating), so both
-see the same load; medians (the machine may be shared). Also the marker walk alone and, with
-restart markers (every 4 MCUs, as some cameras write them), the walk of that photo.
+service decode a photo: at a half here) and ``decode_image`` (full size), each with the check
+of the decoded array (``ends_in_missing_blocks``) and with it replaced by nothing, in turn
+within each run (which first alternating), so both see the same load; medians (the machine may
+be shared). Also the walk alone (``probe_image``: the header, then the scan data to the
+end-of-image marker, counting the scans and checking the markers, which every decode makes),
+the check of the decoded array alone (on the photo, and with its last row of MCUs grey) and,
+with restart markers (every 4 MCUs, as some cameras write them), the walk of that photo.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy as np
 
 import vision.imageio
-from vision.imageio import decode_image, decode_reduced
-from vision.jpegdata import check_scan_markers
+from vision.imageio import decode_image, decode_reduced, probe_image
+from vision.jpegdata import ends_in_missing_blocks, mcu_size
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,16 +60,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     data = _photo(args.photo)
-    checks = (vision.imageio.check_scan_markers, vision.imageio.ends_in_missing_blocks)
+    check = vision.imageio.ends_in_missing_blocks
 
     def without(decode: Callable[[bytes], Any]) -> Callable[[], Any]:
         def run() -> Any:
-            vision.imageio.check_scan_markers = len  # (the offset it returns: the end)
             vision.imageio.ends_in_missing_blocks = lambda *args: False
             try:
                 return decode(data)
             finally:
-                vision.imageio.check_scan_markers, vision.imageio.ends_in_missing_blocks = checks
+                vision.imageio.ends_in_missing_blocks = check
 
         return run
 
@@ -79,17 +83,25 @@ def main() -> None:
                     after.append(_median_ms(lambda decode=decode: decode(data), 1))
         base, checked = statistics.median(before), statistics.median(after)
         print(
-            f"{name}: without the checks {base:.1f} ms, with them {checked:.1f} ms "
-            f"(+{checked - base:.1f} ms)"
+            f"{name}: without the check {base:.1f} ms, with it {checked:.1f} ms "
+            f"({checked - base:+.1f} ms)"
         )
-    walk = _median_ms(lambda: check_scan_markers(data), args.runs)
-    print(f"marker walk alone: {walk:.2f} ms")
+    decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    assert decoded is not None
+    info = probe_image(data)
+    tail, mcu = data[info.scan_end - 256 : info.scan_end], mcu_size(info.sampling)
+    alone = _median_ms(lambda: ends_in_missing_blocks(decoded, 1, tail, mcu), args.runs)
+    decoded[-mcu[1] :] = 128  # the last row of MCUs grey: the whole shape is looked at
+    grey = _median_ms(lambda: ends_in_missing_blocks(decoded, 1, tail, mcu), args.runs)
+    print(f"check of the decoded array alone: {alone:.3f} ms ({grey:.3f} ms, last row grey)")
+    walk = _median_ms(lambda: probe_image(data), args.runs)
+    print(f"walk of the header and scan data alone: {walk:.2f} ms")
     restarts = _photo(
         args.photo or ROOT / "examples" / "hand.jpg", cv2.IMWRITE_JPEG_RST_INTERVAL, 4
     )
-    walk = _median_ms(lambda: check_scan_markers(restarts), args.runs)
+    walk = _median_ms(lambda: probe_image(restarts), args.runs)
     count = sum(restarts.count(bytes([0xFF, 0xD0 + n])) for n in range(8))
-    print(f"marker walk, restart markers every 4 MCUs ({count:,} of them): {walk:.2f} ms")
+    print(f"the walk, restart markers every 4 MCUs ({count:,} of them): {walk:.2f} ms")
 
 
 if __name__ == "__main__":

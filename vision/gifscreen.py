@@ -16,17 +16,23 @@ import struct
 __all__ = ["fit_screen", "gif_canvas_size"]
 
 _EXTENSION, _IMAGE, _TRAILER = 0x21, 0x2C, 0x3B
+MAX_SUB_BLOCKS = 65_536
+"""Extensions and their sub-blocks walked before the first frame's descriptor, at most: about
+ten milliseconds of the walk (each is a step of a Python loop), while an encoder's extensions
+before it (a loop count, a frame's delay, a comment, an XMP packet) hold a few thousand at
+most. Past them the extent is unknown and the logical screen is taken as the size."""
 
 
 def _first_frame_extent(data: bytes) -> tuple[int, int] | None:
     """The right and bottom edges (left + width, top + height) of the first frame, from its
     image descriptor; None when the blocks before it do not lead to one (damaged data is left
-    to the decoder)."""
+    to the decoder) within :data:`MAX_SUB_BLOCKS` of them."""
     if len(data) < 13:
         return None
     flags = data[10]
     offset = 13 + (3 << ((flags & 0x07) + 1) if flags & 0x80 else 0)
-    while offset < len(data):
+    budget = MAX_SUB_BLOCKS
+    while offset < len(data) and budget > 0:
         block = data[offset]
         if block == _IMAGE:
             if offset + 9 > len(data):
@@ -36,15 +42,18 @@ def _first_frame_extent(data: bytes) -> tuple[int, int] | None:
         if block != _EXTENSION:
             return None  # the trailer, or damage
         offset += 2  # the introducer and the extension's label
-        while offset < len(data) and data[offset]:  # sub-blocks, each after its length
+        budget -= 1
+        while offset < len(data) and data[offset] and budget > 0:  # each after its length
             offset += data[offset] + 1
+            budget -= 1
         offset += 1  # the block terminator
     return None
 
 
 def gif_canvas_size(data: bytes, screen: tuple[int, int]) -> tuple[int, int]:
     """The size a GIF of logical screen ``screen`` (width, height) is shown at: the screen,
-    grown to hold the first frame where the frame reaches past it."""
+    grown to hold the first frame where the frame reaches past it (the screen alone when the
+    frame's descriptor is not found)."""
     extent = _first_frame_extent(data)
     if extent is None:
         return screen

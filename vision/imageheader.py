@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from vision.gifscreen import gif_canvas_size
+from vision.jpegdata import DamagedScanError, walk_scans
 
 __all__ = [
     "CorruptImageError",
@@ -133,6 +134,13 @@ class ImageInfo:
     """JPEG of several scans: the DCT coefficients the decoder keeps for the whole image until
     the last scan (2 bytes a coefficient, every component at its own sampling), beside the
     decoded array; 0 for a single-scan image, decoded as it streams."""
+    sampling: tuple[tuple[int, int], ...] = ()
+    """JPEG: each component's horizontal and vertical sampling factors, from the frame header."""
+    scan_end: int = 0
+    """JPEG: the offset of the end-of-image marker, where the scan data ends."""
+    restart_interval: int = 0
+    """JPEG of one scan whose restart markers were counted against its MCUs (all there, in
+    turn): its restart interval in MCUs; 0 otherwise."""
 
     @property
     def pixels(self) -> int:
@@ -288,7 +296,7 @@ _JPEG_SOF = frozenset(
 _JPEG_STANDALONE = frozenset({0x01, *range(0xD0, 0xD8)})
 
 
-def _coefficient_bytes(size: tuple[int, int], sampling: list[tuple[int, int]]) -> int:
+def _coefficient_bytes(size: tuple[int, int], sampling: tuple[tuple[int, int], ...]) -> int:
     """What libjpeg's whole-image coefficient buffer holds for a multi-scan JPEG: every
     component's blocks at its sampling (padded to whole MCUs), 64 coefficients of 2 bytes."""
     if not sampling:
@@ -303,10 +311,11 @@ def _coefficient_bytes(size: tuple[int, int], sampling: list[tuple[int, int]]) -
 
 
 def _probe_jpeg(data: bytes) -> ImageInfo:
-    """Walk the JPEG segments up to the first scan: size from SOF, orientation from the first
-    APP1 Exif segment."""
-    offset, size, orientation, layout, exif_seen = 2, (0, 0), 1, (3, 1), False
-    sampling: list[tuple[int, int]] = []
+    """Walk the JPEG segments up to the first scan (size and sampling from SOF, the restart
+    interval from DRI, orientation from the first APP1 Exif segment), then the scan data to
+    the end-of-image marker (``vision.jpegdata.walk_scans``: the scans, and damaged data)."""
+    offset, size, orientation, layout, exif_seen, interval = 2, (0, 0), 1, (3, 1), False, 0
+    sampling: tuple[tuple[int, int], ...] = ()
     while True:
         if offset + 4 > len(data):
             raise CorruptImageError("truncated JPEG: the header ends before the image data")
@@ -326,59 +335,40 @@ def _probe_jpeg(data: bytes) -> ImageInfo:
                 ">BHHB", data, offset + 4, "JPEG frame header"
             )
             size = (width, height)
-            sampling = [
+            sampling = tuple(
                 (body[7 + 3 * i] >> 4, body[7 + 3 * i] & 0x0F)
                 for i in range(components)
                 if 8 + 3 * i < len(body)
-            ]
+            )
             # grey stays one channel, YCbCr and CMYK come out as BGR; 12-bit as 16-bit samples
             layout = (1 if components == 1 else 3, 2 if precision > 8 else 1)
+        elif marker == 0xDD and len(body) >= 2:
+            interval = int.from_bytes(body[:2], "big")
         elif marker == 0xE1 and body.startswith(b"Exif\x00\x00") and not exif_seen:
             # the first Exif block is the photo's, as viewers take it (an editor may append one)
             orientation, exif_seen = _exif_orientation(body[6:]), True
         elif marker == 0xDA:  # start of scan: the header is over
             if size == (0, 0):
                 raise CorruptImageError("corrupt JPEG: image data before any frame header")
-            scans = _jpeg_scans(data, offset)
+            try:
+                walk = walk_scans(data, offset, size, sampling, interval)
+            except DamagedScanError as error:
+                raise CorruptImageError(str(error)) from None
             return ImageInfo(
                 ImageFormat.JPEG,
                 size[0],
                 size[1],
                 orientation,
                 *layout,
-                scans=scans,
-                coefficient_bytes=_coefficient_bytes(size, sampling) if scans > 1 else 0,
+                scans=walk.scans,
+                coefficient_bytes=_coefficient_bytes(size, sampling) if walk.scans > 1 else 0,
+                sampling=sampling,
+                scan_end=walk.end,
+                restart_interval=walk.restart_interval,
             )
         elif marker == 0xD9:
             raise CorruptImageError("corrupt JPEG: end of image before any image data")
         offset += 2 + length
-
-
-_JPEG_MARKER = re.compile(rb"\xff[^\x00\xd0-\xd7\xff]")
-"""A marker in or after entropy-coded data: 0xFF there is stuffed with 0x00, restart markers
-(0xD0 to 0xD7) lie within a scan and 0xFF may fill before a marker."""
-
-
-def _jpeg_scans(data: bytes, offset: int) -> int:
-    """The scans from the start-of-scan marker at ``offset`` to the end-of-image marker.
-
-    Segments between the scans (a progressive JPEG's tables) are skipped by their length, and
-    nothing after the end of the image is looked at: a phone's motion photo carries its video
-    there. CorruptImageError when the end-of-image marker is missing.
-    """
-    scans = 0
-    while (found := _JPEG_MARKER.search(data, offset)) is not None:
-        at, marker = found.start(), data[found.start() + 1]
-        if marker == 0xD9:
-            return scans
-        scans += marker == 0xDA
-        if at + 4 > len(data):
-            break
-        (length,) = _unpack(">H", data, at + 2, "JPEG segment")
-        offset = at + 2 + length
-    raise CorruptImageError(
-        f"truncated JPEG: the end-of-image marker is missing ({len(data)} bytes received)"
-    )
 
 
 def _exif_orientation(tiff: bytes) -> int:

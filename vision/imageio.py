@@ -14,8 +14,9 @@ recognizer. In order, it:
 2. refuses a JPEG without its end-of-image marker after the scan data (a truncated upload that
    the decoder would otherwise half-paint in grey), and one whose image data is damaged or
    ends early before its end-of-image marker (``vision.jpegdata``: a marker no valid JPEG has
-   in its scan data, restart markers out of turn or too few, or last blocks decoded to the
-   exact grey of missing data), which the decoder would only warn about;
+   in its scan data, restart markers out of turn or too few, found on the header's walk; after
+   decoding, last MCUs decoded to the exact grey of missing data, in the shape it leaves),
+   which the decoder would only warn about;
 3. decodes with OpenCV as stored (``IMREAD_UNCHANGED``, orientation ignored; a PNG given only
    the chunks that make its pixels, their CRCs checked, so that libpng prints nothing on
    standard error: :mod:`vision.png_chunks`; a GIF's logical screen grown to hold its first
@@ -80,7 +81,7 @@ from vision.imagelimits import (
     check_limits,
     reduced_side,
 )
-from vision.jpegdata import check_scan_markers, ends_in_missing_blocks
+from vision.jpegdata import ends_in_missing_blocks, mcu_size
 from vision.png_chunks import PngChunkError, decoder_png
 from vision.settings import PANORAMA, ReaderSettings
 
@@ -269,12 +270,17 @@ class ReducedImage:
 
 
 def _refuse_damaged_jpeg(
-    data: bytes, scan_end: int, decoded: NDArray[np.generic], factor: int
+    data: bytes, info: ImageInfo, decoded: NDArray[np.generic], factor: int
 ) -> None:
-    """CorruptImageError for a JPEG whose last blocks the decoder had no data for: ``decoded``,
-    the array decoded at ``1 / factor``, ends in their flat grey, and the code before the
-    end-of-image marker (at ``scan_end``) is not that of a flat area (``vision.jpegdata``)."""
-    if ends_in_missing_blocks(decoded, factor, data[max(0, scan_end - 256) : scan_end]):
+    """CorruptImageError for a single-scan JPEG whose last MCUs the decoder had no data for:
+    ``decoded``, the array decoded at ``1 / factor``, ends in their flat grey, in the shape
+    missing data leaves, and the code before the end-of-image marker is not that of a flat
+    area (``vision.jpegdata``). A scan whose restart markers were all counted can only have
+    lost MCUs of its last interval."""
+    interval = info.restart_interval
+    tail = data[max(0, info.scan_end - 256) : info.scan_end]
+    missing = interval - 1 if interval > 0 else None
+    if ends_in_missing_blocks(decoded, factor, tail, mcu_size(info.sampling), missing):
         raise CorruptImageError(
             "corrupt JPEG: the image data ends before its last blocks, which decode to the "
             "flat grey (128, 128, 128) a decoder paints where data is missing (a damaged or "
@@ -284,7 +290,6 @@ def _refuse_damaged_jpeg(
 
 def _decode(data: bytes, info: ImageInfo, factor: int) -> NDArray[np.uint8]:
     """Decode checked bytes (a JPEG reduced by ``factor``), normalise and turn upright."""
-    scan_end = check_scan_markers(data) if info.format is ImageFormat.JPEG else len(data)
     if info.format is ImageFormat.GIF:  # a first frame past the logical screen grows it
         data = fit_screen(data, (info.width, info.height))
     if info.format is ImageFormat.PNG:  # nothing for libpng to print on standard error
@@ -305,7 +310,7 @@ def _decode(data: bytes, info: ImageInfo, factor: int) -> NDArray[np.uint8]:
         )
     if info.format is ImageFormat.JPEG and info.scans == 1:
         # (a JPEG of several scans has its first, the one that sets each block's level, whole)
-        _refuse_damaged_jpeg(data, scan_end, decoded, factor)
+        _refuse_damaged_jpeg(data, info, decoded, factor)
     stored = {(reduced_side(info.height, factor), reduced_side(info.width, factor))}
     if info.format is ImageFormat.TIFF and info.orientation >= 5:
         stored.add((info.width, info.height))  # libtiff has already turned it upright

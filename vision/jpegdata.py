@@ -5,165 +5,239 @@ prints ``Corrupt JPEG data: premature end of data segment`` on standard error (w
 does not report) and paints every block it could not decode in flat grey, or decodes garbage
 after a flipped bit. Two checks catch this without a second decode:
 
-1. :func:`check_scan_markers`, on the bytes before decoding: inside the entropy-coded data a
-   0xFF byte is followed by 0x00 (a stuffed byte), a restart marker (RST0 to RST7, in turn,
-   when the header sets a restart interval) or a marker that may lie between scans (tables,
-   the next scan, comments, application data, the end of the image). Any other marker, a
-   restart marker out of turn, or a single-scan JPEG with fewer restart markers than its
-   restart interval needs, is damaged data (reliable: no valid JPEG has them);
-2. :func:`ends_in_missing_blocks`, on the decoded array: libjpeg gives a block it had no data
-   for zero coefficients, which decode to exactly (128, 128, 128). When the data ends early
-   the last blocks are missing, so the bottom-right corner is that grey to the last bit. A
-   photo's corner is never that exact neutral grey over a whole block (sensor noise, chroma);
-   a drawing with a mid-grey background can be, so this check is a heuristic, refused with a
-   message that says what was seen.
+1. :func:`walk_scans`, the one walk of the bytes from the first start-of-scan marker to the
+   end-of-image marker (made by the header probe, ``vision.imageheader``, which counts the
+   scans on it): inside the entropy-coded data a 0xFF byte is followed by 0x00 (a stuffed
+   byte), a restart marker (RST0 to RST7, in turn, when a restart interval is set) or a
+   marker that may lie between scans (tables, the next scan, comments, application data, the
+   end of the image). Any other marker, a restart marker out of turn, or a single-scan JPEG
+   with fewer restart markers than its restart interval needs, is damaged data (reliable: no
+   valid JPEG has them);
+2. :func:`ends_in_missing_blocks`, on the decoded array of a single-scan JPEG: libjpeg gives
+   the blocks of every MCU after the one where its data ran out zero coefficients, which
+   decode to exactly (128, 128, 128). Data cut short so leaves a grey region of one shape, the
+   last MCUs in decoding order: from some MCU to the right edge of its row of MCUs, and all
+   the rows below. A photo is never that exact neutral grey over a whole MCU (sensor noise,
+   chroma); a drawing can be, so this check is a heuristic. It refuses only that shape, ending
+   in code that does not repeat (identical flat MCUs encode the same each), and no more MCUs
+   than a scan whose restart markers were all counted can lose (those of its last interval):
+   a band down the right edge, a corner taller than a row of MCUs, a grey background ending in
+   flat code or cut by restart markers are read.
 
-Both run in :func:`vision.imageio.decode_checked` for every JPEG; together they cost about a
-millisecond on a 12-megapixel photo (``benchmarks/bench_jpeg_checks.py``).
+Both run for every JPEG read (the walk in ``vision.imageheader.probe_image``, the check of the
+array in ``vision.imageio.decode_checked``): on a 12-megapixel photo the walk, which counts the
+scans anyway, takes about 0.6 ms and the check of the array microseconds
+(``benchmarks/bench_jpeg_checks.py``).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.imageheader import CorruptImageError
+__all__ = ["DamagedScanError", "ScanWalk", "ends_in_missing_blocks", "mcu_size", "walk_scans"]
 
-__all__ = ["check_scan_markers", "ends_in_missing_blocks"]
 
-_MARKER = re.compile(rb"\xff[^\x00\xff]")
-"""A marker (0xFF fill bytes before it are skipped: the match is on the last 0xFF)."""
+class DamagedScanError(ValueError):
+    """Scan data no valid JPEG has, or cut short (the message names what and where)."""
+
+
+_MARKER = re.compile(rb"\xff[^\x00\xd0-\xd7\xff]")
+"""A marker other than a restart marker (0xFF fill bytes before it are skipped: the match is on
+the last 0xFF; a 0xFF in entropy-coded data is stuffed with 0x00)."""
+_RESTART = re.compile(rb"\xff([\xd0-\xd7])")
+"""A restart marker, RST0 to RST7 (the group: its second byte)."""
+_CYCLE = bytes(range(0xD0, 0xD8))
 
 _BETWEEN_SCANS = frozenset({0xC4, 0xCC, 0xD9, 0xDA, 0xDB, 0xDC, 0xDD, 0xFE, *range(0xE0, 0xF0)})
 """Markers that may follow a scan: DHT, DAC, EOI, SOS, DQT, DNL, DRI, COM and APP0-APP15."""
 
-_RST0 = 0xD0
-_SOF_MARKERS = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD})
+_RST0, _EOI, _SOS, _DRI = 0xD0, 0xD9, 0xDA, 0xDD
 TAIL_BYTES = 32
-"""The bytes of code before the end-of-image marker looked at for a repeating pattern (of at
-most half their length): the code of a 4:2:0 MCU of flat grey is 4 bytes in the standard
-tables, of a one-channel block 3 bytes, so about eight flat MCUs or more end the data so; the
-code of a photo's blocks never repeats over 16 bytes."""
+"""The bytes of code before the end-of-image marker looked at for a repeating pattern: of a
+period of at most half of them, over at least :data:`_REPEAT_BYTES` bytes. Every MCU of a flat
+area has the same code (the DC unchanged, no AC coefficient): 32 bits in the standard tables
+for a 4:2:0 MCU, 14 for a 4:4:4 one, 6 for a one-channel block, so the data of an image that
+ends in four such 4:2:0 MCUs (64 pixels along the bottom edge), twelve 4:4:4 ones or sixteen
+blocks of one channel ends in a repeating code. The code of a photo's blocks does not repeat
+(a chance of about one in 2**32 over 8 bytes)."""
+_REPEAT_BYTES = 8
 _GREY = 128
 """What a block without coefficients decodes to, in every channel (the level shift)."""
+_BLEND = 1
+"""Pixels at the edge of a missing region that may differ from grey: the decoder's chroma
+upsampling blends each pixel with its neighbour's chroma sample."""
 
 
-def _length(data: bytes, at: int) -> int:
-    """The length of the segment whose marker is at ``at`` (CorruptImageError past the end)."""
-    if at + 4 > len(data):
-        raise CorruptImageError(f"truncated JPEG: a segment header is cut at byte {at:,}")
-    return int.from_bytes(data[at + 2 : at + 4], "big")
+@dataclass(frozen=True, slots=True)
+class ScanWalk:
+    """What the walk of the scan data found: the scans, the offset of the end-of-image marker
+    and, for a single scan whose restart markers were counted against its MCUs, the restart
+    interval (in MCUs; 0 otherwise)."""
+
+    scans: int
+    end: int
+    restart_interval: int
 
 
-def _header(data: bytes) -> tuple[int, int, list[tuple[int, int]], int, int]:
-    """Width, height, each component's sampling, the restart interval and the offset of the
-    first start-of-scan marker, from the segments before it (the header is checked already)."""
-    offset, width, height, interval = 2, 0, 0, 0
-    sampling: list[tuple[int, int]] = []
-    while (found := _MARKER.search(data, offset)) is not None:
-        at, marker = found.start(), data[found.start() + 1]
-        if marker == 0xDA:
-            return width, height, sampling, interval, at
-        if _RST0 <= marker <= 0xD8 or marker == 0x01:  # standalone markers
-            offset = at + 2
-            continue
-        length = _length(data, at)
-        body = data[at + 4 : at + 2 + length]
-        if marker in _SOF_MARKERS and len(body) >= 6:
-            height, width = int.from_bytes(body[1:3], "big"), int.from_bytes(body[3:5], "big")
-            sampling = [(body[7 + 3 * i] >> 4, body[7 + 3 * i] & 0x0F) for i in range(body[5])]
-            sampling = sampling[: max(0, (len(body) - 6) // 3)]
-        elif marker == 0xDD and len(body) >= 2:
-            interval = int.from_bytes(body[:2], "big")
-        offset = at + 2 + length
-    raise CorruptImageError("truncated JPEG: the header ends before the image data")
+def mcu_size(sampling: tuple[tuple[int, int], ...]) -> tuple[int, int]:
+    """(width, height) in pixels of a scan's MCU holding every component of ``sampling`` (each
+    component's horizontal and vertical sampling factors): 8 x 8 for one component."""
+    if len(sampling) <= 1:
+        return 8, 8
+    return 8 * max(max(h for h, _ in sampling), 1), 8 * max(max(v for _, v in sampling), 1)
 
 
 def _restart_markers_due(
-    width: int, height: int, sampling: list[tuple[int, int]], in_scan: int, interval: int
+    size: tuple[int, int], sampling: tuple[tuple[int, int], ...], in_scan: int, interval: int
 ) -> int | None:
     """The restart markers a scan of ``in_scan`` components needs, when it holds every
     component of the frame (else None: a progressive or non-interleaved scan is not counted)."""
     if interval <= 0 or not sampling or in_scan != len(sampling):
         return None
-    if len(sampling) == 1:
-        units = -(-width // 8) * -(-height // 8)
-    else:
-        h_max = max(max(h for h, _ in sampling), 1)
-        v_max = max(max(v for _, v in sampling), 1)
-        units = -(-width // (8 * h_max)) * -(-height // (8 * v_max))
+    mcu_width, mcu_height = mcu_size(sampling)
+    units = -(-size[0] // mcu_width) * -(-size[1] // mcu_height)
     return -(-units // interval) - 1
 
 
-def check_scan_markers(data: bytes) -> int:
-    """Refuse a JPEG whose entropy-coded data holds a marker no valid JPEG has there.
+def _check_restart_order(data: bytes, offset: int, restarts: bytes, seen: int) -> None:
+    """DamagedScanError unless ``restarts``, the restart markers' second bytes from ``offset``
+    on, go on in turn after ``seen`` restart markers of the scan."""
+    start = seen % 8
+    expected = (_CYCLE[start:] + _CYCLE * (len(restarts) // 8 + 1))[: len(restarts)]
+    if restarts == expected:
+        return
+    wrong = next(
+        i for i, (got, due) in enumerate(zip(restarts, expected, strict=True)) if got != due
+    )
+    at = next(itertools.islice(_RESTART.finditer(data, offset), wrong, None)).start()
+    raise DamagedScanError(
+        f"corrupt JPEG: restart marker {restarts[wrong] - _RST0} at byte {at:,} where "
+        f"{expected[wrong] - _RST0} was due (damaged image data)"
+    )
 
-    CorruptImageError, naming the marker and its byte, for a marker that may not lie in or
-    between scans, a restart marker out of turn, or (a single-scan JPEG with a restart
-    interval) fewer restart markers than its blocks need. Stops at the end-of-image marker
-    and returns its offset (what follows it, a motion photo's video, is not looked at; the
-    length of ``data`` when there is none).
+
+def walk_scans(
+    data: bytes,
+    offset: int,
+    size: tuple[int, int],
+    sampling: tuple[tuple[int, int], ...],
+    interval: int,
+) -> ScanWalk:
+    """Walk a JPEG's scans from the start-of-scan marker at ``offset`` to the end-of-image
+    marker; ``size`` (width, height), ``sampling`` and ``interval`` (the restart interval set
+    before the first scan) come from the header.
+
+    Segments between the scans (a progressive JPEG's tables) are skipped by their length, and
+    nothing after the end of the image is looked at: a phone's motion photo carries its video
+    there. DamagedScanError for a marker that may not lie in or between scans, a restart
+    marker out of turn, a single-scan JPEG with fewer restart markers than its MCUs need, or
+    no end-of-image marker.
     """
-    width, height, sampling, interval, offset = _header(data)
-    scans, due, seen, end = 0, None, 0, len(data)
+    scans, seen, due, last_interval = 0, 0, None, 0
     while (found := _MARKER.search(data, offset)) is not None:
         at, marker = found.start(), data[found.start() + 1]
-        if _RST0 <= marker <= _RST0 + 7:
-            if interval > 0 and marker - _RST0 != seen % 8:
-                raise CorruptImageError(
-                    f"corrupt JPEG: restart marker {marker - _RST0} at byte {at:,} where "
-                    f"{seen % 8} was due (damaged image data)"
-                )
-            seen += 1
-            offset = at + 2
-            continue
+        if interval > 0:  # the restart markers since the last marker (thousands in a photo)
+            restarts = b"".join(_RESTART.findall(data, offset, at))
+            _check_restart_order(data, offset, restarts, seen)
+            seen += len(restarts)
         if marker not in _BETWEEN_SCANS:
-            raise CorruptImageError(
+            raise DamagedScanError(
                 f"corrupt JPEG: marker 0xFF{marker:02X} inside the image data at byte {at:,} "
                 "(damaged image data)"
             )
-        if marker == 0xD9:
-            end = at
+        if marker == _EOI:
+            if scans == 1 and due is not None and seen < due:
+                raise DamagedScanError(
+                    f"corrupt JPEG: the image data ends after {seen + 1:,} of its {due + 1:,} "
+                    "restart intervals (premature end of the image data)"
+                )
+            counted = last_interval if scans == 1 and due is not None else 0
+            return ScanWalk(scans, at, counted)
+        if at + 4 > len(data):
             break
-        length = _length(data, at)
-        if marker == 0xDD and length >= 4:
+        length = int.from_bytes(data[at + 2 : at + 4], "big")
+        if marker == _DRI and length >= 4 and at + 6 <= len(data):
             interval = int.from_bytes(data[at + 4 : at + 6], "big")
-        if marker == 0xDA:
-            scans, seen = scans + 1, 0
+        elif marker == _SOS:
+            scans, seen, last_interval = scans + 1, 0, interval
             in_scan = data[at + 4] if at + 4 < len(data) else 0
-            due = _restart_markers_due(width, height, sampling, in_scan, interval)
+            due = _restart_markers_due(size, sampling, in_scan, interval)
         offset = at + 2 + length
-    if scans == 1 and due is not None and seen < due:
-        raise CorruptImageError(
-            f"corrupt JPEG: the image data ends after {seen + 1:,} of its {due + 1:,} restart "
-            "intervals (premature end of the image data)"
-        )
-    return end
+    raise DamagedScanError(
+        f"truncated JPEG: the end-of-image marker is missing ({len(data)} bytes received)"
+    )
 
 
 def _repeats(tail: bytes) -> bool:
-    """Whether ``tail`` repeats with a period of at most half its length: the code of many
-    identical blocks (an encoded flat area), never that of a photo's blocks."""
-    return any(tail[period:] == tail[:-period] for period in range(1, len(tail) // 2 + 1))
+    """Whether ``tail`` ends in a code that repeats, with a period of at most half its length,
+    over twice the period or :data:`_REPEAT_BYTES` (the longer): the code of identical
+    blocks (an encoded flat area), not that of a photo's blocks."""
+    for period in range(1, len(tail) // 2 + 1):
+        length = max(_REPEAT_BYTES, 2 * period)
+        if len(tail) >= length and tail[-length + period :] == tail[-length:-period]:
+            return True
+    return False
 
 
-def ends_in_missing_blocks(decoded: NDArray[np.generic], factor: int, scan_end: bytes) -> bool:
-    """Whether a JPEG decoded at ``1 / factor`` ends in blocks the decoder had no data for.
+def _grey_run(line: NDArray[np.generic]) -> int:
+    """Where the run of exact grey that ends ``line`` (pixels, or pixels of channels) starts."""
+    grey = line == _GREY
+    if grey.ndim > 1:
+        grey = grey.all(axis=-1)
+    other = np.flatnonzero(~grey)
+    return int(other[-1]) + 1 if other.size else 0
+
+
+def _on_grid(edge: int, unit: int) -> bool:
+    """Whether ``edge`` lies on a multiple of ``unit`` (or the blended pixels after one)."""
+    return edge % unit <= _BLEND
+
+
+def ends_in_missing_blocks(
+    decoded: NDArray[np.generic],
+    factor: int,
+    scan_end: bytes,
+    mcu_wh: tuple[int, int] = (8, 8),
+    max_missing: int | None = None,
+) -> bool:
+    """Whether a JPEG decoded at ``1 / factor`` ends in MCUs (of ``mcu_wh`` stored pixels) the
+    decoder had no data for.
 
     Its bottom-right ``max(2, 8 // factor)`` pixels square is exactly (128, 128, 128) (grey:
     128), the value of a block without coefficients, while its top-left one is not (an image
-    that is that grey everywhere is so), and ``scan_end``, the bytes before the end-of-image
-    marker, are no repeating code (:data:`TAIL_BYTES` of them: an area of identical blocks
-    encoded flat ends so). 8-bit samples only.
+    that is that grey everywhere is so); ``scan_end``, the bytes before the end-of-image marker,
+    are no repeating code (:data:`TAIL_BYTES` of them: an area of identical MCUs encoded flat
+    ends so); and the grey has the shape missing data leaves, the last MCUs in decoding order:
+    the grey up the right edge and along the bottom edge begin on the MCU grid, and when the
+    grey reaches above the last row of MCUs the bottom edge is grey across (a band down the
+    right edge, or a grey corner taller than a row of MCUs, is not so). ``max_missing``: the
+    most MCUs that can be missing (a scan whose restart markers were all counted can only
+    lose the MCUs of its last interval, one fewer than the interval); a larger grey region is
+    no missing data. 8-bit samples only.
     """
     if decoded.dtype != np.uint8 or decoded.ndim < 2:
         return False
     side = max(2, 8 // factor)
-    if decoded.shape[0] < side or decoded.shape[1] < side:
+    rows, columns = decoded.shape[:2]
+    if rows < side or columns < side:
         return False
     if not (decoded[-side:, -side:] == _GREY).all() or (decoded[:side, :side] == _GREY).all():
+        return False
+    unit_w, unit_h = max(1, mcu_wh[0] // factor), max(1, mcu_wh[1] // factor)
+    top, left = _grey_run(decoded[:, -1]), _grey_run(decoded[-1, :])
+    if not _on_grid(top, unit_h) or (left > _BLEND and not _on_grid(left, unit_w)):
+        return False
+    row, last_row = top // unit_h, (rows - 1) // unit_h
+    if row < last_row and left > _BLEND:
+        return False  # grey up the right edge, not across the bottom: a band or a corner
+    per_row = -(-columns // unit_w)
+    least = per_row * (last_row - row) + (1 if row < last_row else per_row - left // unit_w)
+    if max_missing is not None and least > max_missing:
         return False
     # (the last byte before the marker carries the encoder's padding bits)
     return not _repeats(scan_end[-TAIL_BYTES - 1 : -1])

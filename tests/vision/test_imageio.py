@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import struct
+import time
 import zlib
 from pathlib import Path
 
@@ -255,6 +256,19 @@ def test_a_huge_gif_frame_on_a_small_screen_is_refused_by_its_header() -> None:
     struct.pack_into("<HH", data, descriptor + 5, 20_000, 20_000)
     with pytest.raises(TooManyPixelsError, match="20000x20000"):
         decode_image(bytes(data))
+
+
+def test_a_gif_of_a_million_comment_sub_blocks_is_probed_at_once() -> None:
+    # 10 MB of 1-byte sub-blocks before the first frame: the walk for the frame's extent stops
+    # after MAX_SUB_BLOCKS of them and takes the logical screen (it took 0.84 s to walk all)
+    gif = _gif_with_screen((80, 60), (80, 60))
+    start = 13 + 3 * (2 << (gif[10] & 0x07)) if gif[10] & 0x80 else 13
+    comment = b"\x21\xfe" + b"\x01c" * 5_000_000 + b"\x00"
+    data = gif[:start] + comment + gif[start:]
+    started = time.perf_counter()
+    info = probe_image(data)
+    assert time.perf_counter() - started < 0.1
+    assert (info.width, info.height) == (80, 60)
 
 
 # --- EXIF orientation ---------------------------------------------------------------------------

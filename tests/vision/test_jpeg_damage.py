@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from vision.imageio import CorruptImageError, decode_image, decode_reduced
-from vision.jpegdata import check_scan_markers, ends_in_missing_blocks
+from vision.imageio import CorruptImageError, decode_image, decode_reduced, probe_image
+from vision.jpegdata import ends_in_missing_blocks
 
 RST = 4
 """The restart interval (in MCUs) of the JPEGs with restart markers."""
@@ -106,7 +106,7 @@ def test_a_missing_restart_interval_is_corrupt() -> None:
     assert len(markers) > 100
     damaged = data[: markers[10]] + data[markers[11] :]  # one interval (and its marker) gone
     with pytest.raises(CorruptImageError, match=r"restart marker 3 at byte .* where 2 was due"):
-        check_scan_markers(damaged)
+        probe_image(damaged)
 
 
 def test_a_jpeg_cut_at_a_restart_marker_is_corrupt() -> None:
@@ -134,7 +134,7 @@ def test_whole_jpegs_are_read(params: tuple[int, ...], grey: bool) -> None:
     if grey:
         image = np.ascontiguousarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
     data = _jpeg(image, *params)
-    check_scan_markers(data)
+    probe_image(data)
     assert decode_image(data).shape == (483, 645, 3)
     assert decode_reduced(data, min_long_side=80).factor == 8
 
@@ -148,7 +148,85 @@ def test_the_grey_of_missing_blocks_is_exact() -> None:
     assert not ends_in_missing_blocks(image, 1, b"\x28\xa2\x8a\x00" * 10)  # flat blocks' code
     image[-1, -1, 0] = 129
     assert not ends_in_missing_blocks(image, 1, code)
-    assert ends_in_missing_blocks(image[:, :, 0][:-1], 8, code)  # grey: one channel; 2 x 2
+    grey = np.zeros((16, 64), np.uint8)  # one channel at an eighth: a 1-pixel MCU each
+    grey[-2, -8:], grey[-1] = 128, 128  # (a 2 x 2 corner at least)
+    assert ends_in_missing_blocks(grey, 8, code)
+
+
+def test_the_grey_of_missing_blocks_has_their_shape() -> None:
+    # data cut short at an MCU leaves it and every MCU after it grey, in decoding order: the
+    # rest of its row of MCUs and all rows below (8 x 8 MCUs here, 8 x 8 blocks)
+    code = bytes(range(40))
+    image = np.zeros((64, 64, 3), np.uint8)
+    image[-8:, 40:] = 128  # the last 3 MCUs
+    assert ends_in_missing_blocks(image, 1, code)
+    assert not ends_in_missing_blocks(image, 1, code, max_missing=2)  # (restart interval 3)
+    image[-16:-8, 16:] = 128  # and the last 6 of the row above: the bottom row is not grey across
+    assert not ends_in_missing_blocks(image, 1, code)
+    image[-8:] = 128  # ... now it is: cut after the second MCU of the row above
+    assert ends_in_missing_blocks(image, 1, code)
+    assert not ends_in_missing_blocks(image, 1, code, max_missing=8)  # 14 missing
+    image[:] = 0
+    image[-5:, -8:] = 128  # 5 rows: an edge off the grid of MCUs
+    assert not ends_in_missing_blocks(image, 1, code)
+    image[:, -8:] = 128  # a band down the right edge
+    assert not ends_in_missing_blocks(image, 1, code)
+
+
+def _grey_background(*params: int) -> bytes:
+    """Mid-grey (128) everywhere but a photo in the top-left quarter: a drawing or a scan."""
+    image = np.full((480, 640, 3), 128, np.uint8)
+    image[:240, :320] = _photo()[:240, :320]
+    return _jpeg(image, *params)
+
+
+def _with_grey(right: int = 0, bottom: int = 0) -> bytes:
+    """The photo with its last ``right`` columns and ``bottom`` rows (a corner when both are
+    given: those columns of those rows) exactly (128, 128, 128)."""
+    image = _photo()
+    image[-bottom if bottom else 0 :, -right if right else 0 :] = 128
+    return _jpeg(image)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(_grey_background(), id="grey background"),
+        pytest.param(_grey_background(cv2.IMWRITE_JPEG_RST_INTERVAL, 1), id="grey, RST 1"),
+        pytest.param(_grey_background(cv2.IMWRITE_JPEG_RST_INTERVAL, RST), id="grey, RST 4"),
+        pytest.param(_with_grey(right=40), id="band down the right edge, 40 px"),
+        pytest.param(_with_grey(right=32, bottom=32), id="corner, 32 px"),
+        pytest.param(_with_grey(right=100, bottom=20), id="corner, 100 x 20 px"),
+        pytest.param(_with_grey(bottom=10), id="band along the bottom, 10 px"),
+    ],
+)
+@pytest.mark.parametrize("min_long_side", [None, 300, 80])  # factors 1, 2, 8
+def test_whole_jpegs_with_grey_corners_or_bands_are_read(
+    data: bytes, min_long_side: int | None
+) -> None:
+    if min_long_side is None:
+        assert decode_image(data).shape == (480, 640, 3)
+    else:
+        assert decode_reduced(data, min_long_side=min_long_side).image.shape[1] > 0
+
+
+def test_a_jpeg_cut_in_its_last_restart_interval_is_corrupt() -> None:
+    # the restart markers are all there; the MCUs of the last interval after the cut are grey
+    data = _jpeg(_photo(), cv2.IMWRITE_JPEG_RST_INTERVAL, 16)
+    last = _restart_markers(data)[-1]
+    damaged = data[: last + (len(data) - last) // 3] + b"\xff\xd9"
+    with pytest.raises(CorruptImageError, match="flat grey"):
+        decode_image(damaged)
+
+
+def test_a_frame_header_shorter_than_its_components_is_corrupt() -> None:
+    # a frame header of 8 bytes announcing 3 components (9 bytes each short of theirs)
+    data = _jpeg(_photo(64, 64))
+    sof = data.index(b"\xff\xc0")
+    end = sof + 2 + int.from_bytes(data[sof + 2 : sof + 4], "big")
+    damaged = data[:sof] + b"\xff\xc0\x00\x08" + data[sof + 4 : sof + 10] + data[end:]
+    with pytest.raises(CorruptImageError):
+        decode_image(damaged)
 
 
 @pytest.mark.parametrize(
