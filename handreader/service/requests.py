@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -31,6 +30,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
 from handreader.service.multipart_hints import (
+    boundary,
     looks_multipart,
     multipart_sent_as,
     names_file_only_as_extended,
@@ -394,11 +394,10 @@ def _json_list(text: str, what: str) -> Any:
 def _closed(request: Request, body: bytes) -> bool:
     """Whether a multipart body holds its closing delimiter (``--BOUNDARY--``; an epilogue may
     follow it)."""
-    kind = request.headers.get("content-type", "")
-    found = re.search(r'boundary="?([^";]+)"?', kind, re.IGNORECASE)
-    if found is None:
+    named = boundary(request.headers.get("content-type", ""))
+    if named is None:
         return True  # the parser has named what is wrong already
-    return b"--" + found.group(1).encode("latin-1") + b"--" in body
+    return b"--" + named + b"--" in body
 
 
 _EXTENDED_NAME_ONLY = (
