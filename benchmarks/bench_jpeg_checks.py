@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import cv2
+from timing import median_ms
 
 import vision.imageio
 from vision.imageio import decode_image, decode_reduced
@@ -38,15 +38,6 @@ def _photo(path: Path | None, *params: int) -> bytes:
     ok, buffer = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 92, *params])
     assert ok
     return buffer.tobytes()
-
-
-def _median_ms(function: Callable[[], Any], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        function()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -74,20 +65,20 @@ def main() -> None:
         for run in range(args.runs):  # which goes first alternates
             for first in (run % 2 == 0, run % 2 == 1):
                 if first:
-                    before.append(_median_ms(without(decode), 1))
+                    before.append(median_ms(without(decode), 1))
                 else:
-                    after.append(_median_ms(lambda decode=decode: decode(data), 1))
+                    after.append(median_ms(lambda decode=decode: decode(data), 1))
         base, checked = statistics.median(before), statistics.median(after)
         print(
             f"{name}: without the checks {base:.1f} ms, with them {checked:.1f} ms "
             f"(+{checked - base:.1f} ms)"
         )
-    walk = _median_ms(lambda: check_scan_markers(data), args.runs)
+    walk = median_ms(lambda: check_scan_markers(data), args.runs)
     print(f"marker walk alone: {walk:.2f} ms")
     restarts = _photo(
         args.photo or ROOT / "examples" / "hand.jpg", cv2.IMWRITE_JPEG_RST_INTERVAL, 4
     )
-    walk = _median_ms(lambda: check_scan_markers(restarts), args.runs)
+    walk = median_ms(lambda: check_scan_markers(restarts), args.runs)
     count = sum(restarts.count(bytes([0xFF, 0xD0 + n])) for n in range(8))
     print(f"marker walk, restart markers every 4 MCUs ({count:,} of them): {walk:.2f} ms")
 
