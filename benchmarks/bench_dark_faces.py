@@ -29,7 +29,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from bench_reader import _paired_median_ms, _twelve_megapixel_jpeg
+from bench_reader import _twelve_megapixel_jpeg
+from timing import paired_median_ms
 
 from vision.dark_faces import VideoFaces, negative, negative_boxes
 from vision.imageio import decode_reduced, load_image
@@ -116,7 +117,7 @@ def main() -> int:
     photos["12 MP table photo, light on dark"] = negative(photos["12 MP table photo"])
     figures: dict[str, dict[str, float]] = {}
     for name, image in photos.items():
-        on, off = _paired_median_ms(
+        on, off = paired_median_ms(
             [lambda image=image: with_pass.read(image), lambda image=image: without.read(image)],
             args.runs,
         )
@@ -131,7 +132,7 @@ def main() -> int:
     again.detector = copy.copy(with_pass.detector)
     again.detector.detect_glanced = lambda image, glance: again.detector.detect(image)  # type: ignore[method-assign]
     dark = photos["12 MP table photo, light on dark"]
-    reused, fresh = _paired_median_ms(
+    reused, fresh = paired_median_ms(
         [lambda: with_pass.read(dark), lambda: again.read(dark)], args.runs
     )
     figures["12 MP table photo, light on dark"]["negative detected again"] = round(fresh, 1)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
+from timing import median_ms
 
 import vision.imageio
 from vision.imageio import decode_image, decode_reduced, probe_image
@@ -43,15 +43,6 @@ def _photo(path: Path | None, *params: int) -> bytes:
     ok, buffer = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 92, *params])
     assert ok
     return buffer.tobytes()
-
-
-def _median_ms(function: Callable[[], Any], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        function()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -78,9 +69,9 @@ def main() -> None:
         for run in range(args.runs):  # which goes first alternates
             for first in (run % 2 == 0, run % 2 == 1):
                 if first:
-                    before.append(_median_ms(without(decode), 1))
+                    before.append(median_ms(without(decode), 1))
                 else:
-                    after.append(_median_ms(lambda decode=decode: decode(data), 1))
+                    after.append(median_ms(lambda decode=decode: decode(data), 1))
         base, checked = statistics.median(before), statistics.median(after)
         print(
             f"{name}: without the check {base:.1f} ms, with it {checked:.1f} ms "
@@ -90,16 +81,16 @@ def main() -> None:
     assert decoded is not None
     info = probe_image(data)
     tail, mcu = data[info.scan_end - 256 : info.scan_end], mcu_size(info.sampling)
-    alone = _median_ms(lambda: ends_in_missing_blocks(decoded, 1, tail, mcu), args.runs)
+    alone = median_ms(lambda: ends_in_missing_blocks(decoded, 1, tail, mcu), args.runs)
     decoded[-mcu[1] :] = 128  # the last row of MCUs grey: the whole shape is looked at
-    grey = _median_ms(lambda: ends_in_missing_blocks(decoded, 1, tail, mcu), args.runs)
+    grey = median_ms(lambda: ends_in_missing_blocks(decoded, 1, tail, mcu), args.runs)
     print(f"check of the decoded array alone: {alone:.3f} ms ({grey:.3f} ms, last row grey)")
-    walk = _median_ms(lambda: probe_image(data), args.runs)
+    walk = median_ms(lambda: probe_image(data), args.runs)
     print(f"walk of the header and scan data alone: {walk:.2f} ms")
     restarts = _photo(
         args.photo or ROOT / "examples" / "hand.jpg", cv2.IMWRITE_JPEG_RST_INTERVAL, 4
     )
-    walk = _median_ms(lambda: probe_image(restarts), args.runs)
+    walk = median_ms(lambda: probe_image(restarts), args.runs)
     count = sum(restarts.count(bytes([0xFF, 0xD0 + n])) for n in range(8))
     print(f"the walk, restart markers every 4 MCUs ({count:,} of them): {walk:.2f} ms")
 

@@ -45,31 +45,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 from numpy.typing import NDArray
+from timing import median_ms, paired_median_ms
 
 from vision.imageio import decode_image, decode_reduced
 from vision.reader import Reader
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _median_ms(function, runs: int) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        function()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
-
-
-def _paired_median_ms(functions, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
-    """Medians of the functions timed in turn within each run (so both see the same load)."""
-    times: list[list[float]] = [[] for _ in functions]
-    for _ in range(runs):
-        for function, record in zip(functions, times, strict=True):
-            started = time.perf_counter()
-            function()
-            record.append((time.perf_counter() - started) * 1000)
-    return [statistics.median(record) for record in times]
 
 
 def _twelve_megapixel_jpeg(frame: np.ndarray, repeat: int = 1) -> bytes:
@@ -171,13 +152,13 @@ def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, floa
     session = reader.detector._session
     tensor, _ = reader.detector.input_tensor(frame)
     name = session.get_inputs()[0].name
-    bare = _median_ms(lambda: session.run(None, {name: tensor}), runs)
-    whole = _median_ms(lambda: frames.read(frame), runs)
+    bare = median_ms(lambda: session.run(None, {name: tensor}), runs)
+    whole = median_ms(lambda: frames.read(frame), runs)
     video_ms, video_bare = _video_frame_ms(reader, frame, max(50, runs))
     prepared = frames.prepare(frame)
     detections = frames.detect(prepared)
     probabilities, _ = frames.classify(prepared, detections.xyxy)
-    detect_ms, classify_ms, verify_ms = _paired_median_ms(
+    detect_ms, classify_ms, verify_ms = paired_median_ms(
         [
             lambda: frames.detect(frames.prepare(frame)),
             lambda: frames.classify(prepared, detections.xyxy),
@@ -191,7 +172,7 @@ def headline(frame_path: Path, runs: int, models: Path | None) -> dict[str, floa
     photo_runs = max(5, runs // 5)
 
     table_parts: dict[str, list[float]] = {}
-    closeup_ms, table_ms = _paired_median_ms(
+    closeup_ms, table_ms = paired_median_ms(
         [
             lambda: _read_photo(reader, closeup_data),
             lambda: _read_photo(reader, table_data, table_parts),
@@ -315,7 +296,7 @@ def main() -> None:
     session = reader.detector._session  # the bare detector, for the overhead comparison
     tensor, _ = reader.detector.input_tensor(frame)  # as the reader pads it
     name = session.get_inputs()[0].name
-    bare = _median_ms(lambda: session.run(None, {name: tensor}), args.runs)
+    bare = median_ms(lambda: session.run(None, {name: tensor}), args.runs)
     # a video frame is read as the live overlay reads it (one detector pass); the same image
     # as a still photo also gets the close-up pass when its indices are big (this one's are)
     frames = reader.for_frames()
@@ -328,7 +309,7 @@ def main() -> None:
     # and the same reader with the card-face check switched the other way
     evidence = not frames.settings.card_evidence
     flipped = frames.with_settings(dataclasses.replace(frames.settings, card_evidence=evidence))
-    whole, plain, four, bare_reader, other_check = _paired_median_ms(
+    whole, plain, four, bare_reader, other_check = paired_median_ms(
         [
             lambda: frames.read(frame),
             lambda: one_cut.read(frame),
@@ -339,7 +320,7 @@ def main() -> None:
         args.runs,
     )
     cards = len(frames.read(frame).cards)
-    photo = _median_ms(lambda: reader.read(frame), args.runs)
+    photo = median_ms(lambda: reader.read(frame), args.runs)
     print(
         f"640x480 frame ({cards} cards): bare detector {bare:.1f} ms, "
         f"whole pipeline {whole:.1f} ms "
@@ -359,7 +340,7 @@ def main() -> None:
     if reader.whole_card is not None:
         # a still with at most two certain cards is also shown to the whole-card classifier
         # (the example has five, so the still above does not pay it)
-        card_ms = _median_ms(lambda: reader.whole_card.probabilities(frame), args.runs)  # type: ignore[union-attr]
+        card_ms = median_ms(lambda: reader.whole_card.probabilities(frame), args.runs)  # type: ignore[union-attr]
         print(f"whole-card classifier on this image (two views): {card_ms:.1f} ms")
 
     # the 12 MP test photo is made in a child process, so that its construction does not count
@@ -370,10 +351,10 @@ def main() -> None:
     big = decode_image(data)
     reduced = decode_reduced(data)
     small = reduced.image
-    decode_full, decode_small = _paired_median_ms(
+    decode_full, decode_small = paired_median_ms(
         [lambda: decode_image(data), lambda: decode_reduced(data)], runs
     )
-    read_full, read_small = _paired_median_ms(
+    read_full, read_small = paired_median_ms(
         [lambda: reader.read(big), lambda: reduced.to_original(reader.read(small))], runs
     )
     print(
@@ -414,7 +395,7 @@ def main() -> None:
     flipped_photos = reader.with_settings(
         dataclasses.replace(reader.settings, card_evidence=evidence)
     )
-    table_ms, table_unverified_ms, table_flipped_ms = _paired_median_ms(
+    table_ms, table_unverified_ms, table_flipped_ms = paired_median_ms(
         [
             lambda: table.to_original(reader.read(decode_reduced(table_data).image)),
             lambda: table.to_original(unverified_photos.read(decode_reduced(table_data).image)),

@@ -9,6 +9,7 @@ when whole, else the nearest ``float``.
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from typing import Self
 
 __all__ = [
     "MAX_AMOUNT",
@@ -17,6 +18,7 @@ __all__ = [
     "THOUSANDS_SEPARATORS",
     "ZERO",
     "AmountPrecisionError",
+    "WrittenNumber",
     "json_amount",
     "to_money",
 ]
@@ -48,8 +50,27 @@ THOUSANDS_SEPARATORS = ",'_ \u00a0\u2009\u202f\u2019"
 thin, narrow no-break): an amount is written without them, and a refusal names them."""
 
 
+class WrittenNumber(float):
+    """A number read from text (a JSON document) that no double carries, as the double
+    nearest it that keeps the text as written in ``text``: an amount (:func:`to_money`) is read
+    from the text, every digit of it, and everything else takes it as the float it is
+    (``573523967952514.141`` is 573523967952514.125 there, ``1e400`` infinity, ``1e-400`` 0)."""
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> Self:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+    def __getnewargs__(self) -> tuple[str]:  # type: ignore[override]  # a copy keeps the text
+        return (self.text,)
+
+
 def to_money(value: int | float | str | Decimal) -> Decimal:
-    """``value`` as an exact Decimal (text stripped; a float by its shortest repr).
+    """``value`` as an exact Decimal (text stripped; a float by its shortest repr, a
+    :class:`WrittenNumber` by its text).
 
     ValueError for anything that is not a finite number (a bool is not a number here), whose
     absolute value is over :data:`MAX_AMOUNT`; AmountPrecisionError (a ValueError) for one
@@ -57,8 +78,9 @@ def to_money(value: int | float | str | Decimal) -> Decimal:
     """
     if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
         raise ValueError(f"not a number: {value!r}")
+    text = value.text if isinstance(value, WrittenNumber) else str(value).strip()
     try:
-        amount = Decimal(str(value).strip()) if isinstance(value, float | str) else Decimal(value)
+        amount = Decimal(text) if isinstance(value, float | str) else Decimal(value)
     except InvalidOperation:
         raise ValueError(f"not a number: {value!r}") from None
     if not amount.is_finite():

@@ -25,6 +25,7 @@ from rules.money import (
     THOUSANDS_SEPARATORS,
     ZERO,
     AmountPrecisionError,
+    WrittenNumber,
     to_money,
 )
 from rules.niuniu import NiuHand, Outcome, banker_outcome, evaluate_hand
@@ -71,7 +72,10 @@ def parse_stake(stake: int | float | str | Decimal) -> Decimal:
 def parse_amount(value: int | float | str | Decimal, name: str) -> Decimal:
     """A positive amount (a stake, a payout ratio) as an exact Decimal
     (:func:`rules.money.to_money`); RulesError naming ``name`` and the value otherwise."""
-    shown = str(value) if isinstance(value, Decimal) else repr(value)  # 1E-400, not Decimal(...)
+    if isinstance(value, WrittenNumber):
+        shown = value.text  # as written: 1e-400, 1.00000000000000001
+    else:
+        shown = str(value) if isinstance(value, Decimal) else repr(value)  # never Decimal(...)
     # before the number: Decimal would take "1_000" as 1000, a separator the text refuses
     if isinstance(value, str) and any(mark in value.strip() for mark in THOUSANDS_SEPARATORS):
         raise RulesError(

@@ -12,6 +12,7 @@ reported, not guessed.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -72,6 +73,17 @@ def _label_problem(cards: object, name: str) -> str | None:
     return None
 
 
+def _pixel_number(value: object) -> bool:
+    """Whether ``value`` is a finite number a float holds (a JSON whole number past the
+    largest double is none)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
 def _objects_problem(objects: object) -> str | None:
     """Why ``objects`` (a row's labelled boxes) is no list of objects each with a
     ``box_xyxy`` of four finite pixel numbers (None when it is one)."""
@@ -82,10 +94,7 @@ def _objects_problem(objects: object) -> str | None:
             return f"object {number} has no 'box_xyxy'"
         box = item["box_xyxy"]
         numbers = isinstance(box, list) and len(box) == 4
-        if not numbers or not all(
-            isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
-            for value in box
-        ):
+        if not numbers or not all(map(_pixel_number, box)):
             wanted = "four numbers [x1, y1, x2, y2]"
             return f"object {number}'s 'box_xyxy' must be {wanted}, got {box!r}"
     return None

@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     for command in subparsers.choices.values():  # descriptions come from module docstrings
         if command.description:
             command.description = plain_text(command.description)
+        command.set_defaults(parser=command)  # (a command's own commands set theirs)
     parser.commands = subparsers.choices
     return parser
 
@@ -92,16 +93,16 @@ def _command_label(given: Sequence[str]) -> str:
 
 
 def _run(given: list[str]) -> int:
-    """Parse ``given`` and run its command; expected errors become one line and status 2."""
+    """Parse ``given`` and run its command; expected errors become one line and status 2 (a
+    usage error worded by the parser of the command given: ``handreader audit verify``)."""
     parser = build_parser()
     args, unknown = parser.parse_known_args(given)
     if unknown:
         args = _intermixed(parser, args, given, unknown)
     try:
         status: int = args.func(args)
-    except UsageError as error:  # worded as argparse's refusals (OneLineParser.error)
-        label = f"handreader {args.command}"
-        print(f"{label}: error: {error} (see {label} --help)", file=sys.stderr)
+    except UsageError as error:  # worded as argparse's refusals, by the command's own parser
+        print(args.parser.refusal(str(error)), end="", file=sys.stderr)
         return 2
     except ValueError as error:
         print(f"handreader {args.command}: error: {error}", file=sys.stderr)

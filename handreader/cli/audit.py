@@ -58,9 +58,11 @@ def register(subparsers: Any) -> None:
         "checkpoint", help="sign the head of the trail now", epilog=SETTINGS
     )
     checkpoint.add_argument("--out", type=Path, metavar="FILE", help="write it here")
-    actions.add_parser(
+    rekey = actions.add_parser(
         "rekey", help="chain a trail kept without the operator secret under it", epilog=SETTINGS
     )
+    for action in (verify, checkpoint, rekey):  # its usage errors name the action
+        action.set_defaults(parser=action)
     parser.set_defaults(func=run)
 
 

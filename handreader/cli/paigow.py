@@ -43,7 +43,7 @@ from handreader.cli.photos import (
 )
 from rules.cards import parse_cards
 from rules.decks import deck_for_game, deck_in_play
-from rules.errors import HandError, UnknownProfileError
+from rules.errors import HandError
 from rules.paigow import PaiGowRules, PaiGowSetting, house_way, set_paigow_hand
 from rules.paigow_ways import DEFAULT_HOUSE_WAY, HOUSE_WAYS, get_house_way
 from rules.poker_hands import PokerHand, WheelRank
@@ -78,6 +78,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--house-way",
+        choices=list(HOUSE_WAYS),
         default=DEFAULT_HOUSE_WAY,
         metavar="NAME",
         help=f"the published house way: {', '.join(HOUSE_WAYS)} (default {DEFAULT_HOUSE_WAY})",
@@ -109,11 +110,7 @@ def run(args: argparse.Namespace) -> int:
     same for each photo."""
     from handreader.tables.games import paigow_photo, paigow_report
 
-    try:
-        way = get_house_way(args.house_way)
-    except UnknownProfileError as error:
-        raise UsageError(str(error)) from None
-    rules = PaiGowRules(WheelRank(args.wheel), args.commission, way)
+    rules = PaiGowRules(WheelRank(args.wheel), args.commission, get_house_way(args.house_way))
     if args.photos:
         given = [args.cards, args.high, args.low, args.banker]
         if any(option is not None for option in given):

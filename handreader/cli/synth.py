@@ -29,11 +29,13 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from handreader.cli._amounts import at_least, folder
 from handreader.cli._usage import UsageError
+from handreader.tables.wording import counted
 from training.synth.config import SceneConfig, load_config
 from vision.imageio import write_image
 
@@ -43,6 +45,7 @@ __all__ = [
     "register",
     "rendering_notice",
     "run",
+    "unrendered_decks",
     "write_contact_sheet",
 ]
 
@@ -103,31 +106,35 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def check_card_art(config: SceneConfig) -> None:
-    """Raise ValueError (with the install command) when the config's decks cannot be drawn.
-
-    The decks of ``config.deck_split`` must be installed, and ``rsvg-convert`` must be on the
-    path unless every card of them is already rendered in the cache.
-    """
+def unrendered_decks(config: SceneConfig) -> list[str]:
+    """The names of the config's decks (``config.deck_split``) whose cards are not all rendered
+    in the cache at its height: what a run renders before its first scene. ValueError (with the
+    install command) when the split has no deck to draw."""
     from training.synth.assets import decks_for_split
-    from training.synth.decks import CARD_ART_HINT, cache_dir
+    from training.synth.decks import cache_dir
 
+    height = config.card_render_height
     try:
-        decks = decks_for_split(config.deck_split, config.card_render_height)
+        decks = decks_for_split(config.deck_split, height)
     except RuntimeError as error:
         raise ValueError(str(error)) from error
-    if shutil.which("rsvg-convert") is not None:
-        return
-    root = cache_dir() / "cards" / f"h{config.card_render_height}"
-    missing = [
+    root = cache_dir() / "cards" / f"h{height}"
+    return [
         deck.name
         for deck in decks
         if not all((root / deck.name / f"{code}.png").is_file() for code in deck.codes)
     ]
-    if missing:
+
+
+def check_card_art(config: SceneConfig, unrendered: Sequence[str]) -> None:
+    """Raise ValueError (with the install command) when decks are still to be rendered
+    (:func:`unrendered_decks`) and ``rsvg-convert`` is not on the path."""
+    from training.synth.decks import CARD_ART_HINT
+
+    if unrendered and shutil.which("rsvg-convert") is None:
         raise ValueError(
-            f"rsvg-convert not found and decks {', '.join(missing)} are not rendered at height "
-            f"{config.card_render_height}: {CARD_ART_HINT}"
+            f"rsvg-convert not found and decks {', '.join(unrendered)} are not rendered at "
+            f"height {config.card_render_height}: {CARD_ART_HINT}"
         )
 
 
@@ -136,23 +143,19 @@ SECONDS_A_DECK = 15
 ``rsvg-convert`` runs each): the figure of the estimate :func:`rendering_notice` gives."""
 
 
-def rendering_notice(config: SceneConfig, workers: int) -> str | None:
-    """What a first run does before its first scene: render the config's decks that are not in
-    the cache yet (where, and roughly how long on ``workers`` processes); None when every deck
-    is there."""
-    from training.synth.assets import decks_for_split, is_prepared
+def rendering_notice(config: SceneConfig, unrendered: Sequence[str], workers: int) -> str | None:
+    """What a first run does before its first scene: render the decks not in the cache yet
+    (:func:`unrendered_decks`; where, and roughly how long on ``workers`` processes); None when
+    there is none."""
     from training.synth.decks import cache_dir
 
-    height = config.card_render_height
-    decks = decks_for_split(config.deck_split, height)
-    missing = [deck for deck in decks if not is_prepared(deck, height)]
-    if not missing:
+    if not unrendered:
         return None
-    rounds = -(-len(missing) // max(1, min(workers, len(missing))))
+    height = config.card_render_height
+    rounds = -(-len(unrendered) // max(1, min(workers, len(unrendered))))
     minutes = max(1, round(rounds * SECONDS_A_DECK * height / 480 / 60))
-    decks_text = "1 deck" if len(missing) == 1 else f"{len(missing)} decks"
     return (
-        f"rendering the card art of {decks_text} at {height} px into "
+        f"rendering the card art of {counted(len(unrendered), 'deck')} at {height} px into "
         f"{cache_dir() / 'cards' / f'h{height}'} first (about {minutes} min with {workers} "
         "workers; cached, later runs skip it)"
     )
@@ -191,11 +194,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--count is required (or use --preview-only)")
     start = args.start if args.start is not None else 0
     config = load_config(args.config)
-    check_card_art(config)
+    unrendered = unrendered_decks(config)
+    check_card_art(config, unrendered)
     from training.synth.generate import generate
 
     workers = args.workers or os.cpu_count() or 1
-    notice = rendering_notice(config, workers)
+    notice = rendering_notice(config, unrendered, workers)
     if notice is not None and not args.quiet:
         print(f"handreader synth: {notice}", file=sys.stderr, flush=True)
     started = time.perf_counter()

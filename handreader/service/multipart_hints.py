@@ -5,6 +5,7 @@ part header over its limit, and reads a part whose file name is given only as RF
 ``filename*=`` as a text field; a form sent under another ``Content-Type`` is not parsed as
 one at all. These helpers look at the raw body to name the problem:
 
+- :func:`boundary`: the boundary a ``Content-Type`` names;
 - :func:`looks_multipart`: whether a body begins as a multipart form (a boundary line, then a
   ``Content-Disposition`` header), for a body sent as JSON or as an image;
 - :func:`oversized_part_header`: a part header line over :data:`MAX_PART_HEADER_BYTES` (the
@@ -20,6 +21,7 @@ import re
 __all__ = [
     "MAX_PART_HEADERS",
     "MAX_PART_HEADER_BYTES",
+    "boundary",
     "looks_multipart",
     "multipart_sent_as",
     "names_file_only_as_extended",
@@ -33,6 +35,13 @@ MAX_PART_HEADERS = 8
 
 _START = re.compile(rb"\s*--[!-~]{1,200}\r?\n(?i:content-disposition)\s*:")
 _BOUNDARY = re.compile(r'boundary="?([^";]+)"?', re.IGNORECASE)
+
+
+def boundary(content_type: str) -> bytes | None:
+    """The boundary a ``Content-Type`` header names (``multipart/form-data; boundary=X``, the
+    value maybe quoted), as the body's bytes; None when it names none."""
+    found = _BOUNDARY.search(content_type)
+    return None if found is None else found.group(1).encode("latin-1")
 
 
 def looks_multipart(head: bytes) -> bool:
@@ -52,10 +61,10 @@ def multipart_sent_as(kind: str) -> str:
 
 def _part_headers(body: bytes, content_type: str) -> list[list[bytes]]:
     """Each part's header lines, as far as the body and its boundary tell them."""
-    found = _BOUNDARY.search(content_type)
-    if found is None:
+    named = boundary(content_type)
+    if named is None:
         return []
-    delimiter = b"--" + found.group(1).encode("latin-1")
+    delimiter = b"--" + named
     parts = []
     for chunk in body.split(delimiter)[1:]:
         if chunk.startswith(b"--"):

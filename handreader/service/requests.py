@@ -18,10 +18,9 @@ from __future__ import annotations
 import copy
 import json
 import math
-import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -31,11 +30,13 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
 from handreader.service.multipart_hints import (
+    boundary,
     looks_multipart,
     multipart_sent_as,
     names_file_only_as_extended,
     oversized_part_header,
 )
+from rules.money import WrittenNumber
 from vision.imageheader import UnsupportedImageTypeError, looks_like_image
 
 __all__ = [
@@ -195,23 +196,32 @@ def _whole_number(text: str) -> int:
     return int(text)
 
 
-def _fraction(text: str) -> float | Decimal:
+def _fraction(text: str) -> float:
     """A JSON number with a fraction or an exponent (``json.loads``'s ``parse_float``): a
-    float where the float is the number written (``0.1`` by its shortest form), else an exact
-    Decimal of the digits written (``573523967952514.141``, ``1e-400``), which an amount takes
-    whole and a float field rounds as it would have."""
+    float where the text is the double's own form, its shortest (``0.1``, as JavaScript and
+    Python write it) or its 17 significant digits (``0.10000000000000001``, as ``%.17g``
+    does); else a :class:`rules.money.WrittenNumber` (``573523967952514.141``, ``1e-400``,
+    ``1e400``), the nearest float keeping the text, which an amount reads whole and every
+    other field takes as the float it is."""
     number = float(text)
     if len(text) < 16 and "e" not in text.lower():  # 15 digits at most, no exponent: exact
         return number
-    if math.isfinite(number) and Decimal(repr(number)) == Decimal(text):
+    if not math.isfinite(number):
+        return WrittenNumber(text)
+    try:
+        written = Decimal(text)
+    except InvalidOperation:  # an exponent past Decimal's own range (1e-99999999999999999999)
+        return WrittenNumber(text)
+    if written in (Decimal(repr(number)), Decimal(f"{number:.17g}")):
         return number
-    return Decimal(text)
+    return WrittenNumber(text)
 
 
 def _loads(text: str | bytes, what: str) -> Any:
     """``json.loads`` of ``text``, with no whole number over :data:`NUMBER_DIGITS` digits
     (BadOptionsError naming ``what``: the JSON is valid, the number too long to be any
-    option) and a number a double cannot carry as an exact Decimal (:func:`_fraction`)."""
+    option) and a number a double cannot carry as a float keeping its text
+    (:func:`_fraction`)."""
     try:
         return json.loads(text, parse_int=_whole_number, parse_float=_fraction)
     except _LongNumberError as error:
@@ -245,7 +255,7 @@ def _json_kind(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return json.dumps(value)
-    kinds = ((list, "an array"), (str, "a string"), ((int, float, Decimal), "a number"))
+    kinds = ((list, "an array"), (str, "a string"), ((int, float), "a number"))
     return next(kind for types, kind in kinds if isinstance(value, types))
 
 
@@ -384,11 +394,10 @@ def _json_list(text: str, what: str) -> Any:
 def _closed(request: Request, body: bytes) -> bool:
     """Whether a multipart body holds its closing delimiter (``--BOUNDARY--``; an epilogue may
     follow it)."""
-    kind = request.headers.get("content-type", "")
-    found = re.search(r'boundary="?([^";]+)"?', kind, re.IGNORECASE)
-    if found is None:
+    named = boundary(request.headers.get("content-type", ""))
+    if named is None:
         return True  # the parser has named what is wrong already
-    return b"--" + found.group(1).encode("latin-1") + b"--" in body
+    return b"--" + named + b"--" in body
 
 
 _EXTENDED_NAME_ONLY = (

@@ -117,8 +117,12 @@ class OneLineParser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def refusal(self, message: str) -> str:
+        """The line a usage error is told in: the program, the error, where the usage is."""
+        return f"{self.prog}: error: {message} (see {self.prog} --help)\n"
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, self.refusal(message))
 
 
 def _workers(text: str) -> int:

@@ -46,6 +46,7 @@ from handreader.tables.grouping import (
     one_card_read_twice,
 )
 from handreader.tables.options import BankerRule, TableMode, TableOptions
+from handreader.tables.wording import counted
 from rules.cards import check_distinct, parse_card
 from rules.errors import HandError, RulesError
 from rules.money import ZERO, json_amount
@@ -308,20 +309,17 @@ def _named(cards: Sequence[TableCard]) -> str:
     return " ".join(card.shown for card in cards) or "no cards"
 
 
-def _count(cards: Sequence[TableCard]) -> str:
-    return "1 card" if len(cards) == 1 else f"{len(cards)} cards"
-
-
 def _judge_hand(
     seat: int, role: Role, cards: tuple[TableCard, ...], profile: NiuProfile, duplicates: set[str]
 ) -> HandResult:
     """Score one group, or say why it is not a scored hand."""
+    count = counted(len(cards), "card")  # (named when the group is no hand)
     if len(cards) < HAND_SIZE:
-        problem = f"{_count(cards)} ({_named(cards)}): a Niu Niu hand is {HAND_SIZE} cards"
+        problem = f"{count} ({_named(cards)}): a Niu Niu hand is {HAND_SIZE} cards"
         return HandResult(seat, role, HandStatus.INCOMPLETE, cards, None, problem)
     if len(cards) > HAND_SIZE:
         problem = (
-            f"{_count(cards)} ({_named(cards)}) lie together: more than a Niu Niu hand of "
+            f"{count} ({_named(cards)}) lie together: more than a Niu Niu hand of "
             f"{HAND_SIZE}, with no gap between them to tell the hands apart"
         )
         return HandResult(seat, role, HandStatus.TOO_MANY, cards, None, problem)

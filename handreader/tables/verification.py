@@ -42,13 +42,14 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
-from rules.money import json_amount
+from rules.money import WrittenNumber, json_amount
 from rules.niuniu import Outcome
 
 if TYPE_CHECKING:
     from handreader.tables.scoring import TableResult
 
 __all__ = [
+    "DECLARED_LIMIT",
     "DEFAULT_PAYOUT_TOLERANCE",
     "Declaration",
     "DeclaredRound",
@@ -88,18 +89,30 @@ class DifferenceKind(enum.Enum):
     UNSCORED = "unscored"
 
 
+DECLARED_LIMIT = Decimal(10) ** 18
+"""The largest declared amount read, in absolute value: a thousand times the largest stake
+(:data:`rules.money.MAX_AMOUNT`), past any net a table pays; a larger one could only be a slip,
+and would cost time in every sum and display of it (``1e999999999``)."""
+
+
 def _number(value: object, what: str) -> Decimal:
-    """An exact amount from an int, a decimal string or a float (by its shortest repr)."""
+    """An exact amount from an int, a decimal string, a float (by its shortest repr) or a
+    :class:`rules.money.WrittenNumber` (by its text), at most :data:`DECLARED_LIMIT`."""
     if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
         raise VerifyError(f"{what} must be a number, got {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise VerifyError(f"{what} must be a finite number, got {value!r}")
+    written = value.text if isinstance(value, WrittenNumber) else None  # 1e400: finite
+    shown = written or repr(value)
+    if written is None and isinstance(value, float) and not math.isfinite(value):
+        raise VerifyError(f"{what} must be a finite number, got {shown}")
     try:
-        decimal = Decimal(str(value).strip())
+        decimal = Decimal(written or str(value).strip())
     except InvalidOperation:
-        raise VerifyError(f"{what} must be a number, got {value!r}") from None
+        raise VerifyError(f"{what} must be a number, got {shown}") from None
     if not decimal.is_finite():
-        raise VerifyError(f"{what} must be a finite number, got {value!r}")
+        raise VerifyError(f"{what} must be a finite number, got {shown}")
+    # the exponent first: abs() of a number beyond the context's range raises Overflow
+    if decimal.adjusted() > DECLARED_LIMIT.adjusted() or abs(decimal) > DECLARED_LIMIT:
+        raise VerifyError(f"{what} {shown} is over the largest amount read, {DECLARED_LIMIT:,}")
     return decimal
 
 

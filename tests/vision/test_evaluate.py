@@ -188,6 +188,8 @@ def test_manifest_optional_must_be_a_list_of_codes(tmp_path: Path) -> None:
         ({"cards": ["ks"]}, "'cards' holds 'ks'"),  # labels are written as the classes are
         ({"cards": ["KS"], "optional": ["Q"]}, "'optional' holds 'Q'"),
         ({"cards": ["KS"], "image": 3}, "'image' must be a file name"),
+        # a JSON whole number past the largest double is no pixel (was a TypeError)
+        ({"cards": ["KS"], "objects": [{"box_xyxy": [0, 0, 10**400, 1]}]}, "object 1's"),
     ],
 )
 def test_a_manifest_label_that_is_no_card_is_named(

@@ -39,7 +39,6 @@ import re
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Self
 
@@ -441,9 +440,7 @@ def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
         raise BadOptionsError(f"unknown control {', '.join(map(repr, unknown))}: {known}")
     for key in ("reset", "lock"):
         if key in command and not isinstance(command[key], bool):
-            given = command[key]  # a number a double cannot carry is a Decimal: its digits
-            shown = str(given) if isinstance(given, Decimal) else json.dumps(given)
-            raise BadOptionsError(f"{key} must be true or false, got {shown}")
+            raise BadOptionsError(f"{key} must be true or false, got {json.dumps(command[key])}")
     options, deck, in_play, indices = pipeline.options, decks.deck, decks.in_play, decks.indices
     if "options" in command:
         given = command["options"]

@@ -249,7 +249,7 @@ def test_several_photos_and_one_unreadable(
         (["blackjack", "PHOTO", "--dealer", "KS 7H"], "give either --dealer and --player"),
         (["blackjack", "--player", "AS KD"], "give --dealer and --player (the cards dealt)"),
         (["paigow", "PHOTO", "--banker", "QS QH 8D 7C 4S 3D 2H"], "give either cards"),
-        (["paigow", "PHOTO", "--house-way", "bellagio"], "unknown house way 'bellagio'"),
+        (["paigow", "PHOTO", "--house-way", "bellagio"], "--house-way: invalid choice: 'bellagio'"),
         (["baccarat", "PHOTO", "--player-region", "0,0,1"], "--player-region: '0,0,1'"),
         (["blackjack", "PHOTO", "--dealer-region", "a,b,c,d"], "--dealer-region: 'a,b,c,d'"),
     ],

@@ -248,7 +248,7 @@ def test_paigow_text_win(capsys: pytest.CaptureFixture[str]) -> None:
         (["--cards", "AS KD 9C 9D 5H 3S JR", "--banker", "JB 2C 3C 4C 5C 6C 7C"],
          "at most one joker"),
         (["--cards", "AS KD 9C 9D 5H 3S JR", "--house-way", "bellagio"],
-         "unknown house way 'bellagio': known ways are foxwoods, gold-star"),
+         "argument --house-way: invalid choice: 'bellagio' (choose from 'foxwoods', 'gold-star')"),
     ],
 )  # fmt: skip
 def test_paigow_bad_input(

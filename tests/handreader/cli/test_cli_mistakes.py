@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from handreader.cli import main
+from handreader.cli._usage import UsageError
 from handreader.service.app import check_host, check_models, check_port, check_tls
 from handreader.service.settings import server_numbers
 
@@ -414,3 +415,22 @@ def test_an_empty_folder_to_write_into_is_refused(
         main(argv)
     assert refused.value.code == 2
     assert f"argument {option}: an empty path names no folder" in _one_line_error(capsys, argv[0])
+
+
+@pytest.mark.parametrize(
+    ("argv", "label"),
+    [(["audit", "verify"], "handreader audit verify"), (["score", "KS"], "handreader score")],
+)
+def test_a_usage_error_is_named_by_the_parser_of_the_command_given(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    label: str,
+) -> None:
+    def refuse(_args: argparse.Namespace) -> int:
+        raise UsageError("--this does not go with --that")
+
+    monkeypatch.setattr(f"handreader.cli.{argv[0]}.run", refuse)
+    assert main(argv) == 2
+    expected = f"{label}: error: --this does not go with --that (see {label} --help)\n"
+    assert capsys.readouterr().err == expected

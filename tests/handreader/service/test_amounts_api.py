@@ -4,6 +4,7 @@ answered at once (``rules.money.MAX_AMOUNT``), not a 500 or a billion-digit inte
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -174,7 +175,7 @@ def test_a_json_number_stake_is_read_with_all_its_digits(client: TestClient, pat
     [
         # a double would take it for 1 (and 1e-400 for 0): read whole, it is too fine
         ("1.00000000000000001", "stake 1.00000000000000001 is written too finely"),
-        ("1e-400", "stake 1E-400 is written too finely"),
+        ("1e-400", "stake 1e-400 is written too finely"),
         ("-123456789012345.678", "stake must be a positive number, got -123456789012345.678"),
     ],
 )
@@ -186,3 +187,39 @@ def test_a_json_number_stake_a_double_cannot_carry_is_refused_by_its_digits(
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"]["code"] == "bad_options"
     assert answer.json()["error"]["message"].startswith(message), answer.json()
+
+
+@pytest.mark.parametrize("field", ["decks", "banker"])
+@pytest.mark.parametrize("number", ["1e20000000", "-1e999999999", "1e300"])
+def test_a_count_written_with_a_huge_exponent_is_refused_at_once(
+    client: TestClient, field: str, number: str
+) -> None:
+    # a whole-number field takes such a number as the double it is (inf, or 1e300): refused by
+    # its limits, never first expanded into an integer of 20 million digits (a minute's work)
+    body = f'{{"hands": {json.dumps(HANDS)}, "{field}": {number}}}'
+    started = time.perf_counter()
+    answer = client.post("/v1/score", content=body, headers={"Content-Type": "application/json"})
+    assert time.perf_counter() - started < 1
+    assert 400 <= answer.status_code < 500, answer.text
+    assert "Decimal" not in answer.text
+
+
+@pytest.mark.parametrize(
+    ("number", "read_as"),
+    [
+        ("0.10000000000000001", "0.1"),  # %.17g of 0.1
+        ("0.1", "0.1"),  # the shortest form, as JSON.stringify and json.dumps write it
+        ("2.2999999999999998", "2.3"),  # %.17g of 2.3
+        ("1.0000000000000000e1", "10"),  # 17 digits, an exponent
+        ("573523967952514.12", "573523967952514.1"),  # %.17g of the double nearest EXACT_STAKE
+        ("573523967952514.14", "573523967952514.14"),  # 17 digits, but no double's: as written
+    ],
+)
+def test_a_stake_written_as_a_doubles_17_digits_is_that_double(
+    client: TestClient, number: str, read_as: str
+) -> None:
+    body = f'{{"hands": {json.dumps(HANDS)}, "stake": {number}}}'
+    answer = client.post("/v1/score", content=body, headers={"Content-Type": "application/json"})
+    expected = client.post("/v1/score", json={"hands": HANDS, "stake": read_as})
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == expected.json()

@@ -18,6 +18,8 @@ import pytest
 from fastapi.testclient import TestClient
 from web_fakes import NIU_TABLE, FakeReader, error_message, fake_client
 
+from handreader.service.multipart_hints import boundary
+
 BOUNDARY = "pT7x9boundary"
 
 
@@ -51,6 +53,22 @@ def _post(client: TestClient, body: bytes, content_type: str) -> object:
 
 
 FORM_TYPE = f"multipart/form-data; boundary={BOUNDARY}"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "expected"),
+    [
+        (FORM_TYPE, BOUNDARY.encode()),
+        ('multipart/form-data; BOUNDARY="a b:c"; charset=utf-8', b"a b:c"),  # RFC 2046 bchars
+        ("multipart/form-data; boundary=x; charset=utf-8", b"x"),
+        ("multipart/form-data", None),  # the parser names that itself
+    ],
+)
+def test_the_boundary_is_read_from_the_content_type(
+    content_type: str, expected: bytes | None
+) -> None:
+    # one reading for the closing delimiter's check and for the part headers' hints
+    assert boundary(content_type) == expected
 
 
 def test_a_long_file_name_is_named_as_too_long(client: TestClient) -> None:

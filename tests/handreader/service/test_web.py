@@ -333,10 +333,10 @@ def test_live_lock_holds_the_hands_shown_to_their_regions(client: TestClient) ->
             "code": "bad_options",
             "message": 'lock must be true or false, got "yes"',
         }
-        socket.send_text('{"reset": 1.00000000000000001}')  # no double: read as its digits
+        socket.send_text('{"reset": 1.00000000000000001}')  # no double's digits: read as 1.0
         assert socket.receive_json()["error"] == {
             "code": "bad_options",
-            "message": "reset must be true or false, got 1.00000000000000001",
+            "message": "reset must be true or false, got 1.0",
         }
         socket.send_json({"lock": True, "reset": True})  # nothing would be shown to lock
         assert "restarts the tracks" in socket.receive_json()["error"]["message"]

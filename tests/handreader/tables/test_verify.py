@@ -26,7 +26,7 @@ from handreader.tables.verification import (
     verify_round,
 )
 from rules.cards import full_deck
-from rules.money import json_amount
+from rules.money import WrittenNumber, json_amount
 from vision.detections import CardReading, Reading
 
 HANDS = ["KH QS 10D 3C 2C", "JH 9S AD 4C 6H", "2D 3D 4S 5H 7S", "KD KC KS 9D 8H"]
@@ -180,6 +180,13 @@ def test_a_round_with_nothing_to_settle_never_matches(declared: dict[str, object
             "seat 1 is declared more than once",
         ),
         ({"players": "win"}, "players must be a list"),
+        ({"players": WrittenNumber("1e400")}, "players must be a list, got inf"),
+        (
+            {"1": {"outcome": "win", "payout": "1e999999999"}},
+            "seat 1: payout '1e999999999' is over the largest amount read, 1,000,000,000,000,000,",
+        ),
+        ({"1": {"outcome": "win", "payout": WrittenNumber("1e400")}}, "payout 1e400 is over"),
+        ({"players": [], "banker_net": WrittenNumber("-1e19")}, "banker_net -1e19 is over"),
         ({"players": [{"outcome": "win"}]}, "needs a seat"),
         ({"players": [], "dealer": "x"}, "unknown field 'dealer'"),
         ({"players": [], "banker_net": "x"}, "banker_net must be a number"),
@@ -189,6 +196,14 @@ def test_a_round_with_nothing_to_settle_never_matches(declared: dict[str, object
 def test_unreadable_declarations_are_refused(declared: object, message: str) -> None:
     with pytest.raises(VerifyError, match=message.replace("(", r"\(").replace(")", r"\)")):
         verify_round(TABLE, declared)  # type: ignore[arg-type]
+
+
+def test_a_payout_no_double_carries_is_read_by_its_digits() -> None:
+    # as the service reads it from JSON: the float 0.95, keeping the digits written
+    payout = WrittenNumber("0.95000000000000000001")
+    result = verify_round(TABLE, {**RIGHT, "1": {"outcome": "win", "payout": payout}})
+    assert result.verdict is Verdict.MATCH
+    assert result.declared.players[0].payout == Decimal("0.95000000000000000001")
 
 
 def test_both_declaration_forms_read_the_same() -> None:
