@@ -214,6 +214,7 @@ function gameScene(game, answer) {
       box: hand.box,
       colour: gameColour(hand),
       label: hand.role === "player" && game === "blackjack" ? `player ${hand.seat}` : hand.role,
+      tag: hand.seat === null || hand.seat === undefined ? undefined : String(hand.seat),
       cards: hand.cards,
     })),
   };
