@@ -169,7 +169,7 @@ function showCard() {
  *  Its pixels are checked as it is kept (:func:`checkPixels`). */
 function take(code, file) {
   if (file.type && !file.type.startsWith("image/")) {
-    showError($("wizard-error"), new Error(`${file.name} is no photo (${file.type}): choose an image for ${code}`));
+    showError($("wizard-error"), new Error(`${file.name} is no photo (${file.type}): choose an image for ${cardText(code)}`));
     return false;
   }
   showError($("wizard-error"), null);
@@ -222,7 +222,7 @@ async function checkPixels(code, file) {
     wizard.index = at;
   }
   showCard();
-  showError($("wizard-error"), new Error(`${file.name} ${why}: choose another photo of ${code}`));
+  showError($("wizard-error"), new Error(`${file.name} ${why}: choose another photo of ${cardText(code)}`));
   return true;
 }
 
