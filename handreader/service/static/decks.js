@@ -169,7 +169,7 @@ function showCard() {
  *  Its pixels are checked as it is kept (:func:`checkPixels`). */
 function take(code, file) {
   if (file.type && !file.type.startsWith("image/")) {
-    showError($("wizard-error"), new Error(`${file.name} is no photo (${file.type}): choose an image for ${code}`));
+    showError($("wizard-error"), new Error(`${file.name} is no photo (${file.type}): choose an image for ${cardText(code)}`));
     return false;
   }
   showError($("wizard-error"), null);
@@ -222,7 +222,7 @@ async function checkPixels(code, file) {
     wizard.index = at;
   }
   showCard();
-  showError($("wizard-error"), new Error(`${file.name} ${why}: choose another photo of ${code}`));
+  showError($("wizard-error"), new Error(`${file.name} ${why}: choose another photo of ${cardText(code)}`));
   return true;
 }
 
@@ -303,8 +303,8 @@ function resultView(name, answer) {
   if (old) parts.push(el("p", { id: "wizard-replaced" }, old.problem ? `It replaced the deck ${old.name}, whose profile could not be read.` : `It replaced the deck ${old.name} of ${old.cards} card${old.cards === 1 ? "" : "s"}, made ${old.created.replace("T", " ").replace("Z", " UTC")}.`));
   if (deck.missing.length) parts.push(el("p", {}, "Not calibrated (read as the standard deck): ", el("span", { class: "cards" }, deck.missing.map(cardChip))));
   if (answer.warnings.length) parts.push(el("ul", { class: "warnings" }, answer.warnings.map((text) => el("li", {}, text))));
-  parts.push(el("p", { class: "status" }, "What each corner was taken for (check that every label matches its picture):"));
-  parts.push(el("img", { id: "wizard-sheet", class: "sheet", src: answer.sheet, alt: "the contact sheet: each corner found, labelled with the card it was taken for" }));
+  parts.push(el("p", { class: "status", id: "wizard-sheet-help" }, "Each corner found, labelled with the card it was photographed for. A picture showing another card than its label was taken for the wrong card: calibrate again with that card's photo taken anew."));
+  parts.push(el("img", { id: "wizard-sheet", class: "sheet", src: answer.sheet, alt: "the contact sheet: each corner found, labelled with the card it was photographed for", "aria-describedby": "wizard-sheet-help" }));
   parts.push(el("p", {}, el("button", { type: "button", id: "wizard-use" }, "Read a photo with this deck"), " ", el("button", { type: "button", id: "wizard-again", class: "secondary" }, "Calibrate another deck")));
   return parts;
 }
@@ -331,8 +331,9 @@ async function send(form) {
     showStep("setup");
     $("wizard-result").replaceChildren(...resultView(name, answer));
     $("wizard-result").hidden = false;
-    // the status line is a live region: it says the result, and the focus goes to its summary
-    $("wizard-status").textContent = $("wizard-done").textContent;
+    // the status line (a live region) says it is done, and the focus goes to the result's
+    // summary, which says what was made: the result is shown once
+    $("wizard-status").textContent = "Calibrated.";
     $("wizard-done").setAttribute("tabindex", "-1");
     $("wizard-done").focus();
     $("wizard-use").addEventListener("click", () => {

@@ -96,6 +96,7 @@ export function niuniuScene(table, cards = []) {
       box: hand.box,
       colour: handColour(hand),
       label: niuniuLabel(hand, table),
+      tag: String(hand.seat),
       cards: hand.cards,
     })),
     leftOver: table.left_over || [],
@@ -148,6 +149,10 @@ function area(a, b) {
   return w > 0 && h > 0 ? w * h : 0;
 }
 
+/** Below this shown width (CSS pixels: a phone), a label that covers a code or a card's index
+ *  is drawn as its hand's numbered tag, its text in the canvas's legend. */
+export const NARROW_CSS_PX = 600;
+
 /** The places a label of ``w`` x ``h`` may take around a hand box, in order (see the module
  *  comment), each with whether it lies away from the hand. */
 function labelCandidates(box, w, h, gap) {
@@ -199,7 +204,7 @@ export function placeLabel(box, w, h, gap, keepClear, placed, hands, width, heig
       leader = rect.x + rect.w <= box[0] ? [rect.x + rect.w, cy, box[0], cy] : [rect.x, cy, box[2], cy];
     }
   }
-  return { x: rect.x, y: rect.y, w: rect.w, h: rect.h, leader };
+  return { x: rect.x, y: rect.y, w: rect.w, h: rect.h, leader, clear: best.covered[0] === 0 && best.covered[1] === 0 };
 }
 
 /** A line from the point of ``code`` nearest the card's centre to the point of ``card``
@@ -378,12 +383,27 @@ export function drawScene(canvas, picture, scene) {
   });
   // the labels placed clear of the codes
   context.font = `bold ${font}px sans-serif`;
+  // on a narrow screen, with a legend to write to, a label that covers a code or a card's
+  // index gives way to a numbered tag (the seat's number, at the codes' size at least)
+  const legend = canvas.dataset.legend ? document.getElementById(canvas.dataset.legend) : null;
+  const tagging = Boolean(legend) && width / scale < NARROW_CSS_PX;
+  const tagFont = Math.max(small, Math.round(16 * scale));
   const rects = shownHands.map((hand, index) => {
     const rows = lines(context, hand.label, width - 2 * padding);
     const textW = Math.max(...rows.map((row) => context.measureText(row).width)) + 2 * padding;
     const w = Math.min(width, textW);
     const h = rows.length * font * 1.2 + 2 * padding;
     const rect = placeLabel(arounds[index], w, h, line * 2, keepClear, placed, arounds, width, height, cardBoxes);
+    if (tagging && !rect.clear) {
+      const tag = hand.tag ?? String(index + 1);
+      context.font = `bold ${tagFont}px sans-serif`;
+      const tagPadding = Math.round(tagFont * 0.3);
+      const tagW = context.measureText(tag).width + 2 * tagPadding + Math.max(3, line * 2);
+      context.font = `bold ${font}px sans-serif`;
+      const spot = placeLabel(arounds[index], tagW, tagFont + 2 * tagPadding, line * 2, keepClear, placed, arounds, width, height, cardBoxes);
+      placed.push(spot);
+      return { rect: spot, rows: [tag], textW: tagW, tag, tagFont, tagPadding };
+    }
     placed.push(rect);
     return { rect, rows, textW };
   });
@@ -414,17 +434,27 @@ export function drawScene(canvas, picture, scene) {
   });
   context.lineWidth = line;
   context.font = `bold ${font}px sans-serif`;
+  const tags = [];
   shownHands.forEach((hand, index) => {
-    const { rect, rows, textW } = rects[index];
+    const { rect, rows, textW, tag } = rects[index];
     context.fillStyle = "rgba(0, 0, 0, 0.72)";
     context.fillRect(rect.x, rect.y, rect.w, rect.h);
     context.fillStyle = hand.colour;
     context.fillRect(rect.x, rect.y, Math.max(3, line * 2), rect.h);
     context.fillStyle = "#fff";
+    if (tag !== undefined) {
+      const { tagFont, tagPadding } = rects[index];
+      context.font = `bold ${tagFont}px sans-serif`;
+      context.fillText(tag, rect.x + Math.max(3, line * 2) + tagPadding, rect.y + tagPadding);
+      context.font = `bold ${font}px sans-serif`;
+      tags.push({ tag, text: hand.label, x: rect.x, y: rect.y, w: rect.w, h: rect.h });
+      return;
+    }
     rows.forEach((row, number) => context.fillText(row, rect.x + padding, rect.y + padding + number * font * 1.2));
     labels.push({ text: hand.label, x: rect.x, y: rect.y, w: rect.w, h: rect.h, textW, rows: rows.length });
   });
-  canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, codeCss: small / scale, labels, codes, inks, cards: cardBoxes });
+  if (legend) showLegend(legend, tags.length ? shownHands : [], shownHands.map((hand, index) => rects[index].tag ?? hand.tag ?? String(index + 1)));
+  canvas.dataset.labels = JSON.stringify({ width, height, fontCss: font / scale, codeCss: small / scale, tagCss: tagFont / scale, labels, tags, codes, inks, cards: cardBoxes });
   drawn.set(canvas, [picture, scene]);
   return labels;
 }
@@ -441,8 +471,26 @@ window.addEventListener("resize", () => {
   }, 150);
 });
 
+/** The legend under a photo whose labels gave way to tags: every hand's label, keyed by its
+ *  number in a chip of its colour; hidden when no hand is tagged. */
+function showLegend(legend, hands, keys) {
+  legend.replaceChildren(...hands.map((hand, index) => {
+    const item = document.createElement("li");
+    const chip = document.createElement("span");
+    chip.className = "chip";
+    chip.style.background = hand.colour;
+    chip.style.color = textOn(hand.colour);
+    chip.textContent = keys[index];
+    item.append(chip, " ", hand.label);
+    return item;
+  }));
+  legend.hidden = hands.length === 0;
+}
+
 /** Clear a canvas drawn by drawScene and forget what it showed. */
 export function clearScene(canvas) {
+  const legend = canvas.dataset.legend ? document.getElementById(canvas.dataset.legend) : null;
+  if (legend) showLegend(legend, [], []);
   drawn.delete(canvas);
   canvas.getContext("2d").clearRect(0, 0, canvas.width, canvas.height);
   delete canvas.dataset.labels;

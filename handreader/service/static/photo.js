@@ -183,14 +183,19 @@ export function resultSummary(game, answer) {
     const hands = `${answer.hands.length} hand${answer.hands.length === 1 ? "" : "s"} (${read} scored)`;
     if (answer.problem) return `${hands}; ${answer.problem}`;
     if (answer.mode === "banker") {
-      return answer.banker_net === null ? `${hands}; the banker's net cannot be settled` : `${hands}; banker's net ${money(answer.banker_net)}`;
+      if (answer.banker_net !== null) return `${hands}; banker's net ${money(answer.banker_net)}`;
+      // a photo of one hand (the example's): its score, and no "cannot" about a banker it lacks
+      if (answer.hands.length === 1 && answer.hands[0].score) return `1 hand: ${answer.hands[0].score.label}; no other hand to settle it against`;
+      return `${hands}; the banker's net cannot be settled`;
     }
     return answer.winners.length ? `${hands}; winner: seat ${answer.winners.join(", ")}` : `${hands}; no winner`;
   }
   if (game === "pits") {
     const what = answer.description || "no combination";
     if (answer.legal === null) return `${what}: no verdict${answer.reason ? ` (${answer.reason})` : ""}`;
-    return answer.legal ? `${what}: legal` : `${what}: illegal, ${answer.reason}`;
+    if (answer.legal) return `${what}: legal`;
+    // the reason names the play itself ("KD KC KH KS AH is no combination: ..."): said once
+    return answer.reason && answer.reason.includes(what) ? `illegal: ${answer.reason}` : `${what}: illegal, ${answer.reason}`;
   }
   const result = answer.result;
   if (!result) return answer.problem ? pageProblem(answer.problem) : `${answer.hands.length} hands read`;
@@ -214,6 +219,7 @@ function gameScene(game, answer) {
       box: hand.box,
       colour: gameColour(hand),
       label: hand.role === "player" && game === "blackjack" ? `player ${hand.seat}` : hand.role,
+      tag: hand.seat === null || hand.seat === undefined ? undefined : String(hand.seat),
       cards: hand.cards,
     })),
   };

@@ -15,6 +15,7 @@ import pytest
 from browser_page import PHONE, TOKEN, Server, drawn_labels, start_wizard
 from test_browser import (  # the fixtures, used by name: pytest's imports, not Python's
     _BANKER_HOLDS,
+    _card_photos,
     _photo,
     browser,
     decks_dir,
@@ -351,3 +352,46 @@ def test_a_file_that_is_no_image_is_named_without_its_first_bytes(
     message = page.inner_text("#photo-error")
     assert "not a supported image (JPEG, PNG" in message, message
     assert "first bytes" not in message, message
+
+
+def test_a_photo_of_one_hand_says_its_score_not_what_cannot_be_settled(
+    page: Any, fake: DeckFakeReader, tmp_path: Path
+) -> None:
+    """WCAG 3.3.2, first-time use: a photo of one hand (as examples/hand.jpg) says its score,
+    not that "the banker's net cannot be settled" for a banker the photo never had."""
+    fake.hands = {"KS QS 10S 5C 5S": (0.4, 0.3)}
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_function(
+        "() => document.getElementById('photo-status').textContent.startsWith('Read in')"
+    )
+    status = page.inner_text("#photo-status")
+    assert "1 hand: Niu Niu" in status and "cannot" not in status, status
+
+
+def test_a_pits_play_refused_is_named_once(page: Any, fake: DeckFakeReader, tmp_path: Path) -> None:
+    """The status line names the play once: the rules' reason already starts with it
+    ("KD KC KH KS AH is no combination: ...")."""
+    fake.hands = {"KD KC KH KS AH": (0.1, 0.4)}
+    page.select_option("#photo-game", "pits")
+    page.set_input_files("#photo-file", str(_photo(tmp_path)))
+    page.wait_for_function(
+        "() => document.getElementById('photo-status').textContent.includes('illegal')"
+    )
+    status = page.inner_text("#photo-status")
+    assert status.count("no combination") == 1, status
+
+
+def test_a_calibrated_deck_is_said_once_and_its_sheet_says_what_to_do(
+    page: Any, tmp_path: Path
+) -> None:
+    """The status line says the calibration is done, the result's summary what was made (once
+    on the page); the contact sheet says what to do about a wrong picture, not "check that
+    every label matches", which asks for sight."""
+    start_wizard(page, "said-once")
+    page.set_input_files("#wizard-file", _card_photos(tmp_path, 1)[0])
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-done")
+    shown = page.inner_text("#mode-decks")
+    assert shown.count("Deck said-once: 1 card") == 1, shown
+    assert "check that every label" not in shown
+    assert "calibrate again with that card's photo taken anew" in shown

@@ -4,9 +4,9 @@ The photo is ``tests/fan_scene.py``'s tight table rendered (three fans of five c
 apart, 640 x 480), read by ``FanReader`` (the fans' index boxes, so the page is checked, not the
 models). Written at their cards, its codes (14 CSS px, draw.js CODE_CSS_PX) overlap at both
 widths. The requirement (docs/page.md, "Drawing"): every code's box, as the page drew it
-(``data-labels`` of the canvas, canvas pixels), overlaps no other code's box and no label's,
-lies inside the frame, and is at least 14 CSS px tall; in photo mode at 390 px (a phone) and
-1280 px, and on the live overlay at 390 px with the camera playing the same picture.
+(``data-labels`` of the canvas, canvas pixels), overlaps no other code's box and no label's or
+tag's, lies inside the frame, and is at least 14 CSS px tall; in photo mode at 390 px (a phone)
+and 1280 px, and on the live overlay at 390 px with the camera playing the same picture.
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ def _intersect(a: dict[str, float], b: dict[str, float]) -> bool:
 
 
 def _check_codes(drawn: dict[str, Any], count: int) -> None:
-    codes, labels = drawn["codes"], drawn["labels"]
+    codes = drawn["codes"]
+    labels = [*drawn["labels"], *drawn.get("tags", [])]  # a phone's photo: tags for some
     assert len(codes) == count and len(labels) == 3
     assert drawn["codeCss"] >= 14  # readable on a phone
     for number, code in enumerate(codes):
@@ -120,6 +121,19 @@ BUSY_PIVOTS = ((0.29, 0.57), (0.37, 0.59), (0.55, 0.98), (0.69, 0.87))
 """Four fans of five (cards 0.31 of the photo's height, 7.4 degrees apart) whose codes, on a
 phone, go in rows with leader lines that pass over the codes of other hands."""
 
+
+def _busy_table() -> list[Any]:
+    from fan_scene import FAN_HAND, fan_layout
+
+    hands = (FAN_HAND, ("AH", "2H", "3H", "4H", "6H"), ("7C", "8C", "9C", "JC", "QC"),
+             ("AD", "2D", "3D", "4D", "5D"))  # fmt: skip
+    return [
+        card
+        for codes, pivot in zip(hands, BUSY_PIVOTS, strict=True)
+        for card in fan_layout(SIZE_WH, codes, pivot=pivot, card_height=0.31, step_degrees=7.4)
+    ]
+
+
 _CANVAS_PIXELS = """(canvas) => {
   const { width, height } = canvas;
   const data = canvas.getContext("2d").getImageData(0, 0, width, height).data;
@@ -146,15 +160,8 @@ def test_no_leader_line_is_drawn_over_a_code_on_a_busy_table(browser: Any, tmp_p
     """Every leader line is drawn before every code: where a code's row lies across another
     hand's leader, the code's box shows only its fill and its text (docs/page.md, "Drawing")."""
     import numpy as np
-    from fan_scene import FAN_HAND, fan_layout
 
-    hands = (FAN_HAND, ("AH", "2H", "3H", "4H", "6H"), ("7C", "8C", "9C", "JC", "QC"),
-             ("AD", "2D", "3D", "4D", "5D"))  # fmt: skip
-    layout = [
-        card
-        for codes, pivot in zip(hands, BUSY_PIVOTS, strict=True)
-        for card in fan_layout(SIZE_WH, codes, pivot=pivot, card_height=0.31, step_degrees=7.4)
-    ]
+    layout = _busy_table()
     photo = tmp_path / "busy_table.jpg"
     cv2.imwrite(str(photo), render_fan(layout, SIZE_WH, deck=None))
     with Server(FanReader(layout=layout)) as server:
@@ -173,3 +180,60 @@ def test_no_leader_line_is_drawn_over_a_code_on_a_busy_table(browser: Any, tmp_p
     assert sum(code["leader"] is not None for code in drawn["codes"]) >= 10
     struck = [_struck_pixels(pixels, code) for code in drawn["codes"]]
     assert struck == [0] * len(struck)
+
+
+FOURTH_PIVOT = (0.15, 0.5)
+"""tight_table's three fans and a fourth beside the banker's: four hands of five."""
+
+
+def test_on_a_phone_a_label_that_would_cover_a_code_is_a_numbered_tag_with_a_legend(
+    browser: Any, tmp_path: Path
+) -> None:
+    """docs/page.md, "Drawing": four hands in a frame about 250 px tall on a 390 px screen. A
+    hand whose 18 px label cannot go clear of the codes and the cards' indices is marked by its
+    seat's number (at 14 px or more) and its label is written in full in the legend under the
+    photo, keyed by that number; so no label and no tag covers a code, every hand's label is in
+    the legend, and a label that fits stays on the photo at 18 px."""
+    from fan_scene import fan_layout
+
+    layout = [
+        *tight_table(),
+        *fan_layout(SIZE_WH, ("AD", "2D", "3D", "4D", "5D"), pivot=FOURTH_PIVOT,
+                    card_height=0.3, step_degrees=8.0),
+    ]  # fmt: skip
+    photo = tmp_path / "four_hands.jpg"
+    cv2.imwrite(str(photo), render_fan(layout, SIZE_WH, deck=None))
+    with Server(FanReader(layout=layout)) as server:
+        context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+        page = context.new_page()
+        try:
+            page.goto(server.url + "/")
+            page.wait_for_selector("body[data-ready='true']")
+            page.set_input_files("#photo-file", str(photo))
+            page.wait_for_selector("#photo-hands tbody tr")
+            drawn = drawn_labels(page, "photo-canvas")
+            shown = page.locator("#photo-canvas").bounding_box()
+            legend = page.eval_on_selector_all(
+                "#photo-legend li",
+                "items => items.map(item => [item.querySelector('.chip').textContent,"
+                " item.textContent])",
+            )
+            legend_box = page.evaluate(
+                "() => document.getElementById('photo-legend')?.getBoundingClientRect().toJSON()"
+            )
+        finally:
+            context.close()
+    assert shown is not None and shown["height"] < 300, shown
+    tags = drawn.get("tags", [])
+    for mark in [*drawn["labels"], *tags]:
+        covered = [code for code in drawn["codes"] if _intersect(mark, code)]
+        assert covered == [], (mark, covered)
+    assert tags, "every label fitted: the scene no longer crowds the phone's frame"
+    assert len(drawn["labels"]) + len(tags) == 4
+    assert abs(drawn["fontCss"] - 18) < 1.5 and drawn["tagCss"] >= 14
+    texts = [mark["text"] for mark in [*drawn["labels"], *tags]]
+    assert len(legend) == 4, legend
+    for tag in tags:
+        assert [tag["tag"], f"{tag['tag']} {tag['text']}"] in legend, (tag, legend)
+    assert all(any(text in item for _, item in legend) for text in texts), (texts, legend)
+    assert legend_box is not None and 0 <= legend_box["y"] - (shown["y"] + shown["height"]) < 20

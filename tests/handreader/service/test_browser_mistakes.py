@@ -153,6 +153,7 @@ def test_a_wrong_token_in_the_deck_wizard_is_mended_without_losing_the_photos(
     start_wizard(page, "mended", token="WRONG")
     page.set_input_files("#wizard-file", str(note))  # no image: named, the card still waits
     assert "notes.txt is no photo" in page.inner_text("#wizard-error")
+    assert "an image for A\u2660" in page.inner_text("#wizard-error")  # the prompt's notation
     assert page.get_attribute("#wizard-card", "data-code") == "AS"
     page.set_input_files("#wizard-many", photos)
     assert "2 photos taken" in page.inner_text("#wizard-progress")
@@ -262,7 +263,10 @@ def test_a_file_that_is_no_card_photo_is_given_back_when_chosen(page: Any, tmp_p
     ):
         page.set_input_files("#wizard-file", str(bad))
         page.wait_for_selector("#wizard-error:not([hidden])")
-        assert f"{bad.name} {why}: choose another photo of AS" in page.inner_text("#wizard-error")
+        # the card named as the prompt names it (A\u2660), not by its code
+        assert f"{bad.name} {why}: choose another photo of A\u2660" in (
+            page.inner_text("#wizard-error")
+        )
         assert page.get_attribute("#wizard-card", "data-code") == "AS"
         assert "0 photos taken" in page.inner_text("#wizard-progress")
     page.set_input_files("#wizard-file", photos[0])
@@ -282,7 +286,7 @@ def test_a_bad_file_among_several_is_given_back_and_its_card_shown_again(
     start_wizard(page, "several")
     page.set_input_files("#wizard-many", [photos[0], str(named), photos[1]])  # AS, 2S, 3S
     page.wait_for_selector("#wizard-error:not([hidden])")
-    assert "named.jpg is no image this page can read: choose another photo of 2S" in (
+    assert "named.jpg is no image this page can read: choose another photo of 2\u2660" in (
         page.inner_text("#wizard-error")
     )
     assert not any("/v1/decks/several" in url for url in sent)

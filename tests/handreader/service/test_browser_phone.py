@@ -389,3 +389,75 @@ def test_the_dealer_sees_the_seats_before_declaring(page: Any, fake: SlowFake, p
         "Banker 0", "Seat 1", "Seat 2",
     ]  # fmt: skip
     assert page.locator("#verify-verdict").count() == 0  # no check made, nothing logged
+
+
+def test_deck_and_letters_say_what_they_mean_when_tapped(page: Any) -> None:
+    """WCAG 3.3.2: the header's Deck and Letters choices are explained by text on the page (the
+    selects' aria-describedby), shown under the header when a choice is tapped (focused), not
+    by a title a phone never shows; the text fits the screen."""
+    for select, words in (("deck-select", "calibrate"), ("indices-select", "corners")):
+        assert page.get_attribute(f"#{select}", "title") is None, select
+        hint = page.get_attribute(f"#{select}", "aria-describedby")
+        assert hint, select
+        assert page.is_hidden(f"#{hint}"), hint  # out of the way until asked for
+        page.locator(f"#{select}").tap()
+        page.wait_for_selector(f"#{hint}", state="visible")
+        assert words in page.inner_text(f"#{hint}"), hint
+        box = page.locator(f"#{hint}").bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+        page.locator("main").tap(position={"x": 5, "y": 5})  # elsewhere: the hint goes
+        page.wait_for_selector(f"#{hint}", state="hidden")
+
+
+_SMALL_TARGETS = """() => {
+  // a checkbox, radio or file field is used through its label, the target a finger meets
+  const target = (node) => node.matches("input[type=checkbox], input[type=radio], input[type=file]")
+    ? node.closest("label") : node;
+  return [...document.querySelectorAll("button, select, input, textarea, summary, a[href]")]
+    .filter((node) => node.offsetParent !== null || node.matches("input[type=file]"))
+    .map((node) => [node.id || node.textContent.trim().slice(0, 30) || node.outerHTML.slice(0, 60),
+                    target(node).getBoundingClientRect()])
+    .filter(([, box]) => box.width > 0 && (box.width < 44 || box.height < 44))
+    .map(([name, box]) => `${name}: ${Math.round(box.width)} x ${Math.round(box.height)}`);
+}"""
+
+
+def test_every_control_is_a_finger_sized_target_on_a_touch_screen(page: Any) -> None:
+    """WCAG 2.5.5 (and the platforms' guidance): on a touch screen (pointer: coarse) every
+    button, select, field, summary and link is at least 44 x 44 CSS px, in every mode."""
+    assert page.evaluate("matchMedia('(pointer: coarse)').matches")
+    small: dict[str, list[str]] = {}
+    for tab in ("photo", "live", "trainer", "verify", "decks"):
+        page.click(f"#tab-{tab}")
+        if tab == "live":
+            page.click("#mode-live details.help summary")
+        if tab == "trainer":
+            page.click("#trainer-deal")
+            page.wait_for_selector("#trainer-hands li button.pick")
+        if tab == "verify":
+            page.click("#audit summary")
+        if tab == "decks":
+            page.fill("#wizard-name", "finger-deck")
+            page.click("#wizard-start")
+            page.wait_for_selector("#wizard-cards:not([hidden])")
+        found = page.evaluate(_SMALL_TARGETS)
+        if found:
+            small[tab] = found
+    assert small == {}, small
+
+
+def test_the_header_wraps_at_200_percent_zoom_on_a_phone(page: Any) -> None:
+    """WCAG 1.4.10 beyond its 320 px: a 390 px phone at 200% zoom is 195 CSS px wide; the
+    header wraps its tabs and its Deck and Letters choices, so nothing sticks out."""
+    page.set_viewport_size({"width": 195, "height": 422})
+    for tab in ("photo", "live", "trainer", "verify", "decks"):
+        page.click(f"#tab-{tab}")
+        # a phone's browser widens its layout to what sticks out: measured against 195 px
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 195, f"the {tab} tab is {width} px wide at 195 px"
+        wide = page.eval_on_selector_all(
+            "header *",
+            "nodes => nodes.filter(n => n.offsetParent !== null"
+            " && n.getBoundingClientRect().right > 195.5).map(n => n.id || n.tagName)",
+        )
+        assert wide == [], (tab, wide)
