@@ -20,6 +20,11 @@ draws a Niu Niu table (``handreader.tables.scoring.TableResult``) or a Pits verd
 - cards left outside every region are grey; a summary line (banker's net, winner or problem)
   runs along the bottom.
 
+:meth:`Annotator.annotate_reading` draws a reading without a game (``handreader read
+--annotate``): each card's box and its code, uncertain ones marked as above, the codes laid out
+as a table's are, the cards whose codes would cover one another's code or index taken as one
+group (:meth:`Annotator.reading_layout`).
+
 Colours are stored as RGB and converted to OpenCV's BGR in one place (:func:`_bgr`).
 """
 
@@ -35,7 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from handreader.drawing.contrast import Rgb, text_colour_on
-from handreader.drawing.layout import LabelPlace, place_codes, place_labels
+from handreader.drawing.layout import LabelPlace, code_groups, place_codes, place_labels
 
 if TYPE_CHECKING:
     from handreader.tables.pits import PitsResult
@@ -80,7 +85,8 @@ class TableLayout:
     """What a drawing of a table holds, in image pixels: each card's code box and index box
     (the hands' cards in order, then the cards left over), each code's leader line to its card
     (``None`` at its card), each hand's box, and each hand's label (the hand, its text, its
-    place)."""
+    place). A reading drawn without a game (:meth:`Annotator.reading_layout`) has no hands and
+    no labels."""
 
     codes: tuple[tuple[int, int, int, int], ...]
     code_leaders: tuple[tuple[tuple[float, float], tuple[float, float]] | None, ...]
@@ -189,9 +195,8 @@ class Annotator:
         card: TableCard,
         colour: Rgb,
         part: str | None,
-        with_code: bool = True,
     ) -> None:
-        """The card's box (filled for the bull) and, ``with_code``, its code at the card."""
+        """The card's box (filled for the bull); its code is written by :meth:`_codes`."""
         if card.box_xyxy is None:
             return
         line = self._line(image)
@@ -204,9 +209,6 @@ class Annotator:
                 inner = (x1 + inset, y1 + inset, x2 - inset, y2 - inset)
                 self._box(image, inner, colour, max(1, line // 2))
         self._box(image, card.box_xyxy, outline, line)
-        if with_code:
-            x1, y1 = round(card.box_xyxy[0]), round(card.box_xyxy[1])
-            self._text(image, card.shown, (x1, y1 - line), outline)
 
     def _leader(
         self,
@@ -401,15 +403,42 @@ class Annotator:
             self._draw_table(image, result, reserved)
         return image
 
-    def annotate_reading(self, scene: NDArray[np.uint8], reading: Reading) -> NDArray[np.uint8]:
-        """A copy of ``scene`` with each card read drawn (box and code; uncertain ones marked)."""
-        if scene.ndim != 3 or scene.shape[2] != 3:
-            raise ValueError(f"scene must be an (H, W, 3) BGR image, got shape {scene.shape}")
+    @staticmethod
+    def _reading_cards(reading: Reading) -> list[TableCard]:
+        """The cards of ``reading`` that have a box, as table cards, in the reading's order."""
         from handreader.tables.scoring import TableCard as Card  # imported when first drawn
 
+        cards = [Card.from_reading(card) for card in reading.cards]
+        return [card for card in cards if card.box_xyxy is not None]
+
+    def reading_layout(self, image: NDArray[np.uint8], reading: Reading) -> TableLayout:
+        """Where :meth:`annotate_reading` draws ``reading`` over ``image``: each card's index
+        and code boxes and each code's leader line, in the reading's order. The cards have no
+        hands: cards whose codes at their cards would cover one another's code or index are
+        one group (:func:`handreader.drawing.layout.code_groups`), spread as a crowded hand is
+        (:func:`handreader.drawing.layout.place_codes`); no hands, no labels."""
+        cards = self._reading_cards(reading)
+        boxes = [_floats(card.box_xyxy) for card in cards if card.box_xyxy is not None]
+        at_cards = [_floats(self._code_box(image, card)) for card in cards]
+        groups = code_groups(boxes, at_cards)
+        codes, leaders = self._code_places(image, list(zip(groups, cards, strict=True)), ())
+        return TableLayout(
+            codes=tuple(codes), code_leaders=leaders, cards=tuple(boxes), hands=(), labels=()
+        )
+
+    def annotate_reading(self, scene: NDArray[np.uint8], reading: Reading) -> NDArray[np.uint8]:
+        """A copy of ``scene`` with each card read drawn: its box (uncertain ones outlined in the
+        uncertain colour, ``?`` after the code) and its code, laid out by
+        :meth:`reading_layout` (codes that would cover one another or a card's index spread in
+        a row beside their cards, each joined to its card by a leader line)."""
+        if scene.ndim != 3 or scene.shape[2] != 3:
+            raise ValueError(f"scene must be an (H, W, 3) BGR image, got shape {scene.shape}")
         image = np.ascontiguousarray(scene.copy())
-        for card in reading.cards:
-            self._card(image, Card.from_reading(card), self.palette[0], None)
+        layout = self.reading_layout(image, reading)
+        shown = [(card, self.palette[0]) for card in self._reading_cards(reading)]
+        for card, colour in shown:
+            self._card(image, card, colour, None)
+        self._codes(image, shown, layout.codes, layout.code_leaders)
         return image
 
     def _draw_table(
@@ -424,12 +453,12 @@ class Annotator:
         for hand in result.hands:
             colour = self._colour(hand, result.banker)
             for card, part in zip(hand.cards, hand.parts(), strict=True):
-                self._card(image, card, colour, part, with_code=False)
+                self._card(image, card, colour, part)
                 coloured.append((card, colour))
         for hand_box, (hand, _, _) in zip(layout.hands, layout.labels, strict=True):
             self._box(image, hand_box, self._colour(hand, result.banker), max(1, line // 2))
         for card in result.left_over:
-            self._card(image, card, self.left_over_colour, None, with_code=False)
+            self._card(image, card, self.left_over_colour, None)
             coloured.append((card, self.left_over_colour))
         shown = [(card, colour) for card, colour in coloured if card.box_xyxy is not None]
         # every leader line (the labels' and the codes') under every code and label
@@ -459,7 +488,7 @@ class Annotator:
             if card.box_xyxy is not None
         ]
         for _, card, shade in coloured:
-            self._card(image, card, shade, None, with_code=False)
+            self._card(image, card, shade, None)
         sx1, sy1, sx2, sy2 = self._summary_box(image, summary)
         codes, leaders = self._code_places(
             image,

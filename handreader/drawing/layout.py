@@ -30,6 +30,11 @@ the frame's width needs), and the row is placed as a label is, with the same can
 boxes to keep clear, then cards' indices, then other hands). Each code so moved is joined to
 its card by a short leader line. A tight fan on a small picture thus shows every code apart,
 in the fan's order; a hand whose codes fit at their cards keeps them there.
+
+The cards of a reading drawn without a game (``handreader read --annotate``) have no hands:
+:func:`code_groups` makes their groups, cards whose codes at their cards cover one another's
+code or index (and the cards chained to them so), and :func:`place_codes` spreads each such
+group as it does a hand.
 """
 
 from __future__ import annotations
@@ -37,7 +42,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["RINGS", "CodePlace", "LabelPlace", "overlap_area", "place_codes", "place_labels"]
+__all__ = [
+    "RINGS",
+    "CodePlace",
+    "LabelPlace",
+    "code_groups",
+    "overlap_area",
+    "place_codes",
+    "place_labels",
+]
 
 Box = tuple[float, float, float, float]
 Line = tuple[tuple[float, float], tuple[float, float]]
@@ -235,6 +248,32 @@ def place_codes(
                 fixed.append(box)
                 x += widths[j] + gap
     return places
+
+
+def code_groups(cards: Sequence[Box], at_cards: Sequence[Box]) -> list[int]:
+    """The group of each card of no hand, for :func:`place_codes` (``cards`` their index boxes,
+    ``at_cards`` their codes' boxes at the cards): two cards are of one group when the code at
+    one covers the other's code or index box, and so is each card chained to them that way; a
+    card whose code covers nothing is a group of its own. A group is numbered by its first card."""
+    if len(at_cards) != len(cards):
+        raise ValueError(
+            f"cards and at_cards must have one entry per card, got {len(cards)} and {len(at_cards)}"
+        )
+    group = list(range(len(cards)))
+
+    def first(index: int) -> int:
+        while group[index] != index:
+            index = group[index]
+        return index
+
+    for index, box in enumerate(at_cards):
+        for other in range(len(cards)):
+            if other != index and (
+                overlap_area(box, at_cards[other]) > 0 or overlap_area(box, cards[other]) > 0
+            ):
+                low, high = sorted((first(index), first(other)))
+                group[high] = low
+    return [first(index) for index in range(len(cards))]
 
 
 def _union(boxes: Sequence[Box]) -> Box:
