@@ -134,13 +134,17 @@ export function pageWords(error) {
   return String(error.message || error);
 }
 
-/** Mark ``field`` invalid (aria-invalid, described by the error ``box``) until it is edited. */
+/** Mark ``field`` invalid (aria-invalid, described by the error ``box`` after its own
+ *  description, if it has one) until it is edited: then its own description alone again. */
 export function markInvalid(field, box) {
+  if (field.getAttribute("aria-invalid") === "true") return; // marked already, until edited
+  const own = field.getAttribute("aria-describedby");
   field.setAttribute("aria-invalid", "true");
-  field.setAttribute("aria-describedby", box.id);
+  field.setAttribute("aria-describedby", own ? `${own} ${box.id}` : box.id);
   field.addEventListener("input", () => {
     field.removeAttribute("aria-invalid");
-    field.removeAttribute("aria-describedby");
+    if (own) field.setAttribute("aria-describedby", own);
+    else field.removeAttribute("aria-describedby");
   }, { once: true });
 }
 
@@ -216,9 +220,10 @@ export const SEAT_COLOURS = ["rgb(31, 119, 180)", "rgb(44, 160, 44)", "rgb(148, 
  * .picture.enlarged) by ``button`` or a tap on one of ``shown``, and back by the button, a tap
  * or Escape. The button's label says what it does ("Enlarge", "Close"; no aria-pressed, its
  * label changes). Enlarged, the figure is a modal dialog: the rest of the page is inert, the
- * focus stays on Close, and goes back to the button when it closes. The drawing is made again
- * at its new size (a resize event), so its labels keep their size on the screen. Returns a
- * function that sets it (true: enlarged).
+ * focus goes to Close (opened by the button or a tap) and stays there, and Escape closes it
+ * (its default prevented, so no other Escape handler of the page acts on it). The drawing is
+ * made again at its new size (a resize event), so its labels keep their size on the screen.
+ * Returns a function that sets it (true: enlarged).
  */
 export function enlargeable(figure, button, shown) {
   let covered = [];
@@ -245,18 +250,23 @@ export function enlargeable(figure, button, shown) {
     }
     window.dispatchEvent(new Event("resize"));
   };
-  const toggle = () => set(!figure.classList.contains("enlarged"));
+  const toggle = () => {
+    set(!figure.classList.contains("enlarged"));
+    // a tap on the photo opens the dialog too: the focus goes to its Close, as by the button
+    if (figure.classList.contains("enlarged")) button.focus();
+  };
   for (const element of shown) element.addEventListener("click", toggle);
   button.addEventListener("click", toggle);
   document.addEventListener("keydown", (event) => {
     if (!figure.classList.contains("enlarged")) return;
     if (event.key === "Escape") {
+      event.preventDefault(); // closing is all it does: live.js's Escape leaves it be
       set(false);
       button.focus();
     } else if (event.key === "Tab") {
       event.preventDefault(); // the enlarged photo covers the page: the focus stays on Close
       button.focus();
     }
-  });
+  }, { capture: true }); // before the page's other keydown handlers, whenever they were added
   return set;
 }

@@ -150,6 +150,32 @@ def test_the_dealer_checks_evidence_can_be_enlarged_as_a_dialog(page: Any, tmp_p
     assert page.evaluate("document.activeElement.id") == "verify-enlarge"
 
 
+def test_the_evidence_opened_by_a_tap_takes_the_focus_and_keeps_its_escape(
+    page: Any, tmp_path: Path
+) -> None:
+    """WCAG 2.4.3: a tap (a click) on the drawing opens the dialog with the focus on its Close,
+    as its button does; the Escape that closes it is handled (default prevented) before any
+    other keydown handler of the page, so live.js's Escape, which leaves seat drawing, does not
+    act on it as well."""
+    page.add_init_script(  # a handler added before the page's own, as live.js's is
+        "document.addEventListener('keydown', (event) => {"
+        " if (event.key === 'Escape') window.escapeHandled = event.defaultPrevented; });"
+    )
+    page.reload()
+    page.wait_for_selector("body[data-ready='true']")
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(_photo(tmp_path)))
+    page.wait_for_selector("#verify-enlarge:not([hidden])")
+    page.focus("#verify-file")
+    page.click("#verify-canvas")
+    assert page.get_attribute("#verify-figure", "role") == "dialog"
+    assert page.evaluate("document.activeElement.id") == "verify-enlarge"
+    page.keyboard.press("Escape")
+    assert page.get_attribute("#verify-figure", "role") is None
+    assert page.evaluate("window.escapeHandled") is True
+    assert page.evaluate("document.activeElement.id") == "verify-enlarge"
+
+
 def test_a_check_refused_at_once_leaves_no_reading_status_behind(page: Any, tmp_path: Path) -> None:
     """WCAG 4.1.3 and 3.3.1: Check pressed while the seats are still being read, with no
     token: the status ends saying the seats read (or the refusal), never "Reading the seats";
@@ -177,6 +203,22 @@ def test_a_check_refused_at_once_leaves_no_reading_status_behind(page: Any, tmp_
     assert page.get_attribute("#verify-token", "aria-describedby") == "verify-error"
     page.fill("#verify-token", TOKEN)
     assert page.get_attribute("#verify-token", "aria-invalid") is None
+
+
+def test_a_refused_token_keeps_the_fields_own_hint(page: Any, tmp_path: Path) -> None:
+    """WCAG 1.3.1 and 3.3.1: a refused token field is described by its hint and the error
+    together, and by its hint alone again once edited."""
+    start_wizard(page, "hinted", token="WRONG")
+    page.set_input_files("#wizard-many", _card_photos(tmp_path, 1))
+    page.click("#wizard-finish")
+    page.wait_for_selector("#wizard-error:not([hidden])")
+    assert "unauthorized" in page.inner_text("#wizard-error")
+    assert page.get_attribute("#wizard-token", "aria-invalid") == "true"
+    described = "wizard-token-hint wizard-error"
+    assert page.get_attribute("#wizard-token", "aria-describedby") == described
+    page.fill("#wizard-token", TOKEN)
+    assert page.get_attribute("#wizard-token", "aria-invalid") is None
+    assert page.get_attribute("#wizard-token", "aria-describedby") == "wizard-token-hint"
 
 
 def test_an_invalid_stake_is_marked_so(page: Any, tmp_path: Path) -> None:
