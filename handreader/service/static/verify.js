@@ -122,6 +122,21 @@ function formChanged() {
 }
 
 let checking = false;
+/** A seats read that ended while a check was on its way, of the photo checked: said with the
+ *  check's refusal ({file, table, picture}); a verdict shown makes it past. */
+let readMeanwhile = null;
+
+/** The seats ``table`` read in the chosen photo said in the status and drawn over ``picture``. */
+function showSeatsRead(table, picture) {
+  const seats = table.hands.map((hand) => (table.banker === hand.seat ? `${hand.seat} (banker)` : String(hand.seat)));
+  $("verify-status").textContent = seats.length ? `Seats read: ${seats.join(", ")}. Declare each player's result by its seat, then Check.` : "No hand read in this photo.";
+  $("verify-status").dataset.seats = JSON.stringify(table.hands.map((hand) => hand.seat));
+  if (picture) {
+    $("verify-canvas").hidden = false;
+    $("verify-enlarge").hidden = false;
+    drawScene($("verify-canvas"), picture, niuniuScene(table));
+  }
+}
 
 async function submit(event) {
   event.preventDefault();
@@ -148,6 +163,7 @@ async function submit(event) {
   $("verify-status").textContent = "Checking\u2026";
   const mine = ++generation;
   checking = true;
+  readMeanwhile = null;
   disableKeepingFocus($("verify-submit"), $("verify-status"));
   try {
     const [answer, picture] = await Promise.all([
@@ -174,8 +190,13 @@ async function submit(event) {
     }
     if (error.status >= 400 && error.status < 500) {
       // the token or the form is wrong: the status says so, and the seats read stay in view
-      // while the dealer mends it (a read still on its way says them when it ends)
-      const seats = seatsRead.startsWith("Seats read") ? ` ${seatsRead}` : "";
+      // while the dealer mends it (read before the check, or while it was on its way; a read
+      // still on its way says them when it ends)
+      let seats = seatsRead.startsWith("Seats read") ? ` ${seatsRead}` : "";
+      if (!seats && readMeanwhile && readMeanwhile.file === file) {
+        showSeatsRead(readMeanwhile.table, readMeanwhile.picture);
+        seats = ` ${$("verify-status").textContent}`;
+      }
       $("verify-status").textContent = `Not checked: ${pageWords(error)}.${seats}`;
       if (error.code === "unauthorized") markInvalid($("verify-token"), $("verify-error"));
       formChanged();
@@ -185,6 +206,7 @@ async function submit(event) {
     showError($("verify-error"), error);
   } finally {
     checking = false;
+    readMeanwhile = null;
     enableTakingFocus($("verify-submit"), $("verify-status"));
   }
 }
@@ -285,15 +307,10 @@ async function preview() {
       loadPicture(file),
     ]);
     // another photo was chosen, or the round checked (a refused check leaves the read its say)
-    if (mine !== generation && (checking || verdicts !== shownBefore || $("verify-file").files[0] !== file)) return;
-    const seats = table.hands.map((hand) => (table.banker === hand.seat ? `${hand.seat} (banker)` : String(hand.seat)));
-    $("verify-status").textContent = seats.length ? `Seats read: ${seats.join(", ")}. Declare each player's result by its seat, then Check.` : "No hand read in this photo.";
-    $("verify-status").dataset.seats = JSON.stringify(table.hands.map((hand) => hand.seat));
-    if (picture) {
-      $("verify-canvas").hidden = false;
-      $("verify-enlarge").hidden = false;
-      drawScene($("verify-canvas"), picture, niuniuScene(table));
-    }
+    const same = verdicts === shownBefore && $("verify-file").files[0] === file;
+    if (mine !== generation && checking && same) readMeanwhile = { file, table, picture }; // said if the check is refused
+    if (mine !== generation && (checking || !same)) return;
+    showSeatsRead(table, picture);
   } catch (error) {
     if (mine !== generation) return;
     $("verify-status").textContent = "";

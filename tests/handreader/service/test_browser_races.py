@@ -1,8 +1,9 @@
 # ruff: noqa: F401, F811
 """The page in Chromium when a user is quicker than the server: a double click on Start camera,
 an option mistyped while a photo is being read, a double pick in the trainer or a pick then a
-new deal, an audit listing refused before any worked, a dealer check with index letters chosen.
-The server, browser and fakes are ``test_browser``'s."""
+new deal, an audit listing refused before any worked, a dealer check with index letters chosen,
+a seats read ending while a refused check is on its way. The server, browser and fakes are
+``test_browser``'s."""
 
 from __future__ import annotations
 
@@ -135,6 +136,37 @@ def test_the_dealer_check_reads_with_the_letters_chosen_and_clears_a_past_mistak
     assert fake.letters == ["french", "french"]
     page.select_option("#indices-select", "german")  # the check shown is out of date
     assert "Out of date" in page.inner_text("#verify-status")
+
+
+def _held(page: Any, routes: list[Any]) -> None:
+    deadline = time.monotonic() + 10
+    while not routes and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert routes, "the request was never sent"
+
+
+def test_seats_read_while_a_refused_check_is_on_its_way_are_said_with_the_refusal(
+    page: Any, tmp_path: Path
+) -> None:
+    reads: list[Any] = []
+    checks: list[Any] = []
+    page.route("**/v1/score", lambda route: reads.append(route))  # held back
+    page.route("**/v1/verify", lambda route: checks.append(route))
+    page.click("#tab-verify")
+    page.set_input_files("#verify-file", str(_photo(tmp_path)))
+    _held(page, reads)
+    page.fill("#verify-token", "WRONG")
+    page.click("#verify-submit")
+    _held(page, checks)
+    with page.expect_response("**/v1/score"):
+        reads[0].continue_()  # the seats read ends while the check is on its way
+    page.wait_for_timeout(500)
+    assert page.inner_text("#verify-status") == "Checking\u2026"
+    checks[0].continue_()  # refused: the wrong token
+    page.wait_for_selector("#verify-error:not([hidden])")
+    status = page.inner_text("#verify-status")
+    assert status.startswith("Not checked: ") and "Seats read: " in status, status
+    assert page.is_visible("#verify-canvas")  # the seats drawn
 
 
 def test_lock_layout_waits_for_a_card_not_an_empty_seat(page: Any, fake: DeckFakeReader) -> None:
