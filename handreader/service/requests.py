@@ -198,13 +198,11 @@ def _whole_number(text: str) -> int:
 
 def _fraction(text: str) -> float:
     """A JSON number with a fraction or an exponent (``json.loads``'s ``parse_float``): a
-    float where the text is the double's shortest form (``0.1``, as JavaScript and Python
-    write it), or its 17 significant digits (``0.10000000000000001``, as ``%.17g`` does)
-    written finer than an amount is read (:data:`rules.money.MAX_PLACES`); else a
-    :class:`rules.money.WrittenNumber` (``573523967952514.141``, ``33977286960856.172``,
-    ``1e-400``, ``1e400``), the nearest float keeping the text, which an amount reads whole and
-    every other field takes as the float it is. So an amount the rules take keeps every digit
-    written, even where they happen to be a double's 17 digits."""
+    float where the text is the double's shortest form (``0.1``) or its 17 significant digits
+    (``0.10000000000000001``, ``%.17g``) finer than an amount is read (:data:`MAX_PLACES`);
+    else a :class:`rules.money.WrittenNumber` (``33977286960856.172``, ``1e-400``, ``1e400``),
+    the nearest float keeping the text, which an amount reads whole (every digit of an amount
+    the rules take) and every other field takes as the float it is."""
     number = float(text)
     if len(text) < 16 and "e" not in text.lower():  # 15 digits at most, no exponent: exact
         return number
@@ -216,9 +214,8 @@ def _fraction(text: str) -> float:
         return WrittenNumber(text)
     if written == Decimal(repr(number)):
         return number
-    if decimal_places(written) > MAX_PLACES and written == Decimal(f"{number:.17g}"):
-        return number  # 0.10000000000000001: 0.1, not refused as written too finely
-    return WrittenNumber(text)
+    too_fine = decimal_places(written) > MAX_PLACES  # 0.10000000000000001: 0.1, not refused
+    return number if too_fine and written == Decimal(f"{number:.17g}") else WrittenNumber(text)
 
 
 def _loads(text: str | bytes, what: str) -> Any:
