@@ -13,10 +13,9 @@ within each run, so that all see the same load; medians (the machine may be shar
 from __future__ import annotations
 
 import argparse
+import functools
 import io
-import statistics
 import struct
-import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +25,7 @@ from unittest import mock
 import cv2
 import numpy as np
 from numpy.typing import NDArray
+from timing import paired_median_ms
 
 from vision.imageio import decode_image
 from vision.png_chunks import decoder_png
@@ -72,13 +72,8 @@ def medians(data: bytes, runs: int) -> dict[str, float]:
         "chunk pass alone": decoder_png,
         "Pillow": _pillow,
     }
-    times: dict[str, list[float]] = {name: [] for name in ways}
-    for _ in range(runs):
-        for name, way in ways.items():
-            started = time.perf_counter()
-            way(data)
-            times[name].append((time.perf_counter() - started) * 1000)
-    return {name: statistics.median(spent) for name, spent in times.items()}
+    calls = [functools.partial(way, data) for way in ways.values()]
+    return dict(zip(ways, paired_median_ms(calls, runs), strict=True))
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ __all__ = [
     "ZERO",
     "AmountPrecisionError",
     "WrittenNumber",
+    "decimal_places",
     "json_amount",
     "to_money",
 ]
@@ -88,11 +89,19 @@ def to_money(value: int | float | str | Decimal) -> Decimal:
     # the exponent first: abs() of a number beyond the context's range raises Overflow
     if amount.adjusted() > MAX_AMOUNT.adjusted() or abs(amount) > MAX_AMOUNT:
         raise ValueError(f"amount out of range: {value!r} (at most {MAX_AMOUNT:,} either way)")
-    _, digits, exponent = amount.as_tuple()
-    zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))  # 2.50 has one place
-    if digits != (0,) and -(int(exponent) + zeros) > MAX_PLACES:
+    if decimal_places(amount) > MAX_PLACES:
         raise AmountPrecisionError(f"amount too precise: {value!r} ({PLACES_LIMIT})")
     return amount
+
+
+def decimal_places(number: Decimal) -> int:
+    """The decimal places a finite ``number`` is written with, trailing zeros aside: 2.50 has
+    one, 1e-400 has 400, 1500, 1e3 and 0e-50 none."""
+    if number.is_zero():
+        return 0
+    _, digits, exponent = number.as_tuple()
+    zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))
+    return max(0, -(int(exponent) + zeros))
 
 
 def json_amount(amount: Decimal) -> int | float:

@@ -25,7 +25,7 @@ draws a Niu Niu table (``handreader.tables.scoring.TableResult``) or a Pits verd
 as a table's are, the cards whose codes would cover one another's code or index taken as one
 group (:meth:`Annotator.reading_layout`).
 
-Colours are stored as RGB and converted to OpenCV's BGR in one place (:func:`_bgr`).
+Colours are stored as RGB and converted to OpenCV's BGR in one place (:func:`bgr`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 
 from handreader.drawing.contrast import Rgb, text_colour_on
 from handreader.drawing.layout import LabelPlace, code_groups, place_codes, place_labels
+from handreader.tables.wording import counted
 
 if TYPE_CHECKING:
     from handreader.tables.pits import PitsResult
@@ -137,7 +138,7 @@ class Annotator:
     def _scale(self, image: NDArray[np.uint8]) -> float:
         return self.font_scale or max(0.35, min(image.shape[:2]) / 900)
 
-    # --- drawing primitives (all colours pass through _bgr) ---------------------------------------
+    # --- drawing primitives (all colours pass through bgr) ---------------------------------------
 
     def _text_box(
         self, image: NDArray[np.uint8], text: str, origin: tuple[int, int]
@@ -355,8 +356,7 @@ class Annotator:
     def _hand_label(hand: HandResult, result: TableResult) -> str:
         role = "Banker" if hand.seat == result.banker else f"Seat {hand.seat}"
         if hand.hand is None:
-            count = len(hand.cards)
-            cards = "1 card" if count == 1 else f"{count} cards"
+            cards = counted(len(hand.cards), "card")
             return f"{role}: {hand.status.value.replace('_', ' ')} ({cards})"
         text = f"{role}: {hand.hand.label}"
         if not hand.scored:

@@ -13,7 +13,7 @@ live extras.
 - a status line at the top: frames per second, the profile, how many frames are read (every
   k-th), the number of cards shown, and PAUSED or a short note (``snapshot saved``).
 
-Style is set in ``__init__``; colours are RGB, turned into OpenCV's BGR only in :func:`_bgr`.
+Style is set in ``__init__``; colours are RGB, turned into OpenCV's BGR only in :func:`bgr`.
 """
 
 from __future__ import annotations

@@ -34,14 +34,19 @@ MAX_PART_HEADERS = 8
 """The most headers a part may have (python-multipart's default)."""
 
 _START = re.compile(rb"\s*--[!-~]{1,200}\r?\n(?i:content-disposition)\s*:")
-_BOUNDARY = re.compile(r'boundary="?([^";]+)"?', re.IGNORECASE)
+_BOUNDARY = re.compile(r'boundary=(?:"([^"]+)"|([^";]+))', re.IGNORECASE)
 
 
 def boundary(content_type: str) -> bytes | None:
     """The boundary a ``Content-Type`` header names (``multipart/form-data; boundary=X``, the
-    value maybe quoted), as the body's bytes; None when it names none."""
+    value maybe quoted, an unquoted one without the spaces around it, as the form parser reads
+    it), as the body's bytes; None when it names none."""
     found = _BOUNDARY.search(content_type)
-    return None if found is None else found.group(1).encode("latin-1")
+    if found is None:
+        return None
+    quoted, token = found.groups()
+    named = quoted if quoted is not None else token.strip()
+    return named.encode("latin-1") or None
 
 
 def looks_multipart(head: bytes) -> bool:

@@ -36,7 +36,7 @@ from handreader.service.multipart_hints import (
     names_file_only_as_extended,
     oversized_part_header,
 )
-from rules.money import WrittenNumber
+from rules.money import MAX_PLACES, WrittenNumber, decimal_places
 from vision.imageheader import UnsupportedImageTypeError, looks_like_image
 
 __all__ = [
@@ -198,11 +198,11 @@ def _whole_number(text: str) -> int:
 
 def _fraction(text: str) -> float:
     """A JSON number with a fraction or an exponent (``json.loads``'s ``parse_float``): a
-    float where the text is the double's own form, its shortest (``0.1``, as JavaScript and
-    Python write it) or its 17 significant digits (``0.10000000000000001``, as ``%.17g``
-    does); else a :class:`rules.money.WrittenNumber` (``573523967952514.141``, ``1e-400``,
-    ``1e400``), the nearest float keeping the text, which an amount reads whole and every
-    other field takes as the float it is."""
+    float where the text is the double's shortest form (``0.1``) or its 17 significant digits
+    (``0.10000000000000001``, ``%.17g``) finer than an amount is read (:data:`MAX_PLACES`);
+    else a :class:`rules.money.WrittenNumber` (``33977286960856.172``, ``1e-400``, ``1e400``),
+    the nearest float keeping the text, which an amount reads whole (every digit of an amount
+    the rules take) and every other field takes as the float it is."""
     number = float(text)
     if len(text) < 16 and "e" not in text.lower():  # 15 digits at most, no exponent: exact
         return number
@@ -212,9 +212,10 @@ def _fraction(text: str) -> float:
         written = Decimal(text)
     except InvalidOperation:  # an exponent past Decimal's own range (1e-99999999999999999999)
         return WrittenNumber(text)
-    if written in (Decimal(repr(number)), Decimal(f"{number:.17g}")):
+    if written == Decimal(repr(number)):
         return number
-    return WrittenNumber(text)
+    too_fine = decimal_places(written) > MAX_PLACES  # 0.10000000000000001: 0.1, not refused
+    return number if too_fine and written == Decimal(f"{number:.17g}") else WrittenNumber(text)
 
 
 def _loads(text: str | bytes, what: str) -> Any:

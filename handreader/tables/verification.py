@@ -101,7 +101,7 @@ def _number(value: object, what: str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
         raise VerifyError(f"{what} must be a number, got {value!r}")
     written = value.text if isinstance(value, WrittenNumber) else None  # 1e400: finite
-    shown = written or repr(value)
+    shown = written or _written(value)
     if written is None and isinstance(value, float) and not math.isfinite(value):
         raise VerifyError(f"{what} must be a finite number, got {shown}")
     try:
@@ -112,8 +112,21 @@ def _number(value: object, what: str) -> Decimal:
         raise VerifyError(f"{what} must be a finite number, got {shown}")
     # the exponent first: abs() of a number beyond the context's range raises Overflow
     if decimal.adjusted() > DECLARED_LIMIT.adjusted() or abs(decimal) > DECLARED_LIMIT:
+        if decimal < 0:
+            smallest = f"-{DECLARED_LIMIT:,}"
+            raise VerifyError(f"{what} {shown} is under the smallest amount read, {smallest}")
         raise VerifyError(f"{what} {shown} is over the largest amount read, {DECLARED_LIMIT:,}")
     return decimal
+
+
+def _written(value: int | float | str | Decimal) -> str:
+    """``value`` as a refusal shows it: a string as given (quoted), a float as JSON writes a
+    number (``1e19``, not Python's ``1e+19``), an int or a Decimal by its digits."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value).replace("e+", "e")
+    return str(value)
 
 
 def _show(amount: Decimal) -> str:

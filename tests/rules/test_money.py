@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from rules.money import json_amount, to_money
+from rules.money import decimal_places, json_amount, to_money
 
 
 @pytest.mark.parametrize(
@@ -84,3 +84,20 @@ def test_to_money_refuses_amounts_finer_than_a_billionth(value: object, limit: s
 @pytest.mark.parametrize("value", ["0.000000001", "2.500000000000", "1E+3", "0e-50", "-0.5"])
 def test_to_money_takes_amounts_to_a_billionth(value: str) -> None:
     assert to_money(value) == Decimal(value)
+
+
+@pytest.mark.parametrize(
+    ("number", "places"),
+    [
+        ("2.50", 1),
+        ("1e-400", 400),
+        ("1500", 0),
+        ("1e3", 0),
+        ("0", 0),
+        ("0.000", 0),
+        ("0e-50", 0),
+        ("-0.125", 3),
+    ],
+)
+def test_decimal_places_leave_trailing_zeros_aside(number: str, places: int) -> None:
+    assert decimal_places(Decimal(number)) == places

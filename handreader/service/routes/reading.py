@@ -94,6 +94,7 @@ from handreader.tables.live import (
 from handreader.tables.scoring import HandResult, TableOptions, TableResult, score_codes
 from rules.cards import Card, full_deck, parse_cards
 from rules.errors import HandError
+from rules.money import WrittenNumber
 from rules.niuniu_profiles import DEFAULT_PROFILE, NiuProfile, TieBreak, get_profile
 from vision.detections import Reading
 
@@ -439,8 +440,10 @@ def _control(pipeline: LivePipeline, text: str, decks: DeckSwitch) -> None:
         known = ", ".join(sorted(CONTROL_KEYS))
         raise BadOptionsError(f"unknown control {', '.join(map(repr, unknown))}: {known}")
     for key in ("reset", "lock"):
-        if key in command and not isinstance(command[key], bool):
-            raise BadOptionsError(f"{key} must be true or false, got {json.dumps(command[key])}")
+        given = command.get(key, False)
+        if not isinstance(given, bool):  # a number as written: 1e400, not its float Infinity
+            shown = given.text if isinstance(given, WrittenNumber) else json.dumps(given)
+            raise BadOptionsError(f"{key} must be true or false, got {shown}")
     options, deck, in_play, indices = pipeline.options, decks.deck, decks.in_play, decks.indices
     if "options" in command:
         given = command["options"]

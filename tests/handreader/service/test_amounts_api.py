@@ -13,7 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from handreader.service import app as serve
-from rules.money import json_amount
+from handreader.service.requests import parse_json_object
+from rules.money import json_amount, to_money
 
 HANDS = ["3H 7S KD 8C 6D", "AS 2S 3S 4S 5S"]
 
@@ -211,11 +212,13 @@ def test_a_count_written_with_a_huge_exponent_is_refused_at_once(
         ("0.1", "0.1"),  # the shortest form, as JSON.stringify and json.dumps write it
         ("2.2999999999999998", "2.3"),  # %.17g of 2.3
         ("1.0000000000000000e1", "10"),  # 17 digits, an exponent
-        ("573523967952514.12", "573523967952514.1"),  # %.17g of the double nearest EXACT_STAKE
         ("573523967952514.14", "573523967952514.14"),  # 17 digits, but no double's: as written
+        # a double's 17 digits, but an amount the rules take (9 places at most): as written
+        ("573523967952514.12", "573523967952514.12"),  # %.17g of the double nearest EXACT_STAKE
+        ("33977286960856.172", "33977286960856.172"),  # its shortest form is 33977286960856.17
     ],
 )
-def test_a_stake_written_as_a_doubles_17_digits_is_that_double(
+def test_a_stake_written_too_finely_as_a_doubles_17_digits_is_that_double(
     client: TestClient, number: str, read_as: str
 ) -> None:
     body = f'{{"hands": {json.dumps(HANDS)}, "stake": {number}}}'
@@ -223,3 +226,18 @@ def test_a_stake_written_as_a_doubles_17_digits_is_that_double(
     expected = client.post("/v1/score", json={"hands": HANDS, "stake": read_as})
     assert answer.status_code == 200, answer.text
     assert answer.json() == expected.json()
+
+
+@pytest.mark.parametrize(
+    ("number", "amount"),
+    [
+        ("33977286960856.172", "33977286960856.172"),  # 3 places: every digit, not ...56.17
+        ("573523967952514.12", "573523967952514.12"),
+        ("0.123456789", "0.123456789"),
+        ("0.10000000000000001", "0.1"),  # 17 places: the double %.17g wrote
+        ("2.2999999999999998", "2.3"),
+    ],
+)
+def test_a_json_amount_keeps_its_digits_where_the_rules_take_them(number: str, amount: str) -> None:
+    body = parse_json_object(f'{{"stake": {number}}}', "a body")
+    assert to_money(body["stake"]) == Decimal(amount)

@@ -61,6 +61,9 @@ FORM_TYPE = f"multipart/form-data; boundary={BOUNDARY}"
         (FORM_TYPE, BOUNDARY.encode()),
         ('multipart/form-data; BOUNDARY="a b:c"; charset=utf-8', b"a b:c"),  # RFC 2046 bchars
         ("multipart/form-data; boundary=x; charset=utf-8", b"x"),
+        ("multipart/form-data; boundary=abc ; charset=utf-8", b"abc"),  # spaces: not the token's
+        ("multipart/form-data; boundary=abc  ", b"abc"),
+        ('multipart/form-data; boundary="abc " ; charset=utf-8', b"abc "),  # quoted: kept
         ("multipart/form-data", None),  # the parser names that itself
     ],
 )

@@ -333,11 +333,14 @@ def test_live_lock_holds_the_hands_shown_to_their_regions(client: TestClient) ->
             "code": "bad_options",
             "message": 'lock must be true or false, got "yes"',
         }
-        socket.send_text('{"reset": 1.00000000000000001}')  # no double's digits: read as 1.0
-        assert socket.receive_json()["error"] == {
-            "code": "bad_options",
-            "message": "reset must be true or false, got 1.0",
-        }
+        for written in ("1.00000000000000001", "1e400", "1e-400", "-1e400"):  # as written
+            socket.send_text(f'{{"reset": {written}}}')  # not 1.0, Infinity, 0.0
+            assert socket.receive_json()["error"] == {
+                "code": "bad_options",
+                "message": f"reset must be true or false, got {written}",
+            }
+        socket.send_text('{"lock": 0.10000000000000001}')  # a double's 17 digits: that double
+        assert socket.receive_json()["error"]["message"] == "lock must be true or false, got 0.1"
         socket.send_json({"lock": True, "reset": True})  # nothing would be shown to lock
         assert "restarts the tracks" in socket.receive_json()["error"]["message"]
         assert _frame(socket)["layout"] == layout

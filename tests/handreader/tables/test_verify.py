@@ -186,7 +186,15 @@ def test_a_round_with_nothing_to_settle_never_matches(declared: dict[str, object
             "seat 1: payout '1e999999999' is over the largest amount read, 1,000,000,000,000,000,",
         ),
         ({"1": {"outcome": "win", "payout": WrittenNumber("1e400")}}, "payout 1e400 is over"),
-        ({"players": [], "banker_net": WrittenNumber("-1e19")}, "banker_net -1e19 is over"),
+        (
+            {"players": [], "banker_net": WrittenNumber("-1e19")},
+            "banker_net -1e19 is under the smallest amount read, -1,000,000,000,000,000,000",
+        ),
+        ({"1": {"outcome": "win", "payout": 1e19}}, "payout 1e19 is over"),  # not 1e+19
+        ({"1": {"outcome": "win", "payout": -1e19}}, "payout -1e19 is under the smallest"),
+        ({"1": {"outcome": "win", "payout": WrittenNumber("-1e400")}}, "payout -1e400 is under"),
+        ({"1": {"outcome": "win", "payout": "-1e999999999"}}, "'-1e999999999' is under"),
+        ({"1": {"outcome": "win", "payout": -(10**19)}}, "-10000000000000000000 is under"),
         ({"players": [{"outcome": "win"}]}, "needs a seat"),
         ({"players": [], "dealer": "x"}, "unknown field 'dealer'"),
         ({"players": [], "banker_net": "x"}, "banker_net must be a number"),
