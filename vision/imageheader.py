@@ -138,9 +138,9 @@ class ImageInfo:
     """JPEG: each component's horizontal and vertical sampling factors, from the frame header."""
     scan_end: int = 0
     """JPEG: the offset of the end-of-image marker, where the scan data ends."""
-    restart_interval: int = 0
+    last_interval_mcus: int = 0
     """JPEG of one scan whose restart markers were counted against its MCUs (all there, in
-    turn): its restart interval in MCUs; 0 otherwise."""
+    turn): the MCUs of its last restart interval, the most it can have lost; 0 otherwise."""
 
     @property
     def pixels(self) -> int:
@@ -364,7 +364,7 @@ def _probe_jpeg(data: bytes) -> ImageInfo:
                 coefficient_bytes=_coefficient_bytes(size, sampling) if walk.scans > 1 else 0,
                 sampling=sampling,
                 scan_end=walk.end,
-                restart_interval=walk.restart_interval,
+                last_interval_mcus=walk.last_interval_mcus,
             )
         elif marker == 0xD9:
             raise CorruptImageError("corrupt JPEG: end of image before any image data")

@@ -276,10 +276,9 @@ def _refuse_damaged_jpeg(
     ``decoded``, the array decoded at ``1 / factor``, ends in their flat grey, in the shape
     missing data leaves, and the code before the end-of-image marker is not that of a flat
     area (``vision.jpegdata``). A scan whose restart markers were all counted can only have
-    lost MCUs of its last interval."""
-    interval = info.restart_interval
+    lost MCUs of its last interval (every one of them when it ends at its last marker)."""
     tail = data[max(0, info.scan_end - 256) : info.scan_end]
-    missing = interval - 1 if interval > 0 else None
+    missing = info.last_interval_mcus or None
     if ends_in_missing_blocks(decoded, factor, tail, mcu_size(info.sampling), missing):
         raise CorruptImageError(
             "corrupt JPEG: the image data ends before its last blocks, which decode to the "

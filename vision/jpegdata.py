@@ -76,12 +76,13 @@ upsampling blends each pixel with its neighbour's chroma sample."""
 @dataclass(frozen=True, slots=True)
 class ScanWalk:
     """What the walk of the scan data found: the scans, the offset of the end-of-image marker
-    and, for a single scan whose restart markers were counted against its MCUs, the restart
-    interval (in MCUs; 0 otherwise)."""
+    and, for a single scan whose restart markers were counted against its MCUs, the MCUs of its
+    last restart interval (the interval, or fewer when the interval does not divide the MCUs;
+    0 otherwise)."""
 
     scans: int
     end: int
-    restart_interval: int
+    last_interval_mcus: int
 
 
 def mcu_size(sampling: tuple[tuple[int, int], ...]) -> tuple[int, int]:
@@ -92,16 +93,16 @@ def mcu_size(sampling: tuple[tuple[int, int], ...]) -> tuple[int, int]:
     return 8 * max(max(h for h, _ in sampling), 1), 8 * max(max(v for _, v in sampling), 1)
 
 
-def _restart_markers_due(
+def _scan_mcus(
     size: tuple[int, int], sampling: tuple[tuple[int, int], ...], in_scan: int, interval: int
 ) -> int | None:
-    """The restart markers a scan of ``in_scan`` components needs, when it holds every
-    component of the frame (else None: a progressive or non-interleaved scan is not counted)."""
+    """The MCUs of a scan of ``in_scan`` components, when it holds every component of the frame
+    and a restart interval is set (else None: a progressive or non-interleaved scan, or one
+    without restart markers, is not counted)."""
     if interval <= 0 or not sampling or in_scan != len(sampling):
         return None
     mcu_width, mcu_height = mcu_size(sampling)
-    units = -(-size[0] // mcu_width) * -(-size[1] // mcu_height)
-    return -(-units // interval) - 1
+    return -(-size[0] // mcu_width) * -(-size[1] // mcu_height)
 
 
 def _check_restart_order(data: bytes, offset: int, restarts: bytes, seen: int) -> None:
@@ -138,7 +139,7 @@ def walk_scans(
     marker out of turn, a single-scan JPEG with fewer restart markers than its MCUs need, or
     no end-of-image marker.
     """
-    scans, seen, due, last_interval = 0, 0, None, 0
+    scans, seen, due, last_mcus = 0, 0, None, 0
     while (found := _MARKER.search(data, offset)) is not None:
         at, marker = found.start(), data[found.start() + 1]
         if interval > 0:  # the restart markers since the last marker (thousands in a photo)
@@ -156,17 +157,19 @@ def walk_scans(
                     f"corrupt JPEG: the image data ends after {seen + 1:,} of its {due + 1:,} "
                     "restart intervals (premature end of the image data)"
                 )
-            counted = last_interval if scans == 1 and due is not None else 0
-            return ScanWalk(scans, at, counted)
+            return ScanWalk(scans, at, last_mcus if scans == 1 and due is not None else 0)
         if at + 4 > len(data):
             break
         length = int.from_bytes(data[at + 2 : at + 4], "big")
         if marker == _DRI and length >= 4 and at + 6 <= len(data):
             interval = int.from_bytes(data[at + 4 : at + 6], "big")
         elif marker == _SOS:
-            scans, seen, last_interval = scans + 1, 0, interval
+            scans, seen, due = scans + 1, 0, None
             in_scan = data[at + 4] if at + 4 < len(data) else 0
-            due = _restart_markers_due(size, sampling, in_scan, interval)
+            units = _scan_mcus(size, sampling, in_scan, interval)
+            if units is not None:  # a marker after every interval but the last
+                due = -(-units // interval) - 1
+                last_mcus = units - due * interval
         offset = at + 2 + length
     raise DamagedScanError(
         f"truncated JPEG: the end-of-image marker is missing ({len(data)} bytes received)"
@@ -193,9 +196,10 @@ def _grey_run(line: NDArray[np.generic]) -> int:
     return int(other[-1]) + 1 if other.size else 0
 
 
-def _on_grid(edge: int, unit: int) -> bool:
-    """Whether ``edge`` lies on a multiple of ``unit`` (or the blended pixels after one)."""
-    return edge % unit <= _BLEND
+def _on_grid(edge: int, unit: int, lead: int = 0) -> bool:
+    """Whether ``edge`` lies on a multiple of ``unit`` (or the blended pixels after one, or the
+    ``lead`` pixels before one)."""
+    return edge % unit <= _BLEND or edge % unit >= unit - lead
 
 
 def ends_in_missing_blocks(
@@ -213,12 +217,14 @@ def ends_in_missing_blocks(
     that is that grey everywhere is so); ``scan_end``, the bytes before the end-of-image marker,
     are no repeating code (:data:`TAIL_BYTES` of them: an area of identical MCUs encoded flat
     ends so); and the grey has the shape missing data leaves, the last MCUs in decoding order:
-    the grey up the right edge and along the bottom edge begin on the MCU grid, and when the
-    grey reaches above the last row of MCUs the bottom edge is grey across (a band down the
-    right edge, or a grey corner taller than a row of MCUs, is not so). ``max_missing``: the
-    most MCUs that can be missing (a scan whose restart markers were all counted can only
-    lose the MCUs of its last interval, one fewer than the interval); a larger grey region is
-    no missing data. 8-bit samples only.
+    the grey up the right edge begins on the MCU grid and the grey along the bottom edge on it
+    or less than half an MCU before it (the MCU where the data ran out is decoded from the zero
+    bits the decoder pads with: after a restart marker, near that grey and at places exactly
+    it), and when the grey reaches above the last row of MCUs the bottom edge is grey across (a
+    band down the right edge, or a grey corner taller than a row of MCUs, is not so).
+    ``max_missing``: the most MCUs that can be missing (a scan whose restart markers were all
+    counted can only lose the MCUs of its last interval, all of them when the data ends at its
+    last restart marker); a larger grey region is no missing data. 8-bit samples only.
     """
     if decoded.dtype != np.uint8 or decoded.ndim < 2:
         return False
@@ -230,7 +236,8 @@ def ends_in_missing_blocks(
         return False
     unit_w, unit_h = max(1, mcu_wh[0] // factor), max(1, mcu_wh[1] // factor)
     top, left = _grey_run(decoded[:, -1]), _grey_run(decoded[-1, :])
-    if not _on_grid(top, unit_h) or (left > _BLEND and not _on_grid(left, unit_w)):
+    lead = unit_w // 2  # (the MCU where the data ran out may end in that grey by chance)
+    if not _on_grid(top, unit_h) or (left > _BLEND and not _on_grid(left, unit_w, lead)):
         return False
     row, last_row = top // unit_h, (rows - 1) // unit_h
     if row < last_row and left > _BLEND:

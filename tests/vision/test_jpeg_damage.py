@@ -161,6 +161,11 @@ def test_the_grey_of_missing_blocks_has_their_shape() -> None:
     image[-8:, 40:] = 128  # the last 3 MCUs
     assert ends_in_missing_blocks(image, 1, code)
     assert not ends_in_missing_blocks(image, 1, code, max_missing=2)  # (restart interval 3)
+    image[-1, 37:40] = 128  # the MCU where the data ran out ends in 3 pixels of that grey
+    assert ends_in_missing_blocks(image, 1, code)
+    image[-1, 35:37] = 128  # 5 pixels: more than half an MCU before the grid
+    assert not ends_in_missing_blocks(image, 1, code)
+    image[-1, 35:40] = 0
     image[-16:-8, 16:] = 128  # and the last 6 of the row above: the bottom row is not grey across
     assert not ends_in_missing_blocks(image, 1, code)
     image[-8:] = 128  # ... now it is: cut after the second MCU of the row above
@@ -217,6 +222,22 @@ def test_a_jpeg_cut_in_its_last_restart_interval_is_corrupt() -> None:
     damaged = data[: last + (len(data) - last) // 3] + b"\xff\xd9"
     with pytest.raises(CorruptImageError, match="flat grey"):
         decode_image(damaged)
+
+
+@pytest.mark.parametrize("interval", [3, 4])
+@pytest.mark.parametrize("min_long_side", [None, 300, 150, 80])  # factors 1, 2, 4, 8
+def test_a_jpeg_cut_at_its_last_restart_marker_is_corrupt(
+    interval: int, min_long_side: int | None
+) -> None:
+    # every restart marker is there; the whole last interval is missing (1,200 MCUs: its 3 or
+    # 4), its first MCU decoded from the zero bits the decoder pads with, near grey
+    data = _jpeg(_photo(), cv2.IMWRITE_JPEG_RST_INTERVAL, interval)
+    damaged = data[: _restart_markers(data)[-1] + 2] + b"\xff\xd9"
+    with pytest.raises(CorruptImageError, match="flat grey"):
+        if min_long_side is None:
+            decode_image(damaged)
+        else:
+            decode_reduced(damaged, min_long_side=min_long_side)
 
 
 def test_a_frame_header_shorter_than_its_components_is_corrupt() -> None:
