@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from code_layout_checks import Box, check_codes_laid_out, overlapping
 from fan_scene import FAN_HAND, SIZE_WH, fan_layout, fan_reading, tight_table
 from numpy.typing import NDArray
 
@@ -20,17 +21,6 @@ from handreader.drawing.annotate import Annotator
 from handreader.drawing.layout import overlap_area, place_codes
 from handreader.tables.scoring import TableOptions, score_reading
 from vision.detections import CardReading, Reading
-
-Box = tuple[float, float, float, float]
-
-
-def _overlapping(boxes: list[Box]) -> list[tuple[Box, Box]]:
-    return [
-        (box, other)
-        for number, box in enumerate(boxes)
-        for other in boxes[number + 1 :]
-        if overlap_area(box, other) > 0
-    ]
 
 
 @pytest.mark.parametrize("width", [320, 640, 1280])
@@ -42,24 +32,11 @@ def test_no_code_of_a_tight_fan_covers_another_code_or_a_label(width: int) -> No
     image = np.full((size[1], size[0], 3), 90, np.uint8)
     annotator = Annotator()
     layout = annotator.layout(image, result)
-    codes: list[Box] = [tuple(map(float, box)) for box in layout.codes]  # type: ignore[misc]
-    assert len(codes) == 15
-    assert _overlapping(codes) == []
     labels = [place.box for _, _, place in layout.labels]
-    assert [(code, label) for code in codes for label in labels if overlap_area(code, label)] == []
-    for box in codes:
-        assert box[0] >= 0 and box[1] >= 0 and box[2] <= size[0] and box[3] <= size[1]
-    # every code was moved (each hand's codes at their cards overlap): each has its leader,
-    # which ends on its card's index box
-    for leader, card in zip(layout.code_leaders, layout.cards, strict=True):
-        assert leader is not None
-        (x, y) = leader[1]
-        assert card[0] <= x <= card[2] and card[1] <= y <= card[3]
-    # the drawing is that layout: each code's box is painted
-    drawn = annotator.annotate(image, result)
-    for box in codes:
-        x, y = round(box[0]) + 1, round(box[1]) + 1
-        assert tuple(drawn[y, x]) != (90, 90, 90), box
+    # every code was moved (each hand's codes at their cards overlap), none covers a label,
+    # and the drawing is that layout
+    codes = check_codes_laid_out(layout, size, labels, annotator.annotate(image, result), 90)
+    assert len(codes) == 15
 
 
 def test_codes_that_fit_at_their_cards_stay_there() -> None:
@@ -85,7 +62,7 @@ def test_a_crowded_hand_is_spread_in_the_order_of_its_cards_and_the_rest_kept() 
     places = place_codes(cards, at_cards, [0, 0, 0, 1], [], (800.0, 600.0), 4.0)
     assert places[3].box == at_cards[3] and places[3].leader is None
     moved = [place.box for place in places[:3]]
-    assert _overlapping([*moved, places[3].box]) == []
+    assert overlapping([*moved, places[3].box]) == []
     assert [box for box in moved for card in cards if overlap_area(box, card)] == []
     assert [box[0] for box in moved] == sorted(box[0] for box in moved)  # left to right
     assert moved[1][0] - moved[0][2] == 4.0  # a gap apart, in one row
@@ -97,7 +74,7 @@ def test_a_row_wider_than_the_frame_breaks_into_rows() -> None:
     at_cards: list[Box] = [(x1, 80.0, x1 + 40.0, 98.0) for x1, _, _, _ in cards]
     places = place_codes(cards, at_cards, [0] * 5, [], (100.0, 300.0), 4.0)
     boxes = [place.box for place in places]
-    assert _overlapping(boxes) == []
+    assert overlapping(boxes) == []
     assert [box for box in boxes for card in cards if overlap_area(box, card)] == []
     assert all(box[0] >= 0 and box[2] <= 100 for box in boxes)
     assert len({box[1] for box in boxes}) == 3  # 2 + 2 + 1 codes of 40 px in 100 px
@@ -128,7 +105,7 @@ def test_the_codes_of_a_tight_pits_play_are_spread_too() -> None:
 
     Recording().annotate(np.full((480, 640, 3), 90, np.uint8), play)
     (codes,) = drawn
-    assert len(codes) == 4 and _overlapping(codes) == []
+    assert len(codes) == 4 and overlapping(codes) == []
 
 
 def _struck_pixels(image: NDArray[np.uint8], box: tuple[int, int, int, int]) -> int:

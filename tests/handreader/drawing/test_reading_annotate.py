@@ -14,24 +14,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from code_layout_checks import Box, check_codes_laid_out, overlapping
 from fan_scene import SIZE_WH, fan_reading, tight_table
 
 from handreader.drawing.annotate import Annotator
-from handreader.drawing.layout import code_groups, overlap_area
+from handreader.drawing.layout import code_groups
 from vision.detections import CardReading, Reading
 
-Box = tuple[float, float, float, float]
-
 GREY = 90
-
-
-def _overlapping(boxes: list[Box]) -> list[tuple[Box, Box]]:
-    return [
-        (box, other)
-        for number, box in enumerate(boxes)
-        for other in boxes[number + 1 :]
-        if overlap_area(box, other) > 0
-    ]
 
 
 @pytest.mark.parametrize("width", [320, 640, 1280])
@@ -41,25 +31,12 @@ def test_no_code_of_a_tight_fan_reading_covers_another_code_or_an_index(width: i
     image = np.full((size[1], size[0], 3), GREY, np.uint8)
     annotator = Annotator()
     layout = annotator.reading_layout(image, reading)
-    codes: list[Box] = [tuple(map(float, box)) for box in layout.codes]  # type: ignore[misc]
-    assert len(codes) == len(layout.cards) == 15
+    assert len(layout.codes) == len(layout.cards) == 15
     assert layout.hands == () and layout.labels == ()
-    assert _overlapping(codes) == []
-    covered = [(code, card) for code in codes for card in layout.cards if overlap_area(code, card)]
-    assert covered == []
-    for box in codes:
-        assert box[0] >= 0 and box[1] >= 0 and box[2] <= size[0] and box[3] <= size[1]
-    # every fan's codes at their cards overlap: each code was moved, and its leader ends on
-    # its own card's index box
-    for leader, card in zip(layout.code_leaders, layout.cards, strict=True):
-        assert leader is not None
-        (x, y) = leader[1]
-        assert card[0] <= x <= card[2] and card[1] <= y <= card[3]
-    # the drawing is that layout: each code's box is painted
+    # every fan's codes at their cards overlap: each code was moved, none covers an index, and
+    # the drawing is that layout
     drawn = annotator.annotate_reading(image, reading)
-    for box in codes:
-        x, y = round(box[0]) + 1, round(box[1]) + 1
-        assert tuple(drawn[y, x]) != (GREY, GREY, GREY), box
+    check_codes_laid_out(layout, size, layout.cards, drawn, GREY)
 
 
 def test_the_drawing_of_a_tight_fan_reading_lays_its_codes_out() -> None:
@@ -75,7 +52,7 @@ def test_the_drawing_of_a_tight_fan_reading_lays_its_codes_out() -> None:
 
     Recording().annotate_reading(np.full((SIZE_WH[1], SIZE_WH[0], 3), GREY, np.uint8), reading)
     (codes,) = laid_out
-    assert len(codes) == 15 and _overlapping(codes) == []
+    assert len(codes) == 15 and overlapping(codes) == []
 
 
 def test_the_fans_of_a_reading_are_its_code_groups() -> None:
