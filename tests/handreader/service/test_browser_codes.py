@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,24 @@ _CANVAS_PIXELS = """(canvas) => {
 }"""
 
 
+@contextmanager
+def _photo_read(browser: Any, layout: list[Any], photo: Path, **options: Any) -> Iterator[Any]:
+    """A page (a browser context of ``options``) of a service that reads ``layout``, its photo
+    mode showing the hands read from ``photo``, drawn from ``layout`` first."""
+    cv2.imwrite(str(photo), render_fan(layout, SIZE_WH, deck=None))
+    with Server(FanReader(layout=layout)) as server:
+        context = browser.new_context(**options)
+        try:
+            page = context.new_page()
+            page.goto(server.url + "/")
+            page.wait_for_selector("body[data-ready='true']")
+            page.set_input_files("#photo-file", str(photo))
+            page.wait_for_selector("#photo-hands tbody tr")
+            yield page
+        finally:
+            context.close()
+
+
 def _struck_pixels(pixels: Any, code: dict[str, float]) -> int:
     """Pixels inside a code's box (2 px of its edge left out) that are neither its fill, its
     text, nor a blend of the two: a line drawn across it."""
@@ -163,19 +182,9 @@ def test_no_leader_line_is_drawn_over_a_code_on_a_busy_table(browser: Any, tmp_p
 
     layout = _busy_table()
     photo = tmp_path / "busy_table.jpg"
-    cv2.imwrite(str(photo), render_fan(layout, SIZE_WH, deck=None))
-    with Server(FanReader(layout=layout)) as server:
-        context = browser.new_context(viewport=PHONE)
-        page = context.new_page()
-        try:
-            page.goto(server.url + "/")
-            page.wait_for_selector("body[data-ready='true']")
-            page.set_input_files("#photo-file", str(photo))
-            page.wait_for_selector("#photo-hands tbody tr")
-            drawn = drawn_labels(page, "photo-canvas")
-            width, height, data = page.eval_on_selector("#photo-canvas", _CANVAS_PIXELS)
-        finally:
-            context.close()
+    with _photo_read(browser, layout, photo, viewport=PHONE) as page:
+        drawn = drawn_labels(page, "photo-canvas")
+        width, height, data = page.eval_on_selector("#photo-canvas", _CANVAS_PIXELS)
     pixels = np.array(data, np.uint8).reshape(height, width, 4)[:, :, :3]
     assert sum(code["leader"] is not None for code in drawn["codes"]) >= 10
     struck = [_struck_pixels(pixels, code) for code in drawn["codes"]]
@@ -202,27 +211,19 @@ def test_on_a_phone_a_label_that_would_cover_a_code_is_a_numbered_tag_with_a_leg
                     card_height=0.3, step_degrees=8.0),
     ]  # fmt: skip
     photo = tmp_path / "four_hands.jpg"
-    cv2.imwrite(str(photo), render_fan(layout, SIZE_WH, deck=None))
-    with Server(FanReader(layout=layout)) as server:
-        context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
-        page = context.new_page()
-        try:
-            page.goto(server.url + "/")
-            page.wait_for_selector("body[data-ready='true']")
-            page.set_input_files("#photo-file", str(photo))
-            page.wait_for_selector("#photo-hands tbody tr")
-            drawn = drawn_labels(page, "photo-canvas")
-            shown = page.locator("#photo-canvas").bounding_box()
-            legend = page.eval_on_selector_all(
-                "#photo-legend li",
-                "items => items.map(item => [item.querySelector('.chip').textContent,"
-                " item.textContent])",
-            )
-            legend_box = page.evaluate(
-                "() => document.getElementById('photo-legend')?.getBoundingClientRect().toJSON()"
-            )
-        finally:
-            context.close()
+    with _photo_read(
+        browser, layout, photo, viewport=PHONE, is_mobile=True, has_touch=True
+    ) as page:
+        drawn = drawn_labels(page, "photo-canvas")
+        shown = page.locator("#photo-canvas").bounding_box()
+        legend = page.eval_on_selector_all(
+            "#photo-legend li",
+            "items => items.map(item => [item.querySelector('.chip').textContent,"
+            " item.textContent])",
+        )
+        legend_box = page.evaluate(
+            "() => document.getElementById('photo-legend')?.getBoundingClientRect().toJSON()"
+        )
     assert shown is not None and shown["height"] < 300, shown
     tags = drawn.get("tags", [])
     for mark in [*drawn["labels"], *tags]:

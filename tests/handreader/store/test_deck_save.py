@@ -123,20 +123,29 @@ def _tell(process: subprocess.Popen[str]) -> None:
     process.stdin.flush()
 
 
+def _one_after_the_other(
+    first: subprocess.Popen[str], paused: str, second: subprocess.Popen[str]
+) -> str:
+    """Once ``first`` says it has ``paused`` holding the lock, ``second`` starts its save; it
+    must still be waiting half a second later (time enough to judge and save, were the lock not
+    held). Then ``first`` goes on and saves; what ``second`` says in the end."""
+    assert first.stdout is not None and second.stdout is not None
+    assert first.stdout.readline() == paused + "\n"
+    _tell(second)  # its save begins while the first holds the lock
+    time.sleep(0.5)
+    assert second.poll() is None  # waiting for the lock
+    _tell(first)
+    assert first.communicate(timeout=60)[0] == "saved None\n"
+    return second.communicate(timeout=60)[0]
+
+
 def test_two_processes_saving_one_deck_at_once_run_one_after_the_other(where: str) -> None:
     """The first process has judged (no deck of the name) and holds the lock; the second
     starts its save then. It waits for the first to save its 3 cards, then judges that deck:
     refused, as it would lose two of them, and the first's deck stays whole."""
     second = _writer(where, "AS", "wait-to-start")
     first = _writer(where, "AS 10H KD", "pause-after-judging")
-    assert first.stdout is not None and second.stdout is not None
-    assert first.stdout.readline() == "judged\n"
-    _tell(second)  # its save begins while the first holds the lock
-    time.sleep(0.5)  # (time enough for it to judge and save, were the lock not held)
-    assert second.poll() is None  # waiting for the lock
-    _tell(first)
-    assert first.communicate(timeout=60)[0] == "saved None\n"
-    assert second.communicate(timeout=60)[0] == (
+    assert _one_after_the_other(first, "judged", second) == (
         "refused deck 'house' has 3 cards; this calibration has 1 and would lose 10H, KD\n"
     )
     store = _opened(where)
@@ -149,14 +158,7 @@ def test_two_processes_saving_new_decks_at_once_never_pass_the_quota(where: str)
     then checks the usage the lock finds: refused, one deck kept."""
     second = _writer(where, "AS", "wait-to-start", "table-2", most=1)
     first = _writer(where, "AS", "pause-after-checking", "table-1", most=1)
-    assert first.stdout is not None and second.stdout is not None
-    assert first.stdout.readline() == "checked\n"
-    _tell(second)  # its save begins while the first holds the lock
-    time.sleep(0.5)  # (time enough for it to check and save, were the lock not held)
-    assert second.poll() is None  # waiting for the lock
-    _tell(first)
-    assert first.communicate(timeout=60)[0] == "saved None\n"
-    assert second.communicate(timeout=60)[0] == (
+    assert _one_after_the_other(first, "checked", second) == (
         "refused the service keeps at most 1 deck: delete one first (DELETE /v1/decks/NAME)\n"
     )
     assert _opened(where).names() == ["table-1"]
